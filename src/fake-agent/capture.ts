@@ -1,0 +1,67 @@
+/**
+ * What the agent's watcher sees: class files under the watched directories and their SHA-256
+ * (protocol.md, "VERIFY": hashes are of the class file bytes).
+ * Synchronous on purpose: small reads are fastest synchronously, and a capture is one atomic
+ * step in the fake's timeline.
+ */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
+
+/** One class file found by a scan. */
+export interface ClassFile {
+  /** Absolute path of the .class file. */
+  path: string;
+  /** Binary name from the path relative to its watched dir: `a/b/C$D.class` -> `a.b.C$D`. */
+  className: string;
+  /** SHA-256 of the file bytes, 64 lower-case hex digits. */
+  sha256: string;
+}
+
+/** Binary class name of `file` relative to the watched directory `root`, or null for non-class files and module-info/package-info. */
+export function binaryName(root: string, file: string): string | null {
+  if (!file.endsWith('.class')) return null;
+  const name = relative(root, file).slice(0, -'.class'.length).split(sep).join('.');
+  const simple = name.slice(name.lastIndexOf('.') + 1);
+  if (simple === 'module-info' || simple === 'package-info') return null;
+  return name;
+}
+
+/** SHA-256 of `bytes` as 64 lower-case hex digits. */
+export function sha256Hex(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** True when `dir` exists and is a directory. */
+export function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every class file under the (absolute) watched directories, recursively, hashed.
+ * Missing directories are skipped; any other read error throws (a failed capture).
+ */
+export function scanClassFiles(dirs: readonly string[]): ClassFile[] {
+  const found: ClassFile[] = [];
+  for (const root of dirs) {
+    if (!isDirectory(root)) continue;
+    const stack = [root];
+    while (stack.length > 0) {
+      const dir = stack.pop() as string;
+      for (const entry of readdirSync(dir, { withFileTypes: true })) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          stack.push(path);
+        } else if (entry.isFile()) {
+          const className = binaryName(root, path);
+          if (className !== null) found.push({ path, className, sha256: sha256Hex(readFileSync(path)) });
+        }
+      }
+    }
+  }
+  return found;
+}

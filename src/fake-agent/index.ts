@@ -1,0 +1,32 @@
+/**
+ * A fake of the reclazz hot-reload agent's loopback status socket, following
+ * /work/shared/protocol.md, for end-to-end tests, the demo and integration work.
+ *
+ * Independent of the reclazz-build client code on purpose: it imports nothing from it.
+ */
+export { startFakeAgent } from './server.js';
+export type {
+  FakeAgent,
+  FakeAgentOptions,
+  FinalStatus,
+  HoldEvent,
+  HoldKind,
+  HoldLogEntry,
+  HoldSnapshot,
+  InterceptAction,
+  InterceptCommand,
+  ReceivedLine,
+  VerifyStatus,
+} from './types.js';
+export type { VerifyResult } from './ledger.js';
+export { parseCommand, parseBuild, type ParsedCommand, type BuildState, type ReloadAction } from './commands.js';
+export { binaryName, sha256Hex } from './capture.js';
+export {
+  formatEvent,
+  isBinaryClassName,
+  isSha256,
+  isToken,
+  MAX_COMMAND_CHARS,
+  MAX_MESSAGE_CHARS,
+  TRUNCATION_SUFFIX,
+} from './wire.js';
