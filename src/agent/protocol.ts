@@ -1,0 +1,227 @@
+/**
+ * The status-socket grammar as the agent implements it (`shared/protocol.md`): event
+ * schemas, command formatting, token and binary-name rules, and exact receipt parsing.
+ * Pure functions only; the connection lives in `connection.ts`.
+ */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+
+/** Tokens (request, owner, doctor): protocol.md "Commands". */
+export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A command line of this many characters or more makes the agent close the connection (protocol.md "Commands"). */
+export const MAX_COMMAND_CHARS = 513;
+
+/** The agent keeps the latest VERIFY receipt of at most this many classes (protocol.md "VERIFY"). */
+export const AGENT_RECEIPT_CAPACITY = 512;
+
+/** True when `token` is a valid request, owner or doctor token. */
+export function isToken(token: string): boolean {
+  return TOKEN_PATTERN.test(token);
+}
+
+/** A fresh request token (a UUID, which fits {@link TOKEN_PATTERN}). */
+export function newToken(): string {
+  return randomUUID();
+}
+
+/**
+ * One event line from the agent, after JSON parsing (protocol.md "The stream").
+ * Unknown fields and unknown levels are tolerated; `level` and `message` must be strings.
+ */
+export const agentEventSchema = z
+  .object({
+    level: z.string(),
+    message: z.string(),
+    timestamp: z.string().optional(),
+  })
+  .passthrough();
+export type AgentEvent = z.infer<typeof agentEventSchema>;
+
+/** The first line on connect; `agent` absent means an agent too old for owned builds. */
+export const connectedSchema = z
+  .object({
+    level: z.literal('CONNECTED'),
+    version: z.number().int(),
+    agent: z.string().optional(),
+  })
+  .passthrough();
+export type ConnectedEvent = z.infer<typeof connectedSchema>;
+
+/** DOCTOR_RESULT JSON with status "observed" (protocol.md "DOCTOR"). */
+export const doctorObservedSchema = z
+  .object({
+    requestId: z.string(),
+    status: z.literal('observed'),
+    detail: z.string().optional(),
+    sessionId: z.string(),
+    agentVersion: z.string(),
+    pid: z.string(),
+    javaVersion: z.string(),
+    vmName: z.string(),
+    workingDirectory: z.string(),
+    watcherState: z.string(),
+    buildHold: z.string(),
+    watchedDirectoryCount: z.number(),
+    unwatchableDirectoryCount: z.number(),
+    watchSampleTruncated: z.boolean(),
+    watchedDirectories: z.array(z.string()),
+    buildOwnershipSupported: z.boolean(),
+    verifySupported: z.boolean(),
+    scanSupported: z.boolean(),
+    reloadConfirmed: z.boolean(),
+  })
+  .passthrough();
+export type DoctorObserved = z.infer<typeof doctorObservedSchema>;
+
+/** DOCTOR_RESULT JSON when the agent cannot observe itself. */
+export const doctorUnavailableSchema = z
+  .object({ requestId: z.string(), status: z.literal('unavailable'), detail: z.string() })
+  .passthrough();
+export type DoctorUnavailable = z.infer<typeof doctorUnavailableSchema>;
+
+/** VERIFY statuses (protocol.md "VERIFY"). */
+export const VERIFY_STATUSES = ['applied', 'running', 'not_observed', 'failed', 'mismatch', 'unverified'] as const;
+export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
+
+/** VERIFY_RESULT JSON: every field is a string. */
+export const verifyResultSchema = z
+  .object({
+    requestId: z.string(),
+    sessionId: z.string(),
+    className: z.string(),
+    expectedSha256: z.string(),
+    observedSha256: z.string(),
+    status: z.enum(VERIFY_STATUSES),
+    source: z.string(),
+    detail: z.string(),
+    completedAt: z.string(),
+  })
+  .passthrough();
+export type VerifyResult = z.infer<typeof verifyResultSchema>;
+
+/** BUILD states, lower case as the agent reports them. */
+export type BuildState = 'started' | 'ok' | 'failed';
+
+/** A parsed BUILD receipt (protocol.md "BUILD"). `owner` is undefined when the reply carried no owner suffix. */
+export interface BuildReceipt {
+  kind: 'BUILD_ACK' | 'BUILD_REJECTED';
+  request: string;
+  state: BuildState;
+  owner: string | undefined;
+}
+
+/** `BUILD <state> request=<request> owner=<owner>`. Throws on an invalid token (a bug, never user input). */
+export function buildCommand(state: BuildState, request: string, owner: string): string {
+  assertToken(request, 'request token');
+  assertToken(owner, 'owner token');
+  return `BUILD ${state} request=${request} owner=${owner}`;
+}
+
+/** `DOCTOR <token>` with exactly one space. */
+export function doctorCommand(token: string): string {
+  assertToken(token, 'doctor token');
+  return `DOCTOR ${token}`;
+}
+
+/** RELOAD actions are lower case and case-sensitive. */
+export type ReloadAction = 'pause' | 'resume' | 'status';
+
+/** `RELOAD <action> request=<token>`. */
+export function reloadCommand(action: ReloadAction, token: string): string {
+  assertToken(token, 'request token');
+  return `RELOAD ${action} request=${token}`;
+}
+
+/**
+ * `VERIFY <token> <binary class name> <sha256>`. The caller must have checked the name with
+ * {@link isVerifiableClassName} and the hash with {@link isSha256}: the agent never answers
+ * an invalid VERIFY, so sending one would only burn the deadline. Throws on invalid input.
+ */
+export function verifyCommand(token: string, className: string, sha256: string): string {
+  assertToken(token, 'request token');
+  if (!isVerifiableClassName(className)) throw new Error(`not a verifiable binary class name: ${className}`);
+  if (!isSha256(sha256)) throw new Error(`not a lower-case SHA-256: ${sha256}`);
+  return `VERIFY ${token} ${className} ${sha256}`;
+}
+
+const JAVA_IDENTIFIER = /^[\p{L}\p{Nl}_$][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}_$]*$/u;
+const RESERVED_FILE_NAMES = new Set(['module-info', 'package-info']);
+
+/**
+ * True when `name` is a binary class name the agent's VERIFY accepts (protocol.md "VERIFY"):
+ * at most 256 characters, dot-separated Java identifiers (`$` allowed), no format or control
+ * characters, and not `module-info` or `package-info`.
+ */
+export function isVerifiableClassName(name: string): boolean {
+  if (name.length === 0 || name.length > 256) return false;
+  const parts = name.split('.');
+  if (!parts.every((part) => JAVA_IDENTIFIER.test(part))) return false;
+  return !RESERVED_FILE_NAMES.has(parts[parts.length - 1]!);
+}
+
+/** True for exactly 64 lower-case hex digits. */
+export function isSha256(value: string): boolean {
+  return /^[0-9a-f]{64}$/.test(value);
+}
+
+function assertToken(token: string, what: string): void {
+  if (!isToken(token)) throw new Error(`invalid ${what}: ${JSON.stringify(token)}`);
+}
+
+/**
+ * Parses the message of an INFO event as a BUILD receipt for `request`, or returns undefined
+ * when it is anything else (another token's reply, a broadcast, malformed). Matching is exact
+ * and case-sensitive on the token and owner (protocol.md "BUILD").
+ */
+export function parseBuildReceipt(message: string, request: string): BuildReceipt | undefined {
+  const words = message.split(' ');
+  const [kind, token, state, ownerWord, ...rest] = words;
+  if (kind !== 'BUILD_ACK' && kind !== 'BUILD_REJECTED') return undefined;
+  if (token !== request || rest.length > 0) return undefined;
+  if (state !== 'started' && state !== 'ok' && state !== 'failed') return undefined;
+  if (ownerWord === undefined) return { kind, request: token, state, owner: undefined };
+  if (!ownerWord.startsWith('owner=')) return undefined;
+  const owner = ownerWord.slice('owner='.length);
+  return isToken(owner) ? { kind, request: token, state, owner } : undefined;
+}
+
+/**
+ * Splits `<WORD> <token> <json>` messages (VERIFY_RESULT, DOCTOR_RESULT) and returns the
+ * parsed JSON object, or undefined when the word or token differ or the JSON is not an object.
+ */
+export function parseTokenJson(message: string, word: string, token: string): unknown {
+  const prefix = `${word} ${token} `;
+  if (!message.startsWith(prefix)) return undefined;
+  try {
+    const value: unknown = JSON.parse(message.slice(prefix.length));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** RELOAD_STATE fields (protocol.md "RELOAD"). */
+export interface ReloadState {
+  action: ReloadAction;
+  paused: boolean;
+  pendingClasses: number;
+  pendingActions: number;
+  buildHold: 'none' | 'named' | 'legacy';
+}
+
+/** Parses `RELOAD_STATE <token> <action> paused=.. pendingClasses=.. pendingActions=.. buildHold=..` for `token`. */
+export function parseReloadState(message: string, token: string): ReloadState | undefined {
+  const match =
+    /^RELOAD_STATE (\S+) (pause|resume|status) paused=(true|false) pendingClasses=(\d+) pendingActions=(\d+) buildHold=(none|named|legacy)$/.exec(
+      message,
+    );
+  if (!match || match[1] !== token) return undefined;
+  return {
+    action: match[2] as ReloadAction,
+    paused: match[3] === 'true',
+    pendingClasses: Number(match[4]),
+    pendingActions: Number(match[5]),
+    buildHold: match[6] as ReloadState['buildHold'],
+  };
+}

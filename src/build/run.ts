@@ -1,0 +1,112 @@
+/**
+ * Running the build command with the terminal's stdio, and stopping it on SIGINT/SIGTERM.
+ *
+ * In a terminal the child shares our process group, so Ctrl-C already reaches it and is not
+ * sent twice. Without a terminal (CI, npm scripts, pipes) the child gets its own process group
+ * and both SIGINT and SIGTERM are forwarded to that whole group. Either way, a child still
+ * running 5 s after the signal is killed.
+ */
+import os from 'node:os';
+import { execa } from 'execa';
+import which from 'which';
+import type { BuildCommand } from './tool.js';
+
+/** How long a signalled build may take to stop before it is killed, in ms. */
+export const KILL_AFTER_MS = 5000;
+
+/** The signals reclazz-build handles. */
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** How a build command ended. */
+export interface BuildRun {
+  /** The exit status, or 128+N when killed by signal N (the shell convention). */
+  exitCode: number;
+  /** The signal that ended the child, if any. */
+  signal?: string;
+  /** Wall time from spawn to exit, in ms. */
+  durationMs: number;
+  /** Set when the run was stopped because we received this signal. */
+  interruptedBy?: StopSignal;
+}
+
+/** Options for {@link runBuild}. */
+export interface RunBuildOptions {
+  /** Extra environment for the child (merged over ours). */
+  env: Record<string, string>;
+  /** True when the user's terminal delivers Ctrl-C to the child itself (stdin is a TTY). */
+  sharesTerminal: boolean;
+  /** Aborted with reason `'SIGINT'` or `'SIGTERM'` when we are asked to stop. */
+  signal?: AbortSignal;
+  /** Platform, for Windows script handling. */
+  platform: NodeJS.Platform;
+}
+
+/**
+ * Returns the absolute path of the executable `command.file` (a wrapper script path is checked
+ * directly, a bare name is looked up on PATH), or undefined when there is none.
+ */
+export async function findExecutable(command: BuildCommand): Promise<string | undefined> {
+  return (await which(command.file, { nothrow: true, path: process.env.PATH })) ?? undefined;
+}
+
+/**
+ * Spawns the build command with inherited stdio and waits for it to end. Never rejects for
+ * the child's own failure: a non-zero exit status is data.
+ * @throws Error only when the process cannot be spawned at all (for example ENOENT).
+ */
+export async function runBuild(command: BuildCommand, options: RunBuildOptions): Promise<BuildRun> {
+  const started = performance.now();
+  const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
+  const child = execa(command.file, command.args, {
+    cwd: command.cwd,
+    stdio: 'inherit',
+    reject: false,
+    detached: ownGroup,
+    cleanup: true,
+    windowsHide: false,
+    env: options.env,
+  });
+  let interruptedBy: StopSignal | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => {
+    interruptedBy = (options.signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT') as StopSignal;
+    const pid = child.pid;
+    if (pid === undefined) return;
+    const alreadyDelivered = interruptedBy === 'SIGINT' && options.sharesTerminal;
+    if (!alreadyDelivered) signalChild(pid, ownGroup, interruptedBy);
+    killTimer = setTimeout(() => signalChild(pid, ownGroup, 'SIGKILL'), KILL_AFTER_MS);
+    killTimer.unref();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    const result = await child;
+    if (result.failed && result.exitCode === undefined && result.signal === undefined) {
+      throw new Error(result.originalMessage ?? result.shortMessage);
+    }
+    const signalNumber = result.signal === undefined ? undefined : signalToNumber(result.signal);
+    const exitCode = result.exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
+    return {
+      exitCode,
+      ...(result.signal === undefined ? {} : { signal: result.signal }),
+      durationMs: Math.round(performance.now() - started),
+      ...(interruptedBy === undefined ? {} : { interruptedBy }),
+    };
+  } finally {
+    if (killTimer !== undefined) clearTimeout(killTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+function signalChild(pid: number, group: boolean, signal: NodeJS.Signals): void {
+  try {
+    process.kill(group ? -pid : pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** The POSIX number of a signal name (`SIGTERM` -> 15), for exit status 128+N. */
+export function signalToNumber(signal: string): number | undefined {
+  return (os.constants.signals as Record<string, number | undefined>)[signal];
+}

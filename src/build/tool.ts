@@ -1,0 +1,87 @@
+/**
+ * Which build command runs: the project's wrapper script (`gradlew`, `mvnw`, or their
+ * Windows `.bat`/`.cmd` forms) when it has one, else the tool from PATH, else any command.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+/** The build tools reclazz-build knows by name; `command` is anything after `--`. */
+export type ToolKind = 'gradle' | 'mvn' | 'command';
+
+/** A resolved build command. Arguments are passed to the tool untouched. */
+export interface BuildCommand {
+  kind: ToolKind;
+  /** Executable to spawn: an absolute wrapper script path or a bare name looked up on PATH. */
+  file: string;
+  args: string[];
+  /** True when `file` is the project's wrapper script. */
+  wrapper: boolean;
+  /** Folder the build runs in. */
+  cwd: string;
+}
+
+const WRAPPERS: Record<Exclude<ToolKind, 'command'>, { posix: string; windows: string }> = {
+  gradle: { posix: 'gradlew', windows: 'gradlew.bat' },
+  mvn: { posix: 'mvnw', windows: 'mvnw.cmd' },
+};
+
+/** Options for {@link resolveBuildCommand}. */
+export interface ResolveOptions {
+  cwd: string;
+  /** `process.platform`; a parameter so Windows resolution is testable anywhere. */
+  platform: NodeJS.Platform;
+}
+
+/**
+ * Resolves `gradle`/`mvn` to the project's wrapper script, found in `cwd` or a parent up to
+ * the checkout root (the first folder holding `.git`), else to the bare tool name. For
+ * `command`, `args[0]` is the executable.
+ * @throws Error when `command` has no executable.
+ */
+export function resolveBuildCommand(kind: ToolKind, args: string[], options: ResolveOptions): BuildCommand {
+  if (kind === 'command') {
+    const [file, ...rest] = args;
+    if (file === undefined || file === '') throw new Error('no build command given after --');
+    return { kind, file, args: rest, wrapper: false, cwd: options.cwd };
+  }
+  const names = WRAPPERS[kind];
+  const name = options.platform === 'win32' ? names.windows : names.posix;
+  const found = findUpward(options.cwd, name);
+  if (found !== undefined) return { kind, file: found, args, wrapper: true, cwd: options.cwd };
+  return { kind, file: kind, args, wrapper: false, cwd: options.cwd };
+}
+
+/** The command as a user would type it, for messages (arguments with spaces or quotes are quoted). */
+export function describeCommand(command: Pick<BuildCommand, 'file' | 'args'>): string {
+  return [command.file, ...command.args].map(quoteForDisplay).join(' ');
+}
+
+function quoteForDisplay(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+function findUpward(start: string, name: string): string | undefined {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, name);
+    try {
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+    if (fs.existsSync(path.join(dir, '.git')) || path.dirname(dir) === dir) return undefined;
+  }
+}
+
+/**
+ * Refuses tool arguments that would never let a build finish: Gradle's continuous mode
+ * (`--continuous`, `-t`) never exits, so no `BUILD ok` could follow.
+ * @returns a message naming the argument and the fix, or undefined when the arguments are fine.
+ */
+export function refuseNeverEndingBuild(command: BuildCommand): string | undefined {
+  const isGradle = command.kind === 'gradle' || /(^|[\\/])gradle(w(\.bat)?)?$/.test(command.file);
+  if (!isGradle) return undefined;
+  const bad = command.args.find((arg) => arg === '--continuous' || arg === '-t');
+  return bad === undefined
+    ? undefined
+    : `Gradle's ${bad} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${bad}).`;
+}

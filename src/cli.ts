@@ -1,0 +1,242 @@
+/**
+ * The command-line face: parses arguments (commander), renders events (human on stderr, or
+ * JSON lines on stdout with --json), forwards signals as an AbortSignal, and exits with the
+ * run's exit status. All the work is in the core (`run.ts`).
+ */
+import { createRequire } from 'node:module';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import kleur from 'kleur';
+import { isToken } from './agent/protocol.js';
+import type { ToolKind } from './build/tool.js';
+import { EXIT_USAGE, type RunEvent, type RunResult } from './events.js';
+import { HumanReporter, wantsColor } from './report/human.js';
+import { eventToJson, resultToJson } from './report/json.js';
+import { DEFAULTS, runSafeBuild, type SafeBuildOptions } from './run.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+/** Options every command shares (parsed by commander). */
+interface CliOptions {
+  port?: number;
+  portFile?: string;
+  owner?: string;
+  timeout: number;
+  verifyTimeout: number;
+  wait: number;
+  verify: boolean;
+  classesDir: string[];
+  verbose?: boolean;
+  quiet?: boolean;
+  json?: boolean;
+  allowNoAgent?: boolean;
+}
+
+const EXIT_TABLE = `
+Exit status:
+  0        build ok and acknowledged; every changed class that existed before is applied
+           (or nothing to verify, or --no-verify)
+  N        the build failed with exit status N and BUILD failed was acknowledged
+           (killed by a signal: 128+N)
+  2        usage error; nothing was sent
+  69       refused: no agent, bad port file, handshake, old agent, missing or rejected
+           BUILD started receipt, hold or lock busy; the build never ran
+  70       not completed safely: the build ran but a finish receipt was lost or the
+           agent went away; outcome uncertain
+  75       build ok, but not every changed class was proven applied by the deadline
+  127      the build command was not found; nothing was sent
+  130/143  interrupted (SIGINT / SIGTERM)`;
+
+const EXAMPLES = `
+Examples:
+  $ reclazz-build gradle classes            # ./gradlew classes when the project has it
+  $ reclazz-build mvn -q compile            # ./mvnw when present, else mvn
+  $ reclazz-build -- make classes           # any build command after --
+  $ reclazz-build --json mvn compile | jq -c 'select(.type=="result")'
+  $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
+
+function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, not ${JSON.stringify(value)}.`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, not ${value}.`);
+    return n;
+  };
+}
+
+function token(value: string): string {
+  if (!isToken(value)) throw new InvalidArgumentError(`an owner token is 1-64 letters, digits, '_' or '-', not ${JSON.stringify(value)}.`);
+  return value;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function addAgentOptions(command: Command): Command {
+  return command
+    .option('--port <n>', 'agent port (skips port-file discovery)', integer('--port', 1, 65535))
+    .option('--port-file <path>', "the agent's port file (default: .reclazz/agent.port or .idea/reclazz/agent.port here, above or below)")
+    .option('--timeout <ms>', 'bound per receipt and for connecting', integer('--timeout', 1), DEFAULTS.timeoutMs)
+    .option('--json', 'JSON lines on stdout (human messages stay on stderr)')
+    .option('--verbose', 'more detail')
+    .option('--quiet', "only warnings and the verdict; hide the agent's events");
+}
+
+function buildProgram(): Command {
+  const program = new Command('reclazz-build');
+  program
+    .description(
+      "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256\n" +
+        'which changed classes the running app really applied.',
+    )
+    .version(version, '-V, --version')
+    .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
+    .enablePositionalOptions()
+    .passThroughOptions()
+    .argument('[command...]', 'after --: any build command and its arguments')
+    .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
+    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling', integer('--verify-timeout', 1), DEFAULTS.verifyTimeoutMs)
+    .option('--wait <ms>', "how long to wait for another run's lock or another owner's hold (0: do not wait)", integer('--wait', 0), DEFAULTS.waitMs)
+    .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
+    .option('--classes-dir <dir>', 'class output directory to check (repeatable; added to target/classes and build/classes/*/main)', collect, [])
+    .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
+  addAgentOptions(program);
+  program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
+  program.action(async (words: string[]) => {
+    if (words.length === 0) {
+      program.outputHelp();
+      await exit(EXIT_USAGE);
+    }
+    if (!process.argv.includes('--')) usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    await runBuildCommand('command', words, program.opts<CliOptions>());
+  });
+  for (const tool of ['gradle', 'mvn'] as const) {
+    program
+      .command(tool)
+      .description(`run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`)
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument('[args...]')
+      .action(async (args: string[]) => runBuildCommand(tool, args, program.opts<CliOptions>()));
+  }
+  program.exitOverride();
+  program.configureOutput({ outputError: (text, write) => write(kleur.red(text)) });
+  return program;
+}
+
+async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
+  const options: SafeBuildOptions = {
+    tool,
+    args,
+    timeoutMs: opts.timeout,
+    verifyTimeoutMs: opts.verifyTimeout,
+    waitMs: opts.wait,
+    verify: opts.verify,
+    classDirs: opts.classesDir,
+    allowNoAgent: opts.allowNoAgent === true,
+    ...(opts.port === undefined ? {} : { port: opts.port }),
+    ...(opts.portFile === undefined ? {} : { portFile: opts.portFile }),
+    ...(opts.owner === undefined ? {} : { owner: opts.owner }),
+  };
+  const output = makeOutput(opts);
+  const signals = interruptController(() => output.owner);
+  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal });
+  signals.dispose();
+  output.result(result);
+  await exit(result.exitCode);
+}
+
+interface Output {
+  event: (event: RunEvent) => void;
+  result: (result: RunResult) => void;
+  owner: string | undefined;
+}
+
+function makeOutput(opts: CliOptions): Output {
+  kleur.enabled = wantsColor(process.stderr, process.env);
+  const human = new HumanReporter({
+    write: (text) => process.stderr.write(text),
+    live: process.stderr.isTTY === true && !process.env.CI,
+    quiet: opts.quiet === true,
+    verbose: opts.verbose === true,
+  });
+  const output: Output = {
+    owner: undefined,
+    event: (event) => {
+      if (event.type === 'hold') output.owner = event.owner;
+      if (opts.json) writeStdout(`${eventToJson(event)}\n`);
+      human.event(event);
+    },
+    result: (result) => {
+      if (opts.json) writeStdout(`${JSON.stringify(resultToJson(result))}\n`);
+      human.result(result);
+    },
+  };
+  return output;
+}
+
+let stdoutBroken = false;
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') stdoutBroken = true;
+  else throw error;
+});
+
+function writeStdout(text: string): void {
+  if (!stdoutBroken) process.stdout.write(text);
+}
+
+/**
+ * First SIGINT/SIGTERM aborts the run cleanly (it sends BUILD failed and exits 130/143);
+ * a second one exits at once with one line on how to recover the hold.
+ */
+function interruptController(owner: () => string | undefined): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = (signal: NodeJS.Signals): void => {
+    if (!controller.signal.aborted) {
+      controller.abort(signal);
+      return;
+    }
+    const who = owner();
+    process.stderr.write(
+      `\nreclazz-build: interrupted again, exiting now; the hold may be left${who ? ` with owner ${who}: run again here (or pass --owner ${who}) to recover it` : ''}\n`,
+    );
+    process.exit(signal === 'SIGTERM' ? 143 : 130);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+function usageError(message: string): never {
+  process.stderr.write(`${kleur.red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  process.exit(EXIT_USAGE);
+}
+
+async function exit(code: number): Promise<never> {
+  await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
+  process.exit(code);
+}
+
+/** Parses `argv` and runs; the process exits with the documented exit status. */
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+      await exit(ok ? 0 : EXIT_USAGE);
+    }
+    process.stderr.write(`reclazz-build: internal error: ${(error as Error).stack ?? String(error)}\n`);
+    await exit(1);
+  }
+}
+
+await main(process.argv);

@@ -1,0 +1,92 @@
+/**
+ * The named build hold (protocol.md "BUILD"): `started` with an owner token, acknowledged by
+ * the exact `BUILD_ACK <request> started owner=<owner>` before any compiler runs, then `ok` or
+ * `failed` with their own receipts. Every wait is bounded; a missing receipt is never success.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
+import { buildCommand, newToken, parseBuildReceipt, type BuildReceipt, type BuildState } from '../agent/protocol.js';
+
+/** How often a held-by-someone-else `started` is retried while waiting, in ms. */
+export const HOLD_RETRY_MS = 500;
+
+/** The outcome of one BUILD request. */
+export type HoldReply =
+  | { kind: 'ack' }
+  | { kind: 'rejected' }
+  /** A receipt without the owner suffix: an agent from before build ownership, not an owned hold. */
+  | { kind: 'old-style' }
+  | { kind: 'lost'; failure: AgentConnectionError };
+
+/**
+ * Sends `BUILD <state> request=<fresh> owner=<owner>` and waits for its exact receipt.
+ * A receipt for this request naming another owner is not ours and is ignored.
+ * @param timeoutMs bound for the receipt, in ms.
+ * @throws nothing: connection failures come back as `{ kind: 'lost' }`.
+ */
+export async function sendBuild(
+  connection: AgentConnection,
+  state: BuildState,
+  owner: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<HoldReply> {
+  const request = newToken();
+  try {
+    const receipt = await connection.request(
+      buildCommand(state, request, owner),
+      (event) => (event.level === 'INFO' ? matchBuildReceipt(event.message, request, state, owner) : undefined),
+      `BUILD ${state} receipt`,
+      timeoutMs,
+      signal,
+    );
+    if (receipt.owner === undefined) return { kind: 'old-style' };
+    return { kind: receipt.kind === 'BUILD_ACK' ? 'ack' : 'rejected' };
+  } catch (error) {
+    if (error instanceof AgentConnectionError) return { kind: 'lost', failure: error };
+    if (signal?.aborted) return { kind: 'lost', failure: new AgentConnectionError('aborted', `interrupted while waiting for the BUILD ${state} receipt`) };
+    throw error;
+  }
+}
+
+function matchBuildReceipt(message: string, request: string, state: BuildState, owner: string): BuildReceipt | undefined {
+  const receipt = parseBuildReceipt(message, request);
+  if (receipt === undefined || receipt.state !== state) return undefined;
+  return receipt.owner === undefined || receipt.owner === owner ? receipt : undefined;
+}
+
+/** Options for {@link acquireHold}. */
+export interface AcquireOptions {
+  owner: string;
+  /** Bound for each receipt, in ms. */
+  timeoutMs: number;
+  /** How long to keep retrying while another owner holds the build, in ms (0: do not wait). */
+  waitMs: number;
+  signal?: AbortSignal;
+  /** Called while waiting for another owner's hold, with the elapsed time in ms. */
+  onBusy?: (elapsedMs: number) => void;
+}
+
+/** The result of {@link acquireHold}. `busy` means another owner still held it after `waitMs`. */
+export type AcquireResult = { kind: 'acquired' } | { kind: 'busy'; waitedMs: number } | Exclude<HoldReply, { kind: 'ack' } | { kind: 'rejected' }>;
+
+/**
+ * Acquires the named hold: `started` until acknowledged, retrying every {@link HOLD_RETRY_MS}
+ * while another owner (the IDE, another terminal) holds it, up to `waitMs`.
+ */
+export async function acquireHold(connection: AgentConnection, options: AcquireOptions): Promise<AcquireResult> {
+  const start = performance.now();
+  for (;;) {
+    const reply = await sendBuild(connection, 'started', options.owner, options.timeoutMs, options.signal);
+    if (reply.kind === 'ack') return { kind: 'acquired' };
+    if (reply.kind !== 'rejected') return reply;
+    const elapsed = performance.now() - start;
+    if (elapsed + HOLD_RETRY_MS > options.waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed) };
+    options.onBusy?.(Math.round(elapsed));
+    try {
+      await sleep(HOLD_RETRY_MS, undefined, { signal: options.signal });
+    } catch {
+      return { kind: 'lost', failure: new AgentConnectionError('aborted', 'interrupted while waiting for the build hold') };
+    }
+  }
+}

@@ -1,0 +1,494 @@
+/**
+ * `runSafeBuild`: the whole job. Find the agent, take the named hold and see its exact
+ * receipt, run the build tool, report ok/failed and see that receipt, find the class files
+ * whose bytes changed, VERIFY each under one deadline, and say what is proven live.
+ */
+import { AgentConnection, AgentConnectionError } from './agent/connection.js';
+import { discoverAgent, DiscoveryError, type AgentLocation } from './agent/discover.js';
+import { newToken } from './agent/protocol.js';
+import { askDoctor, type DoctorAnswer } from './agent/requests.js';
+import { findClassDirs } from './build/outputs.js';
+import { findExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
+import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
+import { diffSnapshot, takeSnapshot, type ChangeSet, type Snapshot } from './classes/snapshot.js';
+import {
+  EXIT_COMMAND_NOT_FOUND,
+  EXIT_NOT_SAFE,
+  EXIT_REFUSED,
+  EXIT_UNPROVEN,
+  EXIT_USAGE,
+  type AgentInfo,
+  type HoldLeft,
+  type RunEvent,
+  type RunReason,
+  type RunResult,
+} from './events.js';
+import { acquireHold, sendBuild } from './hold/hold.js';
+import { acquireRunLock } from './state/lock.js';
+import { readHashIndex, readOwnerState, writeHashIndex, writeOwnerState } from './state/store.js';
+import { verifyClasses, type ClassVerdict, type VerifyTarget } from './verify/verify.js';
+import path from 'node:path';
+
+/** The environment variable set for the build command, and refused when already set (no nesting). */
+export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
+
+/** Options for {@link runSafeBuild}. Times in ms. */
+export interface SafeBuildOptions {
+  /** `gradle`, `mvn`, or `command` (then `args[0]` is the executable). */
+  tool: ToolKind;
+  /** Arguments passed to the build tool untouched. */
+  args: string[];
+  /** Folder the build runs in and the search starts from (absolute). Default `process.cwd()`. */
+  cwd?: string;
+  port?: number;
+  portFile?: string;
+  /** Owner token; default: the one saved for this agent session, else a fresh one. */
+  owner?: string;
+  /** Bound per receipt and for the connection (default 5000). */
+  timeoutMs?: number;
+  /** One deadline for all VERIFY polling (default 30000). */
+  verifyTimeoutMs?: number;
+  /** How long to wait for another run's lock or another owner's hold (default 30000; 0 = do not wait). */
+  waitMs?: number;
+  /** False skips VERIFY (default true). */
+  verify?: boolean;
+  /** Extra class output directories, added to the discovered ones. */
+  classDirs?: string[];
+  /** With no agent found, run the build without a hold (default false). */
+  allowNoAgent?: boolean;
+  /** Environment (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+  /** Default `process.platform`. */
+  platform?: NodeJS.Platform;
+  /** True when the user's terminal delivers Ctrl-C to the build itself (default: stdin is a TTY). */
+  sharesTerminal?: boolean;
+}
+
+/** Hooks for {@link runSafeBuild}. */
+export interface SafeBuildHooks {
+  onEvent?: (event: RunEvent) => void;
+  /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop the run cleanly (exit 130/143). */
+  signal?: AbortSignal;
+}
+
+/** Defaults for {@link SafeBuildOptions}, in ms. */
+export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000 } as const;
+
+/**
+ * Runs one safe build. Never throws for expected failures (no agent, rejected hold, lost
+ * receipt, failed build, unproven classes): they come back as a {@link RunResult} with a
+ * reason and exit status.
+ */
+export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks = {}): Promise<RunResult> {
+  return new SafeBuild(options, hooks).run();
+}
+
+class SafeBuild {
+  private readonly started = performance.now();
+  private readonly cwd: string;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly platform: NodeJS.Platform;
+  private readonly timeoutMs: number;
+  private readonly emit: (event: RunEvent) => void;
+  private readonly signal: AbortSignal | undefined;
+  private connection: AgentConnection | undefined;
+  private agent: AgentInfo | undefined;
+  private owner: string | undefined;
+  private command: BuildCommand | undefined;
+  private hold: HoldLeft = 'none';
+
+  constructor(
+    private readonly options: SafeBuildOptions,
+    hooks: SafeBuildHooks,
+  ) {
+    this.cwd = path.resolve(options.cwd ?? process.cwd());
+    this.env = options.env ?? process.env;
+    this.platform = options.platform ?? process.platform;
+    this.timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+    this.emit = hooks.onEvent ?? (() => undefined);
+    this.signal = hooks.signal;
+  }
+
+  async run(): Promise<RunResult> {
+    let releaseLock: (() => Promise<void>) | undefined;
+    try {
+      if (this.env[NESTED_ENV] === '1') {
+        return this.end('nested', EXIT_REFUSED, `refusing to run inside another safe build (${NESTED_ENV}=1 is set)`, {
+          hint: 'run the inner build command directly; the outer reclazz-build already holds the agent',
+        });
+      }
+      try {
+        this.command = resolveBuildCommand(this.options.tool, this.options.args, { cwd: this.cwd, platform: this.platform });
+      } catch (error) {
+        return this.end('usage', EXIT_USAGE, (error as Error).message, { hint: 'usage: reclazz-build [options] -- <command> [args...]' });
+      }
+      const never = refuseNeverEndingBuild(this.command);
+      if (never !== undefined) return this.end('usage', EXIT_USAGE, never);
+      if ((await findExecutable(this.command)) === undefined) {
+        return this.end('command-not-found', EXIT_COMMAND_NOT_FOUND, `build command not found: ${this.command.file}`, {
+          hint: this.command.kind === 'command' ? 'check the command after --' : `install ${this.command.kind} or add the project's wrapper script`,
+        });
+      }
+
+      let location: AgentLocation;
+      try {
+        location = discoverAgent({ cwd: this.cwd, env: this.env, ...pick(this.options, 'port', 'portFile') });
+      } catch (error) {
+        if (!(error instanceof DiscoveryError)) throw error;
+        if (error.kind === 'not-found' && this.options.allowNoAgent) return await this.buildWithoutAgent(error.message);
+        const reason: RunReason = error.kind === 'ambiguous' ? 'ambiguous-agent' : error.kind === 'not-found' ? 'no-agent' : 'bad-port-file';
+        return this.end(reason, EXIT_REFUSED, error.message);
+      }
+
+      const lock = await acquireRunLock(
+        location.projectDir,
+        this.options.waitMs ?? DEFAULTS.waitMs,
+        (elapsedMs) => this.emit({ type: 'waiting', what: 'another reclazz-build run in this checkout to finish', elapsedMs }),
+        this.signal,
+      );
+      if (lock.kind === 'aborted') return this.interrupted('while waiting for another run');
+      if (lock.kind === 'busy') {
+        return this.end('lock-busy', EXIT_REFUSED, `another reclazz-build run in this checkout still holds ${lock.lockPath} after ${lock.waitedMs} ms`, {
+          hint: 'wait for it to finish, or raise --wait <ms>',
+        });
+      }
+      releaseLock = lock.release;
+      return await this.withAgent(location);
+    } finally {
+      this.connection?.close();
+      await releaseLock?.();
+    }
+  }
+
+  private async withAgent(location: AgentLocation): Promise<RunResult> {
+    const refused = await this.connect(location);
+    if (refused) return refused;
+    const connection = this.connection!;
+    const agent = this.agent!;
+
+    const saved = readOwnerState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
+    const savedOwner = saved !== undefined && saved.sessionId === agent.sessionId ? saved.owner : undefined;
+    const owner = this.options.owner ?? savedOwner ?? newToken();
+    this.owner = owner;
+    this.emit({ type: 'hold', owner, ownerSource: this.options.owner !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new' });
+    // Saved before `started` is sent: a lost receipt may still have installed the hold.
+    writeOwnerState(location.projectDir, { owner, sessionId: agent.sessionId, port: agent.port, updatedAt: new Date().toISOString() });
+
+    const acquired = await acquireHold(connection, {
+      owner,
+      timeoutMs: this.timeoutMs,
+      waitMs: this.options.waitMs ?? DEFAULTS.waitMs,
+      signal: this.signal,
+      onBusy: (elapsedMs) => this.emit({ type: 'waiting', what: 'the build hold, held by another owner (the IDE or another terminal)', elapsedMs }),
+    });
+    switch (acquired.kind) {
+      case 'acquired':
+        this.hold = 'held';
+        break;
+      case 'busy':
+        return this.end('hold-busy', EXIT_REFUSED, `another owner still holds the agent's build hold after ${acquired.waitedMs} ms; the build did not run`, {
+          hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
+        });
+      case 'old-style':
+        this.hold = 'unknown';
+        return this.end('old-agent', EXIT_REFUSED, 'the agent acknowledged BUILD started without the owner suffix: it is too old for owned builds; the build did not run', {
+          hint: 'update the reclazz agent in the app; an unowned hold it may have taken is released by its next successful BUILD ok, or by restarting the app',
+        });
+      case 'lost':
+        this.hold = 'unknown';
+        if (acquired.failure.kind === 'aborted') return this.interrupted('while waiting for the BUILD started receipt');
+        return this.end(
+          acquired.failure.kind === 'timeout' ? 'receipt-timeout' : 'agent-disconnected',
+          EXIT_REFUSED,
+          `no BUILD started receipt (${acquired.failure.message}); the build did not run`,
+          { hint: `the hold may have been taken by owner ${owner}; the next run here reuses that owner and recovers it` },
+        );
+    }
+
+    const classDirs = () => unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
+    const dirsBefore = classDirs();
+    const index = readHashIndex(location.projectDir, (message) => this.emit({ type: 'warning', message }));
+    const { snapshot: before } = takeSnapshot(dirsBefore, index);
+    this.warnUnwatched(dirsBefore, agent);
+
+    const build = await this.runBuildCommand(dirsBefore);
+    if (build.interruptedBy !== undefined) {
+      await this.finishHold('failed');
+      return this.interrupted('during the build', build);
+    }
+    if (connection.closed) return this.agentLost(location, build);
+
+    const succeeded = build.exitCode === 0;
+    const finished = await this.finishHold(succeeded ? 'ok' : 'failed');
+    if (finished === 'aborted') return this.interrupted(`while waiting for the BUILD ${succeeded ? 'ok' : 'failed'} receipt`, build);
+    if (finished !== 'ack') {
+      if (succeeded) await this.finishHold('failed');
+      this.hold = 'unknown';
+      return this.end('not-safe', EXIT_NOT_SAFE, `the build ${succeeded ? 'succeeded' : 'failed'} but the BUILD ${succeeded ? 'ok' : 'failed'} receipt was ${finished === 'rejected' ? 'rejected' : 'lost'}: not completed safely; the reload state is unknown`, {
+        hint: `run again here to recover the hold with owner ${owner}, then check the app`,
+        build,
+      });
+    }
+    if (!succeeded) {
+      this.hold = 'held';
+      return this.end('build-failed', build.exitCode, `the build failed (exit status ${build.exitCode}); the agent keeps holding its output for owner ${owner}`, {
+        hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
+        build,
+      });
+    }
+    this.hold = 'none';
+    const { changes, after } = diffSnapshot(before, unique([...dirsBefore, ...classDirs()]));
+    writeHashIndex(location.projectDir, after);
+    return this.verifyChanges(changes, build, before);
+  }
+
+  private async connect(location: AgentLocation): Promise<RunResult | undefined> {
+    let opened;
+    try {
+      opened = await AgentConnection.open(location.port, {
+        timeoutMs: this.timeoutMs,
+        signal: this.signal,
+        onEvent: (event) => {
+          if (['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR'].includes(event.level)) {
+            this.emit({ type: 'agent-event', level: event.level, message: event.message });
+          }
+        },
+      });
+    } catch (error) {
+      if (!(error instanceof AgentConnectionError)) throw error;
+      if (error.kind === 'aborted') return this.interrupted('while connecting to the agent');
+      const where = location.portFile === undefined ? `port ${location.port} (${location.source})` : `port ${location.port} from ${location.portFile}`;
+      if (error.kind === 'refused') {
+        return this.end('stale-port', EXIT_REFUSED, `nothing is listening on ${where}: the agent is not running`, {
+          hint: location.portFile === undefined ? 'check the port' : `the port file is stale (left by a killed app): start the app with the agent, or delete ${location.portFile}`,
+        });
+      }
+      if (error.kind === 'closed-before-connected') {
+        return this.end('handshake', EXIT_REFUSED, `the agent on ${where} closed the connection before CONNECTED`, {
+          hint: 'it already serves 5 clients (close an IDE window or an `events` follower) or this port is not the agent',
+        });
+      }
+      if (error.kind === 'handshake-timeout' || error.kind === 'connect-timeout') {
+        return this.end('handshake', EXIT_REFUSED, `${error.message} (${where})`, { hint: 'is the agent still starting, or is this port another program? try again, or raise --timeout' });
+      }
+      return this.end('handshake', EXIT_REFUSED, `${error.message} (${where})`, { hint: 'check that the port belongs to the reclazz agent' });
+    }
+    this.connection = opened.connection;
+    const { connected } = opened;
+    if (connected.agent === undefined || connected.agent.trim() === '' || connected.version < 1) {
+      return this.end('old-agent', EXIT_REFUSED, `the agent on port ${location.port} is too old for owned builds (its CONNECTED line has no agent version)`, {
+        hint: 'update the reclazz agent in the app',
+      });
+    }
+
+    let doctor: DoctorAnswer;
+    try {
+      doctor = await askDoctor(this.connection, this.timeoutMs, this.signal);
+    } catch (error) {
+      if (!(error instanceof AgentConnectionError)) throw error;
+      if (error.kind === 'aborted') return this.interrupted('while asking the agent for DOCTOR');
+      if (error.kind === 'timeout') {
+        return this.end('agent-not-ready', EXIT_REFUSED, `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${this.timeoutMs} ms: it is not ready (still starting) or too old`, {
+          hint: 'wait until the app has started and try again, or raise --timeout',
+        });
+      }
+      return this.end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, { hint: 'check that the app is still running' });
+    }
+    if (doctor.kind === 'unavailable') {
+      return this.end('agent-not-ready', EXIT_REFUSED, `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`, {
+        hint: 'wait until the app has started and try again',
+      });
+    }
+    const d = doctor.doctor;
+    this.agent = {
+      port: location.port,
+      source: location.source,
+      agentVersion: d.agentVersion || connected.agent,
+      sessionId: d.sessionId,
+      pid: d.pid,
+      javaVersion: d.javaVersion,
+      workingDirectory: d.workingDirectory,
+      watchedDirectories: d.watchedDirectories,
+      watchSampleTruncated: d.watchSampleTruncated,
+      verifySupported: d.verifySupported,
+    };
+    this.emit({ type: 'agent', agent: this.agent });
+    if (!d.buildOwnershipSupported) {
+      return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`, {
+        hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
+      });
+    }
+    if (!d.verifySupported && this.options.verify !== false) {
+      return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} cannot VERIFY classes (verifySupported=false), so nothing could be proven live`, {
+        hint: 'try again once the app has started, or pass --no-verify to build under the hold only',
+      });
+    }
+    if (d.sessionId === '') {
+      return this.end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', { hint: 'try again in a moment' });
+    }
+    return undefined;
+  }
+
+  private async runBuildCommand(classDirs: string[]): Promise<BuildRun> {
+    const command = this.command!;
+    this.emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, classDirs });
+    const build = await runBuild(command, {
+      env: { [NESTED_ENV]: '1' },
+      sharesTerminal: this.options.sharesTerminal ?? process.stdin.isTTY === true,
+      platform: this.platform,
+      ...(this.signal === undefined ? {} : { signal: this.signal }),
+    });
+    this.emit({ type: 'build-end', exitCode: build.exitCode, durationMs: build.durationMs, ...(build.signal === undefined ? {} : { signal: build.signal }) });
+    return build;
+  }
+
+  /** Sends ok/failed with a fresh request token and waits for its receipt. */
+  private async finishHold(state: 'ok' | 'failed'): Promise<'ack' | 'rejected' | 'lost' | 'aborted'> {
+    const connection = this.connection;
+    if (connection === undefined || connection.closed) return 'lost';
+    // After an interrupt the receipt is still awaited, bounded, without the aborted signal.
+    const interrupted = this.signal?.aborted === true;
+    const reply = await sendBuild(connection, state, this.owner!, this.timeoutMs, interrupted ? undefined : this.signal);
+    const acknowledged = reply.kind === 'ack';
+    this.emit({ type: 'finish', state, acknowledged });
+    if (reply.kind === 'lost' && reply.failure.kind === 'aborted') return 'aborted';
+    return reply.kind === 'ack' || reply.kind === 'rejected' ? reply.kind : 'lost';
+  }
+
+  private async agentLost(location: AgentLocation, build: BuildRun): Promise<RunResult> {
+    this.hold = 'unknown';
+    const sessionId = await this.observeSession(location.port);
+    const now =
+      sessionId === undefined
+        ? 'the agent is not answering any more (the app stopped or is restarting)'
+        : sessionId === this.agent!.sessionId
+          ? 'the agent is back with the same session'
+          : `the agent is back with a new session ${sessionId}: the app restarted and loads classes fresh from disk`;
+    return this.end('not-safe', EXIT_NOT_SAFE, `the agent went away during the build; ${now}. The reload state is unknown: not completed safely`, {
+      hint: 'check the app; run again to rebuild under a hold',
+      build,
+    });
+  }
+
+  /** Reconnects once and asks DOCTOR for the session id; undefined when that fails. */
+  private async observeSession(port: number): Promise<string | undefined> {
+    try {
+      const { connection } = await AgentConnection.open(port, { timeoutMs: this.timeoutMs });
+      try {
+        const answer = await askDoctor(connection, this.timeoutMs);
+        return answer.kind === 'observed' ? answer.doctor.sessionId : undefined;
+      } finally {
+        connection.close();
+      }
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async verifyChanges(changes: ChangeSet, build: BuildRun, before: Snapshot): Promise<RunResult> {
+    const notVerifiable = changes.changed.filter((c) => !c.verifiable);
+    const targets: VerifyTarget[] = changes.changed
+      .filter((c) => c.verifiable)
+      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: before.get(c.path)?.sha256 }));
+    const summary = { changed: changes.changed, added: changes.added, removed: changes.removed, notVerifiable, total: changes.total };
+    this.emit({
+      type: 'changes',
+      changed: changes.changed.length,
+      added: changes.added.length,
+      removed: changes.removed.length,
+      notVerifiable: notVerifiable.length,
+      total: changes.total,
+    });
+    if (this.options.verify === false) {
+      return this.end('ok', 0, `build ok and acknowledged; ${targets.length} changed class(es) not verified (--no-verify): NOT proven live`, { build, changes: summary });
+    }
+    if (targets.length === 0) {
+      return this.end('ok', 0, 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove', { build, changes: summary, provenLive: true });
+    }
+    const report = await verifyClasses(this.connection!, targets, {
+      sessionId: this.agent!.sessionId,
+      timeoutMs: this.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+      onProgress: (p) => this.emit({ type: 'verify-progress', ...p }),
+      ...(this.signal === undefined ? {} : { signal: this.signal }),
+    });
+    const { verdicts, ...verify } = report;
+    const applied = verdicts.filter((v) => v.status === 'applied').length;
+    const common = { build, changes: summary, verify, verdicts };
+    if (verdicts.some((v) => v.status === 'interrupted')) return this.interrupted('during VERIFY', build, common);
+    if (applied === verdicts.length) {
+      return this.end('ok', 0, `all ${applied} changed class(es) proven live (VERIFY applied, SHA-256 matched)`, { ...common, provenLive: true });
+    }
+    const why = report.sessionChangedTo !== undefined
+      ? 'the app restarted during VERIFY (new agent session)'
+      : report.capacityLimited
+        ? `more classes changed than the agent keeps receipts for (${verdicts.length} > 512)`
+        : `${verdicts.length - applied} not proven`;
+    return this.end('verify-incomplete', EXIT_UNPROVEN, `build ok, but only ${applied} of ${verdicts.length} changed class(es) are proven live: ${why}`, {
+      ...common,
+      hint: 'see the classes listed above; exercise the app or restart it if the change must be live',
+    });
+  }
+
+  private warnUnwatched(dirs: string[], agent: AgentInfo): void {
+    if (agent.watchSampleTruncated || agent.watchedDirectories.length === 0) return;
+    const watched = agent.watchedDirectories.map((d) => path.resolve(d));
+    for (const dir of dirs) {
+      if (!watched.some((w) => dir === w || dir.startsWith(w + path.sep) || w.startsWith(dir + path.sep))) {
+        this.emit({ type: 'warning', message: `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ')})` });
+      }
+    }
+  }
+
+  private async buildWithoutAgent(why: string): Promise<RunResult> {
+    this.emit({ type: 'warning', message: `${why.split('\n')[0]}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified` });
+    const build = await this.runBuildCommand(unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? [])]));
+    if (build.interruptedBy !== undefined) return this.interrupted('during the build', build);
+    return this.end(
+      build.exitCode === 0 ? 'no-agent-build' : 'build-failed',
+      build.exitCode,
+      `build ${build.exitCode === 0 ? 'ok' : `failed (exit status ${build.exitCode})`} without an agent: nothing is proven live`,
+      { build },
+    );
+  }
+
+  private interrupted(when: string, build?: BuildRun, extra: Partial<RunResult> = {}): RunResult {
+    const signal: StopSignal = this.signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT';
+    const holdNote = this.hold === 'none' ? '' : `; the hold may be left with owner ${this.owner}: the next run here reuses it and recovers`;
+    if (this.hold !== 'none') this.hold = this.hold === 'held' ? 'held' : 'unknown';
+    return this.end('interrupted', 128 + (signalToNumber(signal) ?? 2), `interrupted (${signal}) ${when}${holdNote}`, {
+      ...extra,
+      ...(build === undefined ? {} : { build }),
+    });
+  }
+
+  private end(
+    reason: RunReason,
+    exitCode: number,
+    message: string,
+    extra: Partial<Omit<RunResult, 'reason' | 'exitCode' | 'message'>> & { verdicts?: ClassVerdict[] } = {},
+  ): RunResult {
+    return {
+      reason,
+      exitCode,
+      message,
+      verdicts: [],
+      hold: this.hold,
+      provenLive: false,
+      ...(this.agent === undefined ? {} : { agent: this.agent }),
+      ...(this.owner === undefined ? {} : { owner: this.owner }),
+      ...(this.command === undefined ? {} : { command: describeCommand(this.command) }),
+      ...extra,
+      durationMs: Math.round(performance.now() - this.started),
+    };
+  }
+}
+
+function unique(list: string[]): string[] {
+  return [...new Set(list)];
+}
+
+function pick<T extends object, K extends keyof T>(object: T, ...keys: K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const key of keys) if (object[key] !== undefined) out[key] = object[key];
+  return out;
+}
