@@ -1,0 +1,187 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { agentFor, clientOf, tempDir, writeClass } from './fixture.js';
+import { sleep, until, type LineClient } from './line-client.js';
+
+async function doctor(client: LineClient, token: string): Promise<Record<string, unknown>> {
+  const message = await client.ask(`DOCTOR ${token}`, 'DOCTOR_RESULT', token);
+  return JSON.parse(message.slice(`DOCTOR_RESULT ${token} `.length)) as Record<string, unknown>;
+}
+
+describe('DOCTOR', () => {
+  it('answers the requester with every observed field', async () => {
+    const dirs = [tempDir(), tempDir()];
+    const agent = await agentFor({ watchDirs: [...dirs, '/definitely/not/here'] });
+    const client = await clientOf(agent);
+    const other = await clientOf(agent);
+    const result = await doctor(client, 'doc-1');
+    expect(Object.keys(result)).toEqual([
+      'requestId',
+      'status',
+      'detail',
+      'sessionId',
+      'agentVersion',
+      'pid',
+      'javaVersion',
+      'vmName',
+      'workingDirectory',
+      'watcherState',
+      'buildHold',
+      'watchedDirectoryCount',
+      'unwatchableDirectoryCount',
+      'watchSampleTruncated',
+      'watchedDirectories',
+      'buildOwnershipSupported',
+      'verifySupported',
+      'scanSupported',
+      'reloadConfirmed',
+    ]);
+    expect(result).toMatchObject({
+      requestId: 'doc-1',
+      status: 'observed',
+      sessionId: agent.sessionId,
+      agentVersion: '1.4.0-fake',
+      pid: String(process.pid),
+      workingDirectory: process.cwd(),
+      watcherState: 'watching',
+      buildHold: 'none',
+      watchedDirectoryCount: 2,
+      unwatchableDirectoryCount: 1,
+      watchSampleTruncated: false,
+      watchedDirectories: dirs,
+      buildOwnershipSupported: true,
+      verifySupported: true,
+      scanSupported: true,
+      reloadConfirmed: false,
+    });
+    for (const key of ['detail', 'javaVersion', 'vmName']) expect(typeof result[key]).toBe('string');
+    expect(await other.never((e) => e.message.startsWith('DOCTOR_RESULT'), 30)).toBe(true);
+  });
+
+  it('samples at most 8 directories and reports the hold kind without the owner', async () => {
+    const root = tempDir();
+    const dirs = Array.from({ length: 10 }, (_, i) => {
+      const dir = join(root, `d${i}`);
+      writeClass(dir, 'A.class', 'a');
+      return dir;
+    });
+    const agent = await agentFor({ watchDirs: dirs });
+    const client = await clientOf(agent);
+    client.send('BUILD started request=r1 owner=secret-owner');
+    await client.reply('BUILD_ACK', 'r1');
+    const message = await client.ask('DOCTOR d', 'DOCTOR_RESULT', 'd');
+    expect(message).not.toContain('secret-owner');
+    const result = JSON.parse(message.slice('DOCTOR_RESULT d '.length));
+    expect(result).toMatchObject({
+      watchedDirectoryCount: 10,
+      watchSampleTruncated: true,
+      buildHold: 'named',
+    });
+    expect(result.watchedDirectories).toEqual(dirs.slice(0, 8));
+  });
+
+  it('reports a legacy hold', async () => {
+    const agent = await agentFor();
+    const client = await clientOf(agent);
+    client.send('BUILD started');
+    await until(() => agent.hold().kind === 'legacy');
+    expect((await doctor(client, 'd')).buildHold).toBe('legacy');
+  });
+
+  it.each([
+    ['notReady', { notReady: true }],
+    ['old agent', { agentVersion: null }],
+  ] as const)('%s: DOCTOR, VERIFY and RELOAD get no reply', async (_name, options) => {
+    const agent = await agentFor(options);
+    const client = await clientOf(agent);
+    client.send('DOCTOR d1');
+    client.send(`VERIFY v1 a.B ${'0'.repeat(64)}`);
+    client.send('RELOAD status request=r1');
+    client.send('PENDING');
+    await client.next((e) => e.message.startsWith('Pending: '));
+    expect(await client.never((e) => /^(DOCTOR_RESULT|VERIFY_RESULT|RELOAD_STATE) /.test(e.message), 50)).toBe(true);
+  });
+});
+
+describe('RELOAD', () => {
+  it('pause, status and resume answer RELOAD_STATE to the requester', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir] });
+    const client = await clientOf(agent);
+    expect(await client.ask('RELOAD pause request=p1', 'RELOAD_STATE', 'p1')).toBe(
+      'RELOAD_STATE p1 pause paused=true pendingClasses=0 pendingActions=0 buildHold=none',
+    );
+    const v2 = writeClass(dir, 'A.class', 'v2');
+    client.send('SCAN'); // cannot bypass pause
+    await sleep(60);
+    expect(await client.ask('RELOAD status request=s1', 'RELOAD_STATE', 's1')).toBe(
+      'RELOAD_STATE s1 status paused=true pendingClasses=1 pendingActions=0 buildHold=none',
+    );
+    expect(agent.captures).toBe(0);
+    expect(await client.ask('RELOAD resume request=r1', 'RELOAD_STATE', 'r1')).toBe(
+      'RELOAD_STATE r1 resume paused=false pendingClasses=1 pendingActions=0 buildHold=none',
+    );
+    // Resume schedules a scan.
+    await client.next((e) => e.level === 'RELOAD');
+    expect((await client.verify('v', 'A', v2)).status).toBe('applied');
+  });
+
+  it('resume never releases a build hold; BUILD ok still releases it while paused', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir] });
+    const client = await clientOf(agent);
+    client.send('BUILD started request=b1 owner=o');
+    await client.reply('BUILD_ACK', 'b1');
+    await client.ask('RELOAD pause request=p1', 'RELOAD_STATE', 'p1');
+    expect(await client.ask('RELOAD resume request=r1', 'RELOAD_STATE', 'r1')).toMatch(/ buildHold=named$/);
+    await client.ask('RELOAD pause request=p2', 'RELOAD_STATE', 'p2');
+    writeClass(dir, 'A.class', 'v2');
+    client.send('BUILD ok request=b2 owner=o');
+    await client.reply('BUILD_ACK', 'b2');
+    await until(() => agent.hold().kind === 'none');
+    expect(await client.ask('RELOAD status request=s', 'RELOAD_STATE', 's')).toBe(
+      'RELOAD_STATE s status paused=true pendingClasses=1 pendingActions=0 buildHold=none',
+    );
+  });
+
+  it.each(['RELOAD Pause request=r1', 'reload pause request=r1', 'RELOAD stop request=r1', 'RELOAD pause', 'RELOAD pause owner=r1', 'RELOAD pause request=r!'])(
+    'ignores %s',
+    async (line) => {
+      const agent = await agentFor();
+      const client = await clientOf(agent);
+      client.send(line);
+      client.send('DOCTOR after');
+      await client.reply('DOCTOR_RESULT', 'after');
+      expect(client.infos().some((m) => m.startsWith('RELOAD_STATE'))).toBe(false);
+    },
+  );
+});
+
+describe('PENDING, HEALTH, DIAGNOSE', () => {
+  it('broadcast INFO lines to every client, case-insensitively', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir] });
+    const a = await clientOf(agent);
+    const b = await clientOf(agent);
+    writeClass(dir, 'A.class', 'v2');
+    a.send('pending');
+    a.send('Health');
+    a.send('SCAN');
+    await b.next((e) => e.level === 'RELOAD');
+    a.send('diagnose A');
+    a.send('DIAGNOSE Missing');
+    a.send('DIAGNOSE bad..name');
+    for (const c of [a, b]) {
+      await c.next((e) => e.message.startsWith('Diagnose Missing'));
+      const infos = c.infos();
+      expect(infos).toContain('Pending: 1 class files, 0 actions; paused=false; build hold none');
+      expect(infos.some((m) => m.startsWith('Agent 1.4.0-fake healthy; watching 1 directories'))).toBe(true);
+      expect(infos.some((m) => m.startsWith('Diagnose A: applied sha256='))).toBe(true);
+      expect(infos).toContain('Diagnose Missing: no reload receipt in this session');
+      expect(infos.some((m) => m.includes('bad..name'))).toBe(false);
+    }
+  });
+});
