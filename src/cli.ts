@@ -87,7 +87,7 @@ function buildProgram(): Command {
   program
     .description(
       "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256\n" +
-        'which changed classes the running app really applied.',
+        'SHA-256 which changed classes the running app really applied.',
     )
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')

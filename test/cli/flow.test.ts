@@ -1,0 +1,181 @@
+/**
+ * The main flow, driving the real binary against the fake agent with a generic build command
+ * (`-- node -e ...`) that rewrites class files the way javac does (in place).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { runCli, tempDir, writeClass } from '../support/cli.js';
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+interface Project {
+  dir: string;
+  classes: string;
+  marker: string;
+}
+
+function project(): Project {
+  const dir = tempDir();
+  const classes = path.join(dir, 'target', 'classes');
+  writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
+  writeClass(classes, 'com.acme.Outer', 'outer-v1');
+  writeClass(classes, 'com.acme.Outer$Inner', 'inner-v1');
+  writeClass(classes, 'com.acme.package-info', 'pi-v1');
+  return { dir, classes, marker: path.join(dir, 'build-ran') };
+}
+
+async function agentFor(p: Project, options: FakeAgentOptions = {}): Promise<FakeAgent> {
+  const agent = await startFakeAgent({
+    portFile: path.join(p.dir, '.reclazz', 'agent.port'),
+    watchDirs: [p.classes],
+    captureDelayMs: 20,
+    reloadMs: 20,
+    heartbeatMs: 200,
+    ...options,
+  });
+  agents.push(agent);
+  return agent;
+}
+
+/** A build command that records when it ran, rewrites the given classes in place, and exits with `exit`. */
+function build(p: Project, writes: Record<string, string>, exit = 0): string[] {
+  const script = `
+    const fs = require('fs'), path = require('path');
+    fs.writeFileSync(${JSON.stringify(p.marker)}, String(Date.now()));
+    for (const [name, bytes] of Object.entries(${JSON.stringify(writes)})) {
+      const file = path.join(${JSON.stringify(p.classes)}, ...name.split('.')) + '.class';
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, bytes);
+    }
+    process.exit(${exit});`;
+  return ['--', process.execPath, '-e', script];
+}
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const verbs = (agent: FakeAgent) => agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '));
+
+
+describe('reclazz-build -- <command> against the fake agent', () => {
+  it('holds, builds, releases and proves each changed class by SHA-256', async () => {
+    const p = project();
+    const agent = await agentFor(p, { intercept: (cmd) => (cmd.words[1] === 'started' ? { kind: 'delay', ms: 300 } : undefined) });
+    const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2', 'com.acme.package-info': 'pi-v2' }), { cwd: p.dir });
+    expect(run.stderr).toContain('proven live');
+    expect(run.exitCode).toBe(0);
+    const sent = agent.received.map((r) => r.line.split(' ')[0] + (r.line.startsWith('BUILD') ? ` ${r.line.split(' ')[1]}` : ''));
+    expect(sent).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok', ...sent.slice(3).map(() => 'VERIFY')]);
+    const verifies = agent.received.filter((r) => r.line.startsWith('VERIFY ')).map((r) => r.line.split(' ').slice(2).join(' '));
+    expect(new Set(verifies)).toEqual(new Set([`com.acme.Greeter ${sha('greeter-v2')}`, `com.acme.Outer$Inner ${sha('inner-v2')}`]));
+    // The build ran only after the delayed started receipt was sent.
+    const acquired = agent.holdLog.find((h) => h.event === 'acquired')!;
+    expect(Number(fs.readFileSync(p.marker, 'utf8'))).toBeGreaterThanOrEqual(acquired.atMs + 300);
+    expect(run.stderr).toMatch(/skipped\s+com\.acme\.package-info/);
+    expect(agent.hold().kind).toBe('none');
+  });
+
+  it('ends with the build tool exit status after a failed build, sends no VERIFY, and keeps the hold for the owner', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(['--owner', 'me-1', ...build(p, { 'com.acme.Greeter': 'broken' }, 3)], { cwd: p.dir });
+    expect(run.exitCode).toBe(3);
+    expect(verbs(agent).filter((v) => v.startsWith('BUILD'))).toEqual(['BUILD started', 'BUILD failed']);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY'))).toBe(false);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'me-1' });
+
+    const fixed = await runCli(['--owner', 'me-1', ...build(p, { 'com.acme.Greeter': 'fixed' })], { cwd: p.dir });
+    expect(fixed.exitCode).toBe(0);
+    expect(agent.hold().kind).toBe('none');
+  });
+
+  it('recovers a held build on the next run without --owner (the owner is saved per agent session)', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    expect((await runCli(build(p, {}, 1), { cwd: p.dir })).exitCode).toBe(1);
+    const owner = agent.hold().owner;
+    expect(owner).toBeDefined();
+    const second = await runCli(build(p, { 'com.acme.Greeter': 'v3' }), { cwd: p.dir });
+    expect(second.exitCode).toBe(0);
+    expect(second.stderr).toContain(`owner token ${owner}`);
+  });
+
+  it('counts a same-size, same-mtime rewrite with new bytes as a change', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const file = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const { mtime } = fs.statSync(file);
+    const script = `require('fs').writeFileSync(${JSON.stringify(file)}, 'GREETER-V1'); require('fs').utimesSync(${JSON.stringify(file)}, new Date(${mtime.getTime()}), new Date(${mtime.getTime()}));`;
+    const run = await runCli(['--', process.execPath, '-e', script], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(agent.received.filter((r) => r.line.startsWith('VERIFY')).map((r) => r.line.split(' ')[2])).toContain('com.acme.Greeter');
+  });
+
+  it('reports added and removed classes without verifying them', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const gone = path.join(p.classes, 'com', 'acme', 'Outer.class');
+    const script = `require('fs').rmSync(${JSON.stringify(gone)}); require('fs').writeFileSync(${JSON.stringify(path.join(p.classes, 'com', 'acme', 'Fresh.class'))}, 'new');`;
+    const run = await runCli(['--', process.execPath, '-e', script], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toMatch(/added\s+com\.acme\.Fresh/);
+    expect(run.stderr).toMatch(/removed\s+com\.acme\.Outer\b/);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY'))).toBe(false);
+  });
+});
+
+describe('refusals: exit 69 and the build never runs', () => {
+  it('no agent anywhere', async () => {
+    const p = project();
+    const run = await runCli(build(p, {}), { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('no running agent found');
+    expect(fs.existsSync(p.marker)).toBe(false);
+  });
+
+  it('a stale port file (nothing listening)', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const port = agent.port;
+    await agent.stop();
+    fs.mkdirSync(path.join(p.dir, '.reclazz'), { recursive: true });
+    fs.writeFileSync(path.join(p.dir, '.reclazz', 'agent.port'), String(port));
+    const run = await runCli(build(p, {}), { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('stale');
+    expect(fs.existsSync(p.marker)).toBe(false);
+  });
+
+  it('a started receipt without the owner suffix (an agent from before build ownership)', async () => {
+    const p = project();
+    const agent = await agentFor(p, {
+      intercept: (cmd) => (cmd.words[1] === 'started' ? { kind: 'reply', lines: [info(`BUILD_ACK ${cmd.words[2]!.slice('request='.length)} started`)] } : undefined),
+    });
+    const run = await runCli(build(p, {}), { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('too old');
+    expect(fs.existsSync(p.marker)).toBe(false);
+    expect(agent.received.some((r) => r.line.startsWith('BUILD ok'))).toBe(false);
+  });
+
+  it('a hold owned by someone else, with --wait 0', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const ide = await runCli(['--owner', 'the-ide', ...build(p, {}, 1)], { cwd: p.dir });
+    expect(ide.exitCode).toBe(1);
+    fs.rmSync(p.marker);
+    const run = await runCli(['--owner', 'terminal', '--wait', '0', ...build(p, {})], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('another owner');
+    expect(fs.existsSync(p.marker)).toBe(false);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'the-ide' });
+  });
+});
+
+function info(message: string): string {
+  return JSON.stringify({ level: 'INFO', message, timestamp: new Date().toISOString() });
+}

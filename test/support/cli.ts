@@ -1,0 +1,72 @@
+/**
+ * Runs the real CLI binary (`bin/reclazz-build.js`, built into dist/ by `npm test`) as a user
+ * would, with colours off and CI on so output is plain and stable.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fs from 'node:fs';
+import os from 'node:os';
+import { execa, type ResultPromise } from 'execa';
+
+/** Absolute path of the CLI shim. */
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-build.js');
+
+/** What a finished CLI run printed and how it exited. */
+export interface CliRun {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Options for {@link runCli}. */
+export interface CliOptions {
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  /** Kill the CLI after this many ms (default 60000). */
+  timeoutMs?: number;
+}
+
+/** The environment a CLI run gets: ours without reclazz variables, plus plain output. */
+export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    RECLAZZ_SAFE_BUILD_ACTIVE: undefined,
+    RECLAZZ_PORT: undefined,
+    RECLAZZ_PORT_FILE: undefined,
+    NO_COLOR: '1',
+    FORCE_COLOR: undefined,
+    CI: 'true',
+    ...extra,
+  };
+}
+
+/** Starts the CLI without waiting (for signal tests). */
+export function startCli(args: string[], options: CliOptions): ResultPromise<{ reject: false }> {
+  return execa('node', [BIN, ...args], {
+    cwd: options.cwd,
+    env: cliEnv(options.env),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    timeout: options.timeoutMs ?? 60_000,
+  }) as unknown as ResultPromise<{ reject: false }>;
+}
+
+/** Runs the CLI to its end. */
+export async function runCli(args: string[], options: CliOptions): Promise<CliRun> {
+  const result = await startCli(args, options);
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** A fresh temp folder. */
+export function tempDir(prefix = 'reclazz-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** Writes a fake class file (any bytes) below `classesDir` for a binary name like `com.acme.Foo$Bar`. */
+export function writeClass(classesDir: string, className: string, bytes: string | Buffer): string {
+  const file = path.join(classesDir, ...className.split('.')) + '.class';
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, bytes);
+  return file;
+}
