@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs the Java build tools that reclazz-build's end-to-end tests run,
+# from Debian's apt repositories, and only those that are missing:
+#   maven, maven-debian-helper, libmaven-compiler-plugin-java,
+#   libmaven-resources-plugin-java (Maven plus Debian's offline repository
+#   /usr/share/maven-repo that fixtures/maven-app builds against),
+#   gradle (Debian's 4.4.1, for fixtures/gradle-app),
+#   and default-jdk-headless when no javac is on PATH.
+# Idempotent: when everything is present it runs no apt command at all.
+# Used by .ci/run; developers run it too: `bash .ci/install-build-tools.sh`.
+set -euo pipefail
+
+packages=(maven maven-debian-helper libmaven-compiler-plugin-java libmaven-resources-plugin-java gradle)
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+if ! command -v javac >/dev/null 2>&1; then
+  missing+=(default-jdk-headless)
+fi
+
+if ((${#missing[@]} > 0)); then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "install-build-tools: missing ${missing[*]}, and there is no apt-get here; install a JDK 17, Maven and Gradle by hand" >&2
+    exit 1
+  fi
+  sudo=()
+  if [[ "$(id -u)" -ne 0 ]]; then
+    sudo=(sudo)
+  fi
+  echo "install-build-tools: installing ${missing[*]}"
+  # Recommends are not needed: with --no-install-recommends `mvn compile` and
+  # `gradle classes` of the fixtures work and touch no file of a recommended
+  # package (checked with strace); it skips ~31 packages (debhelper, autotools, groovy extras).
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -q
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q \
+    --no-install-recommends "${missing[@]}"
+fi
+
+# The Maven fixture pins the plugin versions that Debian 12 ships in
+# /usr/share/maven-repo; fail loudly if the repository no longer has them.
+repo=/usr/share/maven-repo/org/apache/maven/plugins
+for jar in \
+  "$repo/maven-compiler-plugin/3.10.1/maven-compiler-plugin-3.10.1.jar" \
+  "$repo/maven-resources-plugin/3.3.0/maven-resources-plugin-3.3.0.jar"; do
+  if [[ ! -f "$jar" ]]; then
+    echo "install-build-tools: $jar is missing; fixtures/maven-app/pom.xml pins that version" >&2
+    echo "  (versions present: $(ls "$(dirname "$(dirname "$jar")")" 2>/dev/null | tr '\n' ' '))" >&2
+    exit 1
+  fi
+done
+
+for cmd in java javac mvn gradle; do
+  if ! command -v "$cmd" >/dev/null 2>&1; then
+    echo "install-build-tools: '$cmd' is still not on PATH" >&2
+    exit 1
+  fi
+done
