@@ -3,6 +3,14 @@
  * /work/shared/protocol.md, for end-to-end tests, the demo and integration work.
  *
  * Independent of the reclazz-build client code on purpose: it imports nothing from it.
+ *
+ * @example
+ * ```ts
+ * import { startFakeAgent } from 'reclazz-build/fake-agent';
+ * const agent = await startFakeAgent({ portFile: '.reclazz/agent.port', watchDirs: ['target/classes'] });
+ * // ... run `reclazz-build` against it, then inspect agent.received / agent.holdLog / agent.captures
+ * await agent.stop();
+ * ```
  */
 export { startFakeAgent } from './server.js';
 export type {

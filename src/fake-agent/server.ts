@@ -67,9 +67,11 @@ function settingsFrom(options: FakeAgentOptions): Settings {
 }
 
 /**
- * Start a fake agent on 127.0.0.1 (see {@link FakeAgentOptions}); resolves once it listens,
- * the watched directories are snapshotted (those classes count as loaded) and the port file,
- * if any, is written.
+ * Start a fake agent on 127.0.0.1 following protocol.md ("Finding the agent", "The stream",
+ * "Commands"). Resolves once it listens, the watched directories are snapshotted (those classes
+ * count as loaded) and the port file, if any, is written; rejects if the port cannot be bound.
+ * Defaults: ephemeral port, heartbeat 10000 ms, captureDelayMs 100, reloadMs 50, 5 clients,
+ * outbox 1000 lines, ledger 512 classes (see {@link FakeAgentOptions}). Always `stop()` it.
  */
 export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<FakeAgent> {
   const agent = new FakeAgentServer(settingsFrom(options), options.sessionId ?? randomUUID());

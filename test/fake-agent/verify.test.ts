@@ -226,6 +226,29 @@ describe('capture and VERIFY', () => {
     expect(client.infos().filter((m) => /^[A-Z_]+ /.test(m) && !m.startsWith('VERIFY_RESULT') && !m.startsWith('BUILD_ACK'))).toEqual([]);
   });
 
+  it('a late completion of an earlier attempt never completes a newer attempt with the same bytes', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir], captureDelayMs: 1, reloadMs: 250 });
+    const client = await clientOf(agent);
+    const v2 = writeClass(dir, 'A.class', 'v2');
+    client.send('SCAN');
+    await until(() => agent.captures === 1);
+    const firstAt = Date.now();
+    writeClass(dir, 'A.class', 'v3');
+    client.send('SCAN');
+    await until(() => agent.captures === 2);
+    writeClass(dir, 'A.class', 'v2');
+    client.send('SCAN');
+    await until(() => agent.captures === 3);
+    // The first attempt (v2) completes now; the third (also v2) is still running.
+    await client.next((e) => e.level === 'RELOAD');
+    expect(Date.now() - firstAt).toBeLessThan(400);
+    expect((await client.verify('r', 'A', v2)).status).toBe('running');
+    await until(() => client.events().filter((e) => e.level === 'RELOAD').length === 3, 2000, 'three reloads');
+    expect((await client.verify('a', 'A', v2)).status).toBe('applied');
+  });
+
   it('restart() empties the ledger: earlier receipts read not_observed with a new sessionId', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
