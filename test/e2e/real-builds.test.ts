@@ -1,0 +1,110 @@
+/**
+ * The main job on real Maven and Gradle builds: a fixture is copied, compiled once (the app's
+ * starting classes), the fake agent watches its class output directory, a source is edited, and
+ * the real binary runs the real build tool. A missing mvn or gradle FAILS these tests
+ * (copyFixture throws): `bash .ci/install-build-tools.sh` installs them.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
+import { runCli } from '../support/cli.js';
+import {
+  CLASS_OUTPUT_DIR,
+  copyFixture,
+  editGreeting,
+  fixCompileError,
+  introduceCompileError,
+  removeFixtureCopies,
+  type FixtureName,
+} from '../support/fixtures.js';
+
+const TOOL_ARGS: Record<FixtureName, { tool: 'mvn' | 'gradle'; args: string[] }> = {
+  'maven-app': { tool: 'mvn', args: ['-q', 'compile'] },
+  'gradle-app': { tool: 'gradle', args: ['--offline', '-q', 'classes'] },
+};
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+afterAll(removeFixtureCopies);
+
+/** SHA-256 of every class file below `dir`, by binary class name. */
+function hashes(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !entry.name.endsWith('.class')) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    const name = path.relative(dir, file).slice(0, -'.class'.length).split(path.sep).join('.');
+    out.set(name, createHash('sha256').update(fs.readFileSync(file)).digest('hex'));
+  }
+  return out;
+}
+
+async function prepare(name: FixtureName): Promise<{ dir: string; classes: string; agent: FakeAgent }> {
+  const dir = await copyFixture(name);
+  const { tool, args } = TOOL_ARGS[name];
+  await execa(tool, args, { cwd: dir, stdio: 'inherit' });
+  const classes = path.join(dir, CLASS_OUTPUT_DIR[name]);
+  const agent = await startFakeAgent({
+    portFile: path.join(dir, '.reclazz', 'agent.port'),
+    watchDirs: [classes],
+    captureDelayMs: 50,
+    reloadMs: 30,
+    heartbeatMs: 500,
+  });
+  agents.push(agent);
+  return { dir, classes, agent };
+}
+
+const commandWords = (agent: FakeAgent) =>
+  agent.received.map((r) => (r.line.startsWith('BUILD') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
+
+describe.each(['maven-app', 'gradle-app'] as const)('%s', (name) => {
+  const { tool, args } = TOOL_ARGS[name];
+
+  it(`${tool}: an edited source is built under the hold and its changed classes are proven applied`, async () => {
+    const { dir, classes, agent } = await prepare(name);
+    const before = hashes(classes);
+    await editGreeting(dir, `Hello from ${name}, edited`);
+    const run = await runCli([tool, ...args], { cwd: dir });
+    expect(run.stderr).toContain('proven live');
+    expect(run.exitCode).toBe(0);
+
+    const after = hashes(classes);
+    const changed = [...after].filter(([cls, sha]) => before.has(cls) && before.get(cls) !== sha && !cls.endsWith('package-info'));
+    expect(changed.map(([cls]) => cls)).toContain('com.acme.Greeter');
+    const words = commandWords(agent);
+    expect(words.slice(0, 3)).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok']);
+    expect(words.slice(3).every((w) => w === 'VERIFY')).toBe(true);
+    const verified = new Set(agent.received.filter((r) => r.line.startsWith('VERIFY ')).map((r) => r.line.split(' ').slice(2).join(' ')));
+    expect(verified).toEqual(new Set(changed.map(([cls, sha]) => `${cls} ${sha}`)));
+    // javac wrote the new class file only after the started receipt had been sent.
+    const acquired = agent.holdLog.find((h) => h.event === 'acquired')!;
+    expect(fs.statSync(path.join(classes, 'com', 'acme', 'Greeter.class')).mtimeMs).toBeGreaterThanOrEqual(acquired.atMs - 5);
+    expect(agent.hold().kind).toBe('none');
+  });
+
+  it(`${tool}: a compile error ends with the tool's exit status, no VERIFY, hold kept; the fixed rerun recovers it`, async () => {
+    const { dir, agent } = await prepare(name);
+    await introduceCompileError(dir);
+    const direct = await execa(tool, args, { cwd: dir, reject: false, stdio: 'ignore' });
+    expect(direct.exitCode).not.toBe(0);
+
+    const failed = await runCli(['--owner', 'dev-1', tool, ...args], { cwd: dir });
+    expect(failed.exitCode).toBe(direct.exitCode);
+    expect(commandWords(agent)).toEqual(['DOCTOR', 'BUILD started', 'BUILD failed']);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'dev-1' });
+
+    await fixCompileError(dir);
+    await editGreeting(dir, 'Fixed');
+    const fixed = await runCli(['--owner', 'dev-1', tool, ...args], { cwd: dir });
+    expect(fixed.exitCode).toBe(0);
+    // The ok receipt means "capture scheduled": the agent releases the hold once it has captured.
+    await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
+    expect(commandWords(agent).slice(3, 6)).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok']);
+  });
+});
