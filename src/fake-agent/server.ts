@@ -7,15 +7,14 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { dirname, resolve } from 'node:path';
-import { isDirectory, scanClassFiles, type ClassFile } from './capture.js';
+import { isDirectory, type ClassFile } from './capture.js';
 import { parseCommand, type ParsedCommand, type ReloadAction } from './commands.js';
 import { StatusClient } from './connection.js';
 import { decideBuild, NO_HOLD, type HoldState } from './hold.js';
-import { VerifyLedger } from './ledger.js';
+import { ClassReloader } from './reloader.js';
 import type {
   FakeAgent,
   FakeAgentOptions,
-  FinalStatus,
   HoldEvent,
   HoldLogEntry,
   HoldSnapshot,
@@ -24,8 +23,6 @@ import type {
 } from './types.js';
 import { formatEvent } from './wire.js';
 
-/** `source` of receipts for batches the watcher captured from class files. */
-const RECEIPT_SOURCE = 'external-class-file';
 /** DOCTOR: at most this many sampled directories, each at most this long (protocol.md, "DOCTOR"). */
 const DOCTOR_SAMPLE_DIRS = 8;
 const DOCTOR_SAMPLE_PATH_CHARS = 256;
@@ -34,12 +31,6 @@ const DOCTOR_JSON_CHARS = 3900;
 
 /** How the requester-only answer of one command is delivered. */
 type Reply = (message: string) => void;
-
-/** One class of a reload batch. */
-interface BatchEntry extends ClassFile {
-  /** Present when the outcome is decided by the rules, not by `verifyStatus`. */
-  forced?: { status: FinalStatus; detail: string };
-}
 
 /** Resolved options: every default filled in. */
 type Settings = Required<Omit<FakeAgentOptions, 'portFile' | 'sessionId' | 'verifyStatus' | 'intercept'>> &
@@ -98,18 +89,20 @@ class FakeAgentServer implements FakeAgent {
   private holdWarning: NodeJS.Timeout | undefined;
   private pendingCapture: NodeJS.Timeout | undefined;
   private paused = false;
-  /** sha256 of the bytes last admitted per class file path. */
-  private readonly known = new Map<string, string>();
-  /** Binary names loaded "by the application": the classes present at start. */
-  private readonly loaded = new Set<string>();
-  private readonly ledger: VerifyLedger;
-  private attempts = 0;
+  private readonly reloader: ClassReloader;
 
   constructor(
     private readonly settings: Settings,
     private session: string,
   ) {
-    this.ledger = new VerifyLedger(settings.ledgerSize);
+    this.reloader = new ClassReloader({
+      watchDirs: settings.watchDirs,
+      reloadMs: settings.reloadMs,
+      ledgerSize: settings.ledgerSize,
+      verifyStatus: settings.verifyStatus,
+      later: (ms, run) => void this.later(ms, run),
+      broadcast: (level, message) => this.broadcast(level, message),
+    });
     this.server = createServer((socket) => this.accept(socket));
   }
 
@@ -136,7 +129,7 @@ class FakeAgentServer implements FakeAgent {
     });
     const address = this.server.address();
     this.portValue = typeof address === 'object' && address ? address.port : 0;
-    this.snapshotLoadedClasses();
+    this.reloader.reset();
     if (this.settings.heartbeatMs > 0) {
       this.heartbeat = setInterval(() => this.broadcast('HEARTBEAT', ''), this.settings.heartbeatMs);
       this.heartbeat.unref();
@@ -146,7 +139,7 @@ class FakeAgentServer implements FakeAgent {
 
   hold(): HoldSnapshot {
     const { kind, owner } = this.holdState;
-    const files = kind === 'none' ? 0 : this.countChangedFiles();
+    const files = kind === 'none' ? 0 : this.reloader.countChanged();
     return owner === undefined ? { kind, files } : { kind, owner, files };
   }
 
@@ -163,10 +156,9 @@ class FakeAgentServer implements FakeAgent {
     this.dropAllConnections();
     this.clearTimers();
     this.session = randomUUID();
-    this.ledger.clear();
     this.holdState = NO_HOLD;
     this.paused = false;
-    this.snapshotLoadedClasses();
+    this.reloader.reset();
     await new Promise((resolveTick) => setImmediate(resolveTick));
   }
 
@@ -294,7 +286,7 @@ class FakeAgentServer implements FakeAgent {
         if (notReady || !modern) return;
         reply(
           `VERIFY_RESULT ${command.token} ${JSON.stringify(
-            this.ledger.verify(command.token, this.session, command.className, command.sha256),
+            this.reloader.ledger.verify(command.token, this.session, command.className, command.sha256),
           )}`,
         );
         return;
@@ -339,7 +331,7 @@ class FakeAgentServer implements FakeAgent {
       this.pendingCapture = undefined;
       this.broadcast(
         'INFO',
-        `Build ${command.state}; holding ${this.countChangedFiles()} class files until BUILD ok`,
+        `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`,
       );
     }
     this.restartHoldWarning();
@@ -354,7 +346,7 @@ class FakeAgentServer implements FakeAgent {
       if (this.holdState.kind === 'none' && !this.pendingCapture) this.scheduleCapture();
     }
     reply(
-      `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.countChangedFiles()} ` +
+      `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.reloader.countChanged()} ` +
         `pendingActions=0 buildHold=${this.holdState.kind}`,
     );
   }
@@ -362,7 +354,7 @@ class FakeAgentServer implements FakeAgent {
   private onPending(): void {
     this.broadcast(
       'INFO',
-      `Pending: ${this.countChangedFiles()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`,
+      `Pending: ${this.reloader.countChanged()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`,
     );
     this.broadcast('INFO', 'No restart-required changes recorded in this session');
   }
@@ -373,14 +365,14 @@ class FakeAgentServer implements FakeAgent {
     if (this.holdState.kind !== 'none') {
       this.broadcast(
         'INFO',
-        `Build holding ${this.countChangedFiles()} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`,
+        `Build holding ${this.reloader.countChanged()} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`,
       );
     }
     if (this.paused) this.broadcast('INFO', 'Automatic reload paused manually (RELOAD resume to continue)');
   }
 
   private onDiagnose(className: string): void {
-    const receipt = this.ledger.get(className);
+    const receipt = this.reloader.ledger.get(className);
     this.broadcast(
       'INFO',
       receipt
@@ -435,7 +427,7 @@ class FakeAgentServer implements FakeAgent {
       this.broadcast(
         'WARN',
         `Build hold active for ${Math.round(this.settings.holdWarnMs / 1000)} s without a BUILD result; ` +
-          `holding ${this.countChangedFiles()} class files`,
+          `holding ${this.reloader.countChanged()} class files`,
       );
     });
   }
@@ -445,33 +437,12 @@ class FakeAgentServer implements FakeAgent {
     this.pendingCapture = this.later(this.settings.captureDelayMs, () => this.capture());
   }
 
-  private snapshotLoadedClasses(): void {
-    this.known.clear();
-    this.loaded.clear();
-    for (const file of scanClassFiles(this.settings.watchDirs)) {
-      this.known.set(file.path, file.sha256);
-      this.loaded.add(file.className);
-    }
-  }
-
-  private changedFiles(): ClassFile[] {
-    return scanClassFiles(this.settings.watchDirs).filter((file) => this.known.get(file.path) !== file.sha256);
-  }
-
-  private countChangedFiles(): number {
-    try {
-      return this.changedFiles().length;
-    } catch {
-      return 0;
-    }
-  }
-
   /** Scan, release the hold, and admit the changed classes as one reload batch (unless paused). */
   private capture(): void {
     this.pendingCapture = undefined;
     let changed: ClassFile[];
     try {
-      changed = this.changedFiles();
+      changed = this.reloader.changedFiles();
     } catch (error) {
       // A read or scan failure leaves the entire build held for another BUILD ok.
       this.logHold('capture-failed', this.holdState.owner);
@@ -489,77 +460,7 @@ class FakeAgentServer implements FakeAgent {
       if (changed.length > 0) this.broadcast('INFO', `Automatic reload paused; ${changed.length} class files stay pending`);
       return;
     }
-    this.admit(changed);
-  }
-
-  /** Start one reload batch: `running` receipts now, final statuses after reloadMs. */
-  private admit(changed: ClassFile[]): void {
-    if (changed.length === 0) return;
-    const attempt = ++this.attempts;
-    const perName = new Map<string, number>();
-    for (const file of changed) perName.set(file.className, (perName.get(file.className) ?? 0) + 1);
-    const batch: BatchEntry[] = changed.map((file) => {
-      if (!this.loaded.has(file.className)) {
-        return { ...file, forced: { status: 'unverified', detail: 'class was not loaded before the reload' } };
-      }
-      if ((perName.get(file.className) ?? 0) > 1) {
-        return { ...file, forced: { status: 'unverified', detail: 'duplicate input name in one batch' } };
-      }
-      return file;
-    });
-    for (const file of batch) {
-      this.known.set(file.path, file.sha256);
-      this.ledger.record(file.className, {
-        sha256: file.sha256,
-        status: 'running',
-        source: RECEIPT_SOURCE,
-        detail: 'reload in progress',
-        completedAt: '',
-        attempt,
-      });
-    }
-    const startedMs = Date.now();
-    this.later(this.settings.reloadMs, () => this.complete(batch, attempt, Date.now() - startedMs));
-  }
-
-  private complete(batch: BatchEntry[], attempt: number, elapsedMs: number): void {
-    const outcomes = batch.map((file) => {
-      if (file.forced) return { file, ...file.forced, warned: false };
-      const status = this.settings.verifyStatus?.(file.className, file.sha256) ?? 'applied';
-      return { file, status, detail: outcomeDetail(status, elapsedMs), warned: status === 'unverified' };
-    });
-    // A WARN anywhere in the batch makes every applied member unverified.
-    const batchWarned = outcomes.some((outcome) => outcome.warned);
-    const completedAt = new Date().toISOString();
-    const events: Array<[string, string]> = [];
-    for (const outcome of outcomes) {
-      const { file } = outcome;
-      let { status, detail } = outcome;
-      if (status === 'applied' && batchWarned) {
-        status = 'unverified';
-        detail = 'a warning in the same reload batch';
-      }
-      const current = this.ledger.get(file.className);
-      if (current?.attempt === attempt && current.sha256 === file.sha256) {
-        this.ledger.record(file.className, { ...current, status, detail, completedAt });
-      }
-      if (outcome.warned) events.push(['WARN', `Reload of ${file.className} finished with a warning (fake)`]);
-      else if (status === 'failed') events.push(['ERROR', `Reload failed for ${file.className} (fake)`]);
-      else if (file.forced) events.push(['INFO', `${file.className}: ${detail}`]);
-      else events.push(['RELOAD', `Reloaded ${file.className} (${elapsedMs}ms)`]);
-    }
-    for (const [level, message] of events) this.broadcast(level, message);
-  }
-}
-
-function outcomeDetail(status: FinalStatus, elapsedMs: number): string {
-  switch (status) {
-    case 'applied':
-      return `reloaded in ${elapsedMs}ms`;
-    case 'failed':
-      return 'the reload attempt reported failure (fake)';
-    case 'unverified':
-      return 'the reload finished with a warning (fake)';
+    this.reloader.admit(changed);
   }
 }
 
