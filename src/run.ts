@@ -25,7 +25,7 @@ import {
 } from './events.js';
 import { acquireHold, sendBuild } from './hold/hold.js';
 import { acquireRunLock } from './state/lock.js';
-import { readHashIndex, readOwnerState, writeHashIndex, writeOwnerState } from './state/store.js';
+import { readClassState, readOwnerState, writeClassState, writeOwnerState } from './state/store.js';
 import { verifyClasses, type ClassVerdict, type VerifyTarget } from './verify/verify.js';
 import path from 'node:path';
 
@@ -207,11 +207,15 @@ class SafeBuild {
 
     const classDirs = () => unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
     const dirsBefore = classDirs();
-    const index = readHashIndex(location.projectDir, (message) => this.emit({ type: 'warning', message }));
-    const { snapshot: before } = takeSnapshot(dirsBefore, index);
+    const classState = readClassState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
+    // A hold our last run left behind: the agent still has the classes from before that build live.
+    const heldBaseline = classState.held && classState.sessionId === agent.sessionId;
+    const before = heldBaseline ? classState.files : takeSnapshot(dirsBefore, classState.files).snapshot;
     this.warnUnwatched(dirsBefore, agent);
 
     const build = await this.runBuildCommand(dirsBefore);
+    // Until BUILD ok is acknowledged, what is live is still `before`.
+    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
     if (build.interruptedBy !== undefined) {
       await this.finishHold('failed');
       return this.interrupted('during the build', build);
@@ -238,7 +242,7 @@ class SafeBuild {
     }
     this.hold = 'none';
     const { changes, after } = diffSnapshot(before, unique([...dirsBefore, ...classDirs()]));
-    writeHashIndex(location.projectDir, after);
+    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: false, files: after });
     return this.verifyChanges(changes, build, before);
   }
 

@@ -29,9 +29,6 @@ export interface ClassFileState extends FileStamp {
 /** Absolute path -> state, for every `.class` file under the snapshot's directories. */
 export type Snapshot = Map<string, ClassFileState>;
 
-/** A previously hashed file, reused while its stamp is unchanged (see `index.ts`). */
-export type HashIndex = Map<string, FileStamp & { sha256: string }>;
-
 /** A class file whose bytes differ, appeared or disappeared. */
 export interface ClassChange {
   path: string;
@@ -83,9 +80,9 @@ export function scanClassDirs(dirs: readonly string[]): Map<string, FileStamp & 
 
 /**
  * Snapshot before the build: every class file with its hash. Hashes are taken from `index`
- * where the file's stamp is unchanged, else read and hashed now.
+ * (the last run's snapshot) where the file's stamp is unchanged, else read and hashed now.
  */
-export function takeSnapshot(dirs: readonly string[], index: HashIndex = new Map()): { snapshot: Snapshot; hashed: number } {
+export function takeSnapshot(dirs: readonly string[], index: Snapshot = new Map()): { snapshot: Snapshot; hashed: number } {
   const snapshot: Snapshot = new Map();
   let hashed = 0;
   for (const [file, stamp] of scanClassDirs(dirs)) {

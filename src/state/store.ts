@@ -1,7 +1,6 @@
 /**
  * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
- * the owner token of a hold a run may have left behind, and the hash index that lets change
- * detection skip re-hashing unchanged class files. Files are written whole (temp file and
+ * the owner token used against an agent session, and the class files' stamps and hashes. Files are written whole (temp file and
  * rename); a corrupt or unreadable one is ignored with a warning, never trusted.
  */
 import fs from 'node:fs';
@@ -9,7 +8,7 @@ import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { isToken } from '../agent/protocol.js';
-import type { HashIndex } from '../classes/snapshot.js';
+import type { Snapshot } from '../classes/snapshot.js';
 
 /** The state folder of a project. */
 export function stateDir(projectDir: string): string {
@@ -27,7 +26,7 @@ const ownerStateSchema = z.object({
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
 const OWNER_FILE = 'owner.json';
-const INDEX_FILE = 'class-index.json';
+const CLASS_STATE_FILE = 'classes.json';
 
 /**
  * Reads the saved owner token. Returns undefined when there is none; a corrupt file is
@@ -42,23 +41,37 @@ export function writeOwnerState(projectDir: string, state: OwnerState): void {
   writeJson(path.join(stateDir(projectDir), OWNER_FILE), state);
 }
 
-const indexSchema = z.object({
-  version: z.literal(1),
-  files: z.array(z.tuple([z.string(), z.number(), z.number(), z.number(), z.number(), z.string()])),
+const classStateSchema = z.object({
+  version: z.literal(2),
+  sessionId: z.string().nullable(),
+  held: z.boolean(),
+  files: z.array(z.tuple([z.string(), z.string(), z.number(), z.number(), z.number(), z.number(), z.string()])),
 });
 
-/** Reads the hash index of the last run; empty when missing or corrupt (then everything is hashed). */
-export function readHashIndex(projectDir: string, warn: (message: string) => void): HashIndex {
-  const parsed = readJson(path.join(stateDir(projectDir), INDEX_FILE), indexSchema, warn);
-  const index: HashIndex = new Map();
-  for (const [file, size, mtimeMs, ctimeMs, ino, sha256] of parsed?.files ?? []) index.set(file, { size, mtimeMs, ctimeMs, ino, sha256 });
-  return index;
+/**
+ * The class files as of the end of the last run: their stamps and hashes (so unchanged files
+ * are not re-hashed) and, when that run left the hold behind (`held`), the baseline the agent
+ * still has live: the next run of the same agent session compares against it, because files a
+ * failed build rewrote or deleted have not been reloaded.
+ */
+export interface ClassState {
+  sessionId: string | null;
+  held: boolean;
+  files: Snapshot;
 }
 
-/** Saves the hash index (absolute path, size, mtimeMs, ctimeMs, inode, sha256 per class file). */
-export function writeHashIndex(projectDir: string, index: HashIndex): void {
-  const files = [...index].map(([file, e]) => [file, e.size, e.mtimeMs, e.ctimeMs, e.ino, e.sha256]);
-  writeJson(path.join(stateDir(projectDir), INDEX_FILE), { version: 1, files });
+/** Reads the class state of the last run; empty when missing or corrupt (then everything is hashed). */
+export function readClassState(projectDir: string, warn: (message: string) => void): ClassState {
+  const parsed = readJson(path.join(stateDir(projectDir), CLASS_STATE_FILE), classStateSchema, warn);
+  const files: Snapshot = new Map();
+  for (const [file, dir, size, mtimeMs, ctimeMs, ino, sha256] of parsed?.files ?? []) files.set(file, { dir, size, mtimeMs, ctimeMs, ino, sha256 });
+  return { sessionId: parsed?.sessionId ?? null, held: parsed?.held ?? false, files };
+}
+
+/** Saves the class state whole (per file: path, class output directory, size, mtimeMs, ctimeMs, inode, sha256). */
+export function writeClassState(projectDir: string, state: ClassState): void {
+  const files = [...state.files].map(([file, e]) => [file, e.dir, e.size, e.mtimeMs, e.ctimeMs, e.ino, e.sha256]);
+  writeJson(path.join(stateDir(projectDir), CLASS_STATE_FILE), { version: 2, sessionId: state.sessionId, held: state.held, files });
 }
 
 function readJson<T>(file: string, schema: z.ZodType<T>, warn: (message: string) => void): T | undefined {

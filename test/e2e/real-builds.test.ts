@@ -89,10 +89,15 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', (name) => {
   });
 
   it(`${tool}: a compile error ends with the tool's exit status, no VERIFY, hold kept; the fixed rerun recovers it`, async () => {
+    // The tool's own exit status for this error, from a separate copy (a failed Maven build
+    // deletes class files, which must not happen outside the hold in the copy under test).
+    const reference = await copyFixture(name);
+    await introduceCompileError(reference);
+    const direct = await execa(tool, args, { cwd: reference, reject: false, stdio: 'ignore' });
+    expect(direct.exitCode).not.toBe(0);
+
     const { dir, agent } = await prepare(name);
     await introduceCompileError(dir);
-    const direct = await execa(tool, args, { cwd: dir, reject: false, stdio: 'ignore' });
-    expect(direct.exitCode).not.toBe(0);
 
     const failed = await runCli(['--owner', 'dev-1', tool, ...args], { cwd: dir });
     expect(failed.exitCode).toBe(direct.exitCode);
@@ -106,5 +111,10 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', (name) => {
     // The ok receipt means "capture scheduled": the agent releases the hold once it has captured.
     await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
     expect(commandWords(agent).slice(3, 6)).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok']);
+    // The failed build deleted or rewrote class files while held; the agent still has the
+    // pre-failure Greeter live, so the recovered build's Greeter is a change and is verified.
+    const greeter = hashes(path.join(dir, CLASS_OUTPUT_DIR[name])).get('com.acme.Greeter');
+    expect(agent.received.slice(6).map((r) => r.line.split(' ').slice(2).join(' '))).toContain(`com.acme.Greeter ${greeter}`);
+    expect(fixed.stderr).toMatch(/applied\s+com\.acme\.Greeter/);
   });
 });

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// npm run demo: the main job on a real Maven build of the bundled example (fixtures/maven-app),
+// against the fake agent (the same one the tests use). Three runs: an edit proven live, a
+// compile error that keeps the hold, and the fix that recovers it.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeAgent } from '../dist/fake-agent/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bin = path.join(root, 'bin', 'reclazz-build.js');
+const say = (text) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
+
+if (spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status !== 0) {
+  console.error('The demo builds a real Maven project: install Maven with `bash .ci/install-build-tools.sh` (Debian, as root), then run `npm run demo` again.');
+  process.exit(1);
+}
+
+const started = performance.now();
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-demo-'));
+const app = path.join(work, 'maven-app');
+fs.cpSync(path.join(root, 'fixtures', 'maven-app'), app, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
+const greeter = path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java');
+const setReturn = (expression) => fs.writeFileSync(greeter, fs.readFileSync(greeter, 'utf8').replace(/return\s+[^;]*;/, `return ${expression};`));
+const setGreeting = (text) => setReturn(JSON.stringify(text));
+
+say(`copied the example to ${app}; compiling it once (the classes the "running app" loaded)`);
+execFileSync('mvn', ['-q', 'compile'], { cwd: app, stdio: 'inherit' });
+
+const agent = await startFakeAgent({
+  portFile: path.join(app, '.reclazz', 'agent.port'),
+  watchDirs: [path.join(app, 'target', 'classes')],
+  heartbeatMs: 2000,
+});
+say(`fake agent listening on 127.0.0.1:${agent.port}, port file ${path.join(app, '.reclazz', 'agent.port')}`);
+
+// The agent lives in this process, so the CLI runs asynchronously (a sync spawn would freeze the agent).
+async function reclazzBuild(title) {
+  say(`${title}\n$ reclazz-build mvn -q compile`);
+  const from = agent.received.length;
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [bin, 'mvn', '-q', 'compile'], { cwd: app, stdio: 'inherit', env: { ...process.env, RECLAZZ_SAFE_BUILD_ACTIVE: '' } });
+  const status = await new Promise((resolve) => child.on('close', (code) => resolve(code)));
+  const ms = Math.round(performance.now() - t0);
+  console.log(`\n(exit status ${status}, ${ms} ms) the agent received:`);
+  for (const { line } of agent.received.slice(from)) console.log(`  ${line}`);
+  return status;
+}
+
+setGreeting('Hello, edited while the app runs');
+const first = await reclazzBuild('1. edit Greeter.java, rebuild: the change is held, released and proven live');
+setReturn('42 /* not a String: a compile error */');
+const second = await reclazzBuild('2. a compile error: BUILD failed, no VERIFY, the agent keeps holding the output');
+console.log(`  hold now: ${JSON.stringify(agent.hold())}`);
+setGreeting('Hello, fixed');
+const third = await reclazzBuild('3. fix it and run again: the saved owner token recovers the hold');
+
+await agent.stop();
+fs.rmSync(work, { recursive: true, force: true });
+const total = ((performance.now() - started) / 1000).toFixed(1);
+say(`demo done in ${total} s: exit statuses ${first}, ${second}, ${third} (expected 0, 1, 0)`);
+process.exit(first === 0 && second !== 0 && third === 0 ? 0 : 1);
