@@ -33,8 +33,8 @@ const DOCTOR_JSON_CHARS = 3900;
 type Reply = (message: string) => void;
 
 /** Resolved options: every default filled in. */
-type Settings = Required<Omit<FakeAgentOptions, 'portFile' | 'sessionId' | 'verifyStatus' | 'intercept'>> &
-  Pick<FakeAgentOptions, 'verifyStatus' | 'intercept'> & { portFile?: string };
+type Settings = Required<Omit<FakeAgentOptions, 'portFile' | 'sessionId' | 'verifyStatus' | 'intercept' | 'failCapture'>> &
+  Pick<FakeAgentOptions, 'verifyStatus' | 'intercept' | 'failCapture'> & { portFile?: string };
 
 function settingsFrom(options: FakeAgentOptions): Settings {
   return {
@@ -54,6 +54,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     outboxLimit: options.outboxLimit ?? 1000,
     maxClients: options.maxClients ?? 5,
     holdWarnMs: options.holdWarnMs ?? 300_000,
+    failCapture: options.failCapture,
   };
 }
 
@@ -442,6 +443,8 @@ class FakeAgentServer implements FakeAgent {
     this.pendingCapture = undefined;
     let changed: ClassFile[];
     try {
+      const failure = this.settings.failCapture?.();
+      if (failure !== undefined) throw new Error(failure);
       changed = this.reloader.changedFiles();
     } catch (error) {
       // A read or scan failure leaves the entire build held for another BUILD ok.

@@ -81,6 +81,12 @@ export interface FakeAgentOptions {
   maxClients?: number;
   /** A hold older than this many ms without a BUILD result gets one WARN broadcast; default 300000 (5 minutes). */
   holdWarnMs?: number;
+  /**
+   * Fault switch: called at each capture; a returned message makes that capture fail as an
+   * unreadable class output would (protocol.md "BUILD": a read or scan failure leaves the
+   * whole build held for another BUILD ok). Root reads every file, so tests use this instead of chmod.
+   */
+  failCapture?: () => string | undefined;
 }
 
 /** One received command line (protocol.md, "Commands"). */
