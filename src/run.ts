@@ -434,11 +434,11 @@ class SafeBuild {
   }
 
   private warnUnwatched(dirs: string[], agent: AgentInfo): void {
-    if (agent.watchSampleTruncated || agent.watchedDirectories.length === 0) return;
+    if (agent.watchSampleTruncated) return;
     const watched = agent.watchedDirectories.map((d) => path.resolve(d));
     for (const dir of dirs) {
       if (!watched.some((w) => dir === w || dir.startsWith(w + path.sep) || w.startsWith(dir + path.sep))) {
-        this.emit({ type: 'warning', message: `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ')})` });
+        this.emit({ type: 'warning', message: `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})` });
       }
     }
   }
