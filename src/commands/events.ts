@@ -26,12 +26,16 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
     events,
     durationMs: Math.round(performance.now() - started),
   });
+  // Lines that arrive with CONNECTED are dispatched before open() returns: keep them until
+  // the CONNECTED line has been handed on, so the order stays the agent's.
+  let early: AgentEvent[] | undefined = [];
+  const deliver = (event: AgentEvent): void => {
+    events += 1;
+    options.onEvent(event);
+  };
   const opened = await openAgent({
     ...options,
-    onEvent: (event) => {
-      events += 1;
-      options.onEvent(event);
-    },
+    onEvent: (event) => (early === undefined ? deliver(event) : early.push(event)),
   });
   if (opened.kind === 'refused') {
     const { kind: _kind, ...refused } = opened;
@@ -39,6 +43,9 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
   }
   const { connection, endpoint } = opened;
   options.onConnected?.(opened.connected, endpoint);
+  const queued = early;
+  early = undefined;
+  queued.forEach(deliver);
   try {
     await connection.waitFor(() => false, 'the end of the stream', Number.POSITIVE_INFINITY, options.signal);
   } catch (error) {

@@ -79,7 +79,7 @@ export function reloadText(result: ReloadResult, p: Palette): string {
   const s = result.state;
   if (s === undefined) return `${result.message}\n`;
   const lines = [
-    `${result.message.split(';')[0]}`,
+    result.message.slice(0, Math.max(0, result.message.lastIndexOf(';'))) || result.message,
     `  ${p.dim('paused'.padEnd(16))}${s.paused ? p.yellow('yes') : 'no'}`,
     `  ${p.dim('pending classes'.padEnd(16))}${s.pendingClasses}`,
     `  ${p.dim('pending actions'.padEnd(16))}${s.pendingActions}`,
