@@ -13,6 +13,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { EXIT_USAGE, type RunEvent, type RunResult } from './events.js';
 import { HumanReporter } from './report/human.js';
 import { eventToJson, finalLines } from './report/json.js';
+import { wantsLive } from './report/live.js';
 import { paletteFor } from './report/palette.js';
 import { writeStdout } from './report/stdout.js';
 import { runSafeBuild, type SafeBuildOptions } from './run.js';
@@ -185,7 +186,7 @@ interface Output {
 function makeOutput(opts: CliOptions): Output {
   const human = new HumanReporter({
     write: (text) => process.stderr.write(text),
-    live: process.stderr.isTTY === true && !process.env.CI,
+    live: wantsLive(process.stderr, process.env),
     quiet: opts.quiet === true,
     verbose: opts.verbose === true,
     paint: paletteFor(process.stderr, process.env),

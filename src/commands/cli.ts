@@ -12,7 +12,7 @@ import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
 import { eventLine, failureText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
 import { commandResultToJson, eventToJson, finalLines } from '../report/json.js';
-import { LiveLine } from '../report/live.js';
+import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
 import type { AgentTarget } from './connect.js';
@@ -195,7 +195,7 @@ function stderr(text: string): void {
 }
 
 function isLive(): boolean {
-  return process.stderr.isTTY === true && !process.env.CI;
+  return wantsLive(process.stderr, process.env);
 }
 
 function liveLine(): LiveLine {

@@ -4,6 +4,14 @@
  * pipes, files and CI logs get no animation.
  */
 
+/**
+ * True when a live line may be drawn on `stream`: it is a terminal that can erase a line
+ * (TERM is not `dumb`) and this is not CI (CI logs keep every carriage return).
+ */
+export function wantsLive(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env.CI ?? '') === '' && env.TERM !== 'dumb';
+}
+
 /** How often the elapsed time is redrawn, in ms. */
 export const LIVE_TICK_MS = 100;
 
