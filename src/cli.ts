@@ -7,7 +7,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { isToken } from './agent/protocol.js';
 import type { ToolKind } from './build/tool.js';
-import { addAgentCommands } from './commands/cli.js';
+import { addAgentCommands, configFailure } from './commands/cli.js';
 import { resolveSettings, type AgentFlags } from './commands/settings.js';
 import { ConfigError, loadConfig } from './config.js';
 import { EXIT_USAGE, type RunEvent, type RunResult } from './events.js';
@@ -148,9 +148,7 @@ async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions)
     loaded = loadConfig(cwd, opts.config);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
-    if (opts.json) writeStdout(`${finalLines({ reason: 'usage', exitCode: EXIT_USAGE, message: error.message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 }).join('\n')}\n`);
-    return await exit(EXIT_USAGE);
+    return await exit(configFailure(error, opts.json, 'build'));
   }
   const { config } = loaded;
   const settings = resolveSettings(opts, config, cwd, process.env);

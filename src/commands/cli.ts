@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, type LoadedConfig } from '../config.js';
 import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
 import { eventLine, failureText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines } from '../report/json.js';
+import { commandResultToJson, eventToJson, finalLines, type JsonAction } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
@@ -209,26 +209,34 @@ function liveLine(): LiveLine {
   });
 }
 
-function configFailure(error: ConfigError, json: boolean | undefined, action: CommandResult['action']): number {
-  const p = paletteFor(process.stderr, process.env);
-  stderr(`${p.red(`error: ${error.message}`)}\n`);
+/**
+ * Reports an invalid config: the error on stderr and, with --json, the `result` line of
+ * `action` with reason `usage`. Returns the exit status (2).
+ */
+export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
+  stderr(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
   if (json) {
-    const result = { action, reason: 'usage', exitCode: EXIT_USAGE, message: error.message, durationMs: 0 } as const;
-    writeStdout(`${JSON.stringify(commandResultToJson({ ...result, ...emptyFields(action) } as CommandResult))}\n`);
+    const lines = action === 'build' || action === 'verify' ? finalLines(usageResult(error.message), action) : [JSON.stringify(commandResultToJson(usageCommandResult(action, error.message)))];
+    writeStdout(`${lines.join('\n')}\n`);
   }
   return EXIT_USAGE;
 }
 
-function emptyFields(action: CommandResult['action']): object {
+function usageResult(message: string): RunResult {
+  return { reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 };
+}
+
+function usageCommandResult(action: CommandResult['action'], message: string): CommandResult {
+  const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
   switch (action) {
     case 'doctor':
-      return { classDirs: [] };
+      return { ...base, action, classDirs: [] };
     case 'scan':
-      return { sent: false, delivered: false };
+      return { ...base, action, sent: false, delivered: false };
     case 'events':
-      return { events: 0 };
+      return { ...base, action, events: 0 };
     default:
-      return {};
+      return { ...base, action };
   }
 }
 
@@ -245,7 +253,7 @@ async function agentCommand(
   const live = liveLine();
   live.show(waiting);
   const result = await run(target(ctx, signal), ctx.settings, ctx.cwd);
-  live.stop();
+  live.hide();
   renderCommandResult(result, ctx.flags);
   return result.exitCode;
 }
@@ -266,12 +274,7 @@ function renderCommandResult(result: CommandResult, flags: AgentFlags): void {
 async function verifyCommand(cmd: Command, paths: string[], signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   const flags = cmd.optsWithGlobals<AgentFlags>();
-  if (ctx instanceof ConfigError) {
-    const p = paletteFor(process.stderr, process.env);
-    stderr(`${p.red(`error: ${ctx.message}`)}\n`);
-    if (flags.json) writeStdout(`${finalLines(usageResult(ctx.message), 'verify').join('\n')}\n`);
-    return EXIT_USAGE;
-  }
+  if (ctx instanceof ConfigError) return configFailure(ctx, flags.json, 'verify');
   const roots = projectClassDirs(ctx.cwd, ctx.settings);
   const human = new HumanReporter({
     write: stderr,
@@ -290,10 +293,6 @@ async function verifyCommand(cmd: Command, paths: string[], signal: AbortSignal)
   if (flags.json) writeStdout(`${finalLines(result, 'verify').join('\n')}\n`);
   human.result(result);
   return result.exitCode;
-}
-
-function usageResult(message: string): RunResult {
-  return { reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 };
 }
 
 /** events: follow until Ctrl-C, the agent closing the stream, or stdout's reader going away. */

@@ -124,7 +124,7 @@ export class HumanReporter {
 
   /** Renders the closing report; the last line says whether the change is proven live. */
   result(result: RunResult): void {
-    this.live.stop();
+    this.live.hide();
     const { quiet } = this.options;
     const p = this.p;
     if (!quiet && result.changes !== undefined) {

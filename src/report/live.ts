@@ -28,7 +28,7 @@ export interface LiveLineOptions {
   prefixWidth: number;
 }
 
-/** The live status line. Call {@link LiveLine.stop} before exiting. */
+/** The live status line. Call {@link LiveLine.hide} before exiting. */
 export class LiveLine {
   private text: string | undefined;
   private since = 0;
@@ -61,17 +61,12 @@ export class LiveLine {
     if (this.text !== undefined && this.timer !== undefined) this.draw();
   }
 
-  /** Erases the line and shows nothing until the next {@link LiveLine.show}. */
+  /** Erases the line and shows nothing until the next {@link LiveLine.show}; call it when done. */
   hide(): void {
     this.clear();
     this.text = undefined;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
-  }
-
-  /** Same as hide: call it when done. */
-  stop(): void {
-    this.hide();
   }
 
   private draw(): void {

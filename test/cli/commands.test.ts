@@ -301,7 +301,7 @@ describe('events', () => {
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     await waitUntil(() => agent.clientCount() === 1);
     agent.broadcast('STRUCTURAL_RELOAD', 'Redefined com.acme.Greeter', { type: 'structural' });
-    await waitUntil(() => out.includes('Redefined'));
+    await waitUntil(() => out.includes('Redefined') && out.includes('HEARTBEAT'));
     child.kill('SIGINT');
     const run = await child;
     expect(run.exitCode).toBe(130);

@@ -119,8 +119,8 @@ describe('--json lines match the schema', () => {
 
   it('verify and the agent subcommands', async () => {
     const p = project();
-    // The reload takes a second: its RELOAD event arrives while verify is connected.
-    const agent = await agentFor(p, { reloadMs: 1000 });
+    // The reload takes two seconds: its RELOAD event arrives while verify is connected.
+    const agent = await agentFor(p, { reloadMs: 2000 });
     writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
     expect((await runCli(['scan', '--json'], { cwd: p.dir })).exitCode).toBe(0);
     const verify = await runCli(['verify', '--json', 'target/classes/com/acme/Greeter.class', 'target/classes/com/acme/package-info.class'], { cwd: p.dir });
