@@ -16,13 +16,14 @@ import { cliEnv, tempDir, writeClass } from '../support/cli.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const env = cliEnv({ npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
 let consumer: string;
+let packDir: string;
 let agent: ResultPromise | undefined;
 
 const run = (file: string, args: string[], cwd: string, timeout = 120_000) =>
   execa(file, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', timeout });
 
 beforeAll(async () => {
-  const packDir = tempDir('reclazz-pack-');
+  packDir = tempDir('reclazz-pack-');
   const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT);
   expect(packed.exitCode, String(packed.stderr)).toBe(0);
   const [{ filename }] = JSON.parse(String(packed.stdout)) as Array<{ filename: string }>;
@@ -35,6 +36,8 @@ beforeAll(async () => {
 afterAll(async () => {
   agent?.kill('SIGTERM');
   await agent?.catch(() => undefined);
+  // The install is tens of megabytes: do not leave it in the temp folder.
+  for (const dir of [consumer, packDir]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the packed tarball, installed into an empty folder', () => {
