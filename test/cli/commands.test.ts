@@ -5,14 +5,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 
-const agents: FakeAgent[] = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.stop()));
-});
+const agentFor = useFakeAgents({ heartbeatMs: 200 });
 
 interface Project {
   dir: string;
@@ -27,18 +25,6 @@ function project(): Project {
   return { dir, classes };
 }
 
-async function agentFor(p: Project, options: FakeAgentOptions = {}): Promise<FakeAgent> {
-  const agent = await startFakeAgent({
-    portFile: path.join(p.dir, '.reclazz', 'agent.port'),
-    watchDirs: [p.classes],
-    captureDelayMs: 20,
-    reloadMs: 20,
-    heartbeatMs: 200,
-    ...options,
-  });
-  agents.push(agent);
-  return agent;
-}
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;

@@ -4,15 +4,12 @@
  */
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useFakeAgents } from '../support/agents.js';
 import { agentLineSchema, jsonLineSchema } from '../../src/report/schema.js';
 import { BIN, cliEnv, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 
-const agents: FakeAgent[] = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.stop()));
-});
+const agentFor = useFakeAgents({ heartbeatMs: 100 });
 
 /** Line types seen across the whole file: each type of the schema must appear in a real run. */
 const seen = new Set<string>();
@@ -31,18 +28,6 @@ function project(): { dir: string; classes: string } {
   return { dir, classes };
 }
 
-async function agentFor(p: { dir: string; classes: string }, options: FakeAgentOptions = {}): Promise<FakeAgent> {
-  const agent = await startFakeAgent({
-    portFile: path.join(p.dir, '.reclazz', 'agent.port'),
-    watchDirs: [p.classes],
-    captureDelayMs: 20,
-    reloadMs: 20,
-    heartbeatMs: 100,
-    ...options,
-  });
-  agents.push(agent);
-  return agent;
-}
 
 /** Parses stdout as JSON lines and checks each against the schema; returns them. */
 function checkLines(stdout: string): Array<Record<string, unknown>> {

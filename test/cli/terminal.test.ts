@@ -5,14 +5,11 @@
  * batches.
  */
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { describe, expect, it } from 'vitest';
+import { useFakeAgents } from '../support/agents.js';
 import { cliCommand, runCli, runInTerminal, tempDir, writeClass } from '../support/cli.js';
 
-const agents: FakeAgent[] = [];
-afterEach(async () => {
-  await Promise.all(agents.splice(0).map((a) => a.stop()));
-});
+const agentFor = useFakeAgents({ heartbeatMs: 1000 });
 
 const LIVE = '\r\x1b[K';
 const ANSI = /\x1b\[[0-9;]*m/;
@@ -24,18 +21,6 @@ function project(classes = 2): { dir: string; classes: string } {
   return { dir, classes: out };
 }
 
-async function agentFor(p: { dir: string; classes: string }, options: FakeAgentOptions = {}): Promise<FakeAgent> {
-  const agent = await startFakeAgent({
-    portFile: path.join(p.dir, '.reclazz', 'agent.port'),
-    watchDirs: [p.classes],
-    captureDelayMs: 20,
-    reloadMs: 20,
-    heartbeatMs: 1000,
-    ...options,
-  });
-  agents.push(agent);
-  return agent;
-}
 
 /** A build that prints a marker line and rewrites the first `n` classes. */
 function build(p: { classes: string }, n: number): string[] {
