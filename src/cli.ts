@@ -5,33 +5,35 @@
  */
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import kleur from 'kleur';
 import { isToken } from './agent/protocol.js';
 import type { ToolKind } from './build/tool.js';
+import { addAgentCommands, configFailure } from './commands/cli.js';
+import { resolveSettings, type AgentFlags } from './commands/settings.js';
+import { ConfigError, loadConfig } from './config.js';
 import { EXIT_USAGE, type RunEvent, type RunResult } from './events.js';
-import { HumanReporter, wantsColor } from './report/human.js';
-import { eventToJson, resultToJson } from './report/json.js';
-import { DEFAULTS, runSafeBuild, type SafeBuildOptions } from './run.js';
+import { HumanReporter } from './report/human.js';
+import { eventToJson, finalLines } from './report/json.js';
+import { wantsLive } from './report/live.js';
+import { paletteFor } from './report/palette.js';
+import { writeStdout } from './report/stdout.js';
+import { runSafeBuild, type SafeBuildOptions } from './run.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
-/** Options every command shares (parsed by commander). */
-interface CliOptions {
-  port?: number;
-  portFile?: string;
+/** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
+interface CliOptions extends AgentFlags {
   owner?: string;
-  timeout: number;
-  verifyTimeout: number;
-  wait: number;
   verify: boolean;
-  classesDir: string[];
-  verbose?: boolean;
-  quiet?: boolean;
-  json?: boolean;
   allowNoAgent?: boolean;
 }
 
 const EXIT_TABLE = `
+Each subcommand has its own --help (reclazz-build doctor --help).
+
+Defaults can come from reclazz.config.json or a "reclazz" key in package.json
+(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
+command-line options win.
+
 Exit status:
   0        build ok and acknowledged; every changed class that existed before is applied
            (or nothing to verify, or --no-verify)
@@ -52,6 +54,7 @@ Examples:
   $ reclazz-build mvn -q compile            # ./mvnw when present, else mvn
   $ reclazz-build -- make classes           # any build command after --
   $ reclazz-build --json mvn compile | jq -c 'select(.type=="result")'
+  $ reclazz-build doctor                     # is the agent there, and does it watch this project?
   $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
 
 function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
@@ -68,15 +71,16 @@ function token(value: string): string {
   return value;
 }
 
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 function addAgentOptions(command: Command): Command {
   return command
     .option('--port <n>', 'agent port (skips port-file discovery)', integer('--port', 1, 65535))
     .option('--port-file <path>', "the agent's port file (default: .reclazz/agent.port or .idea/reclazz/agent.port here, above or below)")
-    .option('--timeout <ms>', 'bound per receipt and for connecting', integer('--timeout', 1), DEFAULTS.timeoutMs)
+    .option('--timeout <ms>', 'bound per receipt and for connecting (default 5000)', integer('--timeout', 1))
+    .option('--config <file>', 'config file (default: reclazz.config.json or package.json "reclazz", here or above)')
     .option('--json', 'JSON lines on stdout (human messages stay on stderr)')
     .option('--verbose', 'more detail')
     .option('--quiet', "only warnings and the verdict; hide the agent's events");
@@ -86,8 +90,8 @@ function buildProgram(): Command {
   const program = new Command('reclazz-build');
   program
     .description(
-      "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256\n" +
-        'SHA-256 which changed classes the running app really applied.',
+      "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256 " +
+        'which changed classes the running app really applied. The subcommands talk to the agent without building.',
     )
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
@@ -95,10 +99,10 @@ function buildProgram(): Command {
     .passThroughOptions()
     .argument('[command...]', 'after --: any build command and its arguments')
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
-    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling', integer('--verify-timeout', 1), DEFAULTS.verifyTimeoutMs)
-    .option('--wait <ms>', "how long to wait for another run's lock or another owner's hold (0: do not wait)", integer('--wait', 0), DEFAULTS.waitMs)
+    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
+    .option('--wait <ms>', "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)", integer('--wait', 0))
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
-    .option('--classes-dir <dir>', 'class output directory to check (repeatable; added to target/classes and build/classes/*/main)', collect, [])
+    .option('--classes-dir <dir>', 'class output directory to check (repeatable; added to target/classes and build/classes/*/main)', collect)
     .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
   addAgentOptions(program);
   program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
@@ -120,23 +124,47 @@ function buildProgram(): Command {
       .argument('[args...]')
       .action(async (args: string[]) => runBuildCommand(tool, args, program.opts<CliOptions>()));
   }
+  addAgentCommands(program, {
+    addAgentOptions,
+    collect,
+    integer,
+    run: async (body) => {
+      const signals = interruptController(() => undefined);
+      const code = await body(signals.signal);
+      signals.dispose();
+      await exit(code);
+    },
+  });
   program.exitOverride();
-  program.configureOutput({ outputError: (text, write) => write(kleur.red(text)) });
+  const errorPaint = paletteFor(process.stderr, process.env);
+  program.configureOutput({ outputError: (text, write) => write(errorPaint.red(text)) });
   return program;
 }
 
 async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
+  const cwd = process.cwd();
+  let loaded;
+  try {
+    loaded = loadConfig(cwd, opts.config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return await exit(configFailure(error, opts.json, 'build'));
+  }
+  const { config } = loaded;
+  const settings = resolveSettings(opts, config, cwd, process.env);
+  const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
   const options: SafeBuildOptions = {
     tool,
-    args,
-    timeoutMs: opts.timeout,
-    verifyTimeoutMs: opts.verifyTimeout,
-    waitMs: opts.wait,
+    args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
+    cwd,
+    timeoutMs: settings.timeoutMs,
+    verifyTimeoutMs: settings.verifyTimeoutMs,
+    waitMs: settings.waitMs,
     verify: opts.verify,
-    classDirs: opts.classesDir,
+    classDirs: settings.classDirs,
     allowNoAgent: opts.allowNoAgent === true,
-    ...(opts.port === undefined ? {} : { port: opts.port }),
-    ...(opts.portFile === undefined ? {} : { portFile: opts.portFile }),
+    ...(settings.port === undefined ? {} : { port: settings.port }),
+    ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
   const output = makeOutput(opts);
@@ -154,13 +182,15 @@ interface Output {
 }
 
 function makeOutput(opts: CliOptions): Output {
-  kleur.enabled = wantsColor(process.stderr, process.env);
   const human = new HumanReporter({
     write: (text) => process.stderr.write(text),
-    live: process.stderr.isTTY === true && !process.env.CI,
+    live: wantsLive(process.stderr, process.env),
     quiet: opts.quiet === true,
     verbose: opts.verbose === true,
+    paint: paletteFor(process.stderr, process.env),
+    columns: () => process.stderr.columns,
   });
+  human.status('connecting to the agent');
   const output: Output = {
     owner: undefined,
     event: (event) => {
@@ -169,21 +199,11 @@ function makeOutput(opts: CliOptions): Output {
       human.event(event);
     },
     result: (result) => {
-      if (opts.json) writeStdout(`${JSON.stringify(resultToJson(result))}\n`);
+      if (opts.json) writeStdout(`${finalLines(result).join('\n')}\n`);
       human.result(result);
     },
   };
   return output;
-}
-
-let stdoutBroken = false;
-process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') stdoutBroken = true;
-  else throw error;
-});
-
-function writeStdout(text: string): void {
-  if (!stdoutBroken) process.stdout.write(text);
 }
 
 /**
@@ -215,7 +235,7 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
 }
 
 function usageError(message: string): never {
-  process.stderr.write(`${kleur.red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
   process.exit(EXIT_USAGE);
 }
 

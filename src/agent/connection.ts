@@ -82,6 +82,9 @@ export class AgentConnection {
   static async open(port: number, options: OpenOptions): Promise<{ connection: AgentConnection; connected: ConnectedEvent }> {
     const socket = net.createConnection({ host: '127.0.0.1', port });
     const connection = new AgentConnection(socket, port);
+    // Set before the handshake: a line that arrives in the same chunk as CONNECTED is
+    // dispatched before open() resumes, and must reach the listener too.
+    connection.onEvent = options.onEvent;
     const connectedTcp = new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', (error: NodeJS.ErrnoException) =>
@@ -106,7 +109,6 @@ export class AgentConnection {
           `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${JSON.stringify(first).slice(0, 200)})`,
         );
       }
-      connection.onEvent = options.onEvent;
       return { connection, connected: parsed.data };
     } catch (error) {
       connection.close();

@@ -10,6 +10,7 @@ import os from 'node:os';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildCommand } from './tool.js';
+import { planSpawn } from './windows.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
 export const KILL_AFTER_MS = 5000;
@@ -57,7 +58,11 @@ export async function findExecutable(command: BuildCommand): Promise<string | un
 export async function runBuild(command: BuildCommand, options: RunBuildOptions): Promise<BuildRun> {
   const started = performance.now();
   const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
-  const child = execa(command.file, command.args, {
+  // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
+  const resolved = options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
+  const plan = planSpawn(resolved, command.args, options.platform, process.env.ComSpec ?? 'cmd.exe');
+  const child = execa(plan.file, plan.args, {
+    windowsVerbatimArguments: plan.windowsVerbatimArguments,
     cwd: command.cwd,
     stdio: 'inherit',
     reject: false,

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { batchArgumentProblem, isBatchFile } from './windows.js';
 
 /** The build tools reclazz-build knows by name; `command` is anything after `--`. */
 export type ToolKind = 'gradle' | 'mvn' | 'command';
@@ -42,8 +43,11 @@ export function resolveBuildCommand(kind: ToolKind, args: string[], options: Res
   if (kind === 'command') {
     const [file, ...rest] = args;
     if (file === undefined || file === '') throw new Error('no build command given after --');
+    if (options.platform === 'win32' && isBatchFile(file)) assertBatchArguments(rest);
     return { kind, file, args: rest, wrapper: false, cwd: options.cwd };
   }
+  // On Windows gradlew.bat, mvnw.cmd, gradle.bat and mvn.cmd are all batch files.
+  if (options.platform === 'win32') assertBatchArguments(args);
   const names = WRAPPERS[kind];
   const name = options.platform === 'win32' ? names.windows : names.posix;
   const found = findUpward(options.cwd, name);
@@ -84,4 +88,9 @@ export function refuseNeverEndingBuild(command: BuildCommand): string | undefine
   return bad === undefined
     ? undefined
     : `Gradle's ${bad} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${bad}).`;
+}
+
+function assertBatchArguments(args: readonly string[]): void {
+  const problem = batchArgumentProblem(args);
+  if (problem !== undefined) throw new Error(problem);
 }

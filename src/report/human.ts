@@ -3,9 +3,12 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
-import kleur from 'kleur';
 import type { RunEvent, RunResult } from '../events.js';
 import type { ClassVerdict, VerdictStatus } from '../verify/verify.js';
+import { LiveLine } from './live.js';
+import { levelColour, palette, type Palette } from './palette.js';
+
+export { wantsColor } from './palette.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
 export const MAX_LISTED = 20;
@@ -18,72 +21,87 @@ export interface HumanOptions {
   /** Hide the agent's own events and the routine steps. */
   quiet: boolean;
   verbose: boolean;
+  /** Colours for the stream written to (default: none). */
+  paint?: Palette;
+  /** Terminal width for the live line (default 80). */
+  columns?: () => number | undefined;
 }
+
+const PREFIX = 'reclazz-build:';
 
 /**
- * True when colour should be used on `stream`: honours NO_COLOR, FORCE_COLOR and TERM=dumb,
- * else the stream's own terminal status.
+ * Renders events and the result as text. Create one per run. In a live terminal the status
+ * line says what is awaited, inferred from the order in which a run emits its events: after
+ * `hold` the BUILD started receipt, after `build-end` the BUILD ok/failed receipt, after an
+ * acknowledged ok the change detection, after `changes` the VERIFY receipts. While the build
+ * runs it is hidden: the build writes to the same terminal.
  */
-export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
-  if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
-  if (env.TERM === 'dumb') return false;
-  return stream.isTTY === true;
-}
-
-const LEVEL_COLOURS: Record<string, (text: string) => string> = {
-  RELOAD: kleur.green,
-  STRUCTURAL_RELOAD: kleur.magenta,
-  COMPILE: kleur.cyan,
-  WARN: kleur.yellow,
-  ERROR: kleur.red,
-};
-
-/** Renders events and the result as text. Create one per run. */
 export class HumanReporter {
-  private liveShown = false;
   private lastWaitLine: { what: string; atMs: number } | undefined;
+  private readonly p: Palette;
+  private readonly live: LiveLine;
+  private verifyStarted = 0;
 
-  constructor(private readonly options: HumanOptions) {}
+  constructor(private readonly options: HumanOptions) {
+    this.p = options.paint ?? palette(false);
+    this.live = new LiveLine({
+      write: options.write,
+      enabled: options.live,
+      columns: options.columns ?? (() => undefined),
+      prefix: `${this.p.dim(PREFIX)} `,
+      prefixWidth: PREFIX.length + 1,
+    });
+  }
+
+  /** Shows `text` on the live status line (a terminal only). */
+  status(text: string): void {
+    this.live.show(text);
+  }
 
   /** Renders one event. */
   event(event: RunEvent): void {
     const { quiet, verbose } = this.options;
+    const p = this.p;
     switch (event.type) {
       case 'agent': {
         const a = event.agent;
-        if (!quiet) this.line(`agent ${kleur.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port} from ${a.source}, session ${a.sessionId}`);
+        if (!quiet) this.line(`agent ${p.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port} from ${a.source}, session ${a.sessionId}`);
         return;
       }
       case 'hold':
         if (!quiet) {
           const from = event.ownerSource === 'saved' ? 'reused from the last run against this agent session' : event.ownerSource === 'option' ? 'from --owner' : 'new';
-          this.line(`owner token ${kleur.bold(event.owner)} (${from}); to recover a held build: --owner ${event.owner}`);
+          this.line(`owner token ${p.bold(event.owner)} (${from}); to recover a held build: --owner ${event.owner}`);
         }
+        this.live.show('waiting for the BUILD started receipt');
         return;
       case 'warning':
-        this.line(kleur.yellow(`warning: ${event.message}`));
+        this.line(p.yellow(`warning: ${event.message}`));
         return;
       case 'waiting': {
-        const text = `waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`;
-        if (this.options.live) this.progress(text);
-        else if (this.lastWaitLine === undefined || this.lastWaitLine.what !== event.what || event.elapsedMs - this.lastWaitLine.atMs >= 5000) {
+        if (this.options.live) {
+          this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
+        } else if (this.lastWaitLine === undefined || this.lastWaitLine.what !== event.what || event.elapsedMs - this.lastWaitLine.atMs >= 5000) {
           this.lastWaitLine = { what: event.what, atMs: event.elapsedMs };
-          this.line(text);
+          this.line(`waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
         }
         return;
       }
       case 'build-start':
-        if (!quiet) this.line(`hold acquired; running ${kleur.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`);
+        this.live.hide();
+        if (!quiet) this.line(`hold acquired; running ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`);
         if (verbose) this.line(`class output directories: ${event.classDirs.join(', ') || '(none yet)'}`);
         return;
       case 'build-end':
-        if (!quiet) this.line(`build ${event.exitCode === 0 ? kleur.green('ok') : kleur.red(`failed (exit status ${event.exitCode})`)} in ${seconds(event.durationMs)}`);
+        if (!quiet) this.line(`build ${event.exitCode === 0 ? p.green('ok') : p.red(`failed (exit status ${event.exitCode})`)} in ${seconds(event.durationMs)}`);
+        this.live.show(`waiting for the BUILD ${event.exitCode === 0 ? 'ok' : 'failed'} receipt`);
         return;
       case 'finish':
         if (!quiet || !event.acknowledged) {
-          this.line(event.acknowledged ? `BUILD ${event.state} acknowledged` : kleur.red(`BUILD ${event.state} NOT acknowledged`));
+          this.line(event.acknowledged ? `BUILD ${event.state} acknowledged` : p.red(`BUILD ${event.state} NOT acknowledged`));
         }
+        if (event.acknowledged && event.state === 'ok') this.live.show('finding the class files whose bytes changed');
+        else this.live.hide();
         return;
       case 'changes':
         if (!quiet) {
@@ -91,20 +109,24 @@ export class HumanReporter {
           if (event.notVerifiable > 0) parts.push(`${event.notVerifiable} not verifiable`);
           this.line(`class files: ${parts.join(', ')} (of ${event.total})`);
         }
+        this.verifyStarted = performance.now();
+        this.live.show(`VERIFY applied 0/${event.changed - event.notVerifiable}`, this.verifyStarted);
         return;
       case 'verify-progress':
-        this.progress(`VERIFY applied ${event.applied}/${event.total} (${event.final} final)`);
+        if (this.verifyStarted === 0) this.verifyStarted = performance.now();
+        this.live.show(`VERIFY applied ${event.applied}/${event.total}${event.final > event.applied ? ` (${event.final - event.applied} not applied)` : ''}`, this.verifyStarted);
         return;
       case 'agent-event':
-        if (!quiet) this.line(`${kleur.dim('agent')} ${(LEVEL_COLOURS[event.level] ?? kleur.white)(event.level)} ${event.message}`);
+        if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
         return;
     }
   }
 
   /** Renders the closing report; the last line says whether the change is proven live. */
   result(result: RunResult): void {
-    this.clearLive();
+    this.live.hide();
     const { quiet } = this.options;
+    const p = this.p;
     if (!quiet && result.changes !== undefined) {
       const c = result.changes;
       for (const change of c.added.slice(0, MAX_LISTED)) this.detail('added', change.className, 'new class: nothing was loaded to replace, not verified');
@@ -115,8 +137,8 @@ export class HumanReporter {
       more(c.notVerifiable.length, (n) => this.detail('skipped', `… and ${n} more`, ''));
     }
     if (result.verdicts.length > 0) this.verdicts(result.verdicts, quiet);
-    if (result.hint !== undefined && result.exitCode !== 0) this.line(kleur.dim(`next: ${result.hint}`));
-    const mark = result.provenLive ? kleur.green().bold('✔ proven live:') : result.exitCode === 0 ? kleur.yellow().bold('• not proven live:') : kleur.red().bold('✘ not proven live:');
+    if (result.hint !== undefined && result.exitCode !== 0) this.line(p.dim(`next: ${result.hint}`));
+    const mark = result.provenLive ? p.boldGreen('✔ proven live:') : result.exitCode === 0 ? p.boldYellow('• not proven live:') : p.boldRed('✘ not proven live:');
     this.line(`${mark} ${result.message}`);
   }
 
@@ -134,29 +156,20 @@ export class HumanReporter {
   }
 
   private detail(status: string, name: string, detail: string): void {
-    const colour = status === 'applied' ? kleur.green : status === 'added' || status === 'removed' || status === 'skipped' ? kleur.dim : kleur.red;
-    this.write(`  ${colour(status.padEnd(16))} ${name}${detail ? kleur.dim(`  ${detail}`) : ''}\n`);
+    const p = this.p;
+    const colour = status === 'applied' ? p.green : status === 'added' || status === 'removed' || status === 'skipped' ? p.dim : p.red;
+    this.write(`  ${colour(status.padEnd(16))} ${name}${detail ? p.dim(`  ${detail}`) : ''}\n`);
   }
 
   private line(text: string): void {
-    this.clearLive();
-    this.write(`${kleur.dim('reclazz-build:')} ${text}\n`);
+    this.write(`${this.p.dim(PREFIX)} ${text}\n`);
   }
 
-  private progress(text: string): void {
-    if (!this.options.live) return;
-    this.write(`\r\x1b[K${kleur.dim('reclazz-build:')} ${text}`);
-    this.liveShown = true;
-  }
-
-  private clearLive(): void {
-    if (!this.liveShown) return;
-    this.write('\r\x1b[K');
-    this.liveShown = false;
-  }
-
+  /** Writes above the live line: erase it, write, draw it again. */
   private write(text: string): void {
+    this.live.clear();
     this.options.write(text);
+    this.live.redraw();
   }
 }
 

@@ -1,13 +1,29 @@
 /**
- * `--json` output: one JSON object per line on stdout, one per event, then a final `result`
- * object. The shape is documented in the README ("JSON output") and checked by
- * `test/cli/json.test.ts`.
+ * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
+ * per class and a final `result` object. Every line type is described by the zod schemas in
+ * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
+ * by `test/cli/json.test.ts`.
  */
+import type { CommandResult } from '../commands/types.js';
 import type { RunEvent, RunResult } from '../events.js';
 
-/** The final line of `--json` output. */
+/** Which command a `result` line ends. */
+export type JsonAction = 'build' | 'verify' | CommandResult['action'];
+
+/** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
+export interface JsonClass {
+  className: string;
+  path: string;
+  sha256: string | null;
+  /** A VERIFY verdict (`applied`, `failed`, `mismatch`, `unverified`, `timeout`, ...) or `added`, `removed`, `not-verifiable`. */
+  status: string;
+  detail: string;
+}
+
+/** The final line of a build's or `verify`'s `--json` output. */
 export interface JsonResult {
   type: 'result';
+  action: 'build' | 'verify';
   reason: RunResult['reason'];
   exitCode: number;
   provenLive: boolean;
@@ -19,7 +35,7 @@ export interface JsonResult {
   agent: RunResult['agent'] | null;
   build: { exitCode: number; durationMs: number; signal: string | null } | null;
   changes: { changed: number; added: number; removed: number; notVerifiable: number; total: number } | null;
-  classes: Array<{ className: string; path: string; sha256: string | null; status: string; detail: string }>;
+  classes: JsonClass[];
   durationMs: number;
 }
 
@@ -29,20 +45,35 @@ export function eventToJson(event: RunEvent): string {
 }
 
 /**
- * The final JSON object: outcome, exit status, owner, build status and time, and one entry per
- * class (verdicts, then added, removed and not-verifiable files with those statuses).
+ * Every class of a result: verdicts, then added, removed and not-verifiable files with those
+ * statuses.
  */
-export function resultToJson(result: RunResult): JsonResult {
+export function resultClasses(result: RunResult): JsonClass[] {
   const c = result.changes;
-  const listed = (status: string, detail: string) => (change: { className: string; path: string; after?: string }) => ({
+  const listed = (status: string, detail: string) => (change: { className: string; path: string; after?: string }): JsonClass => ({
     className: change.className,
     path: change.path,
     sha256: change.after ?? null,
     status,
     detail,
   });
+  return [
+    ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
+    ...(c?.added.map(listed('added', 'new class: nothing was loaded to replace')) ?? []),
+    ...(c?.removed.map(listed('removed', 'class file deleted')) ?? []),
+    ...(c?.notVerifiable.map(listed('not-verifiable', 'not a name VERIFY accepts')) ?? []),
+  ];
+}
+
+/**
+ * The final JSON object: outcome, exit status, owner, build status and time, and one entry per
+ * class (see {@link resultClasses}).
+ */
+export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'build'): JsonResult {
+  const c = result.changes;
   return {
     type: 'result',
+    action,
     reason: result.reason,
     exitCode: result.exitCode,
     provenLive: result.provenLive,
@@ -57,12 +88,38 @@ export function resultToJson(result: RunResult): JsonResult {
       c === undefined
         ? null
         : { changed: c.changed.length, added: c.added.length, removed: c.removed.length, notVerifiable: c.notVerifiable.length, total: c.total },
-    classes: [
-      ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
-      ...(c?.added.map(listed('added', 'new class: nothing was loaded to replace')) ?? []),
-      ...(c?.removed.map(listed('removed', 'class file deleted')) ?? []),
-      ...(c?.notVerifiable.map(listed('not-verifiable', 'not a name VERIFY accepts')) ?? []),
-    ],
+    classes: resultClasses(result),
     durationMs: result.durationMs,
   };
+}
+
+/** The lines that end a build's or `verify`'s `--json` output: one `class` line per class, then `result`. */
+export function finalLines(result: RunResult, action: 'build' | 'verify' = 'build'): string[] {
+  const json = resultToJson(result, action);
+  return [...json.classes.map((c) => JSON.stringify({ type: 'class', ...c })), JSON.stringify(json)];
+}
+
+/** The final line of a subcommand's `--json` output (doctor, status, pause, resume, scan, events). */
+export function commandResultToJson(result: CommandResult): Record<string, unknown> {
+  const base = {
+    type: 'result',
+    action: result.action,
+    reason: result.reason,
+    exitCode: result.exitCode,
+    message: result.message,
+    hint: result.hint ?? null,
+    endpoint: result.endpoint ?? null,
+  };
+  switch (result.action) {
+    case 'doctor':
+      return { ...base, doctor: result.doctor ?? null, classDirs: result.classDirs, durationMs: result.durationMs };
+    case 'status':
+    case 'pause':
+    case 'resume':
+      return { ...base, state: result.state ?? null, durationMs: result.durationMs };
+    case 'scan':
+      return { ...base, sent: result.sent, delivered: result.delivered, durationMs: result.durationMs };
+    case 'events':
+      return { ...base, events: result.events, durationMs: result.durationMs };
+  }
 }

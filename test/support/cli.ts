@@ -70,3 +70,30 @@ export function writeClass(classesDir: string, className: string, bytes: string 
   fs.writeFileSync(file, bytes);
   return file;
 }
+
+/** Quotes `word` for a POSIX shell. */
+export function shellQuote(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * Runs `shellCommand` in a pseudo-terminal (util-linux `script`): stdin, stdout and stderr of
+ * the command are a terminal, and everything it writes to them comes back in `output`, with
+ * the terminal's `\r\n` line ends. `CI` is unset unless `env` sets it.
+ */
+export async function runInTerminal(shellCommand: string, options: CliOptions): Promise<{ exitCode: number; output: string }> {
+  const result = await execa('script', ['-qec', shellCommand, '/dev/null'], {
+    cwd: options.cwd,
+    env: cliEnv({ CI: undefined, NO_COLOR: undefined, TERM: 'xterm-256color', ...options.env }),
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    timeout: options.timeoutMs ?? 60_000,
+  });
+  return { exitCode: result.exitCode ?? -1, output: String(result.stdout) };
+}
+
+/** The shell command that runs the CLI with `args`. */
+export function cliCommand(args: string[]): string {
+  return ['node', BIN, ...args].map(shellQuote).join(' ');
+}

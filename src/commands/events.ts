@@ -1,0 +1,66 @@
+/**
+ * `reclazz-build events`: follows the agent's event stream (protocol.md "The stream") like
+ * `tail -f`, until the caller's signal aborts or the agent closes the connection. Works with
+ * agents of any age: it sends nothing.
+ */
+import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
+import { AgentConnectionError } from '../agent/connection.js';
+import { interruptExit, openAgent, type AgentTarget } from './connect.js';
+import type { AgentEndpoint, EventsResult } from './types.js';
+
+/** Options for {@link followEvents}. */
+export interface FollowOptions extends Omit<AgentTarget, 'onEvent'> {
+  /** The CONNECTED line, once. */
+  onConnected?: (connected: ConnectedEvent, endpoint: AgentEndpoint) => void;
+  /** Every later event, in arrival order (HEARTBEAT included). */
+  onEvent: (event: AgentEvent) => void;
+}
+
+/** Follows the stream until `signal` aborts (exit 130/143) or the agent closes it (exit 0). */
+export async function followEvents(options: FollowOptions): Promise<EventsResult> {
+  const started = performance.now();
+  let events = 0;
+  const done = (fields: Omit<EventsResult, 'action' | 'durationMs' | 'events'>): EventsResult => ({
+    action: 'events',
+    ...fields,
+    events,
+    durationMs: Math.round(performance.now() - started),
+  });
+  // Lines that arrive with CONNECTED are dispatched before open() returns: keep them until
+  // the CONNECTED line has been handed on, so the order stays the agent's.
+  let early: AgentEvent[] | undefined = [];
+  const deliver = (event: AgentEvent): void => {
+    events += 1;
+    options.onEvent(event);
+  };
+  const opened = await openAgent({
+    ...options,
+    onEvent: (event) => (early === undefined ? deliver(event) : early.push(event)),
+  });
+  if (opened.kind === 'refused') {
+    const { kind: _kind, ...refused } = opened;
+    return done(refused);
+  }
+  const { connection, endpoint } = opened;
+  options.onConnected?.(opened.connected, endpoint);
+  const queued = early;
+  early = undefined;
+  queued.forEach(deliver);
+  try {
+    await connection.waitFor(() => false, 'the end of the stream', Number.POSITIVE_INFINITY, options.signal);
+  } catch (error) {
+    // An abort may surface as the signal's reason rather than an AgentConnectionError.
+    if (options.signal?.aborted) {
+      return done({ reason: 'interrupted', exitCode: interruptExit(options.signal), message: `stopped following after ${events} event(s)`, endpoint });
+    }
+    if (!(error instanceof AgentConnectionError)) throw error;
+  } finally {
+    connection.close();
+  }
+  return done({
+    reason: 'agent-closed',
+    exitCode: 0,
+    message: `the agent on port ${endpoint.port} closed the stream after ${events} event(s): the app stopped or restarted`,
+    endpoint,
+  });
+}

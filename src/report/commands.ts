@@ -1,0 +1,101 @@
+/**
+ * Human output of the agent subcommands. What was asked for (the DOCTOR table, the reload
+ * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
+ * with what to do next.
+ */
+import type { AgentEvent } from '../agent/protocol.js';
+import type { CommandResult, DoctorResult, ReloadResult } from '../commands/types.js';
+import { levelColour, type Palette } from './palette.js';
+
+const PREFIX = 'reclazz-build:';
+
+/** The text for stdout on success, or undefined when there is none (then see {@link failureText}). */
+export function successText(result: CommandResult, p: Palette, verbose = false): string | undefined {
+  if (result.exitCode !== 0) return undefined;
+  const note = result.hint === undefined ? '' : `${p.yellow('note:')} ${result.hint}\n`;
+  switch (result.action) {
+    case 'doctor':
+      return `${doctorTable(result, p, verbose)}\n${result.message}\n${note}`;
+    case 'status':
+    case 'pause':
+    case 'resume':
+      return `${reloadText(result, p)}${note}`;
+    case 'scan':
+      return `${result.message}\n${note}`;
+    case 'events':
+      return undefined;
+  }
+}
+
+/** The text for stderr: the refusal or the end of an event stream, with the next step. */
+export function failureText(result: CommandResult, p: Palette): string | undefined {
+  if (result.action === 'events' && result.reason === 'interrupted') return undefined;
+  if (result.exitCode === 0 && result.action !== 'events') return undefined;
+  const mark = result.exitCode === 0 ? p.dim('•') : p.boldRed('✘');
+  const hint = result.hint === undefined || result.exitCode === 0 ? '' : `${p.dim(PREFIX)} ${p.dim(`next: ${result.hint}`)}\n`;
+  return `${hint}${p.dim(PREFIX)} ${mark} ${result.message}\n`;
+}
+
+function yesNo(p: Palette, value: boolean): string {
+  return value ? p.green('yes') : p.red('no');
+}
+
+/** The DOCTOR evidence as a two-column table, then the class output directories here. */
+export function doctorTable(result: DoctorResult, p: Palette, verbose = false): string {
+  const d = result.doctor;
+  const e = result.endpoint;
+  const rows: Array<[string, string]> = [];
+  if (d !== undefined) {
+    rows.push(['agent', `${p.bold(d.agentVersion)}${e ? ` (status protocol ${e.protocolVersion})` : ''}`]);
+    rows.push(['session', d.sessionId || p.yellow('(none yet: still starting)')]);
+    rows.push(['pid', d.pid]);
+    rows.push(['Java', `${d.javaVersion} (${d.vmName})`]);
+    rows.push(['working dir', d.workingDirectory]);
+    rows.push(['watcher', d.watcherState === 'watching' ? p.green(d.watcherState) : p.yellow(d.watcherState)]);
+    rows.push(['build hold', d.buildHold === 'none' ? d.buildHold : p.yellow(d.buildHold)]);
+    const sample = d.watchedDirectories;
+    rows.push(['watched dirs', `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`]);
+    for (const dir of sample) rows.push(['', dir]);
+    if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount) rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
+    rows.push(['supports', `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`]);
+  }
+  if (e !== undefined) rows.push(['port', `${e.port} (${e.portFile === null ? e.source : `from ${e.portFile}`})`]);
+  if (d?.detail && verbose) rows.push(['detail', d.detail]);
+  const width = Math.max(...rows.map(([k]) => k.length)) + 2;
+  let out = rows.map(([k, v]) => `${p.dim(k.padEnd(width))}${v}\n`).join('');
+  if (result.classDirs.length > 0) {
+    out += `\nclass output directories here:\n`;
+    for (const c of result.classDirs) {
+      const label = c.watched === true ? p.green('watched') : c.watched === false ? p.boldRed('NOT watched') : p.yellow('unknown');
+      const pad = ' '.repeat(Math.max(1, 13 - (c.watched === true ? 7 : c.watched === false ? 11 : 7)));
+      out += `  ${label}${pad}${c.dir}\n`;
+    }
+  }
+  return out;
+}
+
+/** The RELOAD_STATE receipt, field by field. */
+export function reloadText(result: ReloadResult, p: Palette): string {
+  const s = result.state;
+  if (s === undefined) return `${result.message}\n`;
+  const lines = [
+    result.message.slice(0, Math.max(0, result.message.lastIndexOf(';'))) || result.message,
+    `  ${p.dim('paused'.padEnd(16))}${s.paused ? p.yellow('yes') : 'no'}`,
+    `  ${p.dim('pending classes'.padEnd(16))}${s.pendingClasses}`,
+    `  ${p.dim('pending actions'.padEnd(16))}${s.pendingActions}`,
+    `  ${p.dim('build hold'.padEnd(16))}${s.buildHold === 'none' ? 'none' : p.yellow(s.buildHold)}`,
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time. */
+export function eventLine(event: AgentEvent, p: Palette): string {
+  const when = event.timestamp === undefined ? new Date() : new Date(event.timestamp);
+  const time = Number.isNaN(when.getTime()) ? '--:--:--.---' : clock(when);
+  return `${p.dim(time)} ${levelColour(p, event.level)(event.level.padEnd(17))} ${event.message}\n`;
+}
+
+function clock(date: Date): string {
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}.${String(date.getMilliseconds()).padStart(3, '0')}`;
+}

@@ -1,0 +1,185 @@
+/**
+ * The `--json` output as zod schemas: every line reclazz-build writes to stdout with `--json`
+ * is one of {@link jsonLineSchema} (`events --json` instead passes the agent's own lines
+ * through: {@link agentLineSchema}). The schemas are strict, so a field that is added to the
+ * output without being added here (and to the README) fails the test that checks real runs.
+ * Consumers may import them from `reclazz-build` to validate what they read.
+ */
+import { z } from 'zod';
+import { doctorObservedSchema } from '../agent/protocol.js';
+
+const int = z.number().int();
+const ms = int.min(0);
+
+/** The agent as a build sees it (CONNECTED and DOCTOR). */
+export const agentInfoSchema = z.strictObject({
+  port: int,
+  source: z.string(),
+  agentVersion: z.string(),
+  sessionId: z.string(),
+  pid: z.string(),
+  javaVersion: z.string(),
+  workingDirectory: z.string(),
+  watchedDirectories: z.array(z.string()),
+  watchSampleTruncated: z.boolean(),
+  verifySupported: z.boolean(),
+});
+
+/** The agent as a subcommand sees it on connect. */
+export const endpointSchema = z.strictObject({
+  port: int,
+  source: z.string(),
+  portFile: z.string().nullable(),
+  agentVersion: z.string().nullable(),
+  protocolVersion: int,
+});
+
+/** Event lines of a build (and of `verify`). */
+export const eventLineSchemas = {
+  agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema }),
+  warning: z.strictObject({ type: z.literal('warning'), message: z.string() }),
+  waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms }),
+  hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']) }),
+  buildStart: z.strictObject({ type: z.literal('build-start'), command: z.string(), wrapper: z.boolean(), cwd: z.string(), classDirs: z.array(z.string()) }),
+  buildEnd: z.strictObject({ type: z.literal('build-end'), exitCode: int, durationMs: ms, signal: z.string().optional() }),
+  finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean() }),
+  changes: z.strictObject({ type: z.literal('changes'), changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
+  verifyProgress: z.strictObject({ type: z.literal('verify-progress'), final: ms, applied: ms, total: ms }),
+  agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string() }),
+} as const;
+
+/** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
+export const classStatusSchema = z.enum([
+  'applied',
+  'failed',
+  'mismatch',
+  'unverified',
+  'timeout',
+  'beyond-capacity',
+  'session-changed',
+  'connection-lost',
+  'interrupted',
+  'added',
+  'removed',
+  'not-verifiable',
+]);
+
+const classFields = {
+  className: z.string(),
+  path: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  status: classStatusSchema,
+  detail: z.string(),
+};
+
+/** One class and its verdict (emitted before `result`, one line per class). */
+export const classLineSchema = z.strictObject({ type: z.literal('class'), ...classFields });
+
+const runReasonSchema = z.enum([
+  'ok',
+  'no-agent-build',
+  'build-failed',
+  'usage',
+  'nested',
+  'command-not-found',
+  'no-agent',
+  'bad-port-file',
+  'ambiguous-agent',
+  'lock-busy',
+  'stale-port',
+  'handshake',
+  'old-agent',
+  'agent-not-ready',
+  'unsupported',
+  'hold-busy',
+  'receipt-timeout',
+  'agent-disconnected',
+  'not-safe',
+  'verify-incomplete',
+  'interrupted',
+]);
+
+/** The final line of a build (`action: build`) or of `verify` (`action: verify`). */
+export const runResultLineSchema = z.strictObject({
+  type: z.literal('result'),
+  action: z.enum(['build', 'verify']),
+  reason: runReasonSchema,
+  exitCode: int,
+  provenLive: z.boolean(),
+  message: z.string(),
+  hint: z.string().nullable(),
+  owner: z.string().nullable(),
+  command: z.string().nullable(),
+  hold: z.enum(['none', 'held', 'unknown']),
+  agent: agentInfoSchema.nullable(),
+  build: z.strictObject({ exitCode: int, durationMs: ms, signal: z.string().nullable() }).nullable(),
+  changes: z.strictObject({ changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }).nullable(),
+  classes: z.array(z.strictObject(classFields)),
+  durationMs: ms,
+});
+
+const commandReasonSchema = z.enum([
+  'ok',
+  'usage',
+  'no-agent',
+  'bad-port-file',
+  'ambiguous-agent',
+  'stale-port',
+  'handshake',
+  'old-agent',
+  'agent-not-ready',
+  'unsupported',
+  'agent-disconnected',
+  'interrupted',
+  'no-receipt',
+  'unexpected-receipt',
+  'agent-closed',
+]);
+
+const commandBase = {
+  type: z.literal('result'),
+  reason: commandReasonSchema,
+  exitCode: int,
+  message: z.string(),
+  hint: z.string().nullable(),
+  endpoint: endpointSchema.nullable(),
+  durationMs: ms,
+};
+
+/** The RELOAD_STATE receipt. */
+export const reloadStateSchema = z.strictObject({
+  action: z.enum(['pause', 'resume', 'status']),
+  paused: z.boolean(),
+  pendingClasses: ms,
+  pendingActions: ms,
+  buildHold: z.enum(['none', 'named', 'legacy']),
+});
+
+/** Final lines of the agent subcommands. */
+export const commandResultLineSchemas = {
+  doctor: z.strictObject({
+    ...commandBase,
+    action: z.literal('doctor'),
+    doctor: doctorObservedSchema.nullable(),
+    classDirs: z.array(z.strictObject({ dir: z.string(), watched: z.boolean().nullable() })),
+  }),
+  reload: z.strictObject({ ...commandBase, action: z.enum(['status', 'pause', 'resume']), state: reloadStateSchema.nullable() }),
+  scan: z.strictObject({ ...commandBase, action: z.literal('scan'), sent: z.boolean(), delivered: z.boolean() }),
+  events: z.strictObject({ ...commandBase, action: z.literal('events'), events: ms }),
+} as const;
+
+/** Any `result` line. */
+export const resultLineSchema = z.union([
+  runResultLineSchema,
+  commandResultLineSchemas.doctor,
+  commandResultLineSchemas.reload,
+  commandResultLineSchemas.scan,
+  commandResultLineSchemas.events,
+]);
+
+/** Any line reclazz-build writes with `--json` (except `events --json`, see {@link agentLineSchema}). */
+export const jsonLineSchema = z.union([...Object.values(eventLineSchemas), classLineSchema, resultLineSchema]);
+export type JsonLine = z.infer<typeof jsonLineSchema>;
+
+/** A line of `events --json`: the agent's own event object, unchanged (its fields may grow). */
+export const agentLineSchema = z.looseObject({ level: z.string(), message: z.string(), timestamp: z.string().optional() });

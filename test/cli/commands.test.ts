@@ -1,0 +1,304 @@
+/**
+ * The agent subcommands through the real binary against the fake agent: doctor, status,
+ * pause, resume, scan, verify and events, with their exit statuses.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { useFakeAgents } from '../support/agents.js';
+import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+
+const agentFor = useFakeAgents({ heartbeatMs: 200 });
+
+interface Project {
+  dir: string;
+  classes: string;
+}
+
+function project(): Project {
+  const dir = tempDir();
+  const classes = path.join(dir, 'target', 'classes');
+  writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
+  writeClass(classes, 'com.acme.Outer$Inner', 'inner-v1');
+  return { dir, classes };
+}
+
+
+const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+
+/** Rewrites classes in place and lets the fake agent capture and reload them (as a SCAN would). */
+async function reload(agent: FakeAgent, p: Project, writes: Record<string, string>): Promise<void> {
+  for (const [name, bytes] of Object.entries(writes)) writeClass(p.classes, name, bytes);
+  const scan = await runCli(['scan'], { cwd: p.dir });
+  expect(scan.exitCode).toBe(0);
+  await waitUntil(() => agent.captures > 0);
+}
+
+async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!condition()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('doctor', () => {
+  it("prints the agent's evidence as a table and says the class output directory here is watched", async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(['doctor'], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/^agent\s+1\.4\.0-fake \(status protocol 1\)$/m);
+    expect(run.stdout).toMatch(new RegExp(`^session\\s+${agent.sessionId}$`, 'm'));
+    expect(run.stdout).toMatch(/^Java\s+21\.0\.4/m);
+    expect(run.stdout).toMatch(/^watcher\s+watching$/m);
+    expect(run.stdout).toMatch(/^build hold\s+none$/m);
+    expect(run.stdout).toMatch(/^supports\s+owned builds yes · VERIFY yes · SCAN yes$/m);
+    expect(run.stdout).toMatch(new RegExp(`^  watched\\s+${escape(p.classes)}$`, 'm'));
+    expect(run.stdout).toContain('1 of 1 class output directory here watched');
+    expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['DOCTOR']);
+  });
+
+  it('flags a class output directory the agent does not watch', async () => {
+    const p = project();
+    const other = path.join(p.dir, 'build', 'classes', 'java', 'main');
+    writeClass(other, 'com.acme.Other', 'x');
+    await agentFor(p);
+    const run = await runCli(['doctor', '--json'], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    const result = lastJson(run.stdout);
+    expect(result.classDirs).toEqual([
+      { dir: other, watched: false },
+      { dir: p.classes, watched: true },
+    ]);
+    expect(result.message).toContain('NOT watched');
+    const human = await runCli(['doctor'], { cwd: p.dir });
+    expect(human.stdout).toMatch(new RegExp(`NOT watched\\s+${escape(other)}`));
+  });
+
+  it('exits 69 and says uncertain when DOCTOR gets no reply (agent not ready)', async () => {
+    const p = project();
+    await agentFor(p, { notReady: true });
+    const run = await runCli(['doctor', '--timeout', '300'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('no DOCTOR_RESULT');
+    expect(run.stderr).toContain('uncertain');
+    expect(run.stdout).toBe('');
+  });
+
+  it('exits 69 for an agent from before build ownership, without asking', async () => {
+    const p = project();
+    const agent = await agentFor(p, { agentVersion: null });
+    const run = await runCli(['doctor'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('too old for DOCTOR');
+    expect(agent.received).toEqual([]);
+  });
+
+  it('exits 69 with no agent, and names the fix for a stale port file', async () => {
+    const p = project();
+    const none = await runCli(['doctor'], { cwd: p.dir });
+    expect(none.exitCode).toBe(69);
+    expect(none.stderr).toContain('no running agent found');
+    expect(none.stderr).not.toContain('--allow-no-agent');
+
+    const agent = await agentFor(p);
+    const port = agent.port;
+    await agent.stop();
+    fs.mkdirSync(path.join(p.dir, '.reclazz'), { recursive: true });
+    fs.writeFileSync(path.join(p.dir, '.reclazz', 'agent.port'), String(port));
+    const stale = await runCli(['doctor'], { cwd: p.dir });
+    expect(stale.exitCode).toBe(69);
+    expect(stale.stderr).toContain('the port file is stale');
+  });
+});
+
+describe('status, pause, resume', () => {
+  it('print the exact RELOAD_STATE receipt of each action', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const paused = await runCli(['pause'], { cwd: p.dir });
+    expect(paused.exitCode).toBe(0);
+    expect(paused.stdout).toMatch(/^automatic reload paused/m);
+    expect(paused.stdout).toMatch(/^  paused\s+yes$/m);
+
+    writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
+    const status = await runCli(['status', '--json'], { cwd: p.dir });
+    expect(status.exitCode).toBe(0);
+    expect(lastJson(status.stdout)).toMatchObject({
+      action: 'status',
+      reason: 'ok',
+      state: { action: 'status', paused: true, pendingClasses: 1, pendingActions: 0, buildHold: 'none' },
+    });
+
+    const resumed = await runCli(['resume'], { cwd: p.dir });
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toMatch(/^  paused\s+no$/m);
+    expect(resumed.stdout).toContain('not yet reloaded');
+    const sent = agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '));
+    expect(sent).toEqual(['RELOAD pause', 'RELOAD status', 'RELOAD resume']);
+    expect(agent.received.every((r) => /^RELOAD \w+ request=[A-Za-z0-9_-]+$/.test(r.line))).toBe(true);
+  });
+
+  it('note that resume does not release a build hold', async () => {
+    const p = project();
+    await agentFor(p);
+    const held = await runCli(['--owner', 'ide', '--', process.execPath, '-e', 'process.exit(1)'], { cwd: p.dir });
+    expect(held.exitCode).toBe(1);
+    const resumed = await runCli(['resume'], { cwd: p.dir });
+    expect(resumed.exitCode).toBe(0);
+    expect(resumed.stdout).toMatch(/^  build hold\s+named$/m);
+    expect(resumed.stdout).toContain('resume never releases it');
+  });
+
+  it('report a missing receipt as uncertain, exit 69, never as done', async () => {
+    const p = project();
+    const agent = await agentFor(p, { intercept: (cmd) => (cmd.verb === 'RELOAD' ? { kind: 'drop' } : undefined) });
+    const run = await runCli(['pause', '--timeout', '300', '--json'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('no RELOAD_STATE receipt for RELOAD pause within 300 ms: uncertain whether the agent paused');
+    expect(run.stderr).toContain('reclazz-build status');
+    expect(lastJson(run.stdout)).toMatchObject({ action: 'pause', reason: 'no-receipt', exitCode: 69, state: null });
+    expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['RELOAD']);
+  });
+
+  it('refuse to send RELOAD to an old agent', async () => {
+    const p = project();
+    const agent = await agentFor(p, { agentVersion: null });
+    const run = await runCli(['status'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('too old for RELOAD');
+    expect(agent.received).toEqual([]);
+  });
+});
+
+describe('scan', () => {
+  it('sends SCAN, says no reply exists, and confirms the agent read it', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
+    const run = await runCli(['scan'], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('SCAN sent and read by the agent');
+    expect(run.stdout).toContain('SCAN has no reply');
+    expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['SCAN', 'DOCTOR']);
+    await waitUntil(() => agent.captures === 1);
+  });
+
+  it('to an old agent: sent, nothing confirms it', async () => {
+    const p = project();
+    const agent = await agentFor(p, { agentVersion: null });
+    const run = await runCli(['scan', '--json'], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(lastJson(run.stdout)).toMatchObject({ action: 'scan', sent: true, delivered: false });
+    await waitUntil(() => agent.received.length === 1);
+    expect(agent.received[0]!.line).toBe('SCAN');
+  });
+});
+
+describe('verify', () => {
+  it('exits 0 when every class given is applied, naming nested classes by binary name', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    await reload(agent, p, { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2' });
+    const run = await runCli(['verify', 'target/classes'], { cwd: p.dir });
+    expect(run.stderr).toContain('all 2 class(es) proven live');
+    expect(run.exitCode).toBe(0);
+    const verifies = agent.received.filter((r) => r.line.startsWith('VERIFY ')).map((r) => r.line.split(' ').slice(2).join(' '));
+    expect(new Set(verifies)).toEqual(new Set([`com.acme.Greeter ${sha('greeter-v2')}`, `com.acme.Outer$Inner ${sha('inner-v2')}`]));
+  });
+
+  it('names a single file by its class output directory, and defaults to the directories here', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    await reload(agent, p, { 'com.acme.Greeter': 'greeter-v2' });
+    const one = await runCli(['verify', 'target/classes/com/acme/Greeter.class', '--json'], { cwd: p.dir });
+    expect(one.exitCode).toBe(0);
+    const result = lastJson(one.stdout);
+    expect(result).toMatchObject({ action: 'verify', reason: 'ok', provenLive: true });
+    expect(result.classes).toEqual([expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') })]);
+
+    // No paths: every class here; Outer$Inner was never reloaded in this session.
+    const all = await runCli(['verify', '--verify-timeout', '400'], { cwd: p.dir });
+    expect(all.exitCode).toBe(75);
+    expect(all.stderr).toMatch(/applied\s+com\.acme\.Greeter/);
+    expect(all.stderr).toMatch(/timeout\s+com\.acme\.Outer\$Inner\s+still not_observed at the deadline/);
+  });
+
+  it('exits 75 when the agent reports a failed reload, with its detail', async () => {
+    const p = project();
+    const agent = await agentFor(p, { verifyStatus: () => 'failed' });
+    await reload(agent, p, { 'com.acme.Greeter': 'greeter-v2' });
+    const run = await runCli(['verify', 'target/classes/com/acme/Greeter.class'], { cwd: p.dir });
+    expect(run.exitCode).toBe(75);
+    expect(run.stderr).toMatch(/failed\s+com\.acme\.Greeter\s+the reload attempt reported failure/);
+    expect(run.stderr).toContain('✘ not proven live');
+  });
+
+  it('exits 2 for a missing path or a file that is not a class, before connecting', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const missing = await runCli(['verify', 'target/nope'], { cwd: p.dir });
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain('no such file or directory: target/nope');
+    fs.writeFileSync(path.join(p.dir, 'notes.txt'), 'x');
+    const notClass = await runCli(['verify', 'notes.txt'], { cwd: p.dir });
+    expect(notClass.exitCode).toBe(2);
+    expect(notClass.stderr).toContain('not a class file');
+    expect(agent.received).toEqual([]);
+  });
+
+  it('exits 69 with no agent', async () => {
+    const p = project();
+    const run = await runCli(['verify', 'target/classes'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(run.stderr).toContain('no running agent found');
+  });
+});
+
+describe('events', () => {
+  it('follows the stream until the agent goes away (exit 0), hiding heartbeats', async () => {
+    const p = project();
+    const agent = await agentFor(p, { heartbeatMs: 50 });
+    const child = startCli(['events'], { cwd: p.dir });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await waitUntil(() => agent.clientCount() === 1);
+    agent.broadcast('RELOAD', 'Reloaded com.acme.Greeter (3ms)');
+    agent.broadcast('WARN', 'something odd');
+    await waitUntil(() => out.includes('something odd'));
+    await agent.stop();
+    const run = await child;
+    expect(run.exitCode).toBe(0);
+    expect(String(run.stdout)).toMatch(/^\d\d:\d\d:\d\d\.\d{3} RELOAD\s+Reloaded com\.acme\.Greeter \(3ms\)$/m);
+    expect(String(run.stdout)).toMatch(/^\d\d:\d\d:\d\d\.\d{3} WARN\s+something odd$/m);
+    expect(String(run.stdout)).not.toContain('HEARTBEAT');
+    expect(String(run.stderr)).toContain('closed the stream');
+  });
+
+  it('with --json passes the raw lines through, and Ctrl-C ends it with 130', async () => {
+    const p = project();
+    const agent = await agentFor(p, { heartbeatMs: 50 });
+    const child = startCli(['events', '--json'], { cwd: p.dir });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await waitUntil(() => agent.clientCount() === 1);
+    agent.broadcast('STRUCTURAL_RELOAD', 'Redefined com.acme.Greeter', { type: 'structural' });
+    await waitUntil(() => out.includes('Redefined') && out.includes('HEARTBEAT'));
+    child.kill('SIGINT');
+    const run = await child;
+    expect(run.exitCode).toBe(130);
+    const lines = String(run.stdout).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines[0]).toMatchObject({ level: 'CONNECTED', agent: '1.4.0-fake', version: 1 });
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'STRUCTURAL_RELOAD', message: 'Redefined com.acme.Greeter', type: 'structural' }));
+    expect(lines.some((l) => l.level === 'HEARTBEAT')).toBe(true);
+    expect(String(run.stderr)).toBe('');
+  });
+});
+
+function escape(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

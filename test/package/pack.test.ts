@@ -1,0 +1,122 @@
+/**
+ * The package as a user gets it: `npm pack`, installed into an empty folder from the tarball
+ * (dependencies from the npm cache where it has them), then `npx reclazz-build --help`, a run
+ * against the shipped fake agent, the library import and its type declarations.
+ *
+ * Packs the dist/ that `npm test` has just built (`--ignore-scripts`: a `prepare` here would
+ * rebuild dist/ under the other test files' feet).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, tempDir, writeClass } from '../support/cli.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const env = cliEnv({ npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
+let consumer: string;
+let packDir: string;
+let agent: ResultPromise | undefined;
+
+const run = (file: string, args: string[], cwd: string, timeout = 120_000) =>
+  execa(file, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', timeout });
+
+beforeAll(async () => {
+  packDir = tempDir('reclazz-pack-');
+  const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT);
+  expect(packed.exitCode, String(packed.stderr)).toBe(0);
+  const [{ filename }] = JSON.parse(String(packed.stdout)) as Array<{ filename: string }>;
+  consumer = tempDir('reclazz-consumer-');
+  fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(packDir, filename!)], consumer, 240_000);
+  expect(installed.exitCode, String(installed.stderr)).toBe(0);
+}, 300_000);
+
+afterAll(async () => {
+  agent?.kill('SIGTERM');
+  await agent?.catch(() => undefined);
+  // The install is tens of megabytes: do not leave it in the temp folder.
+  for (const dir of [consumer, packDir]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the packed tarball, installed into an empty folder', () => {
+  it('ships bin, dist and the declarations, and nothing of src or test', () => {
+    const pkg = path.join(consumer, 'node_modules', 'reclazz-build');
+    for (const file of ['bin/reclazz-build.js', 'bin/reclazz-fake-agent.js', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/fake-agent/index.d.ts']) {
+      expect(fs.existsSync(path.join(pkg, file)), file).toBe(true);
+    }
+    expect(fs.existsSync(path.join(pkg, 'src'))).toBe(false);
+    expect(fs.existsSync(path.join(pkg, 'test'))).toBe(false);
+  });
+
+  it('npx reclazz-build --help and --version work', async () => {
+    const help = await run('npx', ['reclazz-build', '--help'], consumer);
+    expect(help.exitCode).toBe(0);
+    expect(String(help.stdout)).toContain('Usage: reclazz-build');
+    expect(String(help.stdout)).toContain('Exit status:');
+    const version = await run('npx', ['reclazz-build', '--version'], consumer);
+    expect(String(version.stdout).trim()).toBe((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+  });
+
+  it('runs a build, doctor and verify against the shipped fake agent', async () => {
+    const classes = path.join(consumer, 'target', 'classes');
+    writeClass(classes, 'com.acme.Greeter', 'v1');
+    // The installed bin itself (what npx runs): one process that SIGTERM stops.
+    agent = execa(path.join(consumer, 'node_modules', '.bin', 'reclazz-fake-agent'), ['--watch', 'target/classes'], { cwd: consumer, env, extendEnv: false, reject: false, stdin: 'ignore' });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      agent!.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('fake agent listening')) resolve();
+      });
+      void agent!.then((r) => reject(new Error(`the fake agent ended: ${String(r.stderr)}`)));
+    });
+    const file = path.join(classes, 'com', 'acme', 'Greeter.class');
+    const build = await run('npx', ['reclazz-build', '--', 'node', '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'v2')`], consumer);
+    expect(build.exitCode, String(build.stderr)).toBe(0);
+    expect(String(build.stderr)).toContain('✔ proven live');
+    const doctor = await run('npx', ['reclazz-build', 'doctor'], consumer);
+    expect(doctor.exitCode).toBe(0);
+    expect(String(doctor.stdout)).toMatch(/watched\s+.*target\/classes/);
+    const verify = await run('npx', ['reclazz-build', 'verify', 'target/classes'], consumer);
+    expect(verify.exitCode).toBe(0);
+
+    // The library: import { runSafeBuild } from 'reclazz-build'.
+    fs.writeFileSync(
+      path.join(consumer, 'lib.mjs'),
+      `import { runSafeBuild } from 'reclazz-build';
+       const result = await runSafeBuild({ tool: 'command', args: ['node', '-e', ${JSON.stringify(`require('fs').writeFileSync(${JSON.stringify(file)}, 'v3')`)}] },
+         { onEvent: (e) => e.type === 'changes' && console.log('changed', e.changed) });
+       console.log(result.reason, result.exitCode, result.verdicts.map((v) => v.status).join());`,
+    );
+    const lib = await run('node', ['lib.mjs'], consumer);
+    expect(String(lib.stdout).trim().split('\n'), String(lib.stderr)).toEqual(['changed 1', 'ok 0 applied']);
+  }, 120_000);
+
+  it('type-checks a consumer against the shipped declarations', async () => {
+    fs.writeFileSync(
+      path.join(consumer, 'consumer.ts'),
+      `import { runSafeBuild, runDoctor, jsonLineSchema, type RunResult, type RunEvent, type SafeBuildOptions } from 'reclazz-build';
+       import { startFakeAgent } from 'reclazz-build/fake-agent';
+       const options: SafeBuildOptions = { tool: 'gradle', args: ['classes'], verifyTimeoutMs: 60000 };
+       const seen: RunEvent['type'][] = [];
+       const result: RunResult = await runSafeBuild(options, { onEvent: (e) => seen.push(e.type) });
+       const exit: number = result.exitCode;
+       const doctor = await runDoctor({ cwd: process.cwd(), env: process.env, timeoutMs: 5000, classDirs: [] });
+       const ok: boolean = jsonLineSchema.safeParse({}).success;
+       void startFakeAgent; void exit; void doctor.doctor?.sessionId; void ok;
+       // @ts-expect-error: tool is gradle, mvn or command
+       const bad: SafeBuildOptions = { tool: 'ant', args: [] };
+       void bad;`,
+    );
+    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const checked = await run(
+      process.execPath,
+      [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), 'consumer.ts'],
+      consumer,
+    );
+    expect(String(checked.stdout) + String(checked.stderr)).toBe('');
+    expect(checked.exitCode).toBe(0);
+  });
+});

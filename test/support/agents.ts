@@ -1,0 +1,37 @@
+/**
+ * Fake agents for end-to-end tests of a project folder: one call per test, all stopped after
+ * each test.
+ */
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+
+/** A project folder and the class output directory the agent watches. */
+export interface AgentProject {
+  dir: string;
+  classes: string;
+}
+
+/**
+ * Registers an afterEach that stops every agent started, and returns the starter: a fake agent
+ * watching `p.classes`, with its port file at `<p.dir>/.reclazz/agent.port`, fast capture and
+ * reload (20 ms), then `defaults`, then the call's own `options`.
+ */
+export function useFakeAgents(defaults: FakeAgentOptions = {}): (p: AgentProject, options?: FakeAgentOptions) => Promise<FakeAgent> {
+  const agents: FakeAgent[] = [];
+  afterEach(async () => {
+    await Promise.all(agents.splice(0).map((a) => a.stop()));
+  });
+  return async (p, options = {}) => {
+    const agent = await startFakeAgent({
+      portFile: path.join(p.dir, '.reclazz', 'agent.port'),
+      watchDirs: [p.classes],
+      captureDelayMs: 20,
+      reloadMs: 20,
+      ...defaults,
+      ...options,
+    });
+    agents.push(agent);
+    return agent;
+  };
+}
