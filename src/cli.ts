@@ -93,6 +93,9 @@ function buildProgram(): Command {
       "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256 " +
         'which changed classes the running app really applied. The subcommands talk to the agent without building.',
     )
+    // Set before any subcommand is added: subcommands inherit them (usage errors exit 2 everywhere).
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(paletteFor(process.stderr, process.env).red(text)) })
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
     .enablePositionalOptions()
@@ -135,9 +138,6 @@ function buildProgram(): Command {
       await exit(code);
     },
   });
-  program.exitOverride();
-  const errorPaint = paletteFor(process.stderr, process.env);
-  program.configureOutput({ outputError: (text, write) => write(errorPaint.red(text)) });
   return program;
 }
 

@@ -8,6 +8,7 @@ import { AgentConnectionError } from '../agent/connection.js';
 import { askDoctor } from '../agent/requests.js';
 import { interrupted, isCurrentAgent, openAgent, refusal, type AgentTarget, type Refusal } from './connect.js';
 import type { ScanResult } from './types.js';
+import { EXIT_REFUSED } from '../events.js';
 
 /** Sends SCAN. Never throws for the agent's behaviour. */
 export async function runScan(options: AgentTarget): Promise<ScanResult> {
@@ -37,11 +38,11 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
       if (options.signal?.aborted) return fromRefusal(interrupted(options.signal, 'after sending SCAN', endpoint), true);
       if (!(error instanceof AgentConnectionError)) throw error;
       return done({
-        reason: 'ok',
-        exitCode: 0,
+        reason: 'no-receipt',
+        exitCode: EXIT_REFUSED,
         sent: true,
-        message: `SCAN sent; the agent never answers SCAN, and the DOCTOR sent after it got no answer (${error.kind === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed'}): not confirmed that the agent read it`,
-        hint: 'the agent may still be starting; check with `reclazz-build doctor`',
+        message: `SCAN sent, but the DOCTOR sent after it got no answer (${error.kind === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed'}): uncertain whether the agent read it`,
+        hint: 'the agent may still be starting; check with `reclazz-build doctor`, then send SCAN again',
         endpoint,
       });
     }

@@ -197,6 +197,8 @@ function verdictResult(report: VerifyReport, end: End, signal: AbortSignal | und
   return end('verify-incomplete', EXIT_UNPROVEN, `only ${applied} of ${verdicts.length} class(es) are proven live: ${why}`, {
     verify,
     verdicts,
-    hint: 'not_observed means no receipt in this agent session (never reloaded, evicted, or the app restarted); exercise the app or rebuild with reclazz-build',
+    hint: verdicts.some((v) => v.status === 'timeout')
+      ? 'a class still not_observed at the deadline has no receipt in this agent session (never reloaded, evicted, or the app restarted); rebuild with reclazz-build, or raise --verify-timeout'
+      : "see the agent's detail for each class; exercise the app, or restart it if the change must be live",
   });
 }

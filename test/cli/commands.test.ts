@@ -197,6 +197,16 @@ describe('scan', () => {
     await waitUntil(() => agent.received.length === 1);
     expect(agent.received[0]!.line).toBe('SCAN');
   });
+
+  it('to an agent that answers nothing yet: sent, uncertain, exit 69', async () => {
+    const p = project();
+    const agent = await agentFor(p, { notReady: true });
+    const run = await runCli(['scan', '--timeout', '300', '--json'], { cwd: p.dir });
+    expect(run.exitCode).toBe(69);
+    expect(lastJson(run.stdout)).toMatchObject({ action: 'scan', reason: 'no-receipt', sent: true, delivered: false });
+    expect(run.stderr).toContain('uncertain');
+    expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['SCAN', 'DOCTOR']);
+  });
 });
 
 describe('verify', () => {
@@ -302,3 +312,17 @@ describe('events', () => {
 function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
+
+describe('subcommand usage errors exit 2 and send nothing', () => {
+  it.each([['doctor', '--bogus'], ['status', 'extra'], ['status', '--timeout', '0'], ['doctor', '--port', 'abc'], ['verify', '--verify-timeout', '0'], ['events', '--owner', 'x']])(
+    '%s %s',
+    async (...args) => {
+      const p = project();
+      const agent = await agentFor(p);
+      const run = await runCli(args, { cwd: p.dir });
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr).toMatch(/error/);
+      expect(agent.received).toEqual([]);
+    },
+  );
+});
