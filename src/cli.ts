@@ -15,7 +15,7 @@ import { HumanReporter } from './report/human.js';
 import { eventToJson, finalLines } from './report/json.js';
 import { wantsLive } from './report/live.js';
 import { paletteFor } from './report/palette.js';
-import { writeStdout } from './report/stdout.js';
+import { stdoutBroken, writeStdout } from './report/stdout.js';
 import { runSafeBuild, type SafeBuildOptions } from './run.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -163,6 +163,8 @@ async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions)
     verify: opts.verify,
     classDirs: settings.classDirs,
     allowNoAgent: opts.allowNoAgent === true,
+    // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
+    buildStdout: opts.json ? 'stderr' : 'inherit',
     ...(settings.port === undefined ? {} : { port: settings.port }),
     ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
@@ -239,8 +241,14 @@ function usageError(message: string): never {
   process.exit(EXIT_USAGE);
 }
 
+/** Exits once everything written to stdout and stderr has been handed to the OS (pipes may be asynchronous). */
 async function exit(code: number): Promise<never> {
-  await new Promise<void>((resolve) => process.stderr.write('', () => resolve()));
+  const flushed = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      if (stream.destroyed || stream.writableLength === 0) resolve();
+      else stream.write('', () => resolve());
+    });
+  await Promise.all([stdoutBroken() ? Promise.resolve() : flushed(process.stdout), flushed(process.stderr)]);
   process.exit(code);
 }
 

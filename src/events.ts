@@ -28,7 +28,7 @@ export type RunEvent =
   | { type: 'warning'; message: string }
   | { type: 'waiting'; what: string; elapsedMs: number }
   | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new' }
-  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[] }
+  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
   | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }
   | { type: 'changes'; changed: number; added: number; removed: number; notVerifiable: number; total: number }

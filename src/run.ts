@@ -60,6 +60,11 @@ export interface SafeBuildOptions {
   env?: NodeJS.ProcessEnv;
   /** Default `process.platform`. */
   platform?: NodeJS.Platform;
+  /**
+   * Where the build tool's stdout goes: `inherit` (default, the terminal's stdout) or `stderr`
+   * (with `--json`, so that stdout carries only JSON lines).
+   */
+  buildStdout?: 'inherit' | 'stderr';
   /** True when the user's terminal delivers Ctrl-C to the build itself (default: stdin is a TTY). */
   sharesTerminal?: boolean;
 }
@@ -213,7 +218,7 @@ class SafeBuild {
     const before = heldBaseline ? classState.files : takeSnapshot(dirsBefore, classState.files).snapshot;
     this.warnUnwatched(dirsBefore, agent);
 
-    const build = await this.runBuildCommand(dirsBefore);
+    const build = await this.runBuildCommand(dirsBefore, true);
     // Until BUILD ok is acknowledged, what is live is still `before`.
     writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
     if (build.interruptedBy !== undefined) {
@@ -333,10 +338,11 @@ class SafeBuild {
     return undefined;
   }
 
-  private async runBuildCommand(classDirs: string[]): Promise<BuildRun> {
+  private async runBuildCommand(classDirs: string[], held: boolean): Promise<BuildRun> {
     const command = this.command!;
-    this.emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, classDirs });
+    this.emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, classDirs, held });
     const build = await runBuild(command, {
+      stdoutToStderr: this.options.buildStdout === 'stderr',
       env: { [NESTED_ENV]: '1' },
       sharesTerminal: this.options.sharesTerminal ?? process.stdin.isTTY === true,
       platform: this.platform,
@@ -445,7 +451,7 @@ class SafeBuild {
 
   private async buildWithoutAgent(why: string): Promise<RunResult> {
     this.emit({ type: 'warning', message: `${why.split('\n')[0]}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified` });
-    const build = await this.runBuildCommand(unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? [])]));
+    const build = await this.runBuildCommand(unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? [])]), false);
     if (build.interruptedBy !== undefined) return this.interrupted('during the build', build);
     return this.end(
       build.exitCode === 0 ? 'no-agent-build' : 'build-failed',

@@ -38,6 +38,8 @@ export interface RunBuildOptions {
   sharesTerminal: boolean;
   /** Aborted with reason `'SIGINT'` or `'SIGTERM'` when we are asked to stop. */
   signal?: AbortSignal;
+  /** Send the child's stdout to our stderr (fd 2) instead of our stdout. */
+  stdoutToStderr?: boolean;
   /** Platform, for Windows script handling. */
   platform: NodeJS.Platform;
 }
@@ -64,7 +66,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
     cwd: command.cwd,
-    stdio: 'inherit',
+    stdio: ['inherit', options.stdoutToStderr ? 2 : 'inherit', 'inherit'],
     reject: false,
     detached: ownGroup,
     cleanup: true,

@@ -89,7 +89,7 @@ export class HumanReporter {
       }
       case 'build-start':
         this.live.hide();
-        if (!quiet) this.line(`hold acquired; running ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`);
+        if (!quiet) this.line(`${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`);
         if (verbose) this.line(`class output directories: ${event.classDirs.join(', ') || '(none yet)'}`);
         return;
       case 'build-end':
@@ -137,9 +137,15 @@ export class HumanReporter {
       more(c.notVerifiable.length, (n) => this.detail('skipped', `… and ${n} more`, ''));
     }
     if (result.verdicts.length > 0) this.verdicts(result.verdicts, quiet);
-    if (result.hint !== undefined && result.exitCode !== 0) this.line(p.dim(`next: ${result.hint}`));
-    const mark = result.provenLive ? p.boldGreen('✔ proven live:') : result.exitCode === 0 ? p.boldYellow('• not proven live:') : p.boldRed('✘ not proven live:');
+    const mark = result.provenLive
+      ? p.boldGreen('✔ proven live:')
+      : result.exitCode === 0
+        ? p.boldYellow('• not proven live:')
+        : result.build === undefined
+          ? p.boldRed('✘ nothing built:')
+          : p.boldRed('✘ not proven live:');
     this.line(`${mark} ${result.message}`);
+    if (result.hint !== undefined && result.exitCode !== 0) this.line(p.dim(`next: ${result.hint}`));
   }
 
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {

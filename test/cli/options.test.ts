@@ -133,3 +133,17 @@ describe('agents and class directories', () => {
     expect(statuses.filter((s: string) => s === 'beyond-capacity').length).toBe(88);
   });
 });
+
+describe('--json keeps stdout for JSON lines', () => {
+  it("sends the build tool's own stdout to stderr", async () => {
+    const dir = tempDir();
+    await agentIn(dir, {});
+    const run = await runCli(['--json', '--', 'sh', '-c', 'echo "[ERROR] build says hello"'], { cwd: dir });
+    expect(run.exitCode).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines).not.toContain('[ERROR] build says hello');
+    expect(run.stderr).toContain('[ERROR] build says hello');
+    expect(lines.map((l) => JSON.parse(l).type)).toContain('build-start');
+  });
+});
