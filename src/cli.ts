@@ -45,6 +45,7 @@ Exit status:
   70       not completed safely: the build ran but a finish receipt was lost or the
            agent went away; outcome uncertain
   75       build ok, but not every changed class was proven applied by the deadline
+  126      the build command is not executable (chmod +x); nothing was sent
   127      the build command was not found; nothing was sent
   130/143  interrupted (SIGINT / SIGTERM)`;
 

@@ -47,6 +47,7 @@ export type RunReason =
   | 'usage'
   | 'nested'
   | 'command-not-found'
+  | 'command-not-executable'
   | 'no-agent'
   | 'bad-port-file'
   | 'ambiguous-agent'
@@ -71,8 +72,10 @@ export const EXIT_NOT_SAFE = 70;
 export const EXIT_UNPROVEN = 75;
 /** Exit status for a usage error; nothing was sent. */
 export const EXIT_USAGE = 2;
-/** Exit status when the build command does not exist. */
+/** Exit status when the build command does not exist (the shell's convention). */
 export const EXIT_COMMAND_NOT_FOUND = 127;
+/** Exit status when the build command exists but may not be executed (the shell's convention). */
+export const EXIT_NOT_EXECUTABLE = 126;
 
 /** What the hold was left as: released (or never taken), held by our owner token, or unknown. */
 export type HoldLeft = 'none' | 'held' | 'unknown';

@@ -8,11 +8,12 @@ import { discoverAgent, DiscoveryError, type AgentLocation } from './agent/disco
 import { newToken } from './agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from './agent/requests.js';
 import { findClassDirs } from './build/outputs.js';
-import { findExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
+import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
 import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
 import { diffSnapshot, takeSnapshot, type ChangeSet, type Snapshot } from './classes/snapshot.js';
 import {
   EXIT_COMMAND_NOT_FOUND,
+  EXIT_NOT_EXECUTABLE,
   EXIT_NOT_SAFE,
   EXIT_REFUSED,
   EXIT_UNPROVEN,
@@ -129,7 +130,13 @@ class SafeBuild {
       }
       const never = refuseNeverEndingBuild(this.command);
       if (never !== undefined) return this.end('usage', EXIT_USAGE, never);
-      if ((await findExecutable(this.command)) === undefined) {
+      const executable = await checkExecutable(this.command, this.platform);
+      if (executable.kind === 'not-executable') {
+        return this.end('command-not-executable', EXIT_NOT_EXECUTABLE, `build command is not executable: ${executable.path}`, {
+          hint: `make it executable (chmod +x ${executable.path}) or run it through its interpreter`,
+        });
+      }
+      if (executable.kind === 'missing') {
         return this.end('command-not-found', EXIT_COMMAND_NOT_FOUND, `build command not found: ${this.command.file}`, {
           hint: this.command.kind === 'command' ? 'check the command after --' : `install ${this.command.kind} or add the project's wrapper script`,
         });

@@ -6,7 +6,9 @@
  * and both SIGINT and SIGTERM are forwarded to that whole group. Either way, a child still
  * running 5 s after the signal is killed.
  */
+import fs from 'node:fs';
 import os from 'node:os';
+import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildCommand } from './tool.js';
@@ -44,12 +46,27 @@ export interface RunBuildOptions {
   platform: NodeJS.Platform;
 }
 
+/** Whether the build command can be started: found and executable, missing, or a file without execute permission. */
+export type ExecutableCheck = { kind: 'ok'; path: string } | { kind: 'missing' } | { kind: 'not-executable'; path: string };
+
 /**
- * Returns the absolute path of the executable `command.file` (a wrapper script path is checked
- * directly, a bare name is looked up on PATH), or undefined when there is none.
+ * Checks `command.file` before anything is sent to the agent: a name is looked up on PATH, a
+ * path (a wrapper script, `./build.sh`) is checked directly, so that a present file without
+ * execute permission is told apart from a missing one.
  */
-export async function findExecutable(command: BuildCommand): Promise<string | undefined> {
-  return (await which(command.file, { nothrow: true, path: process.env.PATH })) ?? undefined;
+export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform): Promise<ExecutableCheck> {
+  const found = await which(command.file, { nothrow: true, path: process.env.PATH });
+  if (found !== null) return { kind: 'ok', path: found };
+  const isPath = command.file.includes('/') || (platform === 'win32' && command.file.includes('\\'));
+  if (isPath && platform !== 'win32') {
+    const file = path.resolve(command.cwd, command.file);
+    try {
+      if (fs.statSync(file).isFile()) return { kind: 'not-executable', path: file };
+    } catch {
+      // missing
+    }
+  }
+  return { kind: 'missing' };
 }
 
 /**

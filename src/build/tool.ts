@@ -76,6 +76,17 @@ function findUpward(start: string, name: string): string | undefined {
   }
 }
 
+/** Gradle short options that take a value attached to them (`-Pkey=value`), so their letters are not flags. */
+const GRADLE_VALUE_OPTIONS = new Set(['P', 'D', 'I', 'c', 'b', 'g', 'p', 'x', 'M']);
+
+/** `-t`, or a cluster of short flags holding it (`-qt`, `-tq`), but not `-Ptest=1`. */
+function isContinuousCluster(arg: string): boolean {
+  const match = /^-([A-Za-z]+)$/.exec(arg);
+  if (match === null) return false;
+  const letters = match[1]!;
+  return !GRADLE_VALUE_OPTIONS.has(letters[0]!) && letters.includes('t');
+}
+
 /**
  * Refuses tool arguments that would never let a build finish: Gradle's continuous mode
  * (`--continuous`, `-t`) never exits, so no `BUILD ok` could follow.
@@ -84,7 +95,7 @@ function findUpward(start: string, name: string): string | undefined {
 export function refuseNeverEndingBuild(command: BuildCommand): string | undefined {
   const isGradle = command.kind === 'gradle' || /(^|[\\/])gradle(w(\.bat)?)?$/.test(command.file);
   if (!isGradle) return undefined;
-  const bad = command.args.find((arg) => arg === '--continuous' || arg === '-t');
+  const bad = command.args.find((arg) => arg === '--continuous' || isContinuousCluster(arg));
   return bad === undefined
     ? undefined
     : `Gradle's ${bad} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${bad}).`;

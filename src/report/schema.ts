@@ -82,6 +82,7 @@ const runReasonSchema = z.enum([
   'usage',
   'nested',
   'command-not-found',
+  'command-not-executable',
   'no-agent',
   'bad-port-file',
   'ambiguous-agent',

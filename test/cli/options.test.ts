@@ -30,6 +30,7 @@ describe('usage errors exit 2, name the option and send nothing', () => {
     [['--bogus', '--', 'true'], '--bogus'],
     [['make'], '--'],
     [['gradle', '--continuous', 'classes'], '--continuous'],
+    [['gradle', '--offline', '-qt', 'classes'], '-qt'],
   ])('%j', async (args, named) => {
     const dir = tempDir();
     const agent = await agentIn(dir, {});
@@ -51,6 +52,16 @@ describe('usage errors exit 2, name the option and send nothing', () => {
 });
 
 describe('build tools', () => {
+  it('a wrapper script without execute permission exits 126 with the chmod fix, before anything is sent', async () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'gradlew'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const agent = await agentIn(dir, {});
+    const run = await runCli(['gradle', 'classes'], { cwd: dir });
+    expect(run.exitCode).toBe(126);
+    expect(run.stderr).toContain(`chmod +x ${path.join(dir, 'gradlew')}`);
+    expect(agent.received).toEqual([]);
+  });
+
   it("mvn runs the project's mvnw wrapper script, passing arguments untouched", async () => {
     const dir = tempDir();
     const marker = path.join(dir, 'args');
