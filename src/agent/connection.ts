@@ -101,10 +101,7 @@ export class AgentConnection {
       const first = await connection.nextEvent(options.timeoutMs, options.signal);
       const parsed = connectedSchema.safeParse(first);
       if (!parsed.success) {
-        throw new AgentConnectionError(
-          'bad-handshake',
-          `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${JSON.stringify(first).slice(0, 200)})`,
-        );
+        throw new AgentConnectionError('bad-handshake', `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${describeFirstLine(first)})`);
       }
       connection.onEvent = options.onEvent;
       return { connection, connected: parsed.data };
@@ -137,9 +134,12 @@ export class AgentConnection {
    * is registered before the line is written, so a fast reply is never missed; replies that
    * `parse` rejects (other tokens, broadcasts) are ignored.
    * @param timeoutMs bound for the reply, in ms.
-   * @throws AgentConnectionError kind timeout, closed or aborted.
+   * @throws AgentConnectionError kind timeout, closed or aborted (also when `signal` was
+   *   already aborted: then nothing is sent); Error for an invalid command line (see {@link send}).
    */
   async request<T>(line: string, parse: (event: AgentEvent) => T | undefined, what: string, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+    // An interrupt that came before the request must not put a command on the wire.
+    if (signal?.aborted) throw new AgentConnectionError('aborted', `interrupted before sending ${what.split(' ')[0]}`);
     let result: T | undefined;
     const waiting = this.waitFor(
       (event) => {
@@ -150,7 +150,13 @@ export class AgentConnection {
       timeoutMs,
       signal,
     );
-    this.send(line);
+    try {
+      this.send(line);
+    } catch (error) {
+      // The wait is abandoned: keep its rejection (closed) from surfacing as an unhandled one.
+      waiting.catch(() => undefined);
+      throw error;
+    }
     await waiting;
     return result as T;
   }
@@ -311,6 +317,12 @@ export class AgentConnection {
     }
     this.waiters.clear();
   }
+}
+
+/** A short, printable description of a first line that was not CONNECTED (undefined: not UTF-8 or not JSON). */
+function describeFirstLine(first: unknown): string {
+  if (first === undefined) return 'a line that is not UTF-8 JSON, or longer than 64 KiB';
+  return (JSON.stringify(first) ?? String(first)).slice(0, 200);
 }
 
 function normaliseAbort(error: unknown, what: string): unknown {
