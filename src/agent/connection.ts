@@ -107,7 +107,7 @@ export class AgentConnection {
       return { connection, connected: parsed.data };
     } catch (error) {
       connection.close();
-      throw normaliseAbort(error, `connecting to 127.0.0.1:${port}`);
+      throw normaliseAbort(error, `connecting to 127.0.0.1:${port}`, options.signal);
     }
   }
 
@@ -180,7 +180,7 @@ export class AgentConnection {
       message: new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
     })
       .catch((error: unknown) => {
-        throw normaliseAbort(error, `waiting for ${what}`);
+        throw normaliseAbort(error, `waiting for ${what}`, signal);
       })
       .finally(() => this.waiters.delete(waiter));
   }
@@ -325,8 +325,14 @@ function describeFirstLine(first: unknown): string {
   return (JSON.stringify(first) ?? String(first)).slice(0, 200);
 }
 
-function normaliseAbort(error: unknown, what: string): unknown {
+/**
+ * Maps what p-timeout rejects with to an AgentConnectionError. An aborted signal rejects with
+ * the signal's *reason* (for the CLI the string 'SIGINT' or 'SIGTERM', not an Error), so the
+ * signal itself is checked, not only the error's name.
+ */
+function normaliseAbort(error: unknown, what: string, signal?: AbortSignal): unknown {
   if (error instanceof AgentConnectionError) return error;
+  if (signal?.aborted) return new AgentConnectionError('aborted', `interrupted while ${what}`);
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
     return new AgentConnectionError(error.name === 'AbortError' ? 'aborted' : 'timeout', `interrupted while ${what}`);
   }
