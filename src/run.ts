@@ -186,6 +186,8 @@ class SafeBuild {
       case 'acquired':
         this.hold = 'held';
         break;
+      case 'interrupted-waiting':
+        return this.interrupted('while waiting for the build hold another owner holds; the build did not run');
       case 'busy':
         return this.end('hold-busy', EXIT_REFUSED, `another owner still holds the agent's build hold after ${acquired.waitedMs} ms; the build did not run`, {
           hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
