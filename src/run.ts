@@ -182,6 +182,10 @@ class SafeBuild {
       signal: this.signal,
       onBusy: (elapsedMs) => this.emit({ type: 'waiting', what: 'the build hold, held by another owner (the IDE or another terminal)', elapsedMs }),
     });
+    if ((acquired.kind === 'busy' || acquired.kind === 'interrupted-waiting') && saved !== undefined && saved.owner !== owner) {
+      // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
+      writeOwnerState(location.projectDir, saved);
+    }
     switch (acquired.kind) {
       case 'acquired':
         this.hold = 'held';
