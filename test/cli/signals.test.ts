@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import lockfile from 'proper-lockfile';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { BIN, cliEnv, startCli } from '../support/cli.js';
 import {
@@ -36,6 +36,9 @@ const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 type Sig = (typeof SIGNALS)[number];
 const EXIT: Record<Sig, number> = { SIGINT: 130, SIGTERM: 143 };
 let ran = 0;
+
+// Most cases wait for a state or a bound rather than compute: run more at once than the default 5.
+vi.setConfig({ maxConcurrency: 8 });
 
 afterAll(() => console.log(`signal tests: ${ran} cases ran on the real binary`));
 
@@ -91,7 +94,8 @@ function signal(s: Started, sig: NodeJS.Signals): void {
 
 const has = (s: Started, verb: string) => () => s.agent.received.some((r) => r.line.startsWith(verb));
 
-describe.concurrent('a signal during the build (no terminal: forwarded to the build’s process group)', () => {
+/** A signal during the build (no terminal: forwarded to the build's process group). */
+function duringTheBuild(): void {
   for (const sig of SIGNALS) {
     it(`${sig}: the build and its grandchild get it once, BUILD failed follows the child's end, exit ${EXIT[sig]}`, async () => {
       const s = await start();
@@ -151,10 +155,11 @@ describe.concurrent('a signal during the build (no terminal: forwarded to the bu
     expect(s.agent.hold()).toMatchObject({ kind: 'named', owner: OWNER });
     ran += 1;
   });
-});
+}
 
-describe('Ctrl-C in a terminal', () => {
-  it('reaches the build once through the terminal (not forwarded twice); BUILD failed; exit 130', async () => {
+/** Ctrl-C in a terminal (a real pty through script(1)). */
+function inATerminal(): void {
+  it('Ctrl-C in a terminal reaches the build once through the terminal (not forwarded twice); BUILD failed; exit 130', async () => {
     const p = project();
     const agent = await agentFor(p, []);
     fs.mkdirSync(path.dirname(p.portFile), { recursive: true });
@@ -185,7 +190,7 @@ describe('Ctrl-C in a terminal', () => {
       await agent.stop();
     }
   });
-});
+}
 
 interface Wait {
   name: string;
@@ -291,7 +296,8 @@ const WAITS: Wait[] = [
   },
 ];
 
-describe.concurrent('a signal during each wait: clean stop, no stack trace, the build not started (or left as it was)', () => {
+/** A signal during each wait: clean stop, no stack trace, the build not started (or left as it was). */
+function duringEachWait(): void {
   for (const wait of WAITS) {
     for (const sig of SIGNALS) {
       it(`${sig} ${wait.name} -> exit ${EXIT[sig]}`, async () => {
@@ -313,4 +319,10 @@ describe.concurrent('a signal during each wait: clean stop, no stack trace, the 
       });
     }
   }
+}
+
+describe.concurrent('signals on the real binary', () => {
+  duringTheBuild();
+  inATerminal();
+  duringEachWait();
 });

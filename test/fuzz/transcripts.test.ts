@@ -26,8 +26,8 @@ import { oracle, randomPlan, servePlan, type Plan } from '../support/transcript-
 const SEED = process.env.RECLAZZ_FUZZ_SEED !== undefined ? Number(process.env.RECLAZZ_FUZZ_SEED) : (Date.now() ^ (process.pid << 8)) >>> 0;
 const RUNS = Math.max(1000, Number(process.env.RECLAZZ_FUZZ_RUNS ?? 1000));
 const ONLY = process.env.RECLAZZ_FUZZ_ONLY === undefined ? undefined : Number(process.env.RECLAZZ_FUZZ_ONLY);
-const PARALLEL = 24;
-const CLI_SAMPLE = 24;
+const PARALLEL = 32;
+const CLI_SAMPLE = 16;
 const CLASSES = ['A', 'B', 'C'];
 
 const REFUSED = new Set(['no-agent', 'bad-port-file', 'ambiguous-agent', 'lock-busy', 'stale-port', 'handshake', 'old-agent', 'agent-not-ready', 'unsupported', 'hold-busy', 'receipt-timeout', 'agent-disconnected']);
