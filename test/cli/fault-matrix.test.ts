@@ -25,11 +25,11 @@ type Fault = (typeof FAULTS)[number];
 
 const OWNER = 'matrix-owner';
 /** --timeout per receipt, ms: small, so silence costs little, with room for a loaded 2-core machine. */
-const T = 700;
+const T = 1500;
 /** A late reply arrives this long after its request, ms: well past T and past VERIFY's 1 s re-ask. */
-const LATE = 1600;
+const LATE = 3200;
 /** --verify-timeout, ms. */
-const V = 2500;
+const V = 4000;
 const WRITES = { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2' };
 
 const FULL = ['DOCTOR', 'BUILD started', 'BUILD ok', 'VERIFY...'];
@@ -212,7 +212,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'the port accepts TCP but nothing ever speaks (a hung agent, or another program)',
       proxy: () => ({ onAccept: () => 'silent' }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 700 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
     },
     disconnect: {
       mapping: "the agent's sixth client: five clients already connected, the sixth is accepted and closed before CONNECTED",
@@ -260,7 +260,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'the CONNECTED line stalls half-way (no newline ever comes)',
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? [Buffer.from(line.slice(0, 25))] : undefined) }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 700 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
     },
     disconnect: {
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? { close: true, lines: [Buffer.from(line.slice(0, 25))] } : undefined) }),
@@ -277,7 +277,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     late: {
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? { delayMs: LATE, lines: [line] } : undefined) }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 700 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
     },
     'wrong-token': {
       mapping: 'CONNECTED with a wrong-typed field (version "1"): not a valid greeting',
@@ -294,7 +294,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'an agent still starting: its handlers are not wired, DOCTOR gets no reply',
       agent: () => ({ notReady: true }),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 700 ms: it is not ready \(still starting\)/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/ },
     },
     disconnect: {
       agent: () => ({ intercept: (cmd) => (cmd.verb === 'DOCTOR' ? { kind: 'close' } : undefined) }),
@@ -314,11 +314,11 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     garbage: {
       proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => [...HOSTILE, line.slice(0, line.length - 40)]),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 700 ms/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     late: {
       proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => ({ delayMs: LATE, lines: [line] })),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 700 ms/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     'wrong-token': {
       proxy: () =>
@@ -329,7 +329,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
             return [line.replaceAll(token, `x${token.slice(1)}`), line.replaceAll(token, token.toUpperCase())];
           },
         ),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 700 ms/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     crlf: {
       proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => [`${line}\r`]),
@@ -345,7 +345,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR', 'BUILD started'],
         hold: 'ours',
-        says: /the agent did not acknowledge BUILD started \(no BUILD started receipt from the agent on port \d+ within 700 ms\); the build did not run/,
+        says: /the agent did not acknowledge BUILD started \(no BUILD started receipt from the agent on port \d+ within 1500 ms\); the build did not run/,
         also: (ctx, err) => {
           expect(err).toMatch(/the next run here reuses that owner and recovers it/);
           expect(JSON.parse(fs.readFileSync(`${ctx.p.dir}/.reclazz/owner.json`, 'utf8'))).toMatchObject({ owner: OWNER, sessionId: ctx.agent.sessionId });
@@ -371,15 +371,15 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     garbage: {
       mapping: 'the agent takes the hold; its receipt arrives only in malformed forms',
       proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => [...HOSTILE, ...malformed(line)]),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 700 ms\)/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
     },
     late: {
       proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => ({ delayMs: LATE, lines: [line] })),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 700 ms\)/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
     },
     'wrong-token': {
       proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => wrongBuildTokens(line)),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 700 ms\)/ },
+      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
     },
     crlf: {
       proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => [`${line}\r`]),

@@ -99,7 +99,7 @@ const CASES: Case[] = [
       writePortFile(p, String(agent.port));
       return { cleanup: () => agent.stop(), sent: () => agent.received.map((r) => r.line.split(' ')[0]!) };
     },
-    says: () => /the agent 1\.4\.0-fake on port \d+ did not answer DOCTOR within 600 ms: it is not ready \(still starting\)/,
+    says: () => /the agent 1\.4\.0-fake on port \d+ did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/,
     next: /wait until the app has started and try again, or raise --timeout/,
   },
 ];
@@ -116,7 +116,7 @@ describe.concurrent('reaching the agent: each fault a distinct message, exit 69,
       const p = project();
       const { args = [], cleanup, sent } = await c.setup(p);
       try {
-        const run = await runCli(['--timeout', '600', ...args, ...buildCommand(p)], { cwd: p.dir });
+        const run = await runCli(['--timeout', '1500', ...args, ...buildCommand(p)], { cwd: p.dir });
         expect(run.exitCode, run.stderr).toBe(69);
         expect(run.stderr).toMatch(c.says(p));
         expect(run.stderr).toMatch(c.next);

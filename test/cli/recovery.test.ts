@@ -38,7 +38,7 @@ describe('the owner token of a hold left behind', () => {
         return undefined;
       },
     });
-    const lost = await runCli(['--timeout', '500', ...buildCommand(p)], { cwd: p.dir });
+    const lost = await runCli(['--timeout', '1500', ...buildCommand(p)], { cwd: p.dir });
     expect(lost.exitCode, lost.stderr).toBe(69);
     const owner = savedOwner(p);
     expect(agent.hold()).toMatchObject({ kind: 'named', owner });
@@ -103,8 +103,11 @@ describe('a hold owned by someone else (the IDE)', () => {
     const { p, agent } = await setup();
     const ide = await ideHolds(agent);
     const from = agent.received.length;
-    setTimeout(() => ide.send('BUILD ok request=ide-2 owner=the-ide'), 1200);
-    const run = await runCli(['--wait', '8000', ...buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } })], { cwd: p.dir });
+    const running = runCli(['--wait', '15000', ...buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } })], { cwd: p.dir });
+    // The IDE finishes only once our run has been turned away at least once.
+    await until(() => agent.holdLog.some((h) => h.event === 'rejected'), 'our started to be rejected', 15_000);
+    ide.send('BUILD ok request=ide-2 owner=the-ide');
+    const run = await running;
     ide.close();
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/waiting for the build hold, held by another owner \(the IDE or another terminal\)… \d\.\d s/);

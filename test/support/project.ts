@@ -17,6 +17,8 @@ export interface Project {
   marker: string;
   /** Written by a signal-aware build when it ends: JSON {signals, endedAtMs, grandchildSignals}. */
   ended: string;
+  /** A signal-aware build appends each signal it receives here, one per line, as it arrives. */
+  signalLog: string;
   /** Where a fake agent writes its port file (`.reclazz/agent.port`). */
   portFile: string;
 }
@@ -28,7 +30,14 @@ export function project(): Project {
   writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
   writeClass(classes, 'com.acme.Outer', 'outer-v1');
   writeClass(classes, 'com.acme.Outer$Inner', 'inner-v1');
-  return { dir, classes, marker: path.join(dir, 'build-ran'), ended: path.join(dir, 'build-ended.json'), portFile: path.join(dir, '.reclazz', 'agent.port') };
+  return {
+    dir,
+    classes,
+    marker: path.join(dir, 'build-ran'),
+    ended: path.join(dir, 'build-ended.json'),
+    signalLog: path.join(dir, 'build-signals.log'),
+    portFile: path.join(dir, '.reclazz', 'agent.port'),
+  };
 }
 
 /** Starts a fake agent watching the project's classes with short capture/reload delays; `registry` collects it for stopping. */
@@ -70,7 +79,7 @@ export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
     ${signals === undefined ? '' : `
     gc = cp.spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: ['ignore', 'pipe', 'inherit'] });
     gc.stdout.on('data', (d) => { grand += d; });
-    for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { got.push(s); ${signals === 'exit' ? "finish(s === 'SIGINT' ? 130 : 143);" : ''} });`}
+    for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { got.push(s); fs.appendFileSync(${JSON.stringify(p.signalLog)}, s + String.fromCharCode(10)); ${signals === 'exit' ? "finish(s === 'SIGINT' ? 130 : 143);" : ''} });`}
     const start = () => {
       fs.writeFileSync(${JSON.stringify(p.marker)}, Date.now() + ' ' + process.pid);
       for (const [name, bytes] of Object.entries(${JSON.stringify(writes)})) {
@@ -101,6 +110,11 @@ export function processGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/** The signals a signal-aware build has received so far, in order. */
+export function buildSignals(p: Project): string[] {
+  return fs.existsSync(p.signalLog) ? fs.readFileSync(p.signalLog, 'utf8').split('\n').filter(Boolean) : [];
 }
 
 /** True when the build command started. */
