@@ -7,6 +7,7 @@ import { AgentConnection, AgentConnectionError } from './agent/connection.js';
 import { discoverAgent, DiscoveryError, type AgentLocation } from './agent/discover.js';
 import { newToken } from './agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from './agent/requests.js';
+import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } from './agent/session.js';
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
 import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
@@ -193,10 +194,16 @@ class SafeBuild {
       signal: this.signal,
       onBusy: (elapsedMs) => this.emit({ type: 'waiting', what: 'the build hold, held by another owner (the IDE or another terminal)', elapsedMs }),
     });
+    if ((acquired.kind === 'busy' || acquired.kind === 'interrupted-waiting') && saved !== undefined && saved.owner !== owner) {
+      // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
+      writeOwnerState(location.projectDir, saved);
+    }
     switch (acquired.kind) {
       case 'acquired':
         this.hold = 'held';
         break;
+      case 'interrupted-waiting':
+        return this.interrupted('while waiting for the build hold another owner holds; the build did not run');
       case 'busy':
         return this.end('hold-busy', EXIT_REFUSED, `another owner still holds the agent's build hold after ${acquired.waitedMs} ms; the build did not run`, {
           hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
@@ -212,7 +219,7 @@ class SafeBuild {
         return this.end(
           acquired.failure.kind === 'timeout' ? 'receipt-timeout' : 'agent-disconnected',
           EXIT_REFUSED,
-          `no BUILD started receipt (${acquired.failure.message}); the build did not run`,
+          `the agent did not acknowledge BUILD started (${acquired.failure.message}); the build did not run`,
           { hint: `the hold may have been taken by owner ${owner}; the next run here reuses that owner and recovers it` },
         );
     }
@@ -224,11 +231,17 @@ class SafeBuild {
     const heldBaseline = classState.held && classState.sessionId === agent.sessionId;
     const before = heldBaseline ? classState.files : takeSnapshot(dirsBefore, classState.files).snapshot;
     this.warnUnwatched(dirsBefore, agent);
+    if (this.signal?.aborted) {
+      // Interrupted between the receipt and the spawn: the build never starts.
+      await this.finishHold('failed');
+      return this.interrupted('before the build started');
+    }
 
     const build = await this.runBuildCommand(dirsBefore, true);
     // Until BUILD ok is acknowledged, what is live is still `before`.
     writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
-    if (build.interruptedBy !== undefined) {
+    // A signal that lands after the child ended still means "not ok": never send ok after an interrupt.
+    if (build.interruptedBy !== undefined || this.signal?.aborted) {
       await this.finishHold('failed');
       return this.interrupted('during the build', build);
     }
@@ -238,10 +251,12 @@ class SafeBuild {
     const finished = await this.finishHold(succeeded ? 'ok' : 'failed');
     if (finished === 'aborted') return this.interrupted(`while waiting for the BUILD ${succeeded ? 'ok' : 'failed'} receipt`, build);
     if (finished !== 'ack') {
+      // Never leave a lost ok standing: `failed` (fresh request token) cancels a capture it may have scheduled.
       if (succeeded) await this.finishHold('failed');
       this.hold = 'unknown';
-      return this.end('not-safe', EXIT_NOT_SAFE, `the build ${succeeded ? 'succeeded' : 'failed'} but the BUILD ${succeeded ? 'ok' : 'failed'} receipt was ${finished === 'rejected' ? 'rejected' : 'lost'}: not completed safely; the reload state is unknown`, {
-        hint: `run again here to recover the hold with owner ${owner}, then check the app`,
+      const found = connection.closed ? await this.observeAgent(location.port) : undefined;
+      return this.end('not-safe', EXIT_NOT_SAFE, `the build ${succeeded ? 'succeeded' : 'failed'} but the BUILD ${succeeded ? 'ok' : 'failed'} receipt was ${finished === 'rejected' ? 'rejected' : 'lost'}${found === undefined ? '' : ` (the connection closed; ${describeAgentAfterLoss(found)})`}: not completed safely; the reload state is unknown`, {
+        hint: found?.kind === 'restarted' ? 'the app restarted: check it, and run again to rebuild under a hold' : `run again here to recover the hold with owner ${owner}, then check the app`,
         build,
       });
     }
@@ -372,34 +387,25 @@ class SafeBuild {
     return reply.kind === 'ack' || reply.kind === 'rejected' ? reply.kind : 'lost';
   }
 
+  /** The connection closed during the build: the build has run to its end; nothing was sent after it. */
   private async agentLost(location: AgentLocation, build: BuildRun): Promise<RunResult> {
     this.hold = 'unknown';
-    const sessionId = await this.observeSession(location.port);
-    const now =
-      sessionId === undefined
-        ? 'the agent is not answering any more (the app stopped or is restarting)'
-        : sessionId === this.agent!.sessionId
-          ? 'the agent is back with the same session'
-          : `the agent is back with a new session ${sessionId}: the app restarted and loads classes fresh from disk`;
-    return this.end('not-safe', EXIT_NOT_SAFE, `the agent went away during the build; ${now}. The reload state is unknown: not completed safely`, {
-      hint: 'check the app; run again to rebuild under a hold',
+    const found = await this.observeAgent(location.port);
+    const hint =
+      found.kind === 'restarted'
+        ? 'the app restarted, so its hold is gone: check the app, and run again to rebuild under a hold'
+        : found.kind === 'same-session'
+          ? `the agent still holds this build for owner ${this.owner}: run again here to rebuild and release it`
+          : `check the app; when it is back, run again here (owner ${this.owner} is reused if the app did not restart)`;
+    return this.end('not-safe', EXIT_NOT_SAFE, `the agent closed the connection during the build; ${describeAgentAfterLoss(found)}. The reload state is unknown: not completed safely`, {
+      hint,
       build,
     });
   }
 
-  /** Reconnects once and asks DOCTOR for the session id; undefined when that fails. */
-  private async observeSession(port: number): Promise<string | undefined> {
-    try {
-      const { connection } = await AgentConnection.open(port, { timeoutMs: this.timeoutMs });
-      try {
-        const answer = await askDoctor(connection, this.timeoutMs);
-        return answer.kind === 'observed' ? answer.doctor.sessionId : undefined;
-      } finally {
-        connection.close();
-      }
-    } catch {
-      return undefined;
-    }
+  /** Reconnects once to learn whether the app restarted (see agent/session.ts). */
+  private observeAgent(port: number): Promise<AgentAfterLoss> {
+    return observeAgentAfterLoss(port, this.agent!.sessionId, this.timeoutMs);
   }
 
   private async verifyChanges(changes: ChangeSet, build: BuildRun, before: Snapshot): Promise<RunResult> {
@@ -435,11 +441,14 @@ class SafeBuild {
     if (applied === verdicts.length) {
       return this.end('ok', 0, `all ${applied} changed class(es) proven live (VERIFY applied, SHA-256 matched)`, { ...common, provenLive: true });
     }
+    const lost = verdicts.some((v) => v.status === 'connection-lost') ? await this.observeAgent(this.agent!.port) : undefined;
     const why = report.sessionChangedTo !== undefined
       ? 'the app restarted during VERIFY (new agent session)'
-      : report.capacityLimited
-        ? `more classes changed than the agent keeps receipts for (${verdicts.length} > 512)`
-        : `${verdicts.length - applied} not proven`;
+      : lost !== undefined
+        ? `the agent closed the connection during VERIFY; ${describeAgentAfterLoss(lost)}`
+        : report.capacityLimited
+          ? `more classes changed than the agent keeps receipts for (${verdicts.length} > 512)`
+          : `${verdicts.length - applied} not proven`;
     return this.end('verify-incomplete', EXIT_UNPROVEN, `build ok, but only ${applied} of ${verdicts.length} changed class(es) are proven live: ${why}`, {
       ...common,
       hint: 'see the classes listed above; exercise the app or restart it if the change must be live',

@@ -104,15 +104,12 @@ export class AgentConnection {
       const first = await connection.nextEvent(options.timeoutMs, options.signal);
       const parsed = connectedSchema.safeParse(first);
       if (!parsed.success) {
-        throw new AgentConnectionError(
-          'bad-handshake',
-          `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${JSON.stringify(first).slice(0, 200)})`,
-        );
+        throw new AgentConnectionError('bad-handshake', `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${describeFirstLine(first)})`);
       }
       return { connection, connected: parsed.data };
     } catch (error) {
       connection.close();
-      throw normaliseAbort(error, `connecting to 127.0.0.1:${port}`);
+      throw normaliseAbort(error, `connecting to 127.0.0.1:${port}`, options.signal);
     }
   }
 
@@ -139,9 +136,12 @@ export class AgentConnection {
    * is registered before the line is written, so a fast reply is never missed; replies that
    * `parse` rejects (other tokens, broadcasts) are ignored.
    * @param timeoutMs bound for the reply, in ms.
-   * @throws AgentConnectionError kind timeout, closed or aborted.
+   * @throws AgentConnectionError kind timeout, closed or aborted (also when `signal` was
+   *   already aborted: then nothing is sent); Error for an invalid command line (see {@link send}).
    */
   async request<T>(line: string, parse: (event: AgentEvent) => T | undefined, what: string, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+    // An interrupt that came before the request must not put a command on the wire.
+    if (signal?.aborted) throw new AgentConnectionError('aborted', `interrupted before sending ${what.split(' ')[0]}`);
     let result: T | undefined;
     const waiting = this.waitFor(
       (event) => {
@@ -152,7 +152,13 @@ export class AgentConnection {
       timeoutMs,
       signal,
     );
-    this.send(line);
+    try {
+      this.send(line);
+    } catch (error) {
+      // The wait is abandoned: keep its rejection (closed) from surfacing as an unhandled one.
+      waiting.catch(() => undefined);
+      throw error;
+    }
     await waiting;
     return result as T;
   }
@@ -176,7 +182,7 @@ export class AgentConnection {
       message: new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
     })
       .catch((error: unknown) => {
-        throw normaliseAbort(error, `waiting for ${what}`);
+        throw normaliseAbort(error, `waiting for ${what}`, signal);
       })
       .finally(() => this.waiters.delete(waiter));
   }
@@ -315,8 +321,20 @@ export class AgentConnection {
   }
 }
 
-function normaliseAbort(error: unknown, what: string): unknown {
+/** A short, printable description of a first line that was not CONNECTED (undefined: not UTF-8 or not JSON). */
+function describeFirstLine(first: unknown): string {
+  if (first === undefined) return 'a line that is not UTF-8 JSON, or longer than 64 KiB';
+  return (JSON.stringify(first) ?? String(first)).slice(0, 200);
+}
+
+/**
+ * Maps what p-timeout rejects with to an AgentConnectionError. An aborted signal rejects with
+ * the signal's *reason* (for the CLI the string 'SIGINT' or 'SIGTERM', not an Error), so the
+ * signal itself is checked, not only the error's name.
+ */
+function normaliseAbort(error: unknown, what: string, signal?: AbortSignal): unknown {
   if (error instanceof AgentConnectionError) return error;
+  if (signal?.aborted) return new AgentConnectionError('aborted', `interrupted while ${what}`);
   if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
     return new AgentConnectionError(error.name === 'AbortError' ? 'aborted' : 'timeout', `interrupted while ${what}`);
   }

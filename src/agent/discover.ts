@@ -101,45 +101,58 @@ export function discoverAgent(options: DiscoverOptions): AgentLocation {
 }
 
 /**
- * Reads and validates a port file: a regular file whose trimmed content is an integer 1..65535.
- * @throws DiscoveryError kind bad-port-file naming the path and what is wrong with it.
+ * Reads and validates a port file (protocol.md "Finding the agent"): a regular file whose
+ * trimmed content (a trailing CRLF included) is a decimal integer 1..65535.
+ * @param file absolute path of the port file.
+ * @returns the port.
+ * @throws DiscoveryError kind bad-port-file, one distinct message per fault, each naming the
+ *   path and the next step: missing, cannot be looked at (stat error), a directory, not a
+ *   regular file, unreadable (read error), empty, not a number, outside 1..65535.
  */
 export function readPortFile(file: string): number {
-  let stat: fs.Stats;
+  const fail = (message: string): never => {
+    throw new DiscoveryError('bad-port-file', message, [file]);
+  };
+  let stat: fs.Stats | undefined;
   try {
     stat = fs.statSync(file);
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new DiscoveryError(
-      'bad-port-file',
-      code === 'ENOENT'
-        ? `port file ${file} does not exist. Is the app running with the agent? Check the path, or pass --port <n>.`
-        : `cannot read port file ${file} (${code ?? String(error)}).`,
-      [file],
-    );
+    const code = errorCode(error);
+    if (code === 'ENOENT') {
+      fail(`port file ${file} does not exist: the agent is not running, or writes its port file elsewhere. Start the app with the agent, check the path, or pass --port <n>.`);
+    }
+    fail(`cannot look at port file ${file} (${code}): check the permissions of the folders on its path, or pass --port <n>.`);
   }
-  if (!stat.isFile()) {
-    throw new DiscoveryError('bad-port-file', `port file ${file} is not a regular file. Pass the agent.port file itself.`, [file]);
+  if (stat!.isDirectory()) {
+    fail(`port file ${file} is a directory, not a file: pass the agent.port file itself with --port-file <path>, or remove the directory so the agent can write its port file there.`);
   }
-  let text: string;
+  if (!stat!.isFile()) {
+    fail(`port file ${file} is not a regular file (a device, pipe or socket): point --port-file at the agent.port file the agent writes, or pass --port <n>.`);
+  }
+  let text = '';
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? String(error);
-    throw new DiscoveryError('bad-port-file', `cannot read port file ${file} (${code}). Check its permissions, or pass --port <n>.`, [file]);
+    fail(`cannot read port file ${file} (${errorCode(error)}): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`);
   }
   return parsePort(
     text.trim(),
     `port file ${file}`,
-    'the agent writes it at start-up; if the app is starting, try again; otherwise delete the file and restart the app',
+    'the agent writes it whole at start-up, so it was left by something else or damaged; delete it and restart the app, or pass --port <n>',
     'bad-port-file',
     [file],
   );
 }
 
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? String(error);
+}
+
 /**
- * Parses a decimal port 1..65535.
- * @throws DiscoveryError naming `what` and the `fix`.
+ * Parses a decimal port 1..65535 (already trimmed).
+ * @param what names the input in the message (`port file <path>`, `RECLAZZ_PORT`).
+ * @param fix the next step, appended to the message.
+ * @throws DiscoveryError of `kind`, one message each for empty, not a number, and outside 1..65535.
  */
 export function parsePort(text: string, what: string, fix: string, kind: DiscoveryFailure = 'bad-port', paths: string[] = []): number {
   if (text === '') throw new DiscoveryError(kind, `${what} is empty: ${fix}.`, paths);

@@ -4,7 +4,9 @@
  * In a terminal the child shares our process group, so Ctrl-C already reaches it and is not
  * sent twice. Without a terminal (CI, npm scripts, pipes) the child gets its own process group
  * and both SIGINT and SIGTERM are forwarded to that whole group. Either way, a child still
- * running 5 s after the signal is killed.
+ * running 5 s after the signal is killed. If we exit while it runs (a second Ctrl-C exits at
+ * once), its own process group is killed on the way out, so no build tool is left orphaned
+ * (in a terminal the second Ctrl-C reaches it directly, and execa's cleanup covers the rest).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -103,6 +105,10 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const onExit = (): void => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) signalChild(child.pid, true, 'SIGKILL');
+  };
+  if (ownGroup) process.once('exit', onExit);
   try {
     const result = await child;
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
@@ -119,6 +125,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   } finally {
     if (killTimer !== undefined) clearTimeout(killTimer);
     options.signal?.removeEventListener('abort', onAbort);
+    process.off('exit', onExit);
   }
 }
 

@@ -67,12 +67,23 @@ export interface AcquireOptions {
   onBusy?: (elapsedMs: number) => void;
 }
 
-/** The result of {@link acquireHold}. `busy` means another owner still held it after `waitMs`. */
-export type AcquireResult = { kind: 'acquired' } | { kind: 'busy'; waitedMs: number } | Exclude<HoldReply, { kind: 'ack' } | { kind: 'rejected' }>;
+/**
+ * The result of {@link acquireHold}. `busy`: another owner still held it after `waitMs`;
+ * `interrupted-waiting`: the signal fired between retries, while another owner held it (our
+ * `started` was rejected, so we hold nothing); `lost`: a receipt wait failed (the hold may
+ * have been taken with our owner).
+ */
+export type AcquireResult =
+  | { kind: 'acquired' }
+  | { kind: 'busy'; waitedMs: number }
+  | { kind: 'interrupted-waiting'; waitedMs: number }
+  | Exclude<HoldReply, { kind: 'ack' } | { kind: 'rejected' }>;
 
 /**
- * Acquires the named hold: `started` until acknowledged, retrying every {@link HOLD_RETRY_MS}
- * while another owner (the IDE, another terminal) holds it, up to `waitMs`.
+ * Acquires the named hold (protocol.md "BUILD"): `started` until acknowledged, retrying every
+ * {@link HOLD_RETRY_MS} ms while another owner (the IDE, another terminal) holds it, up to
+ * `waitMs` ms, reporting the wait through `onBusy`. Each `started` carries a fresh request token.
+ * @throws nothing: every ending is an {@link AcquireResult}.
  */
 export async function acquireHold(connection: AgentConnection, options: AcquireOptions): Promise<AcquireResult> {
   const start = performance.now();
@@ -86,7 +97,7 @@ export async function acquireHold(connection: AgentConnection, options: AcquireO
     try {
       await sleep(HOLD_RETRY_MS, undefined, { signal: options.signal });
     } catch {
-      return { kind: 'lost', failure: new AgentConnectionError('aborted', 'interrupted while waiting for the build hold') };
+      return { kind: 'interrupted-waiting', waitedMs: Math.round(performance.now() - start) };
     }
   }
 }

@@ -1,0 +1,87 @@
+/**
+ * Concurrent runs in one checkout through the real binary: serialised by the advisory run
+ * lock (proper-lockfile), so the agent never sees a second `started` while a hold is active
+ * under another run. All runs in one checkout share the saved owner token; the lock is what
+ * keeps them apart. Also: a stale lock from a killed run is taken over, a live one is waited
+ * for up to --wait.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { runCli } from '../support/cli.js';
+import { agentFor, buildRan, hasStackTrace, project } from '../support/project.js';
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+/** A build that rewrites Greeter with bytes unique to this process, then takes a moment. */
+function uniqueBuild(classes: string): string[] {
+  const file = path.join(classes, 'com', 'acme', 'Greeter.class');
+  return ['--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'greeter-' + process.pid); setTimeout(() => {}, 150)`];
+}
+
+describe('five runs started together against one agent', () => {
+  it('all end 0, and their holds never overlap', async () => {
+    const p = project();
+    const agent = await agentFor(p, agents, { portFile: p.portFile });
+    const runs = await Promise.all(Array.from({ length: 5 }, () => runCli(uniqueBuild(p.classes), { cwd: p.dir })));
+    for (const run of runs) {
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(run.stderr).toMatch(/all 1 changed class\(es\) proven live/);
+      expect(hasStackTrace(run.stderr)).toBe(false);
+    }
+    expect(runs.filter((run) => run.stderr.includes('waiting for another reclazz-build run in this checkout to finish')).length).toBeGreaterThanOrEqual(1);
+
+    // Each run is one connection: its BUILD lines are contiguous in what the agent received,
+    // started then ok, never interleaved with another run's.
+    const builds = agent.received.filter((r) => r.line.startsWith('BUILD '));
+    expect(builds.map((r) => r.line.split(' ')[1])).toEqual(Array.from({ length: 5 }, () => ['started', 'ok']).flat());
+    for (let i = 0; i < builds.length; i += 2) expect(builds[i]!.client).toBe(builds[i + 1]!.client);
+    expect(new Set(builds.map((r) => r.client)).size).toBe(5);
+
+    // The agent's own hold log: every started acquired a free hold (no 'reacquired': no started
+    // while a hold was active; no 'rejected'), and each hold was released before the next started.
+    expect(agent.holdLog.map((h) => h.event)).toEqual(Array.from({ length: 5 }, () => ['acquired', 'capture-scheduled', 'released']).flat());
+    const acquired = agent.holdLog.filter((h) => h.event === 'acquired');
+    const released = agent.holdLog.filter((h) => h.event === 'released');
+    for (let i = 1; i < 5; i++) expect(acquired[i]!.atMs).toBeGreaterThanOrEqual(released[i - 1]!.atMs);
+    console.log(`concurrent runs: 5 runs, ${builds.length / 2} hold periods, none overlapping`);
+  });
+});
+
+describe('the run lock', () => {
+  it('a stale lock left by a killed run is taken over', async () => {
+    const p = project();
+    await agentFor(p, agents, { portFile: p.portFile });
+    const lock = path.join(p.dir, '.reclazz', 'build.lock');
+    fs.mkdirSync(lock, { recursive: true });
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    const begun = Date.now();
+    const run = await runCli(['--wait', '20000', ...uniqueBuild(p.classes)], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(Date.now() - begun).toBeLessThan(10_000);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+
+  it('a live lock is waited for with a message up to --wait, then 69; the build never runs', async () => {
+    const p = project();
+    const agent = await agentFor(p, agents, { portFile: p.portFile });
+    const release = await lockfile.lock(path.join(p.dir, '.reclazz'), { lockfilePath: path.join(p.dir, '.reclazz', 'build.lock'), stale: 5000, realpath: false });
+    try {
+      const run = await runCli(['--wait', '700', ...uniqueBuild(p.classes)], { cwd: p.dir });
+      expect(run.exitCode, run.stderr).toBe(69);
+      expect(run.stderr).toMatch(/waiting for another reclazz-build run in this checkout to finish/);
+      expect(run.stderr).toMatch(/another reclazz-build run in this checkout still holds .*build\.lock after \d+ ms/);
+      expect(run.stderr).toMatch(/next: wait for it to finish, or raise --wait <ms>/);
+      expect(buildRan(p)).toBe(false);
+      expect(agent.received).toEqual([]);
+    } finally {
+      await release();
+    }
+  });
+});

@@ -1,0 +1,136 @@
+/**
+ * Held builds and recovery through the real binary: the owner token saved in `.reclazz/`
+ * per agent session, reused without a flag, fresh for a new session, overridden by --owner
+ * (and never lost to a rejected run), a corrupt state file ignored with a warning; and a hold
+ * owned by someone else, waited for with progress up to --wait while `started` is retried.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { runCli } from '../support/cli.js';
+import { LineClient } from '../fake-agent/line-client.js';
+import { agentFor, buildCommand, buildRan, hasStackTrace, project, requestToken, until, type Project } from '../support/project.js';
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+async function setup(options: Parameters<typeof agentFor>[2] = {}): Promise<{ p: Project; agent: FakeAgent }> {
+  const p = project();
+  const agent = await agentFor(p, agents, { portFile: p.portFile, ...options });
+  return { p, agent };
+}
+
+const ownerFile = (p: Project) => path.join(p.dir, '.reclazz', 'owner.json');
+const savedOwner = (p: Project): string => (JSON.parse(fs.readFileSync(ownerFile(p), 'utf8')) as { owner: string }).owner;
+
+describe('the owner token of a hold left behind', () => {
+  it('a lost started receipt leaves a hold; the next run, without flags, reuses the saved owner and releases it', async () => {
+    let first = true;
+    const { p, agent } = await setup({
+      intercept: (cmd) => {
+        if (cmd.verb === 'BUILD' && cmd.words[1] === 'started' && first) {
+          first = false;
+          return { kind: 'drop' };
+        }
+        return undefined;
+      },
+    });
+    const lost = await runCli(['--timeout', '1500', ...buildCommand(p)], { cwd: p.dir });
+    expect(lost.exitCode, lost.stderr).toBe(69);
+    const owner = savedOwner(p);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner });
+
+    const next = await runCli(buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } }), { cwd: p.dir });
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(next.stderr).toContain(`owner token ${owner} (reused from the last run against this agent session)`);
+    expect(agent.hold().kind).toBe('none');
+    expect(agent.holdLog.map((h) => `${h.event}:${h.owner}`)).toEqual([`acquired:${owner}`, `reacquired:${owner}`, `capture-scheduled:${owner}`, `released:${owner}`]);
+  });
+
+  it('a different agent session (the app restarted) gets a fresh token', async () => {
+    const { p, agent } = await setup();
+    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    const before = savedOwner(p);
+    await agent.restart();
+    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(next.exitCode, next.stderr).toBe(0);
+    const after = savedOwner(p);
+    expect(after).not.toBe(before);
+    expect(next.stderr).toContain(`owner token ${after} (new)`);
+    expect(JSON.parse(fs.readFileSync(ownerFile(p), 'utf8'))).toMatchObject({ owner: after, sessionId: agent.sessionId, port: agent.port });
+  });
+
+  it('--owner overrides the saved token, and a run whose started is rejected does not lose the saved one', async () => {
+    const { p, agent } = await setup();
+    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    const left = savedOwner(p);
+    const other = await runCli(['--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
+    expect(other.exitCode, other.stderr).toBe(69);
+    expect(other.stderr).toContain('owner token someone-else (from --owner)');
+    expect(savedOwner(p)).toBe(left);
+    const recovered = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(recovered.exitCode, recovered.stderr).toBe(0);
+    // Nothing changed, so nothing to VERIFY: the run ends at the ok receipt, before the capture releases the hold.
+    await until(() => agent.hold().kind === 'none', 'the capture to release the hold', 2000);
+    expect(agent.holdLog.filter((h) => h.event === 'released').map((h) => h.owner)).toEqual([left]);
+  });
+
+  it('a corrupt state file is ignored with a warning and rewritten whole', async () => {
+    const { p } = await setup();
+    fs.mkdirSync(path.dirname(ownerFile(p)), { recursive: true });
+    fs.writeFileSync(ownerFile(p), '{"owner": "half-writ');
+    const run = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/warning: .*owner\.json is corrupt; ignoring it/);
+    expect(savedOwner(p)).toMatch(/^[0-9a-f-]{36}$/);
+    // Written by temp file and rename: nothing else is left in the state folder.
+    expect(fs.readdirSync(path.dirname(ownerFile(p))).sort()).toEqual(['agent.port', 'class-index.json', 'owner.json']);
+  });
+});
+
+describe('a hold owned by someone else (the IDE)', () => {
+  async function ideHolds(agent: FakeAgent): Promise<LineClient> {
+    const ide = await LineClient.ready(agent.port);
+    ide.send('BUILD started request=ide-1 owner=the-ide');
+    await ide.next((e) => e.message.startsWith('BUILD_ACK ide-1 started'));
+    return ide;
+  }
+
+  it('is waited for with progress while started is retried; when the IDE finishes, the build runs and ends 0', async () => {
+    const { p, agent } = await setup();
+    const ide = await ideHolds(agent);
+    const from = agent.received.length;
+    const running = runCli(['--wait', '15000', ...buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } })], { cwd: p.dir });
+    // The IDE finishes only once our run has been turned away at least once.
+    await until(() => agent.holdLog.some((h) => h.event === 'rejected'), 'our started to be rejected', 15_000);
+    ide.send('BUILD ok request=ide-2 owner=the-ide');
+    const run = await running;
+    ide.close();
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/waiting for the build hold, held by another owner \(the IDE or another terminal\)… \d\.\d s/);
+    const starts = agent.received.slice(from).filter((r) => r.line.startsWith('BUILD started'));
+    expect(starts.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(starts.map((r) => requestToken(r.line))).size).toBe(starts.length);
+    const released = agent.holdLog.find((h) => h.event === 'released' && h.owner === 'the-ide')!;
+    expect(Number(fs.readFileSync(p.marker, 'utf8').split(' ')[0])).toBeGreaterThanOrEqual(released.atMs);
+  });
+
+  it('after --wait it ends 69 explaining the options, the build not run', async () => {
+    const { p, agent } = await setup();
+    const ide = await ideHolds(agent);
+    const begun = Date.now();
+    const run = await runCli(['--wait', '1200', ...buildCommand(p)], { cwd: p.dir });
+    ide.close();
+    expect(run.exitCode, run.stderr).toBe(69);
+    expect(Date.now() - begun).toBeGreaterThanOrEqual(1200);
+    expect(run.stderr).toMatch(/waiting for the build hold, held by another owner/);
+    expect(run.stderr).toMatch(/another owner still holds the agent's build hold after \d+ ms; the build did not run/);
+    expect(run.stderr).toMatch(/next: let that build \(IDE or terminal\) finish, raise --wait <ms>, or restart the app if its owner is gone/);
+    expect(hasStackTrace(run.stderr)).toBe(false);
+    expect(buildRan(p)).toBe(false);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'the-ide' });
+  });
+});

@@ -1,0 +1,162 @@
+/**
+ * A throwaway Java-like project for end-to-end fault tests: class files under target/classes,
+ * a fake agent watching them, and build commands (`-- node -e ...`) that record when they ran,
+ * rewrite class files in place like javac, and can sleep and report the signals they got.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { tempDir, writeClass } from './cli.js';
+
+/** A project folder and the files the build command writes. */
+export interface Project {
+  dir: string;
+  classes: string;
+  /** Written by the build command when it starts (its content: `<epoch ms> <pid>`). */
+  marker: string;
+  /** Written by a signal-aware build when it ends: JSON {signals, endedAtMs, grandchildSignals}. */
+  ended: string;
+  /** A signal-aware build appends each signal it receives here, one per line, as it arrives. */
+  signalLog: string;
+  /** Where a fake agent writes its port file (`.reclazz/agent.port`). */
+  portFile: string;
+}
+
+/** A project whose classes Greeter, Outer and Outer$Inner count as loaded by the app. */
+export function project(): Project {
+  const dir = tempDir();
+  const classes = path.join(dir, 'target', 'classes');
+  writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
+  writeClass(classes, 'com.acme.Outer', 'outer-v1');
+  writeClass(classes, 'com.acme.Outer$Inner', 'inner-v1');
+  return {
+    dir,
+    classes,
+    marker: path.join(dir, 'build-ran'),
+    ended: path.join(dir, 'build-ended.json'),
+    signalLog: path.join(dir, 'build-signals.log'),
+    portFile: path.join(dir, '.reclazz', 'agent.port'),
+  };
+}
+
+/** Starts a fake agent watching the project's classes with short capture/reload delays; `registry` collects it for stopping. */
+export async function agentFor(p: Project, registry: FakeAgent[], options: FakeAgentOptions = {}): Promise<FakeAgent> {
+  const agent = await startFakeAgent({ watchDirs: [p.classes], captureDelayMs: 20, reloadMs: 20, heartbeatMs: 0, ...options });
+  registry.push(agent);
+  return agent;
+}
+
+/** Options for {@link buildCommand}. */
+export interface BuildOptions {
+  /** Class binary name -> new bytes, written in place after the marker. */
+  writes?: Record<string, string>;
+  /** Exit status (default 0). */
+  exit?: number;
+  /** Sleep this long before exiting, in ms (default 0). */
+  sleepMs?: number;
+  /**
+   * Record SIGINT/SIGTERM and exit 128+N on the first one (default), or ignore them
+   * (`'ignore'`: only SIGKILL ends it). A grandchild in the same process group records what
+   * it receives too, proving a signal went to the whole group. Results go to `Project.ended`.
+   */
+  signals?: 'exit' | 'ignore';
+}
+
+/** `-- node -e <script>`: the build command for the CLI. */
+export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
+  const { writes = {}, exit = 0, sleepMs = 0, signals } = options;
+  const grandchild = `process.on('SIGINT',()=>{console.log('SIGINT');process.exit(0)});process.on('SIGTERM',()=>{console.log('SIGTERM');process.exit(0)});setTimeout(()=>{},60000);console.log('ready')`;
+  const script = `
+    const fs = require('fs'), path = require('path'), cp = require('child_process');
+    const got = [];
+    let grand = '';
+    const finish = (code) => {
+      const write = () => { fs.writeFileSync(${JSON.stringify(p.ended)}, JSON.stringify({ signals: got, endedAtMs: Date.now(), grandchildSignals: grand.split('\\n').filter((l) => l.startsWith('SIG')) })); process.exit(code); };
+      if (gc) { gc.once('exit', write); setTimeout(write, 1000); } else write();
+    };
+    let gc;
+    ${signals === undefined ? '' : `
+    gc = cp.spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: ['ignore', 'pipe', 'inherit'] });
+    gc.stdout.on('data', (d) => { grand += d; });
+    for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { got.push(s); fs.appendFileSync(${JSON.stringify(p.signalLog)}, s + String.fromCharCode(10)); ${signals === 'exit' ? "finish(s === 'SIGINT' ? 130 : 143);" : ''} });`}
+    const start = () => {
+      fs.writeFileSync(${JSON.stringify(p.marker)}, Date.now() + ' ' + process.pid);
+      for (const [name, bytes] of Object.entries(${JSON.stringify(writes)})) {
+        const file = path.join(${JSON.stringify(p.classes)}, ...name.split('.')) + '.class';
+        fs.mkdirSync(path.dirname(file), { recursive: true });
+        fs.writeFileSync(file, bytes);
+      }
+      setTimeout(() => { if (gc) { gc.kill(); } process.exit(${exit}); }, ${sleepMs});
+    };
+    if (gc) gc.stdout.once('data', start); else start();`;
+  return ['--', process.execPath, '-e', script];
+}
+
+/** What a signal-aware build recorded (see {@link BuildOptions.signals}), or undefined if it never ended by itself. */
+export function buildEnded(p: Project): { signals: string[]; endedAtMs: number; grandchildSignals: string[] } | undefined {
+  return fs.existsSync(p.ended) ? JSON.parse(fs.readFileSync(p.ended, 'utf8')) : undefined;
+}
+
+/** The pid of the build command that ran (from its marker). */
+export function buildPid(p: Project): number {
+  return Number(fs.readFileSync(p.marker, 'utf8').split(' ')[1]);
+}
+
+/** True when process `pid` has ended (gone, or a zombie nobody reaped yet). */
+export function processGone(pid: number): boolean {
+  try {
+    return /^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** The signals a signal-aware build has received so far, in order. */
+export function buildSignals(p: Project): string[] {
+  return fs.existsSync(p.signalLog) ? fs.readFileSync(p.signalLog, 'utf8').split('\n').filter(Boolean) : [];
+}
+
+/** True when the build command started. */
+export function buildRan(p: Project): boolean {
+  return fs.existsSync(p.marker);
+}
+
+/** SHA-256 hex of a string. */
+export const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+/** The agent's received lines (from index `from` on) reduced to verbs: `BUILD started`, `DOCTOR`, `VERIFY`. */
+export function verbs(agent: FakeAgent, from = 0): string[] {
+  return agent.received.slice(from).map((r) => (r.line.startsWith('BUILD ') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
+}
+
+/** Like {@link verbs}, with runs of VERIFY collapsed to one `VERIFY...`. */
+export function flow(agent: FakeAgent, from = 0): string[] {
+  const out: string[] = [];
+  for (const verb of verbs(agent, from)) if (!(verb === 'VERIFY' && out[out.length - 1] === 'VERIFY...')) out.push(verb === 'VERIFY' ? 'VERIFY...' : verb);
+  return out;
+}
+
+/** `request=` token of a received BUILD line. */
+export function requestToken(line: string): string | undefined {
+  return /request=([A-Za-z0-9_-]+)/.exec(line)?.[1];
+}
+
+/** An INFO event line as the agent formats it. */
+export function info(message: string): string {
+  return JSON.stringify({ level: 'INFO', message, timestamp: new Date().toISOString() });
+}
+
+/** Polls `check` every 10 ms until it is true; throws after `timeoutMs`. */
+export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** True when `stderr` holds a JavaScript stack trace (or the CLI's internal-error line). */
+export function hasStackTrace(stderr: string): boolean {
+  return /^\s+at .+(\(|:\d+)/m.test(stderr) || /internal error/.test(stderr) || /\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/.test(stderr);
+}
