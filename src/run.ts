@@ -224,12 +224,17 @@ class SafeBuild {
         );
     }
 
-    const classDirs = () => unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
+    // Run from a folder inside the project (src/main/java/...): look for class output from the project folder.
+    const searchRoot = isInside(this.cwd, location.projectDir) ? location.projectDir : this.cwd;
+    const classDirs = () => unique([...findClassDirs(searchRoot, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
     const dirsBefore = classDirs();
     const classState = readClassState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
     // A hold our last run left behind: the agent still has the classes from before that build live.
     const heldBaseline = classState.held && classState.sessionId === agent.sessionId;
-    const before = heldBaseline ? classState.files : takeSnapshot(dirsBefore, classState.files).snapshot;
+    const onDisk = takeSnapshot(dirsBefore, classState.files).snapshot;
+    // The held baseline wins for the files it knows; files it never saw (other class output
+    // directories) start from the disk.
+    const before = heldBaseline ? new Map([...onDisk, ...classState.files]) : onDisk;
     this.warnUnwatched(dirsBefore, agent);
     if (this.signal?.aborted) {
       // Interrupted between the receipt and the spawn: the build never starts.
@@ -268,8 +273,14 @@ class SafeBuild {
       });
     }
     this.hold = 'none';
-    const { changes, after } = diffSnapshot(before, unique([...dirsBefore, ...classDirs()]));
+    const dirsAfter = unique([...dirsBefore, ...classDirs()]);
+    const { changes, after } = diffSnapshot(before, dirsAfter);
     writeClassState(location.projectDir, { sessionId: agent.sessionId, held: false, files: after });
+    if (dirsAfter.length === 0) {
+      const message = `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
+      this.emit({ type: 'warning', message });
+      return this.end('ok', 0, `build ok and acknowledged; ${message}`, { build, hint: 'run from the project folder, or name the directory with --classes-dir <dir>' });
+    }
     return this.verifyChanges(changes, build, before);
   }
 
@@ -507,6 +518,11 @@ class SafeBuild {
       durationMs: Math.round(performance.now() - this.started),
     };
   }
+}
+
+function isInside(dir: string, root: string): boolean {
+  const relative = path.relative(root, dir);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 function unique(list: string[]): string[] {

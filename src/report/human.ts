@@ -141,11 +141,11 @@ export class HumanReporter {
       ? p.boldGreen('✔ proven live:')
       : result.exitCode === 0
         ? p.boldYellow('• not proven live:')
-        : result.build === undefined
-          ? p.boldRed('✘ nothing built:')
+        : result.build === undefined && result.verdicts.length === 0
+          ? p.boldRed('✘ not run:')
           : p.boldRed('✘ not proven live:');
     this.line(`${mark} ${result.message}`);
-    if (result.hint !== undefined && result.exitCode !== 0) this.line(p.dim(`next: ${result.hint}`));
+    if (result.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${result.hint}`));
   }
 
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {

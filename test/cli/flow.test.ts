@@ -128,6 +128,40 @@ describe('reclazz-build -- <command> against the fake agent', () => {
   });
 });
 
+describe('where the class files are', () => {
+  it('run from a folder inside the project, it still finds and verifies the class output', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const sub = path.join(p.dir, 'src', 'main', 'java', 'com', 'acme');
+    fs.mkdirSync(sub, { recursive: true });
+    const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v2' }), { cwd: sub });
+    expect(run.exitCode).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
+  });
+
+  it('a failed run that looked at other class directories does not hide the next run\'s changes', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    // A failed run that only knew an unrelated class output directory leaves the hold...
+    const other = tempDir();
+    expect((await runCli(['--classes-dir', other, ...build(p, {}, 1)], { cwd: tempDir(), env: { RECLAZZ_PORT_FILE: path.join(p.dir, '.reclazz', 'agent.port') } })).exitCode).toBe(1);
+    // ...and the recovering run in the project verifies the changed Greeter, not "added".
+    const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v3' }), { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v3')}`))).toBe(true);
+  });
+
+  it('no class output directory at all: says nothing was checked, never "proven live"', async () => {
+    const dir = tempDir();
+    const agent = await startFakeAgent({ portFile: path.join(dir, '.reclazz', 'agent.port'), captureDelayMs: 10 });
+    agents.push(agent);
+    const run = await runCli(['--', 'true'], { cwd: dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain('no class output directory found');
+    expect(run.stderr).not.toContain('✔ proven live');
+  });
+});
+
 describe('refusals: exit 69 and the build never runs', () => {
   it('no agent anywhere', async () => {
     const p = project();

@@ -123,7 +123,7 @@ describe.concurrent('reaching the agent: each fault a distinct message, exit 69,
         expect(hasStackTrace(run.stderr)).toBe(false);
         expect(buildRan(p)).toBe(false);
         if (sent) expect(sent().filter((line) => line.startsWith('BUILD'))).toEqual([]);
-        const verdict = run.stderr.split('\n').find((line) => line.includes('not proven live:'))!;
+        const verdict = run.stderr.split('\n').find((line) => line.includes('✘ not run:'))!;
         messages.set(c.name, verdict.replaceAll(p.dir, '<dir>').replace(/port \d+/g, 'port N'));
       } finally {
         await cleanup?.();

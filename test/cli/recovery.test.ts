@@ -87,7 +87,7 @@ describe('the owner token of a hold left behind', () => {
     expect(run.stderr).toMatch(/warning: .*owner\.json is corrupt; ignoring it/);
     expect(savedOwner(p)).toMatch(/^[0-9a-f-]{36}$/);
     // Written by temp file and rename: nothing else is left in the state folder.
-    expect(fs.readdirSync(path.dirname(ownerFile(p))).sort()).toEqual(['agent.port', 'class-index.json', 'owner.json']);
+    expect(fs.readdirSync(path.dirname(ownerFile(p))).sort()).toEqual(['agent.port', 'classes.json', 'owner.json']);
   });
 });
 
