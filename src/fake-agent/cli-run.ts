@@ -2,6 +2,7 @@
  * Argument parsing and start-up of the `reclazz-fake-agent` command (cli.ts runs it with
  * process.argv and signal handling; tests call it directly).
  */
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
@@ -38,6 +39,7 @@ function collect(value: string, previous: string[]): string[] {
 
 function createProgram(): Command {
   return new Command('reclazz-fake-agent')
+    .version(createRequire(import.meta.url)('../../package.json').version as string, '-V, --version')
     .description(
       "A fake of the reclazz agent's loopback status socket (protocol.md): heartbeats, BUILD hold rules with " +
         'receipts, capture of changed class files, VERIFY, DOCTOR, RELOAD.',
@@ -67,8 +69,8 @@ Examples:
   $ reclazz-fake-agent --silent VERIFY          # receipts for VERIFY never arrive
   $ reclazz-fake-agent --old-agent              # client must refuse an owned build
 
-Talk to it by hand:
-  $ printf 'DOCTOR d1\\n' | nc 127.0.0.1 "$(cat .reclazz/agent.port)"`,
+Talk to it by hand (bash's /dev/tcp, no extra tools):
+  $ exec 3<>/dev/tcp/127.0.0.1/"$(cat .reclazz/agent.port)"; printf 'DOCTOR d1\\n' >&3; head -2 <&3`,
     );
 }
 
