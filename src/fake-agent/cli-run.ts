@@ -2,7 +2,9 @@
  * Argument parsing and start-up of the `reclazz-fake-agent` command (cli.ts runs it with
  * process.argv and signal handling; tests call it directly).
  */
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
@@ -39,7 +41,7 @@ function collect(value: string, previous: string[]): string[] {
 
 function createProgram(): Command {
   return new Command('reclazz-fake-agent')
-    .version(createRequire(import.meta.url)('../../package.json').version as string, '-V, --version')
+    .version(packageVersion(), '-V, --version')
     .description(
       "A fake of the reclazz agent's loopback status socket (protocol.md): heartbeats, BUILD hold rules with " +
         'receipts, capture of changed class files, VERIFY, DOCTOR, RELOAD.',
@@ -72,6 +74,19 @@ Examples:
 Talk to it by hand (bash's /dev/tcp, no extra tools):
   $ exec 3<>/dev/tcp/127.0.0.1/"$(cat .reclazz/agent.port)"; printf 'DOCTOR d1\\n' >&3; head -2 <&3`,
     );
+}
+
+/** The version of the reclazz-build package this file belongs to (found upward), or `unknown`. */
+function packageVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'reclazz-build' && pkg.version !== undefined) return pkg.version;
+    } catch {
+      // no package.json here
+    }
+    if (dirname(dir) === dir) return 'unknown';
+  }
 }
 
 /** Build the intercept hook for --reject-started, --silent and --log, or undefined. */
