@@ -22,6 +22,9 @@ export interface AgentInfo {
   verifySupported: boolean;
 }
 
+/** The agent's own event levels a run shows while it waits (marked as the agent's; `--quiet` hides them). */
+export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);
+
 /** Events in the order a run emits them. Times in ms. */
 export type RunEvent =
   | { type: 'agent'; agent: AgentInfo }

@@ -7,6 +7,7 @@ import { AgentConnection, AgentConnectionError } from './agent/connection.js';
 import { discoverAgent, DiscoveryError, type AgentLocation } from './agent/discover.js';
 import { newToken } from './agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from './agent/requests.js';
+import { agentInfo, connectRefusal, isCurrentAgent } from './commands/connect.js';
 import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } from './agent/session.js';
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
@@ -24,6 +25,7 @@ import {
   type RunEvent,
   type RunReason,
   type RunResult,
+  SHOWN_AGENT_LEVELS,
 } from './events.js';
 import { acquireHold, sendBuild } from './hold/hold.js';
 import { acquireRunLock } from './state/lock.js';
@@ -291,7 +293,7 @@ class SafeBuild {
         timeoutMs: this.timeoutMs,
         signal: this.signal,
         onEvent: (event) => {
-          if (['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR'].includes(event.level)) {
+          if (SHOWN_AGENT_LEVELS.has(event.level)) {
             this.emit({ type: 'agent-event', level: event.level, message: event.message });
           }
         },
@@ -299,25 +301,12 @@ class SafeBuild {
     } catch (error) {
       if (!(error instanceof AgentConnectionError)) throw error;
       if (error.kind === 'aborted') return this.interrupted('while connecting to the agent');
-      const where = location.portFile === undefined ? `port ${location.port} (${location.source})` : `port ${location.port} from ${location.portFile}`;
-      if (error.kind === 'refused') {
-        return this.end('stale-port', EXIT_REFUSED, `nothing is listening on ${where}: the agent is not running`, {
-          hint: location.portFile === undefined ? 'check the port' : `the port file is stale (left by a killed app): start the app with the agent, or delete ${location.portFile}`,
-        });
-      }
-      if (error.kind === 'closed-before-connected') {
-        return this.end('handshake', EXIT_REFUSED, `the agent on ${where} closed the connection before CONNECTED`, {
-          hint: 'it already serves 5 clients (close an IDE window or an `events` follower) or this port is not the agent',
-        });
-      }
-      if (error.kind === 'handshake-timeout' || error.kind === 'connect-timeout') {
-        return this.end('handshake', EXIT_REFUSED, `${error.message} (${where})`, { hint: 'is the agent still starting, or is this port another program? try again, or raise --timeout' });
-      }
-      return this.end('handshake', EXIT_REFUSED, `${error.message} (${where})`, { hint: 'check that the port belongs to the reclazz agent' });
+      const refused = connectRefusal(error, location);
+      return this.end(refused.reason, refused.exitCode, refused.message, refused.hint === undefined ? {} : { hint: refused.hint });
     }
     this.connection = opened.connection;
     const { connected } = opened;
-    if (connected.agent === undefined || connected.agent.trim() === '' || connected.version < 1) {
+    if (!isCurrentAgent(connected)) {
       return this.end('old-agent', EXIT_REFUSED, `the agent on port ${location.port} is too old for owned builds (its CONNECTED line has no agent version)`, {
         hint: 'update the reclazz agent in the app',
       });
@@ -342,18 +331,7 @@ class SafeBuild {
       });
     }
     const d = doctor.doctor;
-    this.agent = {
-      port: location.port,
-      source: location.source,
-      agentVersion: d.agentVersion || connected.agent,
-      sessionId: d.sessionId,
-      pid: d.pid,
-      javaVersion: d.javaVersion,
-      workingDirectory: d.workingDirectory,
-      watchedDirectories: d.watchedDirectories,
-      watchSampleTruncated: d.watchSampleTruncated,
-      verifySupported: d.verifySupported,
-    };
+    this.agent = agentInfo(location, connected, d);
     this.emit({ type: 'agent', agent: this.agent });
     if (!d.buildOwnershipSupported) {
       return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`, {

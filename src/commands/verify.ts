@@ -13,12 +13,11 @@ import { isVerifiableClassName } from '../agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { declaredClassName } from '../classes/classfile.js';
 import { binaryClassName, hashFile, scanClassDirs, type ClassChange } from '../classes/snapshot.js';
-import { EXIT_REFUSED, EXIT_UNPROVEN, EXIT_USAGE, type AgentInfo, type RunEvent, type RunReason, type RunResult } from '../events.js';
+import { EXIT_REFUSED, EXIT_UNPROVEN, EXIT_USAGE, type AgentInfo, type RunEvent, type RunReason, type RunResult, SHOWN_AGENT_LEVELS } from '../events.js';
 import { verifyClasses, type ClassVerdict, type VerifyReport } from '../verify/verify.js';
 import { agentInfo, interruptExit, isCurrentAgent, openAgent, type AgentTarget } from './connect.js';
 
 /** The agent levels a build shows as the agent's own events. */
-export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);
 
 /** Options for {@link verifyClassFiles}. */
 export interface VerifyFilesOptions extends Omit<AgentTarget, 'onEvent'> {
