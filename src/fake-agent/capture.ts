@@ -5,7 +5,7 @@
  * step in the fake's timeline.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /** One class file found by a scan. */
@@ -41,11 +41,23 @@ export function isDirectory(dir: string): boolean {
   }
 }
 
+/** A file's hash, reused by {@link scanClassFiles} while size, mtime, ctime and inode stay the same. */
+export interface CachedHash {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  sha256: string;
+}
+
 /**
  * Every class file under the (absolute) watched directories, recursively, hashed.
  * Missing directories are skipped; any other read error throws (a failed capture).
+ * With `cache`, a file whose size, mtime, ctime and inode are unchanged since it was last
+ * hashed keeps its hash (any write moves ctime, so new bytes are still seen); the cache is
+ * updated in place and forgets files that are gone.
  */
-export function scanClassFiles(dirs: readonly string[]): ClassFile[] {
+export function scanClassFiles(dirs: readonly string[], cache?: Map<string, CachedHash>): ClassFile[] {
   const found: ClassFile[] = [];
   for (const root of dirs) {
     if (!isDirectory(root)) continue;
@@ -58,10 +70,25 @@ export function scanClassFiles(dirs: readonly string[]): ClassFile[] {
           stack.push(path);
         } else if (entry.isFile()) {
           const className = binaryName(root, path);
-          if (className !== null) found.push({ path, className, sha256: sha256Hex(readFileSync(path)) });
+          if (className !== null) found.push({ path, className, sha256: cache ? cachedHash(path, cache) : sha256Hex(readFileSync(path)) });
         }
       }
     }
   }
+  if (cache && cache.size > found.length) {
+    const seen = new Set(found.map((file) => file.path));
+    for (const path of cache.keys()) if (!seen.has(path)) cache.delete(path);
+  }
   return found;
+}
+
+function cachedHash(path: string, cache: Map<string, CachedHash>): string {
+  const stat: Stats = statSync(path);
+  const known = cache.get(path);
+  if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino) {
+    return known.sha256;
+  }
+  const sha256 = sha256Hex(readFileSync(path));
+  cache.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, sha256 });
+  return sha256;
 }

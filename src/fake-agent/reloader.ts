@@ -3,7 +3,7 @@
  * VERIFY ledger (protocol.md, "VERIFY": receipts, running -> final status, not-loaded classes,
  * batch warnings).
  */
-import { scanClassFiles, type ClassFile } from './capture.js';
+import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
 import { VerifyLedger } from './ledger.js';
 import type { FinalStatus } from './types.js';
 
@@ -18,6 +18,8 @@ export interface ReloaderOptions {
   reloadMs: number;
   /** Classes whose latest receipt the ledger keeps. */
   ledgerSize: number;
+  /** Reuse a file's hash while its stamp is unchanged (see FakeAgentOptions.scanCache). */
+  scanCache?: boolean;
   /** Final status of a loaded class's attempt; undefined -> applied. */
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
   /** Run `run` after `ms` (cancelled when the agent stops or restarts). */
@@ -45,7 +47,10 @@ export class ClassReloader {
   private readonly loaded = new Set<string>();
   private attempts = 0;
 
+  private readonly hashCache: Map<string, CachedHash> | undefined;
+
   constructor(private readonly options: ReloaderOptions) {
+    this.hashCache = options.scanCache ? new Map() : undefined;
     this.ledger = new VerifyLedger(options.ledgerSize);
   }
 
@@ -54,7 +59,7 @@ export class ClassReloader {
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
-    for (const file of scanClassFiles(this.options.watchDirs)) {
+    for (const file of scanClassFiles(this.options.watchDirs, this.hashCache)) {
       this.known.set(file.path, file.sha256);
       this.loaded.add(file.className);
     }
@@ -62,7 +67,7 @@ export class ClassReloader {
 
   /** Class files whose bytes differ from the last admitted ones (new files included). Throws on read errors. */
   changedFiles(): ClassFile[] {
-    return scanClassFiles(this.options.watchDirs).filter((file) => this.known.get(file.path) !== file.sha256);
+    return scanClassFiles(this.options.watchDirs, this.hashCache).filter((file) => this.known.get(file.path) !== file.sha256);
   }
 
   /** Number of changed class files; 0 when the scan fails. */

@@ -55,6 +55,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     maxClients: options.maxClients ?? 5,
     holdWarnMs: options.holdWarnMs ?? 300_000,
     failCapture: options.failCapture,
+    scanCache: options.scanCache ?? false,
   };
 }
 
@@ -100,6 +101,7 @@ class FakeAgentServer implements FakeAgent {
       watchDirs: settings.watchDirs,
       reloadMs: settings.reloadMs,
       ledgerSize: settings.ledgerSize,
+      scanCache: settings.scanCache,
       verifyStatus: settings.verifyStatus,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
