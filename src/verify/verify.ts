@@ -11,6 +11,7 @@ import {
   parseTokenJson,
   verifyCommand,
   verifyResultSchema,
+  type AgentEvent,
   type VerifyResult,
 } from '../agent/protocol.js';
 
@@ -103,6 +104,13 @@ interface Slot {
  * Verifies every target; resolves when all are final, the deadline passes, the capacity rule
  * stops the wait, the session changes, the connection closes, or `signal` aborts. Never
  * rejects for the agent's behaviour: every class ends with a verdict.
+ *
+ * Replies are routed by token from one listener on the connection (a Map lookup per line),
+ * not matched by a waiter per request: with thousands of classes, a waiter and a timeout per
+ * request made every reply cost as much as the window. Requests sent in the same turn of the
+ * event loop go out together (see `pump`). A request without a reply after
+ * {@link VERIFY_REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a
+ * late reply to the old token is ignored.
  */
 export function verifyClasses(connection: AgentConnection, targets: readonly VerifyTarget[], options: VerifyOptions): Promise<VerifyReport> {
   const started = performance.now();
@@ -112,7 +120,10 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
   const ready: Slot[] = [...slots];
   let readyHead = 0;
   const timers = new Set<NodeJS.Timeout>();
-  let inFlight = 0;
+  /** Requests in flight, oldest first: token -> slot and when it was sent. */
+  const pending = new Map<string, { slot: Slot; sentAt: number }>();
+  const router = new AbortController();
+  let pumpQueued = false;
   let finalCount = 0;
   let appliedCount = 0;
   let requests = 0;
@@ -127,6 +138,9 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
       done = true;
       for (const timer of timers) clearTimeout(timer);
       clearTimeout(deadline);
+      clearInterval(sweep);
+      router.abort();
+      pending.clear();
       options.signal?.removeEventListener('abort', onAbort);
       for (const slot of slots) {
         slot.final ??= verdict(slot, rest, detail(slot));
@@ -191,42 +205,43 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
       }
     };
 
+    /** Routes a line to the request whose token it answers; anything else is ignored. */
+    const route = (event: AgentEvent): boolean => {
+      if (done || event.level !== 'INFO' || !event.message.startsWith(REPLY_PREFIX)) return false;
+      const end = event.message.indexOf(' ', REPLY_PREFIX.length);
+      const token = end === -1 ? '' : event.message.slice(REPLY_PREFIX.length, end);
+      const request = pending.get(token);
+      if (request === undefined) return false; // another token's reply, or a late one
+      const receipt = matchReceipt(event.message, token, request.slot.target);
+      if (receipt === undefined) return false; // malformed: presumed lost when it times out
+      pending.delete(token);
+      try {
+        handle(request.slot, receipt);
+      } catch (error) {
+        // The connection swallows a listener's exceptions; a bug here must not pass silently.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+      queuePump();
+      return false;
+    };
+
     const send = (slot: Slot): void => {
       const token = newToken();
-      const remaining = options.timeoutMs - (performance.now() - started);
-      inFlight += 1;
+      try {
+        connection.send(verifyCommand(token, slot.target.className, slot.target.sha256));
+      } catch (error) {
+        if (error instanceof AgentConnectionError) finish('connection-lost', () => 'the agent connection closed before a final receipt');
+        else throw error;
+        return;
+      }
+      pending.set(token, { slot, sentAt: performance.now() });
       requests += 1;
-      connection
-        .request(
-          verifyCommand(token, slot.target.className, slot.target.sha256),
-          (event) => (event.level === 'INFO' ? matchReceipt(event.message, token, slot.target) : undefined),
-          `VERIFY_RESULT for ${slot.target.className}`,
-          Math.max(1, Math.min(VERIFY_REPLY_TIMEOUT_MS, remaining)),
-          options.signal,
-        )
-        .then(
-          (receipt) => {
-            inFlight -= 1;
-            if (!done) handle(slot, receipt);
-          },
-          (error: unknown) => {
-            inFlight -= 1;
-            if (done) return;
-            const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
-            if (kind === 'timeout') {
-              lostReplies += 1;
-              ready.push(slot);
-            } else if (kind === 'aborted') finish('interrupted', () => 'interrupted before a final receipt');
-            else finish('connection-lost', () => 'the agent connection closed before a final receipt');
-          },
-        )
-        .finally(() => {
-          if (!done) pump();
-        });
     };
 
     const pump = (): void => {
-      while (!done && inFlight < window && readyHead < ready.length) {
+      while (!done && pending.size < window && readyHead < ready.length) {
         const slot = ready[readyHead]!;
         readyHead += 1;
         if (slot.final === undefined) send(slot);
@@ -237,6 +252,28 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
       }
     };
 
+    /** One pump after all the replies that arrived together have been routed. */
+    const queuePump = (): void => {
+      if (pumpQueued) return;
+      pumpQueued = true;
+      queueMicrotask(() => {
+        pumpQueued = false;
+        pump();
+      });
+    };
+
+    // Replies that did not come within VERIFY_REPLY_TIMEOUT_MS: asked again (oldest first).
+    const sweep = setInterval(() => {
+      const now = performance.now();
+      for (const [token, request] of pending) {
+        if (now - request.sentAt < VERIFY_REPLY_TIMEOUT_MS) break;
+        pending.delete(token);
+        lostReplies += 1;
+        ready.push(request.slot);
+      }
+      pump();
+    }, VERIFY_REPLY_TIMEOUT_MS / 4);
+
     const onAbort = (): void => finish('interrupted', () => 'interrupted before a final receipt');
     const deadline = setTimeout(
       () =>
@@ -245,12 +282,24 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
         ),
       options.timeoutMs,
     );
-    if (options.signal?.aborted) onAbort();
-    else options.signal?.addEventListener('abort', onAbort, { once: true });
+    if (options.signal?.aborted) {
+      onAbort();
+      return;
+    }
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    // The router: one listener for all replies, until finish() aborts it. It never "matches".
+    connection.waitFor(route, 'VERIFY_RESULT replies', options.timeoutMs + VERIFY_REPLY_TIMEOUT_MS, router.signal).catch((error: unknown) => {
+      if (done) return;
+      const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
+      if (kind === 'closed') finish('connection-lost', () => 'the agent connection closed before a final receipt');
+    });
     if (slots.length === 0) finish('applied', () => '');
     else pump();
   });
 }
+
+/** Replies to VERIFY start with this. */
+const REPLY_PREFIX = 'VERIFY_RESULT ';
 
 function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyResult | undefined {
   const json = parseTokenJson(message, 'VERIFY_RESULT', token);
