@@ -92,10 +92,11 @@ export async function acquireHold(connection: AgentConnection, options: AcquireO
     if (reply.kind === 'ack') return { kind: 'acquired' };
     if (reply.kind !== 'rejected') return reply;
     const elapsed = performance.now() - start;
-    if (elapsed + HOLD_RETRY_MS > options.waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed) };
+    if (elapsed >= options.waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed) };
     options.onBusy?.(Math.round(elapsed));
     try {
-      await sleep(HOLD_RETRY_MS, undefined, { signal: options.signal });
+      // The last retry lands at the end of --wait, not a retry interval before it.
+      await sleep(Math.min(HOLD_RETRY_MS, options.waitMs - elapsed), undefined, { signal: options.signal });
     } catch {
       return { kind: 'interrupted-waiting', waitedMs: Math.round(performance.now() - start) };
     }
