@@ -8,6 +8,7 @@ import { discoverAgent, DiscoveryError, type AgentLocation } from './agent/disco
 import { newToken } from './agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from './agent/requests.js';
 import { agentInfo, connectRefusal, isCurrentAgent } from './commands/connect.js';
+import { watchCoverage } from './commands/doctor.js';
 import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } from './agent/session.js';
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
@@ -445,14 +446,12 @@ class SafeBuild {
   }
 
   private warnUnwatched(dirs: string[], agent: AgentInfo): void {
-    if (agent.watchSampleTruncated) return;
-    const watched = agent.watchedDirectories.map((d) => path.resolve(d));
-    for (const dir of dirs) {
-      if (!watched.some((w) => dir === w || dir.startsWith(w + path.sep) || w.startsWith(dir + path.sep))) {
-        this.emit({ type: 'warning', message: `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})` });
-      }
+    const watched = agent.watchedDirectories.join(', ') || 'no directory';
+    for (const { dir } of watchCoverage(dirs, agent.watchedDirectories, agent.watchSampleTruncated).filter((c) => c.watched === false)) {
+      this.emit({ type: 'warning', message: `the agent does not watch ${dir}: changes there will not reload (it watches ${watched})` });
     }
   }
+
 
   private async buildWithoutAgent(why: string): Promise<RunResult> {
     this.emit({ type: 'warning', message: `${why.split('\n')[0]}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified` });
