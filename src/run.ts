@@ -33,6 +33,7 @@ import { acquireRunLock } from './state/lock.js';
 import { readClassState, readOwnerState, writeClassState, writeOwnerState } from './state/store.js';
 import { verifyClasses, type ClassVerdict, type VerifyTarget } from './verify/verify.js';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The environment variable set for the build command, and refused when already set (no nesting). */
 export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
@@ -81,6 +82,10 @@ export interface SafeBuildHooks {
   signal?: AbortSignal;
 }
 
+/** How long a run waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
+export const CAPTURE_WAIT_MS = 5000;
+export const CAPTURE_POLL_MS = 100;
+
 /** Defaults for {@link SafeBuildOptions}, in ms. */
 export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000 } as const;
 
@@ -106,6 +111,8 @@ class SafeBuild {
   private owner: string | undefined;
   private command: BuildCommand | undefined;
   private hold: HoldLeft = 'none';
+  /** The agent's build hold kind at connect time (DOCTOR). */
+  private holdAtStart = 'none';
 
   constructor(
     private readonly options: SafeBuildOptions,
@@ -190,6 +197,13 @@ class SafeBuild {
     // Saved before `started` is sent: a lost receipt may still have installed the hold.
     writeOwnerState(location.projectDir, { owner, sessionId: agent.sessionId, port: agent.port, updatedAt: new Date().toISOString() });
 
+    const classState = readClassState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
+    // Our previous run ended at its ok receipt, which only schedules the agent's capture: let
+    // that capture release the hold before `started` (a newer started would cancel it).
+    if (this.holdAtStart === 'named' && owner === savedOwner && classState.sessionId === agent.sessionId && !classState.held) {
+      await this.awaitCaptureRelease(connection);
+    }
+
     const acquired = await acquireHold(connection, {
       owner,
       timeoutMs: this.timeoutMs,
@@ -231,7 +245,6 @@ class SafeBuild {
     const searchRoot = isInside(this.cwd, location.projectDir) ? location.projectDir : this.cwd;
     const classDirs = () => unique([...findClassDirs(searchRoot, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
     const dirsBefore = classDirs();
-    const classState = readClassState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
     // A hold our last run left behind: the agent still has the classes from before that build live.
     const heldBaseline = classState.held && classState.sessionId === agent.sessionId;
     const onDisk = takeSnapshot(dirsBefore, classState.files).snapshot;
@@ -334,6 +347,7 @@ class SafeBuild {
     const d = doctor.doctor;
     this.agent = agentInfo(location, connected, d);
     this.emit({ type: 'agent', agent: this.agent });
+    this.holdAtStart = d.buildHold;
     if (!d.buildOwnershipSupported) {
       return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`, {
         hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
@@ -362,6 +376,26 @@ class SafeBuild {
     });
     this.emit({ type: 'build-end', exitCode: build.exitCode, durationMs: build.durationMs, ...(build.signal === undefined ? {} : { signal: build.signal }) });
     return build;
+  }
+
+  /**
+   * Polls DOCTOR every {@link CAPTURE_POLL_MS} ms until the agent reports no named hold, for at
+   * most {@link CAPTURE_WAIT_MS} ms (bounded by --wait). Any failure just ends the wait: the
+   * `started` that follows has its own receipt rules.
+   */
+  private async awaitCaptureRelease(connection: AgentConnection): Promise<void> {
+    const start = performance.now();
+    const limit = Math.min(CAPTURE_WAIT_MS, this.options.waitMs ?? DEFAULTS.waitMs);
+    while (performance.now() - start < limit) {
+      this.emit({ type: 'waiting', what: "the agent to capture the previous build's classes", elapsedMs: Math.round(performance.now() - start) });
+      try {
+        await sleep(CAPTURE_POLL_MS, undefined, { signal: this.signal });
+        const answer = await askDoctor(connection, this.timeoutMs, this.signal);
+        if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
+      } catch {
+        return;
+      }
+    }
   }
 
   /** Sends ok/failed with a fresh request token and waits for its receipt. */

@@ -128,6 +128,21 @@ describe('reclazz-build -- <command> against the fake agent', () => {
   });
 });
 
+describe('back-to-back runs', () => {
+  it("waits for the previous run's capture to release the hold before sending started", async () => {
+    const p = project();
+    const agent = await agentFor(p, { captureDelayMs: 600 });
+    const first = await runCli(['--no-verify', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    expect(first.exitCode).toBe(0);
+    expect(agent.hold().kind).toBe('named'); // the ok receipt only scheduled the capture
+    const second = await runCli(['--no-verify', ...build(p, { 'com.acme.Greeter': 'greeter-v3' })], { cwd: p.dir });
+    expect(second.exitCode).toBe(0);
+    const events = agent.holdLog.map((h) => h.event);
+    expect(events.slice(0, 4)).toEqual(['acquired', 'capture-scheduled', 'released', 'acquired']);
+    expect(events).not.toContain('reacquired');
+  });
+});
+
 describe('where the class files are', () => {
   it('run from a folder inside the project, it still finds and verifies the class output', async () => {
     const p = project();
