@@ -252,6 +252,9 @@ class SafeBuild {
     // directories) start from the disk.
     const before = heldBaseline ? new Map([...onDisk, ...classState.files]) : onDisk;
     this.warnUnwatched(dirsBefore, agent);
+    // Saved before the build starts, so that a run killed mid-build still leaves it: until BUILD ok
+    // is acknowledged, what is live is `before`.
+    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
     if (this.signal?.aborted) {
       // Interrupted between the receipt and the spawn: the build never starts.
       await this.finishHold('failed');
@@ -259,8 +262,6 @@ class SafeBuild {
     }
 
     const build = await this.runBuildCommand(dirsBefore, true);
-    // Until BUILD ok is acknowledged, what is live is still `before`.
-    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
     // A signal that lands after the child ended still means "not ok": never send ok after an interrupt.
     if (build.interruptedBy !== undefined || this.signal?.aborted) {
       await this.finishHold('failed');

@@ -2,12 +2,13 @@
  * The main flow, driving the real binary against the fake agent with a generic build command
  * (`-- node -e ...`) that rewrites class files the way javac does (in place).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
-import { runCli, tempDir, writeClass } from '../support/cli.js';
+import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -140,6 +141,24 @@ describe('back-to-back runs', () => {
     const events = agent.holdLog.map((h) => h.event);
     expect(events.slice(0, 4)).toEqual(['acquired', 'capture-scheduled', 'released', 'acquired']);
     expect(events).not.toContain('reacquired');
+  });
+});
+
+describe('a run killed mid-build', () => {
+  it('leaves the pre-build baseline, so the next run verifies what that build wrote', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); require('fs').writeFileSync(${JSON.stringify(p.marker)}, 'x'); setTimeout(() => {}, 60000);`;
+    const child = startCli(['--', process.execPath, '-e', script], { cwd: p.dir });
+    await vi.waitFor(() => expect(fs.existsSync(p.marker)).toBe(true), { timeout: 10_000 });
+    child.kill('SIGKILL');
+    // The orphaned build still holds the output pipes: end it too.
+    spawnSync('pkill', ['-f', 'greeter-v2']);
+    await child;
+    const run = await runCli(['--', 'true'], { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
   });
 });
 
