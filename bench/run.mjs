@@ -227,7 +227,7 @@ async function changeDetectionFigures(bigTree) {
   await agentFor(empty);
   // The hash index (whatever its file name or format): removed for the first-run figure.
   const dropIndex = () => {
-    for (const name of fs.readdirSync(path.join(big, '.reclazz'))) if (name.startsWith('class-index') || name === 'classes.json') fs.rmSync(path.join(big, '.reclazz', name), { force: true });
+    for (const name of fs.readdirSync(path.join(big, '.reclazz'))) if (name.startsWith('classes.')) fs.rmSync(path.join(big, '.reclazz', name), { force: true });
   };
 
   if (wanted('detect-none') || wanted('detect-cold')) {

@@ -13,7 +13,7 @@ import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } fr
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
 import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
-import { diffSnapshot, takeSnapshot, type ChangeSet, type Snapshot } from './classes/snapshot.js';
+import { detectChanges, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
 import {
   EXIT_COMMAND_NOT_FOUND,
   EXIT_NOT_EXECUTABLE,
@@ -30,7 +30,7 @@ import {
 } from './events.js';
 import { acquireHold, sendBuild } from './hold/hold.js';
 import { acquireRunLock } from './state/lock.js';
-import { readClassState, readOwnerState, writeClassState, writeOwnerState } from './state/store.js';
+import { readClassIndex, readOwnerState, writeClassIndex, writeOwnerState, type OwnerState } from './state/store.js';
 import { verifyClasses, type ClassVerdict, type VerifyTarget } from './verify/verify.js';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -195,12 +195,12 @@ class SafeBuild {
     this.owner = owner;
     this.emit({ type: 'hold', owner, ownerSource: this.options.owner !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new' });
     // Saved before `started` is sent: a lost receipt may still have installed the hold.
-    writeOwnerState(location.projectDir, { owner, sessionId: agent.sessionId, port: agent.port, updatedAt: new Date().toISOString() });
+    const ownerState: OwnerState = { owner, sessionId: agent.sessionId, port: agent.port, updatedAt: new Date().toISOString(), held: true };
+    writeOwnerState(location.projectDir, ownerState);
 
-    const classState = readClassState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
     // Our previous run ended at its ok receipt, which only schedules the agent's capture: let
     // that capture release the hold before `started` (a newer started would cancel it).
-    if (this.holdAtStart === 'named' && owner === savedOwner && classState.sessionId === agent.sessionId && !classState.held) {
+    if (this.holdAtStart === 'named' && owner === savedOwner && saved?.held === false) {
       await this.awaitCaptureRelease(connection);
     }
 
@@ -245,16 +245,8 @@ class SafeBuild {
     const searchRoot = isInside(this.cwd, location.projectDir) ? location.projectDir : this.cwd;
     const classDirs = () => unique([...findClassDirs(searchRoot, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
     const dirsBefore = classDirs();
-    // A hold our last run left behind: the agent still has the classes from before that build live.
-    const heldBaseline = classState.held && classState.sessionId === agent.sessionId;
-    const onDisk = takeSnapshot(dirsBefore, classState.files).snapshot;
-    // The held baseline wins for the files it knows; files it never saw (other class output
-    // directories) start from the disk.
-    const before = heldBaseline ? new Map([...onDisk, ...classState.files]) : onDisk;
+    const baseline = this.baseline(location.projectDir, dirsBefore, agent.sessionId);
     this.warnUnwatched(dirsBefore, agent);
-    // Saved before the build starts, so that a run killed mid-build still leaves it: until BUILD ok
-    // is acknowledged, what is live is `before`.
-    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: true, files: before });
     if (this.signal?.aborted) {
       // Interrupted between the receipt and the spawn: the build never starts.
       await this.finishHold('failed');
@@ -271,6 +263,7 @@ class SafeBuild {
 
     const succeeded = build.exitCode === 0;
     const finished = await this.finishHold(succeeded ? 'ok' : 'failed');
+    if (finished === 'ack' && succeeded) writeOwnerState(location.projectDir, { ...ownerState, held: false, updatedAt: new Date().toISOString() });
     if (finished === 'aborted') return this.interrupted(`while waiting for the BUILD ${succeeded ? 'ok' : 'failed'} receipt`, build);
     if (finished !== 'ack') {
       // Never leave a lost ok standing: `failed` (fresh request token) cancels a capture it may have scheduled.
@@ -291,14 +284,34 @@ class SafeBuild {
     }
     this.hold = 'none';
     const dirsAfter = unique([...dirsBefore, ...classDirs()]);
-    const { changes, after } = diffSnapshot(before, dirsAfter);
-    writeClassState(location.projectDir, { sessionId: agent.sessionId, held: false, files: after });
+    // What the agent now has live (or is about to capture): the next run's baseline.
+    const detected = detectChanges(baseline, dirsAfter);
+    if (detected.dirty) writeClassIndex(location.projectDir, detected.index);
+    const { changes } = detected;
     if (dirsAfter.length === 0) {
       const message = `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
       this.emit({ type: 'warning', message });
       return this.end('ok', 0, `build ok and acknowledged; ${message}`, { build, hint: 'run from the project folder, or name the directory with --classes-dir <dir>' });
     }
-    return this.verifyChanges(changes, build, before);
+    return this.verifyChanges(changes, build);
+  }
+
+  /**
+   * The class files as the agent has them live before this build: the class index, kept by
+   * the last run whose ok this agent session acknowledged (a build that failed since left the
+   * agent holding, so it reloaded nothing). After an app restart, or for class output
+   * directories the index does not cover, that is what is on disk now: those are scanned
+   * (only files whose stamp moved are hashed) and the index is saved before the build starts,
+   * so that a run killed mid-build still leaves it.
+   */
+  private baseline(projectDir: string, dirs: string[], sessionId: string): ClassIndex {
+    const index = readClassIndex(projectDir, (message) => this.emit({ type: 'warning', message }));
+    const sameSession = index.sessionId === sessionId;
+    const toScan = sameSession ? dirs.filter((d) => !index.dirs.includes(d)) : dirs;
+    if (sameSession && toScan.length === 0) return index;
+    const { index: baseline } = detectChanges({ ...index, sessionId }, toScan);
+    writeClassIndex(projectDir, baseline);
+    return baseline;
   }
 
   private async connect(location: AgentLocation): Promise<RunResult | undefined> {
@@ -433,11 +446,11 @@ class SafeBuild {
     return observeAgentAfterLoss(port, this.agent!.sessionId, this.timeoutMs);
   }
 
-  private async verifyChanges(changes: ChangeSet, build: BuildRun, before: Snapshot): Promise<RunResult> {
+  private async verifyChanges(changes: ChangeSet, build: BuildRun): Promise<RunResult> {
     const notVerifiable = changes.changed.filter((c) => !c.verifiable);
     const targets: VerifyTarget[] = changes.changed
       .filter((c) => c.verifiable)
-      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: before.get(c.path)?.sha256 }));
+      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: c.before }));
     const summary = { changed: changes.changed, added: changes.added, removed: changes.removed, notVerifiable, total: changes.total };
     this.emit({
       type: 'changes',

@@ -1,33 +1,47 @@
 /**
  * Change detection for class output directories. A class file "changed" when its bytes
- * differ from before the build; the stat check (size, mtime, ctime, inode) is only a
- * pre-filter, so a same-size, same-mtime rewrite with new bytes still counts (a write always
- * moves ctime). Reads are synchronous: for thousands of small files that is many times faster
- * than as many concurrent promises. The user's class files are only ever read.
+ * differ from the class index (what the agent had live as of the last build whose ok it
+ * acknowledged); the stat check (size, mtime, ctime, inode) is only a pre-filter, so a
+ * same-size, same-mtime rewrite with new bytes still counts (a write always moves ctime).
+ *
+ * The index is kept as columns with no object per file, and a run scans the class output
+ * directories once, after the build: at 50,000 class files, objects per file and a second
+ * stat pass were most of a run's time and memory. Reads are synchronous: for thousands of
+ * small files that is many times faster than as many concurrent promises. The user's class
+ * files are only ever read.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isVerifiableClassName } from '../agent/protocol.js';
 
-/** What the stat pre-filter compares. Times in ms (with sub-ms fractions). */
-export interface FileStamp {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-}
+/** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
+export const STAMP_FIELDS = 4;
+/** Bytes per row in {@link ClassIndex.shas} (a raw SHA-256). */
+export const SHA_BYTES = 32;
 
-/** One class file in a snapshot. */
-export interface ClassFileState extends FileStamp {
-  /** The class output directory it was found under (absolute). */
-  dir: string;
-  /** SHA-256 of its bytes, lower-case hex. */
-  sha256: string;
+/**
+ * Every class file under the class output directories `dirs`, with its stamp and SHA-256.
+ * Row `i` is `paths[i]`, found under `dirs[dirOf[i]]`, with stamp
+ * `stamps[4i .. 4i+3]` and hash `shas[32i .. 32i+31]`.
+ */
+export interface ClassIndex {
+  /**
+   * The agent session (`sessionId`) whose live classes this index describes, or null when not
+   * known: then it only saves re-hashing files whose stamp did not move.
+   */
+  sessionId: string | null;
+  /** Class output directories covered (absolute). A covered directory may hold no file. */
+  dirs: string[];
+  /** Absolute path per row. */
+  paths: string[];
+  /** Per row, the position of its class output directory in `dirs`. */
+  dirOf: Uint32Array;
+  /** Per row: size in bytes, mtime and ctime in ms (with sub-ms fractions), inode number. */
+  stamps: Float64Array;
+  /** Per row, 32 bytes of SHA-256. */
+  shas: Buffer;
 }
-
-/** Absolute path -> state, for every `.class` file under the snapshot's directories. */
-export type Snapshot = Map<string, ClassFileState>;
 
 /** A class file whose bytes differ, appeared or disappeared. */
 export interface ClassChange {
@@ -36,94 +50,111 @@ export interface ClassChange {
   className: string;
   /** False for names the agent's VERIFY rejects (`module-info`, `package-info`, non-identifiers). */
   verifiable: boolean;
-  /** SHA-256 before the build (absent for added files). */
+  /** SHA-256 before the build, lower-case hex (absent for added files). */
   before?: string;
-  /** SHA-256 after the build (absent for removed files). */
+  /** SHA-256 after the build, lower-case hex (absent for removed files). */
   after?: string;
 }
 
-/** The difference between two snapshots. */
+/** The difference between the class index and the class files on disk. */
 export interface ChangeSet {
   changed: ClassChange[];
   added: ClassChange[];
   removed: ClassChange[];
-  /** Class files seen after the build. */
+  /** Class files found in the scanned directories. */
   total: number;
-  /** Files hashed to decide, for the figures in `--verbose`. */
-  hashed: number;
 }
 
-/** Lists every `.class` file below `dirs` with its stamp. Missing directories are skipped. */
-export function scanClassDirs(dirs: readonly string[]): Map<string, FileStamp & { dir: string }> {
-  const found = new Map<string, FileStamp & { dir: string }>();
-  for (const dir of dirs) {
-    const walk = (folder: string): void => {
-      let entries: fs.Dirent[];
-      try {
-        entries = fs.readdirSync(folder, { withFileTypes: true });
-      } catch {
+/** What {@link detectChanges} found. */
+export interface Detection {
+  changes: ChangeSet;
+  /** The index as of now: the scanned directories as found, other rows of the base kept. */
+  index: ClassIndex;
+  /** False when `index` holds exactly what the base did (then it need not be written). */
+  dirty: boolean;
+}
+
+/** An index covering nothing. */
+export function emptyIndex(sessionId: string | null = null): ClassIndex {
+  return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0) };
+}
+
+/**
+ * Scans the class output directories `dirs` (one stat per class file) and compares them with
+ * `base`: a file whose stamp moved is hashed, and is "changed" only when its bytes differ from
+ * the base's. Files under a directory `base` does not cover are "added" (all hashed). A
+ * directory nested in another listed one is scanned as its own (class names come from the
+ * innermost). Rows of `base` under directories not in `dirs` are carried over as they are.
+ * Unreadable folders and files that vanish mid-scan are skipped, never thrown.
+ * @returns the change set (each list sorted by class name), the new index (with `base`'s
+ *   sessionId) and whether it differs from `base`.
+ */
+export function detectChanges(base: ClassIndex, dirs: readonly string[]): Detection {
+  const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
+  const scannedSet = new Set(scanned);
+  const allDirs = [...new Set([...base.dirs, ...scanned])];
+  const dirNumber = new Map(allDirs.map((d, i) => [d, i]));
+  const builder = new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64);
+  const changes: ChangeSet = { changed: [], added: [], removed: [], total: 0 };
+  let dirty = allDirs.length !== base.dirs.length;
+
+  const rowOf = new Map<string, number>();
+  for (let row = 0; row < base.paths.length; row += 1) rowOf.set(base.paths[row]!, row);
+  const seen = new Uint8Array(base.paths.length);
+
+  for (const dir of scanned) {
+    const dirNo = dirNumber.get(dir)!;
+    walkClassFiles(dir, scannedSet, (file, stat) => {
+      const row = rowOf.get(file);
+      if (row !== undefined) seen[row] = 1;
+      if (row !== undefined && sameStamp(base.stamps, row, stat)) {
+        builder.copy(base, row, dirNo);
+        changes.total += 1;
+        if (dirNumber.get(base.dirs[base.dirOf[row]!]!) !== dirNo) dirty = true; // now under a nested class output directory
         return;
       }
-      for (const entry of entries) {
-        const full = path.join(folder, entry.name);
-        if (entry.isDirectory()) walk(full);
-        else if (entry.isFile() && entry.name.endsWith('.class') && !found.has(full)) {
-          const stat = statOrUndefined(full);
-          if (stat) found.set(full, { dir, ...stat });
-        }
+      const sha = hashBytes(file);
+      if (sha === undefined) {
+        if (row !== undefined) seen[row] = 0; // vanished: removed if it is gone for good
+        return;
       }
-    };
-    walk(dir);
+      dirty = true;
+      builder.add(file, dirNo, stat, sha);
+      changes.total += 1;
+      if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
+      else if (!sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES))) {
+        changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex') }));
+      }
+    });
   }
-  return found;
-}
-
-/**
- * Snapshot before the build: every class file with its hash. Hashes are taken from `index`
- * (the last run's snapshot) where the file's stamp is unchanged, else read and hashed now.
- */
-export function takeSnapshot(dirs: readonly string[], index: Snapshot = new Map()): { snapshot: Snapshot; hashed: number } {
-  const snapshot: Snapshot = new Map();
-  let hashed = 0;
-  for (const [file, stamp] of scanClassDirs(dirs)) {
-    const known = index.get(file);
-    let sha256 = known !== undefined && sameStamp(known, stamp) ? known.sha256 : undefined;
-    if (sha256 === undefined) {
-      sha256 = hashFile(file);
-      hashed += 1;
-    }
-    if (sha256 !== undefined) snapshot.set(file, { ...stamp, sha256 });
-  }
-  return { snapshot, hashed };
-}
-
-/**
- * Compares the class files under `dirs` now with `before`: files whose stamp moved are hashed
- * and count as changed only when the bytes differ.
- * @returns the change set and the snapshot after the build (for the next run's index).
- */
-export function diffSnapshot(before: Snapshot, dirs: readonly string[]): { changes: ChangeSet; after: Snapshot } {
-  const after: Snapshot = new Map();
-  const changes: ChangeSet = { changed: [], added: [], removed: [], total: 0, hashed: 0 };
-  for (const [file, stamp] of scanClassDirs(dirs)) {
-    const old = before.get(file);
-    if (old !== undefined && sameStamp(old, stamp)) {
-      after.set(file, { ...stamp, sha256: old.sha256 });
+  for (let row = 0; row < base.paths.length; row += 1) {
+    const dir = base.dirs[base.dirOf[row]!]!;
+    if (seen[row] === 1) continue;
+    if (!scannedSet.has(dir)) {
+      builder.copy(base, row, dirNumber.get(dir)!);
       continue;
     }
-    const sha256 = hashFile(file);
-    changes.hashed += 1;
-    if (sha256 === undefined) continue;
-    after.set(file, { ...stamp, sha256 });
-    if (old === undefined) changes.added.push(describe(file, stamp.dir, { after: sha256 }));
-    else if (old.sha256 !== sha256) changes.changed.push(describe(file, stamp.dir, { before: old.sha256, after: sha256 }));
+    dirty = true;
+    if (!fs.existsSync(base.paths[row]!)) changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
   }
-  for (const [file, old] of before) {
-    if (!after.has(file) && !fs.existsSync(file)) changes.removed.push(describe(file, old.dir, { before: old.sha256 }));
-  }
-  changes.total = after.size;
   for (const list of [changes.changed, changes.added, changes.removed]) list.sort((a, b) => compare(a.className, b.className));
-  return { changes, after };
+  return { changes, index: builder.finish(), dirty };
+}
+
+/**
+ * Lists every `.class` file below `dirs` with its stamp, for commands that name class files.
+ * Missing directories are skipped.
+ * @returns absolute path -> stamp (size in bytes, times in ms).
+ */
+export function scanClassDirs(dirs: readonly string[]): Map<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }> {
+  const found = new Map<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }>();
+  const resolved = dirs.map((d) => path.resolve(d));
+  for (const dir of resolved) {
+    walkClassFiles(dir, new Set([dir]), (file, stat) => {
+      if (!found.has(file)) found.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
+    });
+  }
+  return found;
 }
 
 /**
@@ -135,12 +166,127 @@ export function binaryClassName(dir: string, file: string): string {
   return relative.split(path.sep).join('.');
 }
 
-/** SHA-256 of a file's bytes, or undefined when it vanished or cannot be read. */
+/** SHA-256 of a file's bytes as lower-case hex, or undefined when it vanished or cannot be read. */
 export function hashFile(file: string): string | undefined {
+  return hashBytes(file)?.toString('hex');
+}
+
+/** Reused by {@link hashBytes}: one buffer for every read instead of one per class file. */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** SHA-256 of a file's bytes (32 bytes), or undefined when it vanished or cannot be read. */
+function hashBytes(file: string): Buffer | undefined {
+  let fd: number;
   try {
-    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    fd = fs.openSync(file, 'r');
   } catch {
     return undefined;
+  }
+  try {
+    const hash = createHash('sha256');
+    for (;;) {
+      const read = fs.readSync(fd, readBuffer, 0, readBuffer.length, null);
+      if (read === 0) break;
+      hash.update(readBuffer.subarray(0, read));
+    }
+    return hash.digest();
+  } catch {
+    return undefined;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * Calls `found` for each regular `.class` file below `dir` (symbolic links are not followed),
+ * skipping folders that are other class output directories in `roots` (they are scanned as
+ * their own). `dir` must be absolute and normalised.
+ */
+function walkClassFiles(dir: string, roots: ReadonlySet<string>, found: (file: string, stat: fs.Stats) => void): void {
+  const folders = [dir];
+  while (folders.length > 0) {
+    const folder = folders.pop()!;
+    let entries: fs.Dirent[];
+    try {
+      entries = fs.readdirSync(folder, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const entry of entries) {
+      const full = folder + path.sep + entry.name;
+      if (entry.isDirectory()) {
+        if (!roots.has(full)) folders.push(full);
+      } else if (entry.isFile() && entry.name.endsWith('.class')) {
+        const stat = fs.statSync(full, { throwIfNoEntry: false });
+        if (stat !== undefined) found(full, stat);
+      }
+    }
+  }
+}
+
+/** Grows the columns of a new index row by row. */
+class IndexBuilder {
+  count = 0;
+  private paths: string[] = [];
+  private dirOf: Uint32Array;
+  private stamps: Float64Array;
+  private shas: Buffer;
+
+  constructor(
+    private readonly sessionId: string | null,
+    private readonly dirs: string[],
+    capacity: number,
+  ) {
+    this.dirOf = new Uint32Array(capacity);
+    this.stamps = new Float64Array(capacity * STAMP_FIELDS);
+    this.shas = Buffer.alloc(capacity * SHA_BYTES);
+  }
+
+  /** Appends row `row` of `from` (path string, stamp and hash shared, not re-read). */
+  copy(from: ClassIndex, row: number, dirNo: number): void {
+    const at = this.grow();
+    this.paths.push(from.paths[row]!);
+    this.dirOf[at] = dirNo;
+    this.stamps.set(from.stamps.subarray(row * STAMP_FIELDS, (row + 1) * STAMP_FIELDS), at * STAMP_FIELDS);
+    from.shas.copy(this.shas, at * SHA_BYTES, row * SHA_BYTES, (row + 1) * SHA_BYTES);
+  }
+
+  add(file: string, dirNo: number, stat: fs.Stats, sha: Buffer): void {
+    const at = this.grow();
+    this.paths.push(file);
+    this.dirOf[at] = dirNo;
+    const s = at * STAMP_FIELDS;
+    this.stamps[s] = stat.size;
+    this.stamps[s + 1] = stat.mtimeMs;
+    this.stamps[s + 2] = stat.ctimeMs;
+    this.stamps[s + 3] = stat.ino;
+    sha.copy(this.shas, at * SHA_BYTES);
+  }
+
+  /** The position of the next row, with room for it. */
+  private grow(): number {
+    if (this.count === this.dirOf.length) {
+      const capacity = Math.max(64, this.dirOf.length * 2);
+      const dirOf = new Uint32Array(capacity);
+      dirOf.set(this.dirOf);
+      const stamps = new Float64Array(capacity * STAMP_FIELDS);
+      stamps.set(this.stamps);
+      const shas = Buffer.alloc(capacity * SHA_BYTES);
+      this.shas.copy(shas);
+      [this.dirOf, this.stamps, this.shas] = [dirOf, stamps, shas];
+    }
+    return this.count++;
+  }
+
+  finish(): ClassIndex {
+    return {
+      sessionId: this.sessionId,
+      dirs: this.dirs,
+      paths: this.paths,
+      dirOf: this.dirOf.slice(0, this.count),
+      stamps: this.stamps.slice(0, this.count * STAMP_FIELDS),
+      shas: Buffer.from(this.shas.subarray(0, this.count * SHA_BYTES)),
+    };
   }
 }
 
@@ -149,17 +295,13 @@ function describe(file: string, dir: string, hashes: { before?: string; after?: 
   return { path: file, className, verifiable: isVerifiableClassName(className), ...hashes };
 }
 
-function statOrUndefined(file: string): FileStamp | undefined {
-  try {
-    const stat = fs.statSync(file);
-    return { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
-  } catch {
-    return undefined;
-  }
+function shaHex(index: ClassIndex, row: number): string {
+  return index.shas.toString('hex', row * SHA_BYTES, (row + 1) * SHA_BYTES);
 }
 
-function sameStamp(a: FileStamp, b: FileStamp): boolean {
-  return a.size === b.size && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs && a.ino === b.ino;
+function sameStamp(stamps: Float64Array, row: number, stat: fs.Stats): boolean {
+  const s = row * STAMP_FIELDS;
+  return stamps[s] === stat.size && stamps[s + 1] === stat.mtimeMs && stamps[s + 2] === stat.ctimeMs && stamps[s + 3] === stat.ino;
 }
 
 function compare(a: string, b: string): number {

@@ -1,14 +1,16 @@
 /**
  * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
- * the owner token used against an agent session, and the class files' stamps and hashes. Files are written whole (temp file and
+ * the owner token used against an agent session (`owner.json`) and the class index
+ * (`classes.idx`: the class files' stamps and hashes). Files are written whole (temp file and
  * rename); a corrupt or unreadable one is ignored with a warning, never trusted.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import { z } from 'zod';
 import { isToken } from '../agent/protocol.js';
-import type { Snapshot } from '../classes/snapshot.js';
+import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
 
 /** The state folder of a project. */
 export function stateDir(projectDir: string): string {
@@ -20,13 +22,17 @@ const ownerStateSchema = z.object({
   sessionId: z.string(),
   port: z.number().int(),
   updatedAt: z.string(),
+  /**
+   * Whether this owner may hold the agent's build hold: true from just before `started` is
+   * sent until an `ok` is acknowledged. Absent in files of earlier versions (then unknown).
+   */
+  held: z.boolean().optional(),
 });
 
 /** The owner token used against one agent session. */
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
 const OWNER_FILE = 'owner.json';
-const CLASS_STATE_FILE = 'classes.json';
 
 /**
  * Reads the saved owner token. Returns undefined when there is none; a corrupt file is
@@ -41,37 +47,107 @@ export function writeOwnerState(projectDir: string, state: OwnerState): void {
   writeJson(path.join(stateDir(projectDir), OWNER_FILE), state);
 }
 
-const classStateSchema = z.object({
-  version: z.literal(2),
+const INDEX_FILE = 'classes.idx';
+/** The JSON class state of earlier versions; removed when the index is written. */
+const LEGACY_CLASS_STATE_FILE = 'classes.json';
+const INDEX_MAGIC = Buffer.from('RCLZIDX1', 'latin1');
+/** magic, then u32 LE: row count, header bytes, path bytes, reserved (0). */
+const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 16;
+
+const indexHeaderSchema = z.object({
   sessionId: z.string().nullable(),
-  held: z.boolean(),
-  files: z.array(z.tuple([z.string(), z.string(), z.number(), z.number(), z.number(), z.number(), z.string()])),
+  dirs: z.array(z.string()),
 });
 
 /**
- * The class files as of the end of the last run: their stamps and hashes (so unchanged files
- * are not re-hashed) and, when that run left the hold behind (`held`), the baseline the agent
- * still has live: the next run of the same agent session compares against it, because files a
- * failed build rewrote or deleted have not been reloaded.
+ * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx`. Layout, little-endian:
+ * `RCLZIDX1`, u32 row count, u32 header bytes, u32 path bytes, u32 0; the header (JSON:
+ * sessionId, dirs); the paths (UTF-8, each followed by NUL); per row a u32 directory number;
+ * per row 4 float64 (size in bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of SHA-256;
+ * then the SHA-256 of everything before it.
+ * @returns the index, or an empty one (everything is hashed again) when it is missing, or
+ *   corrupt (reported through `warn`).
  */
-export interface ClassState {
-  sessionId: string | null;
-  held: boolean;
-  files: Snapshot;
+export function readClassIndex(projectDir: string, warn: (message: string) => void): ClassIndex {
+  const file = path.join(stateDir(projectDir), INDEX_FILE);
+  let bytes: Buffer;
+  try {
+    bytes = fs.readFileSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
+    return emptyIndex();
+  }
+  const index = decodeIndex(bytes);
+  if (index === undefined) warn(`${file} is corrupt; ignoring it (class files are hashed again and it is rewritten)`);
+  return index ?? emptyIndex();
 }
 
-/** Reads the class state of the last run; empty when missing or corrupt (then everything is hashed). */
-export function readClassState(projectDir: string, warn: (message: string) => void): ClassState {
-  const parsed = readJson(path.join(stateDir(projectDir), CLASS_STATE_FILE), classStateSchema, warn);
-  const files: Snapshot = new Map();
-  for (const [file, dir, size, mtimeMs, ctimeMs, ino, sha256] of parsed?.files ?? []) files.set(file, { dir, size, mtimeMs, ctimeMs, ino, sha256 });
-  return { sessionId: parsed?.sessionId ?? null, held: parsed?.held ?? false, files };
+/** Saves the class index whole (temp file and rename); see {@link readClassIndex} for the layout. */
+export function writeClassIndex(projectDir: string, index: ClassIndex): void {
+  const dir = stateDir(projectDir);
+  fs.mkdirSync(dir, { recursive: true });
+  writeFileAtomic.sync(path.join(dir, INDEX_FILE), encodeIndex(index));
+  fs.rmSync(path.join(dir, LEGACY_CLASS_STATE_FILE), { force: true });
 }
 
-/** Saves the class state whole (per file: path, class output directory, size, mtimeMs, ctimeMs, inode, sha256). */
-export function writeClassState(projectDir: string, state: ClassState): void {
-  const files = [...state.files].map(([file, e]) => [file, e.dir, e.size, e.mtimeMs, e.ctimeMs, e.ino, e.sha256]);
-  writeJson(path.join(stateDir(projectDir), CLASS_STATE_FILE), { version: 2, sessionId: state.sessionId, held: state.held, files });
+/** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
+function encodeIndex(index: ClassIndex): Buffer {
+  const count = index.paths.length;
+  const header = JSON.stringify({ sessionId: index.sessionId, dirs: index.dirs });
+  const headerBytes = Buffer.byteLength(header, 'utf8');
+  let pathBytes = 0;
+  for (const file of index.paths) pathBytes += Buffer.byteLength(file, 'utf8') + 1;
+  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * (4 + 8 * STAMP_FIELDS + SHA_BYTES);
+  const out = Buffer.alloc(bodyBytes + 32);
+  INDEX_MAGIC.copy(out);
+  out.writeUInt32LE(count, 8);
+  out.writeUInt32LE(headerBytes, 12);
+  out.writeUInt32LE(pathBytes, 16);
+  let at = INDEX_PREFIX_BYTES + out.write(header, INDEX_PREFIX_BYTES, 'utf8');
+  for (const file of index.paths) {
+    at += out.write(file, at, 'utf8');
+    out[at++] = 0;
+  }
+  for (const column of [bytesOf(index.dirOf), bytesOf(index.stamps), index.shas]) at += column.copy(out, at);
+  createHash('sha256').update(out.subarray(0, bodyBytes)).digest().copy(out, bodyBytes);
+  return out;
+}
+
+function decodeIndex(bytes: Buffer): ClassIndex | undefined {
+  if (bytes.length < INDEX_PREFIX_BYTES + 32 || !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) return undefined;
+  const count = bytes.readUInt32LE(8);
+  const headerBytes = bytes.readUInt32LE(12);
+  const pathBytes = bytes.readUInt32LE(16);
+  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * (4 + 8 * STAMP_FIELDS + SHA_BYTES);
+  if (bytes.length !== bodyBytes + 32) return undefined;
+  const body = bytes.subarray(0, bodyBytes);
+  if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bodyBytes))) return undefined;
+  let at = INDEX_PREFIX_BYTES;
+  const take = (n: number) => bytes.subarray(at, (at += n));
+  let header: z.infer<typeof indexHeaderSchema>;
+  try {
+    const parsed = indexHeaderSchema.safeParse(JSON.parse(take(headerBytes).toString('utf8')));
+    if (!parsed.success) return undefined;
+    header = parsed.data;
+  } catch {
+    return undefined;
+  }
+  const pathText = take(pathBytes).toString('utf8');
+  const paths = count === 0 ? [] : pathText.slice(0, -1).split('\0');
+  if (paths.length !== count || (count > 0 && !pathText.endsWith('\0'))) return undefined;
+  // Copied into fresh arrays: a typed-array view needs an aligned offset.
+  const dirOf = new Uint32Array(count);
+  bytesOf(dirOf).set(take(4 * count));
+  if (dirOf.some((d) => d >= header.dirs.length)) return undefined;
+  const stamps = new Float64Array(count * STAMP_FIELDS);
+  bytesOf(stamps).set(take(8 * STAMP_FIELDS * count));
+  const shas = Buffer.from(take(SHA_BYTES * count));
+  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas };
+}
+
+/** The bytes of a typed array (a view, not a copy). Typed arrays are little-endian on every platform Node runs on here. */
+function bytesOf(array: Uint32Array | Float64Array): Buffer {
+  return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
 function readJson<T>(file: string, schema: z.ZodType<T>, warn: (message: string) => void): T | undefined {

@@ -162,6 +162,33 @@ describe('a run killed mid-build', () => {
   });
 });
 
+describe('the baseline a run compares against', () => {
+  it('same app session: a class rewritten between runs, outside any hold, is verified by the next run', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    expect((await runCli(build(p, { 'com.acme.Greeter': 'greeter-v2' }), { cwd: p.dir })).exitCode).toBe(0);
+    // A plain compile outside reclazz-build (the agent reloads it on the next capture).
+    writeClass(p.classes, 'com.acme.Outer', 'outer-v2');
+    const run = await runCli(['--json', ...build(p, {})], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Outer ${sha('outer-v2')}`))).toBe(true);
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    expect(result.classes.map((c: { className: string; status: string }) => [c.className, c.status])).toEqual([['com.acme.Outer', 'applied']]);
+  });
+
+  it('after an app restart: what the new session loaded is the baseline, so an untouched class is not reported', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    expect((await runCli(build(p, { 'com.acme.Greeter': 'greeter-v2' }), { cwd: p.dir })).exitCode).toBe(0);
+    writeClass(p.classes, 'com.acme.Outer', 'outer-v2');
+    await agent.restart(); // loads outer-v2 as it starts
+    const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v3' }), { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const verified = agent.received.filter((r) => r.line.startsWith('VERIFY ')).map((r) => r.line.split(' ')[2]);
+    expect(new Set(verified)).toEqual(new Set(['com.acme.Greeter']));
+  });
+});
+
 describe('where the class files are', () => {
   it('run from a folder inside the project, it still finds and verifies the class output', async () => {
     const p = project();

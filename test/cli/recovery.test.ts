@@ -78,16 +78,20 @@ describe('the owner token of a hold left behind', () => {
     expect(agent.holdLog.filter((h) => h.event === 'released').map((h) => h.owner)).toEqual([left]);
   });
 
-  it('a corrupt state file is ignored with a warning and rewritten whole', async () => {
+  it('corrupt state files are ignored with a warning and rewritten whole; the old JSON class state is removed', async () => {
     const { p } = await setup();
-    fs.mkdirSync(path.dirname(ownerFile(p)), { recursive: true });
+    const state = path.dirname(ownerFile(p));
+    fs.mkdirSync(state, { recursive: true });
     fs.writeFileSync(ownerFile(p), '{"owner": "half-writ');
+    fs.writeFileSync(path.join(state, 'classes.idx'), 'RCLZIDX1 cut short');
+    fs.writeFileSync(path.join(state, 'classes.json'), '{"version":2,"files":[]}');
     const run = await runCli(buildCommand(p), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/warning: .*owner\.json is corrupt; ignoring it/);
+    expect(run.stderr).toMatch(/warning: .*classes\.idx is corrupt; ignoring it \(class files are hashed again and it is rewritten\)/);
     expect(savedOwner(p)).toMatch(/^[0-9a-f-]{36}$/);
     // Written by temp file and rename: nothing else is left in the state folder.
-    expect(fs.readdirSync(path.dirname(ownerFile(p))).sort()).toEqual(['agent.port', 'classes.json', 'owner.json']);
+    expect(fs.readdirSync(state).sort()).toEqual(['agent.port', 'classes.idx', 'owner.json']);
   });
 });
 
