@@ -141,20 +141,12 @@ export function detectChanges(base: ClassIndex, dirs: readonly string[]): Detect
   return { changes, index: builder.finish(), dirty };
 }
 
-/**
- * Lists every `.class` file below `dirs` with its stamp, for commands that name class files.
- * Missing directories are skipped.
- * @returns absolute path -> stamp (size in bytes, times in ms).
- */
-export function scanClassDirs(dirs: readonly string[]): Map<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }> {
-  const found = new Map<string, { size: number; mtimeMs: number; ctimeMs: number; ino: number }>();
-  const resolved = dirs.map((d) => path.resolve(d));
-  for (const dir of resolved) {
-    walkClassFiles(dir, new Set([dir]), (file, stat) => {
-      if (!found.has(file)) found.set(file, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
-    });
-  }
-  return found;
+/** Every regular `.class` file below `dir` (absolute paths); none when it is missing. */
+export function listClassFiles(dir: string): string[] {
+  const files: string[] = [];
+  const root = path.resolve(dir);
+  walkClassFiles(root, new Set([root]), (file) => files.push(file));
+  return files;
 }
 
 /**

@@ -12,7 +12,7 @@ import { AgentConnectionError } from '../agent/connection.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { declaredClassName } from '../classes/classfile.js';
-import { binaryClassName, hashFile, scanClassDirs, type ClassChange } from '../classes/snapshot.js';
+import { binaryClassName, hashFile, listClassFiles, type ClassChange } from '../classes/snapshot.js';
 import { EXIT_REFUSED, EXIT_UNPROVEN, EXIT_USAGE, type AgentInfo, type RunEvent, type RunReason, type RunResult, SHOWN_AGENT_LEVELS } from '../events.js';
 import { verifyClasses, type ClassVerdict, type VerifyReport } from '../verify/verify.js';
 import { agentInfo, interruptExit, isCurrentAgent, openAgent, type AgentTarget } from './connect.js';
@@ -58,7 +58,7 @@ export function collectClassFiles(paths: readonly string[], roots: readonly stri
     }
     if (stat.isDirectory()) {
       const root = rootOf(full) ?? full;
-      for (const file of scanClassDirs([full]).keys()) add(found, file, binaryClassName(root, file));
+      for (const file of listClassFiles(full)) add(found, file, binaryClassName(root, file));
     } else {
       if (!full.endsWith('.class')) throw new ClassPathError(`not a class file: ${given} (give .class files or the directories holding them)`);
       const root = rootOf(full);
