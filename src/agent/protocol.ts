@@ -5,20 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { isToken, TOKEN_PATTERN } from './token.js';
 
-/** Tokens (request, owner, doctor): protocol.md "Commands". */
-export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export { isToken, TOKEN_PATTERN };
 
 /** A command line of this many characters or more makes the agent close the connection (protocol.md "Commands"). */
 export const MAX_COMMAND_CHARS = 513;
 
 /** The agent keeps the latest VERIFY receipt of at most this many classes (protocol.md "VERIFY"). */
 export const AGENT_RECEIPT_CAPACITY = 512;
-
-/** True when `token` is a valid request, owner or doctor token. */
-export function isToken(token: string): boolean {
-  return TOKEN_PATTERN.test(token);
-}
 
 /** A fresh request token (a UUID, which fits {@link TOKEN_PATTERN}). */
 export function newToken(): string {
