@@ -4,6 +4,8 @@
  * run's exit status. All the work is in the core (`run.ts`). What runs a build (`cli-build.ts`)
  * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
  */
+// First: starts reading the core while commander is set up.
+import { loadCore } from './cli-prefetch.js';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { isToken } from './agent/token.js';
@@ -136,7 +138,7 @@ function buildProgram(): Command {
  * a second one exits at once with one line on how to recover the hold.
  */
 async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { runBuildCommand: run } = await import('./cli-build.js');
+  const { runBuildCommand: run } = await loadCore();
   await exit(await run(tool, args, opts, interruptController));
 }
 

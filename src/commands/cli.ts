@@ -7,8 +7,10 @@
  */
 import type { Command } from 'commander';
 
-/** The subcommands' work (`actions.ts`), loaded when one of them runs. */
-const actions = () => import('./actions.js');
+import { loadCore } from '../cli-prefetch.js';
+
+/** The subcommands' work (`actions.ts`, re-exported by `cli-core.ts`), loaded when one of them runs. */
+const actions = loadCore;
 
 /** What `src/cli.ts` lends the subcommands. */
 export interface CommandHost {
