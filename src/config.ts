@@ -50,17 +50,21 @@ export const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
 
 const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
 const nonEmpty = () => z.string().check(z.minLength(1));
-const configSchema = z.strictObject({
-  $schema: z.optional(z.string()),
-  port: z.optional(z.number().check(z.int(), z.gte(1), z.lte(65535))),
-  portFile: z.optional(nonEmpty()),
-  timeoutMs: z.optional(wholeMs(1)),
-  verifyTimeoutMs: z.optional(wholeMs(1)),
-  waitMs: z.optional(wholeMs(0)),
-  classesDirs: z.optional(z.array(nonEmpty())),
-  gradleArgs: z.optional(z.array(z.string())),
-  mvnArgs: z.optional(z.array(z.string())),
-});
+const buildConfigSchema = () =>
+  z.strictObject({
+    $schema: z.optional(z.string()),
+    port: z.optional(z.number().check(z.int(), z.gte(1), z.lte(65535))),
+    portFile: z.optional(nonEmpty()),
+    timeoutMs: z.optional(wholeMs(1)),
+    verifyTimeoutMs: z.optional(wholeMs(1)),
+    waitMs: z.optional(wholeMs(0)),
+    classesDirs: z.optional(z.array(nonEmpty())),
+    gradleArgs: z.optional(z.array(z.string())),
+    mvnArgs: z.optional(z.array(z.string())),
+  });
+let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
+/** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */
+const configSchema = () => (builtConfigSchema ??= buildConfigSchema());
 
 /** An unreadable or invalid config: names the file, the key and the expected shape. */
 export class ConfigError extends Error {
@@ -145,7 +149,7 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
     const key = prefix === '' ? undefined : prefix.slice(0, -1);
     throw new ConfigError(file, key, whole, `invalid config in ${file}${key ? `: key "${key}"` : ''}: expected ${whole}, got ${describe(value)}`);
   }
-  const parsed = configSchema.safeParse(value);
+  const parsed = configSchema().safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     if (issue.code === 'unrecognized_keys') {
