@@ -1,31 +1,22 @@
 /**
  * The command-line face: parses arguments (commander), renders events (human on stderr, or
  * JSON lines on stdout with --json), forwards signals as an AbortSignal, and exits with the
- * run's exit status. All the work is in the core (`run.ts`).
+ * run's exit status. All the work is in the core (`run.ts`). What runs a build (`cli-build.ts`)
+ * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
  */
+// First: starts reading the core while commander is set up.
+import { loadCore } from './cli-prefetch.js';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { isToken } from './agent/protocol.js';
+import { isToken } from './agent/token.js';
 import type { ToolKind } from './build/tool.js';
-import { addAgentCommands, configFailure } from './commands/cli.js';
-import { resolveSettings, type AgentFlags } from './commands/settings.js';
-import { ConfigError, loadConfig } from './config.js';
-import { EXIT_USAGE, type RunEvent, type RunResult } from './events.js';
-import { HumanReporter } from './report/human.js';
-import { eventToJson, finalLines } from './report/json.js';
-import { wantsLive } from './report/live.js';
+import type { CliOptions } from './cli-build.js';
+import { addAgentCommands } from './commands/cli.js';
+import { EXIT_USAGE } from './events.js';
 import { paletteFor } from './report/palette.js';
-import { stdoutBroken, writeStdout } from './report/stdout.js';
-import { runSafeBuild, type SafeBuildOptions } from './run.js';
+import { stdoutBroken } from './report/stdout.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
-
-/** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
-interface CliOptions extends AgentFlags {
-  owner?: string;
-  verify: boolean;
-  allowNoAgent?: boolean;
-}
 
 const EXIT_TABLE = `
 Each subcommand has its own --help (reclazz-build doctor --help).
@@ -142,77 +133,15 @@ function buildProgram(): Command {
   return program;
 }
 
-async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const cwd = process.cwd();
-  let loaded;
-  try {
-    loaded = loadConfig(cwd, opts.config);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return await exit(configFailure(error, opts.json, 'build'));
-  }
-  const { config } = loaded;
-  const settings = resolveSettings(opts, config, cwd, process.env);
-  const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
-  const options: SafeBuildOptions = {
-    tool,
-    args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
-    cwd,
-    timeoutMs: settings.timeoutMs,
-    verifyTimeoutMs: settings.verifyTimeoutMs,
-    waitMs: settings.waitMs,
-    verify: opts.verify,
-    classDirs: settings.classDirs,
-    allowNoAgent: opts.allowNoAgent === true,
-    // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
-    buildStdout: opts.json ? 'stderr' : 'inherit',
-    ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
-    ...(opts.owner === undefined ? {} : { owner: opts.owner }),
-  };
-  const output = makeOutput(opts);
-  const signals = interruptController(() => output.owner);
-  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal });
-  signals.dispose();
-  output.result(result);
-  await exit(result.exitCode);
-}
-
-interface Output {
-  event: (event: RunEvent) => void;
-  result: (result: RunResult) => void;
-  owner: string | undefined;
-}
-
-function makeOutput(opts: CliOptions): Output {
-  const human = new HumanReporter({
-    write: (text) => process.stderr.write(text),
-    live: wantsLive(process.stderr, process.env),
-    quiet: opts.quiet === true,
-    verbose: opts.verbose === true,
-    paint: paletteFor(process.stderr, process.env),
-    columns: () => process.stderr.columns,
-  });
-  human.status('connecting to the agent');
-  const output: Output = {
-    owner: undefined,
-    event: (event) => {
-      if (event.type === 'hold') output.owner = event.owner;
-      if (opts.json) writeStdout(`${eventToJson(event)}\n`);
-      human.event(event);
-    },
-    result: (result) => {
-      if (opts.json) writeStdout(`${finalLines(result).join('\n')}\n`);
-      human.result(result);
-    },
-  };
-  return output;
-}
-
 /**
  * First SIGINT/SIGTERM aborts the run cleanly (it sends BUILD failed and exits 130/143);
  * a second one exits at once with one line on how to recover the hold.
  */
+async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
+  const { runBuildCommand: run } = await loadCore();
+  await exit(await run(tool, args, opts, interruptController));
+}
+
 function interruptController(owner: () => string | undefined): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const handler = (signal: NodeJS.Signals): void => {

@@ -8,7 +8,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+// zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
+import * as z from 'zod/mini';
 
 /** The config file name searched for in each folder (before `package.json`). */
 export const CONFIG_FILE = 'reclazz.config.json';
@@ -47,18 +48,23 @@ export const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
 };
 
-const wholeMs = (min: number) => z.number().int().min(min);
-const configSchema = z.strictObject({
-  $schema: z.string().optional(),
-  port: z.number().int().min(1).max(65535).optional(),
-  portFile: z.string().min(1).optional(),
-  timeoutMs: wholeMs(1).optional(),
-  verifyTimeoutMs: wholeMs(1).optional(),
-  waitMs: wholeMs(0).optional(),
-  classesDirs: z.array(z.string().min(1)).optional(),
-  gradleArgs: z.array(z.string()).optional(),
-  mvnArgs: z.array(z.string()).optional(),
-});
+const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
+const nonEmpty = () => z.string().check(z.minLength(1));
+const buildConfigSchema = () =>
+  z.strictObject({
+    $schema: z.optional(z.string()),
+    port: z.optional(z.number().check(z.int(), z.gte(1), z.lte(65535))),
+    portFile: z.optional(nonEmpty()),
+    timeoutMs: z.optional(wholeMs(1)),
+    verifyTimeoutMs: z.optional(wholeMs(1)),
+    waitMs: z.optional(wholeMs(0)),
+    classesDirs: z.optional(z.array(nonEmpty())),
+    gradleArgs: z.optional(z.array(z.string())),
+    mvnArgs: z.optional(z.array(z.string())),
+  });
+let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
+/** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */
+const configSchema = () => (builtConfigSchema ??= buildConfigSchema());
 
 /** An unreadable or invalid config: names the file, the key and the expected shape. */
 export class ConfigError extends Error {
@@ -143,7 +149,7 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
     const key = prefix === '' ? undefined : prefix.slice(0, -1);
     throw new ConfigError(file, key, whole, `invalid config in ${file}${key ? `: key "${key}"` : ''}: expected ${whole}, got ${describe(value)}`);
   }
-  const parsed = configSchema.safeParse(value);
+  const parsed = configSchema().safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     if (issue.code === 'unrecognized_keys') {

@@ -4,21 +4,17 @@
  * Pure functions only; the connection lives in `connection.ts`.
  */
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+// zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
+import * as z from 'zod/mini';
+import { isToken, TOKEN_PATTERN } from './token.js';
 
-/** Tokens (request, owner, doctor): protocol.md "Commands". */
-export const TOKEN_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export { isToken, TOKEN_PATTERN };
 
 /** A command line of this many characters or more makes the agent close the connection (protocol.md "Commands"). */
 export const MAX_COMMAND_CHARS = 513;
 
 /** The agent keeps the latest VERIFY receipt of at most this many classes (protocol.md "VERIFY"). */
 export const AGENT_RECEIPT_CAPACITY = 512;
-
-/** True when `token` is a valid request, owner or doctor token. */
-export function isToken(token: string): boolean {
-  return TOKEN_PATTERN.test(token);
-}
 
 /** A fresh request token (a UUID, which fits {@link TOKEN_PATTERN}). */
 export function newToken(): string {
@@ -29,55 +25,47 @@ export function newToken(): string {
  * One event line from the agent, after JSON parsing (protocol.md "The stream").
  * Unknown fields and unknown levels are tolerated; `level` and `message` must be strings.
  */
-export const agentEventSchema = z
-  .object({
-    level: z.string(),
-    message: z.string(),
-    timestamp: z.string().optional(),
-  })
-  .passthrough();
+export const agentEventSchema = z.looseObject({
+  level: z.string(),
+  message: z.string(),
+  timestamp: z.optional(z.string()),
+});
 export type AgentEvent = z.infer<typeof agentEventSchema>;
 
 /** The first line on connect; `agent` absent means an agent too old for owned builds. */
-export const connectedSchema = z
-  .object({
-    level: z.literal('CONNECTED'),
-    version: z.number().int(),
-    agent: z.string().optional(),
-  })
-  .passthrough();
+export const connectedSchema = z.looseObject({
+  level: z.literal('CONNECTED'),
+  version: z.number().check(z.int()),
+  agent: z.optional(z.string()),
+});
 export type ConnectedEvent = z.infer<typeof connectedSchema>;
 
 /** DOCTOR_RESULT JSON with status "observed" (protocol.md "DOCTOR"). */
-export const doctorObservedSchema = z
-  .object({
-    requestId: z.string(),
-    status: z.literal('observed'),
-    detail: z.string().optional(),
-    sessionId: z.string(),
-    agentVersion: z.string(),
-    pid: z.string(),
-    javaVersion: z.string(),
-    vmName: z.string(),
-    workingDirectory: z.string(),
-    watcherState: z.string(),
-    buildHold: z.string(),
-    watchedDirectoryCount: z.number(),
-    unwatchableDirectoryCount: z.number(),
-    watchSampleTruncated: z.boolean(),
-    watchedDirectories: z.array(z.string()),
-    buildOwnershipSupported: z.boolean(),
-    verifySupported: z.boolean(),
-    scanSupported: z.boolean(),
-    reloadConfirmed: z.boolean(),
-  })
-  .passthrough();
+export const doctorObservedSchema = z.looseObject({
+  requestId: z.string(),
+  status: z.literal('observed'),
+  detail: z.optional(z.string()),
+  sessionId: z.string(),
+  agentVersion: z.string(),
+  pid: z.string(),
+  javaVersion: z.string(),
+  vmName: z.string(),
+  workingDirectory: z.string(),
+  watcherState: z.string(),
+  buildHold: z.string(),
+  watchedDirectoryCount: z.number(),
+  unwatchableDirectoryCount: z.number(),
+  watchSampleTruncated: z.boolean(),
+  watchedDirectories: z.array(z.string()),
+  buildOwnershipSupported: z.boolean(),
+  verifySupported: z.boolean(),
+  scanSupported: z.boolean(),
+  reloadConfirmed: z.boolean(),
+});
 export type DoctorObserved = z.infer<typeof doctorObservedSchema>;
 
 /** DOCTOR_RESULT JSON when the agent cannot observe itself. */
-export const doctorUnavailableSchema = z
-  .object({ requestId: z.string(), status: z.literal('unavailable'), detail: z.string() })
-  .passthrough();
+export const doctorUnavailableSchema = z.looseObject({ requestId: z.string(), status: z.literal('unavailable'), detail: z.string() });
 export type DoctorUnavailable = z.infer<typeof doctorUnavailableSchema>;
 
 /** VERIFY statuses (protocol.md "VERIFY"). */
@@ -85,19 +73,17 @@ export const VERIFY_STATUSES = ['applied', 'running', 'not_observed', 'failed', 
 export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
 
 /** VERIFY_RESULT JSON: every field is a string. */
-export const verifyResultSchema = z
-  .object({
-    requestId: z.string(),
-    sessionId: z.string(),
-    className: z.string(),
-    expectedSha256: z.string(),
-    observedSha256: z.string(),
-    status: z.enum(VERIFY_STATUSES),
-    source: z.string(),
-    detail: z.string(),
-    completedAt: z.string(),
-  })
-  .passthrough();
+export const verifyResultSchema = z.looseObject({
+  requestId: z.string(),
+  sessionId: z.string(),
+  className: z.string(),
+  expectedSha256: z.string(),
+  observedSha256: z.string(),
+  status: z.enum(VERIFY_STATUSES),
+  source: z.string(),
+  detail: z.string(),
+  completedAt: z.string(),
+});
 export type VerifyResult = z.infer<typeof verifyResultSchema>;
 
 /** BUILD states, lower case as the agent reports them. */

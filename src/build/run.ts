@@ -57,7 +57,8 @@ export type ExecutableCheck = { kind: 'ok'; path: string } | { kind: 'missing' }
  * execute permission is told apart from a missing one.
  */
 export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform): Promise<ExecutableCheck> {
-  const found = await which(command.file, { nothrow: true, path: process.env.PATH });
+  // Synchronous: the lookup stats PATH entries one after another, and nothing else runs meanwhile.
+  const found = which.sync(command.file, { nothrow: true, path: process.env.PATH });
   if (found !== null) return { kind: 'ok', path: found };
   const isPath = command.file.includes('/') || (platform === 'win32' && command.file.includes('\\'));
   if (isPath && platform !== 'win32') {

@@ -161,7 +161,7 @@ export const commandResultLineSchemas = {
   doctor: z.strictObject({
     ...commandBase,
     action: z.literal('doctor'),
-    doctor: doctorObservedSchema.nullable(),
+    doctor: z.nullable(doctorObservedSchema),
     classDirs: z.array(z.strictObject({ dir: z.string(), watched: z.boolean().nullable() })),
   }),
   reload: z.strictObject({ ...commandBase, action: z.enum(['status', 'pause', 'resume']), state: reloadStateSchema.nullable() }),
