@@ -18,22 +18,6 @@ const CHUNKS = 'dist/cli-chunks';
 // Chunk names carry a content hash: drop the previous build's.
 fs.rmSync(CHUNKS, { recursive: true, force: true });
 
-/**
- * `import { z } from 'zod'` makes esbuild keep all of zod (its every locale included, ~450 KB):
- * it cannot see which members of a re-exported namespace are used. `import * as z from 'zod'`
- * is the same object, member for member, and esbuild keeps only what is used. This rewrites the
- * first form to the second in our own sources as they are bundled; the sources stay as written.
- */
-const zodNamespace = {
-  name: 'zod-namespace-import',
-  setup(build) {
-    build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
-      const source = await fs.promises.readFile(args.path, 'utf8');
-      return { contents: source.replace(/^import \{ z \} from 'zod';$/m, "import * as z from 'zod';"), loader: 'ts' };
-    });
-  },
-};
-
 await build({
   entryPoints: ['src/cli.ts'],
   outdir: 'dist',
@@ -54,6 +38,5 @@ await build({
       'const require = __reclazzRequire(import.meta.url), __filename = __reclazzPath(import.meta.url);',
     ].join(' '),
   },
-  plugins: [zodNamespace],
   logLevel: 'warning',
 });

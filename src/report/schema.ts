@@ -5,7 +5,7 @@
  * output without being added here (and to the README) fails the test that checks real runs.
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { doctorObservedSchema } from '../agent/protocol.js';
 
 const int = z.number().int();

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
-import { z } from 'zod';
-import { isToken } from '../agent/protocol.js';
+import * as z from 'zod/mini';
+import { isToken } from '../agent/token.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
 
 /** The state folder of a project. */
@@ -18,15 +18,15 @@ export function stateDir(projectDir: string): string {
 }
 
 const ownerStateSchema = z.object({
-  owner: z.string().refine(isToken, 'not a valid owner token'),
+  owner: z.string().check(z.refine(isToken, 'not a valid owner token')),
   sessionId: z.string(),
-  port: z.number().int(),
+  port: z.number().check(z.int()),
   updatedAt: z.string(),
   /**
    * Whether this owner may hold the agent's build hold: true from just before `started` is
    * sent until an `ok` is acknowledged. Absent in files of earlier versions (then unknown).
    */
-  held: z.boolean().optional(),
+  held: z.optional(z.boolean()),
 });
 
 /** The owner token used against one agent session. */
@@ -55,7 +55,7 @@ const INDEX_MAGIC = Buffer.from('RCLZIDX1', 'latin1');
 const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 16;
 
 const indexHeaderSchema = z.object({
-  sessionId: z.string().nullable(),
+  sessionId: z.nullable(z.string()),
   dirs: z.array(z.string()),
 });
 
@@ -150,7 +150,7 @@ function bytesOf(array: Uint32Array | Float64Array): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
-function readJson<T>(file: string, schema: z.ZodType<T>, warn: (message: string) => void): T | undefined {
+function readJson<T>(file: string, schema: z.ZodMiniType<T>, warn: (message: string) => void): T | undefined {
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
