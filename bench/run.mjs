@@ -20,7 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describeTree, planTree, writeTree } from './tree.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'reclazz-build.js');
+const BIN = path.join(ROOT, 'bin', 'reclazz-build.cjs');
 const MUTATE = path.join(ROOT, 'bench', 'mutate.mjs');
 const RESULTS = path.join(ROOT, 'bench', 'results.json');
 const { startFakeAgent } = await import(pathToFileURL(path.join(ROOT, 'dist', 'fake-agent', 'index.js')).href);
@@ -64,7 +64,7 @@ function run(file, args, { cwd = ROOT, env = ENV } = {}) {
   });
 }
 
-/** `node bin/reclazz-build.js ...args` in `cwd`; throws unless it exits with `expect`. */
+/** `node bin/reclazz-build.cjs ...args` in `cwd`; throws unless it exits with `expect`. */
 async function cli(cwd, args, expect = 0) {
   const result = await run(process.execPath, [BIN, ...args], { cwd });
   if (result.code !== expect) throw new Error(`reclazz-build ${args.join(' ')} exited ${result.code}, expected ${expect}\n${result.stderr}${result.stdout}`);

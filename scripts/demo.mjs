@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { startFakeAgent } from '../dist/fake-agent/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bin = path.join(root, 'bin', 'reclazz-build.js');
+const bin = path.join(root, 'bin', 'reclazz-build.cjs');
 const say = (text) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
 
 if (spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status !== 0) {

@@ -1,7 +1,8 @@
 /**
  * Everything the command line loads only when it has work to do: the build command and the
- * agent subcommands' work, re-exported here so that the bundle holds them in one chunk, read
- * and compiled in one go (see scripts/bundle.mjs and `cli-prefetch.ts`).
+ * agent subcommands' work. Imported with `import()`, so `--version` and `--help` never run
+ * its modules' set-up (execa, zod schemas, ...): in the bundle they wait behind one lazy
+ * initialiser (see scripts/bundle.mjs).
  */
 export { runBuildCommand } from './cli-build.js';
 export { doctorCommand, eventsCommand, reloadCommand, scanCommand, verifyCommand } from './commands/actions.js';

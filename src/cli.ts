@@ -5,7 +5,6 @@
  * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
  */
 // First: starts reading the core while commander is set up.
-import { loadCore } from './cli-prefetch.js';
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { isToken } from './agent/token.js';
@@ -138,7 +137,7 @@ function buildProgram(): Command {
  * a second one exits at once with one line on how to recover the hold.
  */
 async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { runBuildCommand: run } = await loadCore();
+  const { runBuildCommand: run } = await import('./cli-core.js');
   await exit(await run(tool, args, opts, interruptController));
 }
 
@@ -197,4 +196,4 @@ export async function main(argv: string[]): Promise<void> {
   }
 }
 
-await main(process.argv);
+void main(process.argv);

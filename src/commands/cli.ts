@@ -7,10 +7,8 @@
  */
 import type { Command } from 'commander';
 
-import { loadCore } from '../cli-prefetch.js';
-
 /** The subcommands' work (`actions.ts`, re-exported by `cli-core.ts`), loaded when one of them runs. */
-const actions = loadCore;
+const actions = () => import('../cli-core.js');
 
 /** What `src/cli.ts` lends the subcommands. */
 export interface CommandHost {

@@ -43,7 +43,7 @@ afterAll(async () => {
 describe('the packed tarball, installed into an empty folder', () => {
   it('ships bin, dist and the declarations, and nothing of src or test', () => {
     const pkg = path.join(consumer, 'node_modules', 'reclazz-build');
-    for (const file of ['bin/reclazz-build.js', 'bin/reclazz-fake-agent.js', 'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/fake-agent/index.d.ts']) {
+    for (const file of ['bin/reclazz-build.cjs', 'bin/reclazz-fake-agent.js', 'dist/cli.cjs', 'dist/launch.cjs', 'dist/index.js', 'dist/index.d.ts', 'dist/fake-agent/index.d.ts']) {
       expect(fs.existsSync(path.join(pkg, file)), file).toBe(true);
     }
     expect(fs.existsSync(path.join(pkg, 'src'))).toBe(false);

@@ -1,5 +1,5 @@
 /**
- * Runs the real CLI binary (`bin/reclazz-build.js`, built into dist/ by `npm test`) as a user
+ * Runs the real CLI binary (`bin/reclazz-build.cjs`, built into dist/ by `npm test`) as a user
  * would, with colours off and CI on so output is plain and stable.
  */
 import path from 'node:path';
@@ -9,7 +9,7 @@ import os from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 
 /** Absolute path of the CLI shim. */
-export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-build.js');
+export const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-build.cjs');
 
 /** What a finished CLI run printed and how it exited. */
 export interface CliRun {
