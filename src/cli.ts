@@ -77,7 +77,8 @@ function addAgentOptions(command: Command): Command {
     .option('--quiet', "only warnings and the verdict; hide the agent's events");
 }
 
-function buildProgram(): Command {
+/** @param aside the words after `--` that {@link main} set aside (see {@link setAsideCommand}). */
+function buildProgram(aside: { command?: string[] }): Command {
   const program = new Command('reclazz-build');
   program
     .description(
@@ -100,7 +101,8 @@ function buildProgram(): Command {
     .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
   addAgentOptions(program);
   program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
-  program.action(async (words: string[]) => {
+  program.action(async (parsed: string[]) => {
+    const words = parsed.length === 1 && parsed[0] === AFTER_DASHES ? (aside.command ?? []) : parsed;
     if (words.length === 0) {
       program.outputHelp();
       await exit(EXIT_USAGE);
@@ -181,11 +183,31 @@ async function exit(code: number): Promise<never> {
   process.exit(code);
 }
 
+/**
+ * Stands in for the words after `--` while commander parses: commander dispatches on the first
+ * operand even after `--`, so `-- status` would run the `status` subcommand instead of a
+ * command named status. Not a word anyone types (it holds a NUL).
+ */
+const AFTER_DASHES = '\0after--';
+
+/**
+ * `argv` with the words after the first `--` replaced by {@link AFTER_DASHES}, and those words;
+ * unchanged when there is no `--`, or a subcommand is named before it (`mvn -- -q`).
+ */
+function setAsideCommand(argv: string[], commands: readonly string[]): { parse: string[]; command: string[] | undefined } {
+  const at = argv.indexOf('--', 2);
+  if (at === -1 || argv.slice(2, at).some((w) => commands.includes(w))) return { parse: argv, command: undefined };
+  return { parse: [...argv.slice(0, at + 1), AFTER_DASHES], command: argv.slice(at + 1) };
+}
+
 /** Parses `argv` and runs; the process exits with the documented exit status. */
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const aside: { command?: string[] } = {};
+  const program = buildProgram(aside);
+  const { parse, command } = setAsideCommand(argv, program.commands.map((c) => c.name()));
+  if (command !== undefined) aside.command = command;
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync(parse);
   } catch (error) {
     if (error instanceof CommanderError) {
       const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';

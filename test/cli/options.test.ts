@@ -49,6 +49,17 @@ describe('usage errors exit 2, name the option and send nothing', () => {
     expect(run.stderr).toContain('no-such-build-tool-xyz');
     expect(agent.received).toEqual([]);
   });
+
+  it('after --, a word that names a subcommand (status, doctor, events) is the build command, not the subcommand', async () => {
+    const dir = tempDir();
+    const agent = await agentIn(dir, {});
+    for (const word of ['status', 'doctor', 'events']) {
+      const run = await runCli(['--', word, '--no-such-flag'], { cwd: dir });
+      expect(run.exitCode, `${word}: ${run.stderr}`).toBe(127);
+      expect(run.stderr).toContain(`build command not found: ${word}`);
+    }
+    expect(agent.received).toEqual([]);
+  });
 });
 
 describe('build tools', () => {
