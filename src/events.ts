@@ -65,7 +65,9 @@ export type RunReason =
   | 'agent-disconnected'
   | 'not-safe'
   | 'verify-incomplete'
-  | 'interrupted';
+  | 'interrupted'
+  | 'state-error'
+  | 'internal-error';
 
 /** Exit status for refusals: the build never ran (EX_UNAVAILABLE). */
 export const EXIT_REFUSED = 69;

@@ -13,7 +13,7 @@ import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } fr
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
 import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
-import { detectChanges, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
+import { detectChanges, keepBaseRows, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
 import {
   EXIT_COMMAND_NOT_FOUND,
   EXIT_NOT_EXECUTABLE,
@@ -30,8 +30,9 @@ import {
 } from './events.js';
 import { acquireHold, sendBuild } from './hold/hold.js';
 import { acquireRunLock } from './state/lock.js';
-import { readClassIndex, readOwnerState, writeClassIndex, writeOwnerState, type OwnerState } from './state/store.js';
+import { readClassIndex, readOwnerState, StateError, writeClassIndex, writeOwnerState, type OwnerState } from './state/store.js';
 import { verifyClasses, type ClassVerdict, type VerifyTarget } from './verify/verify.js';
+import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -113,6 +114,8 @@ class SafeBuild {
   private hold: HoldLeft = 'none';
   /** The agent's build hold kind at connect time (DOCTOR). */
   private holdAtStart = 'none';
+  /** Nested class output directories already warned about. */
+  private readonly nestedWarned = new Set<string>();
 
   constructor(
     private readonly options: SafeBuildOptions,
@@ -168,6 +171,7 @@ class SafeBuild {
         this.options.waitMs ?? DEFAULTS.waitMs,
         (elapsedMs) => this.emit({ type: 'waiting', what: 'another reclazz-build run in this checkout to finish', elapsedMs }),
         this.signal,
+        () => this.emit({ type: 'warning', message: `another run took over the run lock (${path.join(location.projectDir, '.reclazz', 'build.lock')}): runs in this checkout may overlap` }),
       );
       if (lock.kind === 'aborted') return this.interrupted('while waiting for another run');
       if (lock.kind === 'busy') {
@@ -177,9 +181,41 @@ class SafeBuild {
       }
       releaseLock = lock.release;
       return await this.withAgent(location);
+    } catch (error) {
+      return await this.failure(error);
     } finally {
       this.connection?.close();
       await releaseLock?.();
+    }
+  }
+
+  /**
+   * A thrown error: a state file that cannot be written (the build has not run then), or a
+   * bug. A hold this run may have is given `failed` (it stays with the owner, who recovers it
+   * by running again) before the run ends: 69 for state files, 70 for anything else.
+   */
+  private async failure(error: unknown): Promise<RunResult> {
+    const mayHold = this.hold !== 'none' && this.connection !== undefined && !this.connection.closed;
+    if (mayHold) await this.finishHold('failed').catch(() => undefined);
+    const holdNote = this.hold === 'none' ? '' : `; the hold stays with owner ${this.owner}: run again here once fixed to recover it`;
+    if (error instanceof StateError) {
+      return this.end('state-error', EXIT_REFUSED, `${error.message}; the build did not run${holdNote}`, {
+        hint: `reclazz-build keeps its state in ${path.dirname(error.path)}: make it writable for this user, or move away whatever is in the way of ${path.basename(error.path)}`,
+      });
+    }
+    this.emit({ type: 'warning', message: `internal error: ${(error as Error).stack ?? String(error)}` });
+    return this.end('internal-error', EXIT_NOT_SAFE, `internal error: ${(error as Error).message ?? String(error)}${holdNote}`, {
+      hint: 'this is a bug in reclazz-build: please report it with the output above',
+    });
+  }
+
+  /** Writes state after `BUILD ok` was acknowledged: a failure there only means the next run checks more, so it is a warning. */
+  private saveAfterOk(write: () => void): void {
+    try {
+      write();
+    } catch (error) {
+      if (!(error instanceof StateError)) throw error;
+      this.emit({ type: 'warning', message: `${error.message}: the next run may verify classes this one already proved` });
     }
   }
 
@@ -243,9 +279,13 @@ class SafeBuild {
 
     // Run from a folder inside the project (src/main/java/...): look for class output from the project folder.
     const searchRoot = isInside(this.cwd, location.projectDir) ? location.projectDir : this.cwd;
-    const classDirs = () => unique([...findClassDirs(searchRoot, this.command!.kind), ...(this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d))]);
+    const given = (this.options.classDirs ?? []).map((d) => path.resolve(this.cwd, d));
+    for (const dir of given.filter((d) => !fs.existsSync(d))) {
+      this.emit({ type: 'warning', message: `--classes-dir ${dir} does not exist: nothing there is checked unless the build creates it` });
+    }
+    const classDirs = () => this.outermost(unique([...findClassDirs(searchRoot, this.command!.kind), ...given]));
     const dirsBefore = classDirs();
-    const baseline = this.baseline(location.projectDir, dirsBefore, agent.sessionId);
+    const baseline = await this.baseline(location.projectDir, dirsBefore, agent.sessionId);
     this.warnUnwatched(dirsBefore, agent);
     if (this.signal?.aborted) {
       // Interrupted between the receipt and the spawn: the build never starts.
@@ -263,7 +303,7 @@ class SafeBuild {
 
     const succeeded = build.exitCode === 0;
     const finished = await this.finishHold(succeeded ? 'ok' : 'failed');
-    if (finished === 'ack' && succeeded) writeOwnerState(location.projectDir, { ...ownerState, held: false, updatedAt: new Date().toISOString() });
+    if (finished === 'ack' && succeeded) this.saveAfterOk(() => writeOwnerState(location.projectDir, { ...ownerState, held: false, updatedAt: new Date().toISOString() }));
     if (finished === 'aborted') return this.interrupted(`while waiting for the BUILD ${succeeded ? 'ok' : 'failed'} receipt`, build);
     if (finished !== 'ack') {
       // Never leave a lost ok standing: `failed` (fresh request token) cancels a capture it may have scheduled.
@@ -283,17 +323,41 @@ class SafeBuild {
       });
     }
     this.hold = 'none';
-    const dirsAfter = unique([...dirsBefore, ...classDirs()]);
-    // What the agent now has live (or is about to capture): the next run's baseline.
-    const detected = detectChanges(baseline, dirsAfter);
-    if (detected.dirty) writeClassIndex(location.projectDir, detected.index);
-    const { changes } = detected;
+    const dirsAfter = this.outermost(unique([...dirsBefore, ...classDirs()]));
+    const detected = await detectChanges(baseline, dirsAfter);
+    this.warnUnreadable(detected.unreadable);
     if (dirsAfter.length === 0) {
       const message = `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
       this.emit({ type: 'warning', message });
       return this.end('ok', 0, `build ok and acknowledged; ${message}`, { build, hint: 'run from the project folder, or name the directory with --classes-dir <dir>' });
     }
-    return this.verifyChanges(changes, build);
+    const result = await this.verifyChanges(detected.changes, build);
+    // The next run's baseline: what is live now. A changed class not proven applied (failed,
+    // timed out, beyond the agent's receipts, interrupted, --no-verify) keeps its old row, so
+    // the next run checks it again rather than taking it as live.
+    const proven = new Set(result.verdicts.filter((v) => v.status === 'applied').map((v) => v.path));
+    const unproven = detected.changes.changed.filter((c) => c.verifiable && !proven.has(c.path));
+    keepBaseRows(detected.index, baseline, new Set(unproven.map((c) => c.path)));
+    if (detected.dirty) this.saveAfterOk(() => writeClassIndex(location.projectDir, detected.index));
+    return result;
+  }
+
+  /** `dirs` without those inside another of them, which are named in a warning (class names come from the outer one). */
+  private outermost(dirs: string[]): string[] {
+    const nested = dirs.filter((d) => dirs.some((outer) => outer !== d && isInside(d, outer)));
+    for (const dir of nested.filter((d) => !this.nestedWarned.has(d))) {
+      this.nestedWarned.add(dir);
+      this.emit({ type: 'warning', message: `${dir} is inside another class output directory, which covers it; give the folder where the package folders start` });
+    }
+    return dirs.filter((d) => !nested.includes(d));
+  }
+
+  private warnUnreadable(files: string[]): void {
+    if (files.length === 0) return;
+    this.emit({
+      type: 'warning',
+      message: `cannot read ${files.length} class file(s), so their changes are not checked (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): check their permissions`,
+    });
   }
 
   /**
@@ -304,12 +368,13 @@ class SafeBuild {
    * (only files whose stamp moved are hashed) and the index is saved before the build starts,
    * so that a run killed mid-build still leaves it.
    */
-  private baseline(projectDir: string, dirs: string[], sessionId: string): ClassIndex {
+  private async baseline(projectDir: string, dirs: string[], sessionId: string): Promise<ClassIndex> {
     const index = readClassIndex(projectDir, (message) => this.emit({ type: 'warning', message }));
     const sameSession = index.sessionId === sessionId;
     const toScan = sameSession ? dirs.filter((d) => !index.dirs.includes(d)) : dirs;
     if (sameSession && toScan.length === 0) return index;
-    const { index: baseline } = detectChanges({ ...index, sessionId }, toScan);
+    const { index: baseline, unreadable } = await detectChanges({ ...index, sessionId }, toScan);
+    this.warnUnreadable(unreadable);
     writeClassIndex(projectDir, baseline);
     return baseline;
   }

@@ -72,6 +72,8 @@ export interface Detection {
   index: ClassIndex;
   /** False when `index` holds exactly what the base did (then it need not be written). */
   dirty: boolean;
+  /** Class files that exist but could not be read: not checked, their rows kept as they were. */
+  unreadable: string[];
 }
 
 /** An index covering nothing. */
@@ -79,23 +81,30 @@ export function emptyIndex(sessionId: string | null = null): ClassIndex {
   return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0) };
 }
 
+/** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
+export const SLICE_MS = 100;
+
 /**
  * Scans the class output directories `dirs` (one stat per class file) and compares them with
  * `base`: a file whose stamp moved is hashed, and is "changed" only when its bytes differ from
- * the base's. Files under a directory `base` does not cover are "added" (all hashed). A
- * directory nested in another listed one is scanned as its own (class names come from the
- * innermost). Rows of `base` under directories not in `dirs` are carried over as they are.
- * Unreadable folders and files that vanish mid-scan are skipped, never thrown.
+ * the base's. Files under a directory `base` does not cover are "added" (all hashed). Rows of
+ * `base` under directories not in `dirs` are carried over as they are; so is the row of a file
+ * that cannot be read (listed in `unreadable`: its change is unknown, not a removal). `dirs`
+ * must not nest. Symbolic links to class files are followed, links to folders are not. The
+ * work yields to the event loop every {@link SLICE_MS} ms, so timers keep running (the run
+ * lock's refresh) however large the tree. Never throws for the file system.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId) and whether it differs from `base`.
+ *   sessionId), whether it differs from `base`, and the class files that could not be read.
  */
-export function detectChanges(base: ClassIndex, dirs: readonly string[]): Detection {
+export async function detectChanges(base: ClassIndex, dirs: readonly string[]): Promise<Detection> {
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
   const scannedSet = new Set(scanned);
   const allDirs = [...new Set([...base.dirs, ...scanned])];
   const dirNumber = new Map(allDirs.map((d, i) => [d, i]));
   const builder = new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64);
   const changes: ChangeSet = { changed: [], added: [], removed: [], total: 0 };
+  const unreadable: string[] = [];
+  const pacer = new Pacer();
   let dirty = allDirs.length !== base.dirs.length;
 
   const rowOf = new Map<string, number>();
@@ -104,28 +113,39 @@ export function detectChanges(base: ClassIndex, dirs: readonly string[]): Detect
 
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
-    walkClassFiles(dir, scannedSet, (file, stat) => {
-      const row = rowOf.get(file);
-      if (row !== undefined) seen[row] = 1;
-      if (row !== undefined && sameStamp(base.stamps, row, stat)) {
-        builder.copy(base, row, dirNo);
+    for (const { folder, names } of classFolders(dir)) {
+      await pacer.turn();
+      for (const name of names) {
+        const file = folder + path.sep + name;
+        const stat = statClassFile(file);
+        if (stat === undefined) continue;
+        const row = rowOf.get(file);
+        if (row !== undefined) seen[row] = 1;
+        if (row !== undefined && sameStamp(base.stamps, row, stat)) {
+          builder.copy(base, row, dirNo);
+          changes.total += 1;
+          continue;
+        }
+        const sha = await hashPaced(file, pacer);
+        if (sha === undefined) {
+          if (!fs.existsSync(file)) {
+            if (row !== undefined) seen[row] = 0; // vanished: a removal
+            continue;
+          }
+          unreadable.push(file);
+          if (row !== undefined) builder.copy(base, row, dirNo);
+          changes.total += 1;
+          continue;
+        }
+        dirty = true;
+        builder.add(file, dirNo, stat, sha);
         changes.total += 1;
-        if (dirNumber.get(base.dirs[base.dirOf[row]!]!) !== dirNo) dirty = true; // now under a nested class output directory
-        return;
+        if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
+        else if (!sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES))) {
+          changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex') }));
+        }
       }
-      const sha = hashBytes(file);
-      if (sha === undefined) {
-        if (row !== undefined) seen[row] = 0; // vanished: removed if it is gone for good
-        return;
-      }
-      dirty = true;
-      builder.add(file, dirNo, stat, sha);
-      changes.total += 1;
-      if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
-      else if (!sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES))) {
-        changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex') }));
-      }
-    });
+    }
   }
   for (let row = 0; row < base.paths.length; row += 1) {
     const dir = base.dirs[base.dirOf[row]!]!;
@@ -138,14 +158,37 @@ export function detectChanges(base: ClassIndex, dirs: readonly string[]): Detect
     if (!fs.existsSync(base.paths[row]!)) changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
   }
   for (const list of [changes.changed, changes.added, changes.removed]) list.sort((a, b) => compare(a.className, b.className));
-  return { changes, index: builder.finish(), dirty };
+  return { changes, index: builder.finish(), dirty, unreadable };
 }
 
-/** Every regular `.class` file below `dir` (absolute paths); none when it is missing. */
+/**
+ * Puts the stamp and hash `base` has for each of `paths` back into `index`, in place (paths
+ * missing from either are skipped): class files whose new bytes were not proven live then
+ * read as changed again on the next run.
+ */
+export function keepBaseRows(index: ClassIndex, base: ClassIndex, paths: ReadonlySet<string>): void {
+  if (paths.size === 0) return;
+  const baseRow = new Map<string, number>();
+  base.paths.forEach((file, row) => {
+    if (paths.has(file)) baseRow.set(file, row);
+  });
+  index.paths.forEach((file, row) => {
+    const from = baseRow.get(file);
+    if (from === undefined) return;
+    index.stamps.set(base.stamps.subarray(from * STAMP_FIELDS, (from + 1) * STAMP_FIELDS), row * STAMP_FIELDS);
+    base.shas.copy(index.shas, row * SHA_BYTES, from * SHA_BYTES, (from + 1) * SHA_BYTES);
+  });
+}
+
+/** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
 export function listClassFiles(dir: string): string[] {
   const files: string[] = [];
-  const root = path.resolve(dir);
-  walkClassFiles(root, new Set([root]), (file) => files.push(file));
+  for (const { folder, names } of classFolders(path.resolve(dir))) {
+    for (const name of names) {
+      const file = folder + path.sep + name;
+      if (statClassFile(file) !== undefined) files.push(file);
+    }
+  }
   return files;
 }
 
@@ -160,14 +203,21 @@ export function binaryClassName(dir: string, file: string): string {
 
 /** SHA-256 of a file's bytes as lower-case hex, or undefined when it vanished or cannot be read. */
 export function hashFile(file: string): string | undefined {
-  return hashBytes(file)?.toString('hex');
+  try {
+    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch {
+    return undefined;
+  }
 }
 
-/** Reused by {@link hashBytes}: one buffer for every read instead of one per class file. */
+/** Reused by {@link hashPaced}: one buffer for every read instead of one per class file. */
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
-/** SHA-256 of a file's bytes (32 bytes), or undefined when it vanished or cannot be read. */
-function hashBytes(file: string): Buffer | undefined {
+/**
+ * SHA-256 of a file's bytes (32 bytes), read in 64 KiB pieces with a turn for the event loop
+ * whenever `pacer` says so; undefined when it vanished or cannot be read.
+ */
+async function hashPaced(file: string, pacer: Pacer): Promise<Buffer | undefined> {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -180,6 +230,7 @@ function hashBytes(file: string): Buffer | undefined {
       const read = fs.readSync(fd, readBuffer, 0, readBuffer.length, null);
       if (read === 0) break;
       hash.update(readBuffer.subarray(0, read));
+      if (read === readBuffer.length) await pacer.turn();
     }
     return hash.digest();
   } catch {
@@ -189,12 +240,23 @@ function hashBytes(file: string): Buffer | undefined {
   }
 }
 
+/** Gives the event loop a turn once synchronous work has run for {@link SLICE_MS} ms. */
+class Pacer {
+  private since = performance.now();
+
+  async turn(): Promise<void> {
+    if (performance.now() - this.since < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.since = performance.now();
+  }
+}
+
 /**
- * Calls `found` for each regular `.class` file below `dir` (symbolic links are not followed),
- * skipping folders that are other class output directories in `roots` (they are scanned as
- * their own). `dir` must be absolute and normalised.
+ * Folder by folder below `dir` (absolute, normalised): the names of its entries ending in
+ * `.class` that are files or symbolic links. Folders reached through a symbolic link are not
+ * entered (no cycles); unreadable folders are skipped.
  */
-function walkClassFiles(dir: string, roots: ReadonlySet<string>, found: (file: string, stat: fs.Stats) => void): void {
+function* classFolders(dir: string): Generator<{ folder: string; names: string[] }> {
   const folders = [dir];
   while (folders.length > 0) {
     const folder = folders.pop()!;
@@ -204,16 +266,19 @@ function walkClassFiles(dir: string, roots: ReadonlySet<string>, found: (file: s
     } catch {
       continue;
     }
+    const names: string[] = [];
     for (const entry of entries) {
-      const full = folder + path.sep + entry.name;
-      if (entry.isDirectory()) {
-        if (!roots.has(full)) folders.push(full);
-      } else if (entry.isFile() && entry.name.endsWith('.class')) {
-        const stat = fs.statSync(full, { throwIfNoEntry: false });
-        if (stat !== undefined) found(full, stat);
-      }
+      if (entry.isDirectory()) folders.push(folder + path.sep + entry.name);
+      else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith('.class')) names.push(entry.name);
     }
+    yield { folder, names };
   }
+}
+
+/** The stamp of a class file (through a symbolic link), or undefined when it is gone or not a regular file. */
+function statClassFile(file: string): fs.Stats | undefined {
+  const stat = fs.statSync(file, { throwIfNoEntry: false });
+  return stat?.isFile() ? stat : undefined;
 }
 
 /** Grows the columns of a new index row by row. */

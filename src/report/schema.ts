@@ -98,6 +98,8 @@ const runReasonSchema = z.enum([
   'not-safe',
   'verify-incomplete',
   'interrupted',
+  'state-error',
+  'internal-error',
 ]);
 
 /** The final line of a build (`action: build`) or of `verify` (`action: verify`). */

@@ -12,6 +12,26 @@ import * as z from 'zod/mini';
 import { isToken } from '../agent/token.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
 
+/** A file or folder in the state folder that cannot be written; `path` names it. */
+export class StateError extends Error {
+  constructor(
+    readonly path: string,
+    cause: unknown,
+  ) {
+    super(`cannot write ${path} (${(cause as Error).message})`, { cause });
+    this.name = 'StateError';
+  }
+}
+
+/** Runs `write`, turning a file-system error into a {@link StateError} naming `file`. */
+export function writingState<T>(file: string, write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    throw new StateError(file, error);
+  }
+}
+
 /** The state folder of a project. */
 export function stateDir(projectDir: string): string {
   return path.join(projectDir, '.reclazz');
@@ -42,7 +62,10 @@ export function readOwnerState(projectDir: string, warn: (message: string) => vo
   return readJson(path.join(stateDir(projectDir), OWNER_FILE), ownerStateSchema, warn);
 }
 
-/** Saves the owner token for this agent session, whole (temp file and rename). */
+/**
+ * Saves the owner token for this agent session, whole (temp file and rename).
+ * @throws StateError when it cannot be written.
+ */
 export function writeOwnerState(projectDir: string, state: OwnerState): void {
   writeJson(path.join(stateDir(projectDir), OWNER_FILE), state);
 }
@@ -82,12 +105,18 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
   return index ?? emptyIndex();
 }
 
-/** Saves the class index whole (temp file and rename); see {@link readClassIndex} for the layout. */
+/**
+ * Saves the class index whole (temp file and rename); see {@link readClassIndex} for the layout.
+ * @throws StateError when it cannot be written.
+ */
 export function writeClassIndex(projectDir: string, index: ClassIndex): void {
   const dir = stateDir(projectDir);
-  fs.mkdirSync(dir, { recursive: true });
-  writeFileAtomic.sync(path.join(dir, INDEX_FILE), encodeIndex(index));
-  fs.rmSync(path.join(dir, LEGACY_CLASS_STATE_FILE), { force: true });
+  const file = path.join(dir, INDEX_FILE);
+  writingState(file, () => {
+    fs.mkdirSync(dir, { recursive: true });
+    writeFileAtomic.sync(file, encodeIndex(index));
+    fs.rmSync(path.join(dir, LEGACY_CLASS_STATE_FILE), { force: true });
+  });
 }
 
 /** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
@@ -169,6 +198,8 @@ function readJson<T>(file: string, schema: z.ZodMiniType<T>, warn: (message: str
 }
 
 function writeJson(file: string, value: unknown): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  writeFileAtomic.sync(file, `${JSON.stringify(value)}\n`);
+  writingState(file, () => {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    writeFileAtomic.sync(file, `${JSON.stringify(value)}\n`);
+  });
 }

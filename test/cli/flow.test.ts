@@ -189,7 +189,59 @@ describe('the baseline a run compares against', () => {
   });
 });
 
+describe('what the next run takes as live', () => {
+  it('a class not proven applied stays changed: the next run verifies it again instead of calling it live', async () => {
+    const p = project();
+    const agent = await agentFor(p, { verifyStatus: () => 'failed' });
+    const first = await runCli(['--verify-timeout', '3000', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    expect(first.exitCode, first.stderr).toBe(75);
+    const second = await runCli(['--verify-timeout', '3000', ...build(p, {})], { cwd: p.dir });
+    expect(second.exitCode, second.stderr).toBe(75);
+    expect(second.stderr).not.toContain('✔ proven live');
+    expect(agent.received.filter((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`)).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('--no-verify proves nothing, so the next run verifies what it built', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    expect((await runCli(['--no-verify', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir })).exitCode).toBe(0);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+    const run = await runCli(build(p, {}), { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
+  });
+
+  it('a class file it cannot read is named in a warning and keeps its old state, so its change is verified once readable', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    expect((await runCli(build(p, {}), { cwd: p.dir })).exitCode).toBe(0);
+    const outer = path.join(p.classes, 'com', 'acme', 'Outer.class');
+    // Readable by the owner only; the run goes as nobody when the tests run as root.
+    for (const dir of [p.dir, path.dirname(p.dir)]) fs.chmodSync(dir, fs.statSync(dir).mode | 0o755);
+    fs.chownSync(path.join(p.dir, '.reclazz'), 65534, 65534);
+    for (const name of fs.readdirSync(path.join(p.dir, '.reclazz'))) fs.chownSync(path.join(p.dir, '.reclazz', name), 65534, 65534);
+    fs.chmodSync(outer, process.getuid?.() === 0 ? 0o600 : 0);
+    const blind = await runCli(['--', 'true'], { cwd: p.dir, unprivileged: true, env: { RECLAZZ_CODE_CACHE: '0' } });
+    expect(blind.exitCode, blind.stderr).toBe(0);
+    expect(blind.stderr).toContain(`cannot read 1 class file(s), so their changes are not checked (${outer}): check their permissions`);
+    fs.chmodSync(outer, 0o644);
+    const run = await runCli(build(p, { 'com.acme.Outer': 'outer-v2' }), { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Outer ${sha('outer-v2')}`))).toBe(true);
+  });
+});
+
 describe('where the class files are', () => {
+  it('a --classes-dir inside another class output directory is named in a warning and covered by the outer one', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(['--classes-dir', path.join(p.classes, 'com'), '--classes-dir', path.join(p.dir, 'no-such-dir'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`${path.join(p.classes, 'com')} is inside another class output directory`);
+    expect(run.stderr).toContain(`--classes-dir ${path.join(p.dir, 'no-such-dir')} does not exist`);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
+  });
+
   it('run from a folder inside the project, it still finds and verifies the class output', async () => {
     const p = project();
     const agent = await agentFor(p);

@@ -95,6 +95,44 @@ describe('the owner token of a hold left behind', () => {
   });
 });
 
+describe('state files that cannot be written', () => {
+  it('a read-only state folder: exit 69 naming the folder and the fix, no stack trace, nothing sent, a JSON result line', async () => {
+    const { p, agent } = await setup();
+    const state = path.dirname(ownerFile(p));
+    fs.chmodSync(p.dir, 0o755); // readable for nobody, who runs it when the tests run as root
+    fs.chmodSync(state, 0o555);
+    try {
+      const run = await runCli(['--json', ...buildCommand(p)], { cwd: p.dir, unprivileged: true, env: { RECLAZZ_CODE_CACHE: '0' } });
+      expect(run.exitCode, run.stderr).toBe(69);
+      expect(run.stderr).toContain(`cannot write ${state}`);
+      expect(run.stderr).toContain('make it writable for this user');
+      expect(hasStackTrace(run.stderr)).toBe(false);
+      expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'result', reason: 'state-error', exitCode: 69 });
+      expect(buildRan(p)).toBe(false);
+      expect(agent.received).toEqual([]);
+    } finally {
+      fs.chmodSync(state, 0o755);
+    }
+  });
+
+  it('a class index that cannot be written after the hold is taken: BUILD failed is sent, the build does not run, the next run recovers', async () => {
+    const { p, agent } = await setup();
+    fs.mkdirSync(path.join(p.dir, '.reclazz', 'classes.idx', 'in-the-way'), { recursive: true });
+    const run = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(69);
+    expect(run.stderr).toMatch(/cannot write .*classes\.idx/);
+    expect(run.stderr).toMatch(/the hold stays with owner [0-9a-f-]+: run again here once fixed to recover it/);
+    expect(hasStackTrace(run.stderr)).toBe(false);
+    expect(buildRan(p)).toBe(false);
+    expect(agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '))).toEqual(['DOCTOR ' + agent.received[0]!.line.split(' ')[1], 'BUILD started', 'BUILD failed']);
+    fs.rmSync(path.join(p.dir, '.reclazz', 'classes.idx'), { recursive: true });
+    const again = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stderr).toContain('reused from the last run');
+    await until(() => agent.hold().kind === 'none', 'the hold to be released');
+  });
+});
+
 describe('a hold owned by someone else (the IDE)', () => {
   async function ideHolds(agent: FakeAgent): Promise<LineClient> {
     const ide = await LineClient.ready(agent.port);

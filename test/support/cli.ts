@@ -24,6 +24,8 @@ export interface CliOptions {
   env?: Record<string, string | undefined>;
   /** Kill the CLI after this many ms (default 60000). */
   timeoutMs?: number;
+  /** Run as an unprivileged user (nobody) when the tests run as root. */
+  unprivileged?: boolean;
 }
 
 /** The environment a CLI run gets: ours without reclazz variables, plus plain output. */
@@ -42,7 +44,10 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
 
 /** Starts the CLI without waiting (for signal tests). */
 export function startCli(args: string[], options: CliOptions): ResultPromise<{ reject: false }> {
-  return execa('node', [BIN, ...args], {
+  // As root, `unprivileged` runs it as nobody (setpriv), for what only permissions can show.
+  const asNobody = options.unprivileged === true && process.getuid?.() === 0;
+  const [file, ...prefix] = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'node'] : ['node'];
+  return execa(file!, [...prefix, BIN, ...args], {
     cwd: options.cwd,
     env: cliEnv(options.env),
     extendEnv: false,
