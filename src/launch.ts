@@ -32,16 +32,34 @@ const HEADER_LENGTH = MAGIC.length + 32 + 32;
 const STALE_CACHE_MS = 30 * 24 * 3600 * 1000;
 const STALE_TEMP_MS = 24 * 3600 * 1000;
 
+/** Where the code cache lives, and which folders may be made for it. */
+export interface CodeCacheLocation {
+  /** The folder of the cache files. */
+  dir: string;
+  /**
+   * The folders a save may create, outermost first, ending with `dir`; each only inside one that
+   * exists (`mkdir` without `recursive`), so a missing home or parent folder means no cache.
+   */
+  create: readonly string[];
+}
+
 /**
- * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR`, else `reclazz-build` in
- * `XDG_CACHE_HOME`, `~/.cache` (`%LOCALAPPDATA%` on Windows); undefined when the cache is off
- * (`RECLAZZ_CODE_CACHE=0`) or there is no such folder to use.
+ * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR` when it is absolute (a relative one
+ * turns the cache off rather than make folders in whatever the working folder is), else
+ * `reclazz-build` in `XDG_CACHE_HOME` (when absolute) or `~/.cache` (`%LOCALAPPDATA%` on
+ * Windows); undefined when the cache is off (`RECLAZZ_CODE_CACHE=0`) or there is no such folder
+ * to use. Only the `reclazz-build` folder (the named one) and `.cache` in the home folder may be
+ * created, never their parents.
  */
-export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): string | undefined {
+export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): CodeCacheLocation | undefined {
   if (env.RECLAZZ_CODE_CACHE === '0') return undefined;
-  if (env.RECLAZZ_CODE_CACHE_DIR) return path.resolve(env.RECLAZZ_CODE_CACHE_DIR);
-  const base = platform === 'win32' ? env.LOCALAPPDATA : env.XDG_CACHE_HOME || (home === '' ? undefined : path.join(home, '.cache'));
-  return base === undefined || base === '' ? undefined : path.join(base, 'reclazz-build');
+  const p = platform === 'win32' ? path.win32 : path.posix;
+  const named = env.RECLAZZ_CODE_CACHE_DIR;
+  if (named) return p.isAbsolute(named) ? { dir: p.normalize(named), create: [p.normalize(named)] } : undefined;
+  const base = platform === 'win32' ? env.LOCALAPPDATA : env.XDG_CACHE_HOME;
+  if (base && p.isAbsolute(base)) return { dir: p.join(base, 'reclazz-build'), create: [p.join(base, 'reclazz-build')] };
+  if (platform === 'win32' || home === '' || !p.isAbsolute(home)) return undefined;
+  return { dir: p.join(home, '.cache', 'reclazz-build'), create: [p.join(home, '.cache'), p.join(home, '.cache', 'reclazz-build')] };
 }
 
 /**
@@ -54,18 +72,18 @@ export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, 
  */
 export function launch(file: string, words: readonly string[]): void {
   const bytes = fs.readFileSync(file);
-  const dir = codeCacheDir(process.env, process.platform, os.homedir());
+  const location = codeCacheDir(process.env, process.platform, os.homedir());
   let cache: { file: string; sourceHash: Buffer } | undefined;
   let cachedData: Buffer | undefined;
-  if (dir !== undefined) {
+  if (location !== undefined) {
     // The wrapper is hashed too: it is part of the code V8 compiles.
-    cache = { file: path.join(dir, cacheName(file)), sourceHash: createHash('sha256').update(wrap('')).update(bytes).digest() };
+    cache = { file: path.join(location.dir, cacheName(file)), sourceHash: createHash('sha256').update(wrap('')).update(bytes).digest() };
     cachedData = verifiedPayload(readOwn(cache.file), cache.sourceHash);
   }
   const script = new vm.Script(wrap(bytes.toString('utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
-  if (dir !== undefined && cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true) && !isLightRun(words)) {
+  if (location !== undefined && cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true) && !isLightRun(words)) {
     const { file: cacheFile, sourceHash } = cache;
-    process.once('exit', () => save(dir, cacheFile, sourceHash, script));
+    process.once('exit', () => save(location, cacheFile, sourceHash, script));
   }
   const module = { exports: {} };
   (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(file), module, file, path.dirname(file));
@@ -121,16 +139,22 @@ function privateToUs(target: string): boolean {
  * one), then prunes the folder (see {@link prune}). Plain fs calls, not write-file-atomic: this
  * runs at every start-up and must not load more code.
  */
-function save(dir: string, cacheFile: string, sourceHash: Buffer, script: vm.Script): void {
+function save(location: CodeCacheLocation, cacheFile: string, sourceHash: Buffer, script: vm.Script): void {
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (!privateToUs(dir)) return;
+    for (const folder of location.create) {
+      try {
+        fs.mkdirSync(folder, { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+    }
+    if (!privateToUs(location.dir)) return;
     const payload = script.createCachedData();
     const header = Buffer.concat([MAGIC, sourceHash, createHash('sha256').update(payload).digest()]);
     const temp = `${cacheFile}.${process.pid}.tmp`;
     fs.writeFileSync(temp, Buffer.concat([header, payload]), { mode: 0o600 });
     fs.renameSync(temp, cacheFile);
-    prune(dir, path.basename(cacheFile));
+    prune(location.dir, path.basename(cacheFile));
   } catch {
     // The cache is only a speed-up.
   }

@@ -117,6 +117,32 @@ describe('the code cache', () => {
     expect(left).toEqual(expect.arrayContaining(['cli-12345678.v8cache', 'cli-12345678.v8cache.4343.tmp', 'notes.txt', 'other.tmp']));
   });
 
+  it('creates no folder but its own: not a missing home, not a relative or parentless RECLAZZ_CODE_CACHE_DIR', async () => {
+    const root = tempDir();
+    const base = { RECLAZZ_CODE_CACHE_DIR: undefined, XDG_CACHE_HOME: undefined };
+    const run = async (env: Record<string, string | undefined>) => {
+      const cwd = tempDir();
+      const result = await runCli(['status'], { cwd, env: { ...base, ...env } });
+      expect(result.exitCode, result.stderr).toBe(69);
+      return fs.readdirSync(cwd);
+    };
+    expect(await run({ HOME: path.join(root, 'no-home') })).toEqual([]);
+    expect(await run({ HOME: path.join(root, 'no-home'), XDG_CACHE_HOME: path.join(root, 'no-xdg') })).toEqual([]);
+    expect(await run({ RECLAZZ_CODE_CACHE_DIR: 'rel' })).toEqual([]);
+    expect(await run({ RECLAZZ_CODE_CACHE_DIR: path.join(root, 'no-parent', 'cache') })).toEqual([]);
+    expect(fs.readdirSync(root)).toEqual([]);
+    // An existing home gets .cache/reclazz-build; an existing XDG_CACHE_HOME gets reclazz-build.
+    const home = path.join(root, 'home');
+    fs.mkdirSync(home);
+    await run({ HOME: home });
+    expect(caches(path.join(home, '.cache', 'reclazz-build'))).toHaveLength(1);
+    const xdg = path.join(root, 'xdg');
+    fs.mkdirSync(xdg);
+    await run({ HOME: path.join(root, 'no-home'), XDG_CACHE_HOME: xdg });
+    expect(caches(path.join(xdg, 'reclazz-build'))).toHaveLength(1);
+    expect(fs.readdirSync(root).sort()).toEqual(['home', 'xdg']);
+  });
+
   it('a folder others can write to is never read from or written to', async () => {
     const dir = path.join(tempDir(), 'cache');
     await statusRun(dir);
@@ -139,12 +165,21 @@ describe('the code cache', () => {
 
 describe('codeCacheDir and isLightRun', () => {
   it('follow RECLAZZ_CODE_CACHE_DIR, XDG_CACHE_HOME, the home folder and LOCALAPPDATA', () => {
-    expect(codeCacheDir({ RECLAZZ_CODE_CACHE_DIR: '/x/c' }, 'linux', '/home/u')).toBe('/x/c');
-    expect(codeCacheDir({ XDG_CACHE_HOME: '/xdg' }, 'linux', '/home/u')).toBe(path.join('/xdg', 'reclazz-build'));
-    expect(codeCacheDir({}, 'linux', '/home/u')).toBe(path.join('/home/u', '.cache', 'reclazz-build'));
+    const at = (dir: string) => ({ dir, create: [dir] });
+    expect(codeCacheDir({ RECLAZZ_CODE_CACHE_DIR: '/x/c/' }, 'linux', '/home/u')).toEqual(at('/x/c/'));
+    expect(codeCacheDir({ XDG_CACHE_HOME: '/xdg' }, 'linux', '/home/u')).toEqual(at('/xdg/reclazz-build'));
+    expect(codeCacheDir({}, 'linux', '/home/u')).toEqual({ dir: '/home/u/.cache/reclazz-build', create: ['/home/u/.cache', '/home/u/.cache/reclazz-build'] });
     expect(codeCacheDir({}, 'linux', '')).toBeUndefined();
-    expect(codeCacheDir({ LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32', 'C:\\Users\\u')).toBe(path.join('C:\\Users\\u\\AppData\\Local', 'reclazz-build'));
+    expect(codeCacheDir({ LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32', 'C:\\Users\\u')).toEqual(at('C:\\Users\\u\\AppData\\Local\\reclazz-build'));
     expect(codeCacheDir({ RECLAZZ_CODE_CACHE: '0', RECLAZZ_CODE_CACHE_DIR: '/x/c' }, 'linux', '/home/u')).toBeUndefined();
+  });
+
+  it('never point at a relative folder: a relative RECLAZZ_CODE_CACHE_DIR turns the cache off, a relative XDG_CACHE_HOME is ignored', () => {
+    expect(codeCacheDir({ RECLAZZ_CODE_CACHE_DIR: 'rel' }, 'linux', '/home/u')).toBeUndefined();
+    expect(codeCacheDir({ RECLAZZ_CODE_CACHE_DIR: 'C:rel' }, 'win32', 'C:\\Users\\u')).toBeUndefined();
+    expect(codeCacheDir({ XDG_CACHE_HOME: 'rel' }, 'linux', '/home/u')?.dir).toBe('/home/u/.cache/reclazz-build');
+    expect(codeCacheDir({}, 'linux', 'rel-home')).toBeUndefined();
+    expect(codeCacheDir({ LOCALAPPDATA: 'Local' }, 'win32', 'C:\\Users\\u')).toBeUndefined();
   });
 
   it('tells --version/--help runs from runs that do work, up to --', () => {
