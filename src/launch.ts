@@ -9,44 +9,81 @@
  * it calls (about 20 ms of a 125 ms run here; see the README's performance section).
  *
  * The cache is code V8 will run, so it is only read from a folder only this user can write
- * to, and V8 itself refuses data from another V8 version, other flags or another source.
- * Anything unexpected (no cache folder, unreadable or rejected data, a failed write) just
- * means compiling as usual. `RECLAZZ_CODE_CACHE_DIR` names the folder; `RECLAZZ_CODE_CACHE=0`
+ * to, and V8 is only given data that passes our own check first: V8 release builds do not
+ * checksum the data (one changed byte crashed the process or ran wrong code) and compare only
+ * the source's length (a bundle rebuilt in place to the same length ran the old code). The
+ * file is a header (magic, SHA-256 of the bundle, SHA-256 of the payload) and V8's data;
+ * V8 itself still refuses data from another V8 version or other flags. Anything unexpected
+ * (no cache folder, data that fails a check, a failed write) just means compiling as usual
+ * and a new cache at exit. `RECLAZZ_CODE_CACHE_DIR` names the folder; `RECLAZZ_CODE_CACHE=0`
  * turns the cache off.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 
+/** Start of a cache file: format marker, then SHA-256 of the bundle and of the payload. */
+const MAGIC = Buffer.from('RCLZV8C\x01', 'latin1');
+const HEADER_LENGTH = MAGIC.length + 32 + 32;
+/** Other installs' cache files are deleted when untouched this long; our temp files after a day. */
+const STALE_CACHE_MS = 30 * 24 * 3600 * 1000;
+const STALE_TEMP_MS = 24 * 3600 * 1000;
+
+/** Where the code cache lives, and which folders may be made for it. */
+export interface CodeCacheLocation {
+  /** The folder of the cache files. */
+  dir: string;
+  /**
+   * The folders a save may create, outermost first, ending with `dir`; each only inside one that
+   * exists (`mkdir` without `recursive`), so a missing home or parent folder means no cache.
+   */
+  create: readonly string[];
+}
+
 /**
- * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR`, else `reclazz-build` in
- * `XDG_CACHE_HOME`, `~/.cache` (`%LOCALAPPDATA%` on Windows); undefined when the cache is off
- * (`RECLAZZ_CODE_CACHE=0`) or there is no such folder to use.
+ * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR` when it is absolute (a relative one
+ * turns the cache off rather than make folders in whatever the working folder is), else
+ * `reclazz-build` in `XDG_CACHE_HOME` (when absolute) or `~/.cache` (`%LOCALAPPDATA%` on
+ * Windows); undefined when the cache is off (`RECLAZZ_CODE_CACHE=0`) or there is no such folder
+ * to use. Only the `reclazz-build` folder (the named one) and `.cache` in the home folder may be
+ * created, never their parents.
  */
-export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): string | undefined {
+export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): CodeCacheLocation | undefined {
   if (env.RECLAZZ_CODE_CACHE === '0') return undefined;
-  if (env.RECLAZZ_CODE_CACHE_DIR) return path.resolve(env.RECLAZZ_CODE_CACHE_DIR);
-  const base = platform === 'win32' ? env.LOCALAPPDATA : env.XDG_CACHE_HOME || (home === '' ? undefined : path.join(home, '.cache'));
-  return base === undefined || base === '' ? undefined : path.join(base, 'reclazz-build');
+  const p = platform === 'win32' ? path.win32 : path.posix;
+  const named = env.RECLAZZ_CODE_CACHE_DIR;
+  if (named) return p.isAbsolute(named) ? { dir: p.normalize(named), create: [p.normalize(named)] } : undefined;
+  const base = platform === 'win32' ? env.LOCALAPPDATA : env.XDG_CACHE_HOME;
+  if (base && p.isAbsolute(base)) return { dir: p.join(base, 'reclazz-build'), create: [p.join(base, 'reclazz-build')] };
+  if (platform === 'win32' || home === '' || !p.isAbsolute(home)) return undefined;
+  return { dir: p.join(home, '.cache', 'reclazz-build'), create: [p.join(home, '.cache'), p.join(home, '.cache', 'reclazz-build')] };
 }
 
 /**
  * Runs the CommonJS bundle `file` as the program, compiled with the code cache when there is
- * a usable one; when there is none (or V8 rejected it) and the run does real work, saves a new
- * one as the process exits, replacing older ones. Never throws for the cache.
+ * one that passes the checks; when there is none (or it failed a check, or V8 rejected it) and
+ * the run does real work, saves a new one as the process exits, replacing the old one and
+ * pruning stale ones. Never throws for the cache.
  * @param words the command line after the program name: `--version`/`--help` runs (which
  *   call little of the CLI) never write the cache.
  */
 export function launch(file: string, words: readonly string[]): void {
-  const source = fs.readFileSync(file, 'utf8');
-  const dir = codeCacheDir(process.env, process.platform, os.homedir());
-  const cacheFile = dir === undefined ? undefined : path.join(dir, cacheName(file));
-  const cachedData = cacheFile === undefined ? undefined : readOwn(cacheFile);
-  const script = new vm.Script(wrap(source), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
-  if (dir !== undefined && cacheFile !== undefined && (cachedData === undefined || script.cachedDataRejected === true) && !isLightRun(words)) {
-    process.once('exit', () => save(dir, cacheFile, script));
+  const bytes = fs.readFileSync(file);
+  const location = codeCacheDir(process.env, process.platform, os.homedir());
+  let cache: { file: string; sourceHash: Buffer } | undefined;
+  let cachedData: Buffer | undefined;
+  if (location !== undefined) {
+    // The wrapper is hashed too: it is part of the code V8 compiles.
+    cache = { file: path.join(location.dir, cacheName(file)), sourceHash: createHash('sha256').update(wrap('')).update(bytes).digest() };
+    cachedData = verifiedPayload(readOwn(cache.file), cache.sourceHash);
+  }
+  const script = new vm.Script(wrap(bytes.toString('utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
+  if (location !== undefined && cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true) && !isLightRun(words)) {
+    const { file: cacheFile, sourceHash } = cache;
+    process.once('exit', () => save(location, cacheFile, sourceHash, script));
   }
   const module = { exports: {} };
   (script.runInThisContext() as (...args: unknown[]) => void)(module.exports, createRequire(file), module, file, path.dirname(file));
@@ -59,19 +96,26 @@ export function isLightRun(words: readonly string[]): boolean {
 }
 
 /**
- * `cli-<bundle path hash>-<V8 version>-<arch>-<bundle size>-<bundle mtime>.v8cache`: one per
- * installed copy of the CLI (two installs never evict each other), renewed when it is rebuilt.
+ * `cli-<bundle path hash>.v8cache`: one per installed copy of the CLI (two installs never evict
+ * each other), overwritten when it is rebuilt or upgraded (the header says which bundle it is for).
  */
 function cacheName(file: string): string {
-  const stat = fs.statSync(file);
-  return `${cachePrefix(file)}${process.versions.v8}-${process.arch}-${stat.size}-${Math.floor(stat.mtimeMs)}.v8cache`;
+  return `${cachePrefix(file)}.v8cache`;
 }
 
 /** `cli-` and an FNV-1a hash of the bundle's path. */
 function cachePrefix(file: string): string {
   let hash = 0x811c9dc5;
   for (let i = 0; i < file.length; i += 1) hash = Math.imul(hash ^ file.charCodeAt(i), 0x01000193);
-  return `cli-${(hash >>> 0).toString(16).padStart(8, '0')}-`;
+  return `cli-${(hash >>> 0).toString(16).padStart(8, '0')}`;
+}
+
+/** The payload of a cache file made for this bundle whose bytes are as written (SHA-256); else undefined. */
+function verifiedPayload(data: Buffer | undefined, sourceHash: Buffer): Buffer | undefined {
+  if (data === undefined || data.length <= HEADER_LENGTH) return undefined;
+  if (!data.subarray(0, MAGIC.length).equals(MAGIC) || !data.subarray(MAGIC.length, MAGIC.length + 32).equals(sourceHash)) return undefined;
+  const payload = data.subarray(HEADER_LENGTH);
+  return createHash('sha256').update(payload).digest().equals(data.subarray(MAGIC.length + 32, HEADER_LENGTH)) ? payload : undefined;
 }
 
 /** The file's bytes when it and its folder belong to this user and no one else can write them (POSIX); else undefined. */
@@ -92,21 +136,52 @@ function privateToUs(target: string): boolean {
 
 /**
  * Writes the cache whole (temp file and rename, so a concurrent run reads the old one or the new
- * one) and removes this installation's older ones. Plain fs calls, not write-file-atomic: this runs at every
- * start-up and must not load more code.
+ * one), then prunes the folder (see {@link prune}). Plain fs calls, not write-file-atomic: this
+ * runs at every start-up and must not load more code.
  */
-function save(dir: string, cacheFile: string, script: vm.Script): void {
+function save(location: CodeCacheLocation, cacheFile: string, sourceHash: Buffer, script: vm.Script): void {
   try {
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    if (!privateToUs(dir)) return;
-    const temp = `${cacheFile}.${process.pid}.tmp`;
-    const prefix = path.basename(cacheFile).slice(0, cachePrefix('').length);
-    fs.writeFileSync(temp, script.createCachedData(), { mode: 0o600 });
-    fs.renameSync(temp, cacheFile);
-    for (const name of fs.readdirSync(dir)) {
-      if (name.startsWith(prefix) && name.endsWith('.v8cache') && name !== path.basename(cacheFile)) fs.rmSync(path.join(dir, name), { force: true });
+    for (const folder of location.create) {
+      try {
+        fs.mkdirSync(folder, { mode: 0o700 });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
     }
+    if (!privateToUs(location.dir)) return;
+    const payload = script.createCachedData();
+    const header = Buffer.concat([MAGIC, sourceHash, createHash('sha256').update(payload).digest()]);
+    const temp = `${cacheFile}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, Buffer.concat([header, payload]), { mode: 0o600 });
+    fs.renameSync(temp, cacheFile);
+    prune(location.dir, path.basename(cacheFile));
   } catch {
     // The cache is only a speed-up.
+  }
+}
+
+/**
+ * Deletes, among our files in `dir` other than `keep`: this install's files in the earlier
+ * naming (`cli-<hash>-<V8>-<arch>-<size>-<mtime>.v8cache`), any `cli-*.v8cache` neither read
+ * nor written for 30 days (other installs, long gone; read time counts where the file system
+ * keeps it), and `cli-*.v8cache.<pid>.tmp` left for a day by a run that died while saving.
+ * Other names are left alone (the folder may be one `RECLAZZ_CODE_CACHE_DIR` shares).
+ */
+function prune(dir: string, keep: string): void {
+  const earlier = `${keep.slice(0, -'.v8cache'.length)}-`;
+  const now = Date.now();
+  for (const name of fs.readdirSync(dir)) {
+    if (name === keep || !name.startsWith('cli-')) continue;
+    const isCache = name.endsWith('.v8cache');
+    if (!isCache && !/\.v8cache\.\d+\.tmp$/.test(name)) continue;
+    try {
+      const file = path.join(dir, name);
+      const stat = fs.lstatSync(file);
+      if (stat.isDirectory()) continue;
+      const idle = now - Math.max(stat.mtimeMs, stat.atimeMs);
+      if (isCache ? name.startsWith(earlier) || idle > STALE_CACHE_MS : now - stat.mtimeMs > STALE_TEMP_MS) fs.unlinkSync(file);
+    } catch {
+      // Gone already, or not ours to delete.
+    }
   }
 }
