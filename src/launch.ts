@@ -96,11 +96,12 @@ export function isLightRun(words: readonly string[]): boolean {
 }
 
 /**
- * `cli-<bundle path hash>.v8cache`: one per installed copy of the CLI (two installs never evict
- * each other), overwritten when it is rebuilt or upgraded (the header says which bundle it is for).
+ * `cli-<bundle path hash>-<V8 version>.v8cache`: one per installed copy of the CLI and Node
+ * version (neither evicts the other), overwritten when it is rebuilt or upgraded (the header
+ * says which bundle it is for).
  */
 function cacheName(file: string): string {
-  return `${cachePrefix(file)}.v8cache`;
+  return `${cachePrefix(file)}-${process.versions.v8}.v8cache`;
 }
 
 /** `cli-` and an FNV-1a hash of the bundle's path. */
@@ -161,14 +162,13 @@ function save(location: CodeCacheLocation, cacheFile: string, sourceHash: Buffer
 }
 
 /**
- * Deletes, among our files in `dir` other than `keep`: this install's files in the earlier
- * naming (`cli-<hash>-<V8>-<arch>-<size>-<mtime>.v8cache`), any `cli-*.v8cache` neither read
- * nor written for 30 days (other installs, long gone; read time counts where the file system
- * keeps it), and `cli-*.v8cache.<pid>.tmp` left for a day by a run that died while saving.
+ * Deletes, among our files in `dir` other than `keep`: any `cli-*.v8cache` neither read nor
+ * written for 30 days (other installs or Node versions, long gone; read time counts where the
+ * file system keeps it), and `cli-*.v8cache.<pid>.tmp` left for a day by a run that died while
+ * saving.
  * Other names are left alone (the folder may be one `RECLAZZ_CODE_CACHE_DIR` shares).
  */
 function prune(dir: string, keep: string): void {
-  const earlier = `${keep.slice(0, -'.v8cache'.length)}-`;
   const now = Date.now();
   for (const name of fs.readdirSync(dir)) {
     if (name === keep || !name.startsWith('cli-')) continue;
@@ -179,7 +179,7 @@ function prune(dir: string, keep: string): void {
       const stat = fs.lstatSync(file);
       if (stat.isDirectory()) continue;
       const idle = now - Math.max(stat.mtimeMs, stat.atimeMs);
-      if (isCache ? name.startsWith(earlier) || idle > STALE_CACHE_MS : now - stat.mtimeMs > STALE_TEMP_MS) fs.unlinkSync(file);
+      if (isCache ? idle > STALE_CACHE_MS : now - stat.mtimeMs > STALE_TEMP_MS) fs.unlinkSync(file);
     } catch {
       // Gone already, or not ours to delete.
     }
