@@ -28,6 +28,9 @@ export interface CliOptions {
   unprivileged?: boolean;
 }
 
+/** The code cache of the CLI runs of the tests: theirs, not the user's ~/.cache/reclazz-build. */
+const TEST_CODE_CACHE_DIR = path.join(os.tmpdir(), `reclazz-test-code-cache-${process.getuid?.() ?? 'user'}`);
+
 /** The environment a CLI run gets: ours without reclazz variables, plus plain output. */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return {
@@ -35,6 +38,8 @@ export function cliEnv(extra: Record<string, string | undefined> = {}): Record<s
     RECLAZZ_SAFE_BUILD_ACTIVE: undefined,
     RECLAZZ_PORT: undefined,
     RECLAZZ_PORT_FILE: undefined,
+    RECLAZZ_CODE_CACHE: undefined,
+    RECLAZZ_CODE_CACHE_DIR: TEST_CODE_CACHE_DIR,
     NO_COLOR: '1',
     FORCE_COLOR: undefined,
     CI: 'true',
