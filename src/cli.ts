@@ -103,10 +103,8 @@ function buildProgram(aside: { command?: string[] }): Command {
   program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
   program.action(async (parsed: string[]) => {
     const words = parsed.length === 1 && parsed[0] === AFTER_DASHES ? (aside.command ?? []) : parsed;
-    if (words.length === 0) {
-      program.outputHelp();
-      await exit(EXIT_USAGE);
-    }
+    // Nothing to build: a short usage error, as for any other; --help prints the whole help.
+    if (words.length === 0) usageError('no build command: use gradle, mvn, or put any command after --');
     if (!process.argv.includes('--')) usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
     await runBuildCommand('command', words, program.opts<CliOptions>());
   });

@@ -33,7 +33,8 @@ export function failureText(result: CommandResult, p: Palette): string | undefin
   if (result.exitCode === 0 && result.action !== 'events') return undefined;
   const mark = result.exitCode === 0 ? p.dim('•') : p.boldRed('✘');
   const hint = result.hint === undefined || result.exitCode === 0 ? '' : `${p.dim(PREFIX)} ${p.dim(`next: ${result.hint}`)}\n`;
-  return `${hint}${p.dim(PREFIX)} ${mark} ${result.message}\n`;
+  // The error, then what to do about it: the order the build's report uses.
+  return `${p.dim(PREFIX)} ${mark} ${result.message}\n${hint}`;
 }
 
 function yesNo(p: Palette, value: boolean): string {

@@ -116,6 +116,23 @@ describe('doctor', () => {
   });
 });
 
+describe('refusals in human output', () => {
+  it('print the error first, then the next: line, like the build does', async () => {
+    const p = project();
+    // Port 1: nothing listens there, and no test's agent can be given it (unlike a freed ephemeral port).
+    for (const args of [['doctor'], ['status'], ['pause'], ['resume'], ['scan'], ['events'], ['verify'], ['--', 'true']]) {
+      const run = await runCli(['--port', '1', ...args], { cwd: p.dir });
+      const said = `${args.join(' ')}: ${run.stderr}`;
+      expect(run.exitCode, said).toBe(69);
+      const lines = run.stderr.trim().split('\n');
+      const error = lines.findIndex((l) => l.includes('✘'));
+      expect(lines[error], said).toContain('nothing is listening on port 1 (--port)');
+      expect(lines[error + 1], said).toBe('reclazz-build: next: check the port');
+      expect(lines.filter((l) => l.includes('next:')), said).toHaveLength(1);
+    }
+  });
+});
+
 describe('status, pause, resume', () => {
   it('print the exact RELOAD_STATE receipt of each action', async () => {
     const p = project();

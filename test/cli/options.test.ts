@@ -41,6 +41,23 @@ describe('usage errors exit 2, name the option and send nothing', () => {
     expect(agent.received).toEqual([]);
   });
 
+  it.each([[[]], [['--']], [['--json', '--']], [['--port', '1234']]])('%j: no build command is a short usage error, not the whole --help', async (args) => {
+    const dir = tempDir();
+    const agent = await agentIn(dir, {});
+    const run = await runCli(args, { cwd: dir });
+    expect(run.exitCode).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('error: no build command: use gradle, mvn, or put any command after --\nRun reclazz-build --help for usage.');
+    expect(agent.received).toEqual([]);
+  });
+
+  it('--help still prints the whole help and exits 0', async () => {
+    const run = await runCli(['--help'], { cwd: tempDir() });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain('Usage: reclazz-build');
+    expect(run.stdout).toContain('Exit status:');
+  });
+
   it('a build command that does not exist exits 127 before anything is sent', async () => {
     const dir = tempDir();
     const agent = await agentIn(dir, {});
