@@ -31,9 +31,10 @@ Exit status:
            (killed by a signal: 128+N)
   2        usage error; nothing was sent
   69       refused: no agent, bad port file, handshake, old agent, missing or rejected
-           BUILD started receipt, hold or lock busy; the build never ran
+           BUILD started receipt, hold or lock busy, .reclazz/ not writable; the build
+           never ran
   70       not completed safely: the build ran but a finish receipt was lost or the
-           agent went away; outcome uncertain
+           agent went away (outcome uncertain), or an internal error
   75       build ok, but not every changed class was proven applied by the deadline
   126      the build command is not executable (chmod +x); nothing was sent
   127      the build command was not found; nothing was sent
