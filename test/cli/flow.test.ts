@@ -2,7 +2,6 @@
  * The main flow, driving the real binary against the fake agent with a generic build command
  * (`-- node -e ...`) that rewrites class files the way javac does (in place).
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -149,12 +148,14 @@ describe('a run killed mid-build', () => {
     const p = project();
     const agent = await agentFor(p);
     const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
-    const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); require('fs').writeFileSync(${JSON.stringify(p.marker)}, 'x'); setTimeout(() => {}, 60000);`;
+    const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); require('fs').writeFileSync(${JSON.stringify(p.marker)}, String(process.pid)); setTimeout(() => {}, 60000);`;
     const child = startCli(['--', process.execPath, '-e', script], { cwd: p.dir });
-    await vi.waitFor(() => expect(fs.existsSync(p.marker)).toBe(true), { timeout: 10_000 });
+    const buildPid = () => (fs.existsSync(p.marker) ? Number(fs.readFileSync(p.marker, 'utf8')) : 0);
+    await vi.waitFor(() => expect(buildPid()).toBeGreaterThan(0), { timeout: 10_000 });
     child.kill('SIGKILL');
-    // The orphaned build still holds the output pipes: end it too.
-    spawnSync('pkill', ['-f', 'greeter-v2']);
+    // The orphaned build still holds the output pipes: end it too, by its pid (a pattern such as
+    // pkill -f would also hit other tests' processes whose command lines hold the same words).
+    process.kill(buildPid(), 'SIGKILL');
     await child;
     const run = await runCli(['--', 'true'], { cwd: p.dir });
     expect(run.exitCode).toBe(0);
