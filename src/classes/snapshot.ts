@@ -335,14 +335,15 @@ class IndexBuilder {
     return this.count++;
   }
 
+  /** The index as built: views on the columns, not copies (the capacity was sized to the base). */
   finish(): ClassIndex {
     return {
       sessionId: this.sessionId,
       dirs: this.dirs,
       paths: this.paths,
-      dirOf: this.dirOf.slice(0, this.count),
-      stamps: this.stamps.slice(0, this.count * STAMP_FIELDS),
-      shas: Buffer.from(this.shas.subarray(0, this.count * SHA_BYTES)),
+      dirOf: this.dirOf.subarray(0, this.count),
+      stamps: this.stamps.subarray(0, this.count * STAMP_FIELDS),
+      shas: this.shas.subarray(0, this.count * SHA_BYTES),
     };
   }
 }

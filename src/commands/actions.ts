@@ -173,7 +173,7 @@ export async function verifyCommand(cmd: Command, paths: string[], signal: Abort
     human.event(event);
   };
   const result = await verifyClassFiles({ ...target(ctx, signal), paths: paths.length > 0 ? paths : roots, roots, verifyTimeoutMs: ctx.settings.verifyTimeoutMs, onEvent });
-  if (flags.json) writeStdout(`${finalLines(result, 'verify').join('\n')}\n`);
+  if (flags.json) for (const line of finalLines(result, 'verify')) writeStdout(`${line}\n`);
   human.result(result);
   return result.exitCode;
 }
