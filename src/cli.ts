@@ -11,9 +11,10 @@ import { isToken } from './agent/token.js';
 import type { ToolKind } from './build/tool.js';
 import type { CliOptions } from './cli-build.js';
 import { addAgentCommands } from './commands/cli.js';
-import { EXIT_USAGE } from './events.js';
+import { EXIT_NOT_SAFE, EXIT_USAGE } from './events.js';
+import { usageLines, type JsonAction } from './report/json.js';
 import { paletteFor } from './report/palette.js';
-import { stdoutBroken } from './report/stdout.js';
+import { stdoutBroken, writeStdout } from './report/stdout.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -168,7 +169,20 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
 
 function usageError(message: string): never {
   process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  writeUsageJson(process.argv, [], message);
   process.exit(EXIT_USAGE);
+}
+
+/**
+ * With `--json` before any `--`, writes the `result` line of a usage error: of the first of
+ * `subcommands` named in `argv` (gradle and mvn are builds), else of a build.
+ */
+function writeUsageJson(argv: string[], subcommands: readonly string[], message: string): void {
+  const at = argv.indexOf('--', 2);
+  const own = argv.slice(2, at === -1 ? undefined : at);
+  if (!own.includes('--json')) return;
+  const named = own.find((w) => subcommands.includes(w) && w !== 'gradle' && w !== 'mvn');
+  writeStdout(`${usageLines((named ?? 'build') as JsonAction, message).join('\n')}\n`);
 }
 
 /** Exits once everything written to stdout and stderr has been handed to the OS (pipes may be asynchronous). */
@@ -210,10 +224,11 @@ export async function main(argv: string[]): Promise<void> {
   } catch (error) {
     if (error instanceof CommanderError) {
       const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+      if (!ok) writeUsageJson(argv, program.commands.map((c) => c.name()), error.message.replace(/^error: /, ''));
       await exit(ok ? 0 : EXIT_USAGE);
     }
-    process.stderr.write(`reclazz-build: internal error: ${(error as Error).stack ?? String(error)}\n`);
-    await exit(1);
+    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`);
+    await exit(EXIT_NOT_SAFE);
   }
 }
 

@@ -6,10 +6,10 @@
 import type { Command } from 'commander';
 import { findClassDirs } from '../build/outputs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from '../config.js';
-import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
+import { EXIT_USAGE, type RunEvent } from '../events.js';
 import { eventLine, failureText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines, type JsonAction } from '../report/json.js';
+import { commandResultToJson, eventToJson, finalLines, usageLines, type JsonAction } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
@@ -98,29 +98,8 @@ function liveLine(): LiveLine {
  */
 export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
   stderr(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
-  if (json) {
-    const lines = action === 'build' || action === 'verify' ? finalLines(usageResult(error.message), action) : [JSON.stringify(commandResultToJson(usageCommandResult(action, error.message)))];
-    writeStdout(`${lines.join('\n')}\n`);
-  }
+  if (json) writeStdout(`${usageLines(action, error.message).join('\n')}\n`);
   return EXIT_USAGE;
-}
-
-function usageResult(message: string): RunResult {
-  return { reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 };
-}
-
-function usageCommandResult(action: CommandResult['action'], message: string): CommandResult {
-  const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
-  switch (action) {
-    case 'doctor':
-      return { ...base, action, classDirs: [] };
-    case 'scan':
-      return { ...base, action, sent: false, delivered: false };
-    case 'events':
-      return { ...base, action, events: 0 };
-    default:
-      return { ...base, action };
-  }
 }
 
 /** doctor, status, pause, resume, scan: one request, one result. */

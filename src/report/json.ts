@@ -5,7 +5,7 @@
  * by `test/cli/json.test.ts`.
  */
 import type { CommandResult } from '../commands/types.js';
-import type { RunEvent, RunResult } from '../events.js';
+import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
 
 /** Which command a `result` line ends. */
 export type JsonAction = 'build' | 'verify' | CommandResult['action'];
@@ -122,4 +122,24 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
     case 'events':
       return { ...base, events: result.events, durationMs: result.durationMs };
   }
+}
+
+/**
+ * The `--json` lines of a usage error (exit 2, nothing sent) for `action`: a `result` line
+ * with reason `usage`, so that a pipeline reading stdout gets one for every run.
+ */
+export function usageLines(action: JsonAction, message: string): string[] {
+  if (action === 'build' || action === 'verify') {
+    return finalLines({ reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 }, action);
+  }
+  const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
+  const result: CommandResult =
+    action === 'doctor'
+      ? { ...base, action, classDirs: [] }
+      : action === 'scan'
+        ? { ...base, action, sent: false, delivered: false }
+        : action === 'events'
+          ? { ...base, action, events: 0 }
+          : { ...base, action };
+  return [JSON.stringify(commandResultToJson(result))];
 }

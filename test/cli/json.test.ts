@@ -102,6 +102,25 @@ describe('--json lines match the schema', () => {
     expect(checkLines(bad.stdout)).toEqual([expect.objectContaining({ type: 'result', action: 'build', reason: 'usage' })]);
   });
 
+  it('every usage error ends with one result line of its command (reason usage, exit 2), nothing else on stdout', async () => {
+    const cwd = tempDir();
+    const cases: Array<[string[], string, RegExp]> = [
+      [['--json'], 'build', /no build command/],
+      [['--json', 'nosuchtool'], 'build', /unknown build tool "nosuchtool"/],
+      [['--json', '--wait', 'soon', '--', 'true'], 'build', /--wait takes a whole number/],
+      [['--json', '--no-such-option', 'mvn'], 'build', /unknown option '--no-such-option'/],
+      [['--json', 'doctor', '--timeout', 'x'], 'doctor', /--timeout takes a whole number/],
+      [['--json', 'status', 'extra'], 'status', /too many arguments for 'status'/],
+    ];
+    for (const [args, action, message] of cases) {
+      const run = await runCli(args, { cwd });
+      expect(run.exitCode, args.join(' ')).toBe(2);
+      const lines = checkLines(run.stdout);
+      expect(lines, args.join(' ')).toEqual([expect.objectContaining({ type: 'result', action, reason: 'usage', exitCode: 2 })]);
+      expect(String(lines[0]!.message)).toMatch(message);
+    }
+  });
+
   it('verify and the agent subcommands', async () => {
     const p = project();
     // The reload takes two seconds: its RELOAD event arrives while verify is connected.
