@@ -190,7 +190,7 @@ class SafeBuild {
   }
 
   /**
-   * A thrown error: a state file that cannot be written (the build has not run then), or a
+   * A thrown error: a state file that cannot be read or written (the build has not run then), or a
    * bug. A hold this run may have is given `failed` (it stays with the owner, who recovers it
    * by running again) before the run ends: 69 for state files, 70 for anything else.
    */
@@ -200,7 +200,7 @@ class SafeBuild {
     const holdNote = this.hold === 'none' ? '' : `; the hold stays with owner ${this.owner}: run again here once fixed to recover it`;
     if (error instanceof StateError) {
       return this.end('state-error', EXIT_REFUSED, `${error.message}; the build did not run${holdNote}`, {
-        hint: `reclazz-build keeps its state in ${path.dirname(error.path)}: make it writable for this user, or move away whatever is in the way of ${path.basename(error.path)}`,
+        hint: `reclazz-build keeps its state in ${path.dirname(error.path)}: make it readable and writable for this user, or move away whatever is in the way of ${path.basename(error.path)}`,
       });
     }
     this.emit({ type: 'warning', message: `internal error: ${(error as Error).stack ?? String(error)}` });
@@ -283,7 +283,7 @@ class SafeBuild {
     for (const dir of given.filter((d) => !fs.existsSync(d))) {
       this.emit({ type: 'warning', message: `--classes-dir ${dir} does not exist: nothing there is checked unless the build creates it` });
     }
-    const classDirs = () => this.outermost(unique([...findClassDirs(searchRoot, this.command!.kind), ...given]));
+    const classDirs = () => this.outermost(unique([...findClassDirs(searchRoot, this.command!.kind), ...given]), given);
     const dirsBefore = classDirs();
     const baseline = await this.baseline(location.projectDir, dirsBefore, agent.sessionId);
     this.warnUnwatched(dirsBefore, agent);
@@ -323,7 +323,7 @@ class SafeBuild {
       });
     }
     this.hold = 'none';
-    const dirsAfter = this.outermost(unique([...dirsBefore, ...classDirs()]));
+    const dirsAfter = this.outermost(unique([...dirsBefore, ...classDirs()]), given);
     const detected = await detectChanges(baseline, dirsAfter);
     this.warnUnreadable(detected.unreadable);
     if (dirsAfter.length === 0) {
@@ -331,7 +331,7 @@ class SafeBuild {
       this.emit({ type: 'warning', message });
       return this.end('ok', 0, `build ok and acknowledged; ${message}`, { build, hint: 'run from the project folder, or name the directory with --classes-dir <dir>' });
     }
-    const result = await this.verifyChanges(detected.changes, build);
+    const result = await this.verifyChanges(detected.changes, build, detected.unreadable.length);
     // The next run's baseline: what is live now. A changed class not proven applied (failed,
     // timed out, beyond the agent's receipts, interrupted, --no-verify) keeps its old row, so
     // the next run checks it again rather than taking it as live.
@@ -342,14 +342,27 @@ class SafeBuild {
     return result;
   }
 
-  /** `dirs` without those inside another of them, which are named in a warning (class names come from the outer one). */
-  private outermost(dirs: string[]): string[] {
-    const nested = dirs.filter((d) => dirs.some((outer) => outer !== d && isInside(d, outer)));
-    for (const dir of nested.filter((d) => !this.nestedWarned.has(d))) {
-      this.nestedWarned.add(dir);
-      this.emit({ type: 'warning', message: `${dir} is inside another class output directory, which covers it; give the folder where the package folders start` });
+  /**
+   * `dirs` with no directory inside another (class names would differ by where a scan starts).
+   * Of two nested ones, a `--classes-dir` that holds a discovered class output directory
+   * (`--classes-dir target` around target/classes) is the one dropped; otherwise the inner one.
+   * Each dropped directory is named in a warning, once.
+   */
+  private outermost(dirs: string[], given: readonly string[]): string[] {
+    const dropped = new Map<string, string>();
+    for (const inner of dirs) {
+      for (const outer of dirs) {
+        if (outer === inner || !isInside(inner, outer)) continue;
+        if (given.includes(outer) && !given.includes(inner)) dropped.set(outer, `--classes-dir ${outer} holds the class output directory ${inner}, which is used instead`);
+        else dropped.set(inner, `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`);
+      }
     }
-    return dirs.filter((d) => !nested.includes(d));
+    for (const [dir, message] of dropped) {
+      if (this.nestedWarned.has(dir)) continue;
+      this.nestedWarned.add(dir);
+      this.emit({ type: 'warning', message });
+    }
+    return dirs.filter((d) => !dropped.has(d));
   }
 
   private warnUnreadable(files: string[]): void {
@@ -511,7 +524,8 @@ class SafeBuild {
     return observeAgentAfterLoss(port, this.agent!.sessionId, this.timeoutMs);
   }
 
-  private async verifyChanges(changes: ChangeSet, build: BuildRun): Promise<RunResult> {
+  /** @param unreadable class files that could not be read: their change is unknown, so the run is never "proven live". */
+  private async verifyChanges(changes: ChangeSet, build: BuildRun, unreadable: number): Promise<RunResult> {
     const notVerifiable = changes.changed.filter((c) => !c.verifiable);
     const targets: VerifyTarget[] = changes.changed
       .filter((c) => c.verifiable)
@@ -528,7 +542,14 @@ class SafeBuild {
     if (this.options.verify === false) {
       return this.end('ok', 0, `build ok and acknowledged; ${targets.length} changed class(es) not verified (--no-verify): NOT proven live`, { build, changes: summary });
     }
+    const unknown = (proven: string): RunResult =>
+      this.end('verify-incomplete', EXIT_UNPROVEN, `build ok; ${proven}, but ${unreadable} class file(s) could not be read, so whether they changed is unknown: not proven live`, {
+        build,
+        changes: summary,
+        hint: 'make the class files named in the warning above readable, and run again',
+      });
     if (targets.length === 0) {
+      if (unreadable > 0) return unknown('no class that was loaded before changed bytes');
       return this.end('ok', 0, 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove', { build, changes: summary, provenLive: true });
     }
     const report = await verifyClasses(this.connection!, targets, {
@@ -542,6 +563,7 @@ class SafeBuild {
     const common = { build, changes: summary, verify, verdicts };
     if (verdicts.some((v) => v.status === 'interrupted')) return this.interrupted('during VERIFY', build, common);
     if (applied === verdicts.length) {
+      if (unreadable > 0) return { ...unknown(`all ${applied} changed class(es) applied`), verify, verdicts };
       return this.end('ok', 0, `all ${applied} changed class(es) proven live (VERIFY applied, SHA-256 matched)`, { ...common, provenLive: true });
     }
     const lost = verdicts.some((v) => v.status === 'connection-lost') ? await this.observeAgent(this.agent!.port) : undefined;
@@ -554,7 +576,9 @@ class SafeBuild {
           : `${verdicts.length - applied} not proven`;
     return this.end('verify-incomplete', EXIT_UNPROVEN, `build ok, but only ${applied} of ${verdicts.length} changed class(es) are proven live: ${why}`, {
       ...common,
-      hint: 'see the classes listed above; exercise the app or restart it if the change must be live',
+      hint: report.capacityLimited
+        ? 'the agent keeps receipts for the last 512 reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live'
+        : 'see the classes listed above; exercise the app or restart it if the change must be live',
     });
   }
 

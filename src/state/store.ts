@@ -12,13 +12,14 @@ import * as z from 'zod/mini';
 import { isToken } from '../agent/token.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
 
-/** A file or folder in the state folder that cannot be written; `path` names it. */
+/** A file or folder in the state folder that cannot be written (or read); `path` names it. */
 export class StateError extends Error {
   constructor(
     readonly path: string,
     cause: unknown,
+    access: 'read' | 'write' = 'write',
   ) {
-    super(`cannot write ${path} (${(cause as Error).message})`, { cause });
+    super(`cannot ${access} ${path} (${(cause as Error).message})`, { cause });
     this.name = 'StateError';
   }
 }
@@ -57,6 +58,8 @@ const OWNER_FILE = 'owner.json';
 /**
  * Reads the saved owner token. Returns undefined when there is none; a corrupt file is
  * reported through `warn` and ignored.
+ * @throws StateError when the file exists but cannot be read: it may name the owner of a hold
+ *   left behind, so it must not be replaced by a new token.
  */
 export function readOwnerState(projectDir: string, warn: (message: string) => void): OwnerState | undefined {
   return readJson(path.join(stateDir(projectDir), OWNER_FILE), ownerStateSchema, warn);
@@ -184,8 +187,8 @@ function readJson<T>(file: string, schema: z.ZodMiniType<T>, warn: (message: str
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
-    return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new StateError(file, error, 'read');
   }
   try {
     const parsed = schema.safeParse(JSON.parse(text));

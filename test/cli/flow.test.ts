@@ -223,8 +223,11 @@ describe('what the next run takes as live', () => {
     for (const name of fs.readdirSync(path.join(p.dir, '.reclazz'))) fs.chownSync(path.join(p.dir, '.reclazz', name), 65534, 65534);
     fs.chmodSync(outer, process.getuid?.() === 0 ? 0o600 : 0);
     const blind = await runCli(['--', 'true'], { cwd: p.dir, unprivileged: true, env: { RECLAZZ_CODE_CACHE: '0' } });
-    expect(blind.exitCode, blind.stderr).toBe(0);
+    // Whether it changed is unknown: never "proven live".
+    expect(blind.exitCode, blind.stderr).toBe(75);
     expect(blind.stderr).toContain(`cannot read 1 class file(s), so their changes are not checked (${outer}): check their permissions`);
+    expect(blind.stderr).toContain('1 class file(s) could not be read, so whether they changed is unknown: not proven live');
+    expect(blind.stderr).not.toContain('✔');
     fs.chmodSync(outer, 0o644);
     const run = await runCli(build(p, { 'com.acme.Outer': 'outer-v2' }), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
@@ -238,8 +241,17 @@ describe('where the class files are', () => {
     const agent = await agentFor(p);
     const run = await runCli(['--classes-dir', path.join(p.classes, 'com'), '--classes-dir', path.join(p.dir, 'no-such-dir'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`${path.join(p.classes, 'com')} is inside another class output directory`);
+    expect(run.stderr).toContain(`${path.join(p.classes, 'com')} is inside the class output directory ${p.classes}`);
     expect(run.stderr).toContain(`--classes-dir ${path.join(p.dir, 'no-such-dir')} does not exist`);
+    expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
+  });
+
+  it('a --classes-dir around a class output directory (--classes-dir target) gives way to it, so class names stay right', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(['--classes-dir', path.join(p.dir, 'target'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain(`--classes-dir ${path.join(p.dir, 'target')} holds the class output directory ${p.classes}, which is used instead`);
     expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
   });
 

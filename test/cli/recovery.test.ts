@@ -105,7 +105,7 @@ describe('state files that cannot be written', () => {
       const run = await runCli(['--json', ...buildCommand(p)], { cwd: p.dir, unprivileged: true, env: { RECLAZZ_CODE_CACHE: '0' } });
       expect(run.exitCode, run.stderr).toBe(69);
       expect(run.stderr).toContain(`cannot write ${state}`);
-      expect(run.stderr).toContain('make it writable for this user');
+      expect(run.stderr).toContain('make it readable and writable for this user');
       expect(hasStackTrace(run.stderr)).toBe(false);
       expect(JSON.parse(run.stdout.trim().split('\n').at(-1)!)).toMatchObject({ type: 'result', reason: 'state-error', exitCode: 69 });
       expect(buildRan(p)).toBe(false);
@@ -113,6 +113,27 @@ describe('state files that cannot be written', () => {
     } finally {
       fs.chmodSync(state, 0o755);
     }
+  });
+
+  it('an owner.json that cannot be read is never replaced: exit 69 before anything is sent, and the hold it names is recovered once readable', async () => {
+    const { p, agent } = await setup();
+    const left = await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir });
+    expect(left.exitCode).toBe(1);
+    const owner = savedOwner(p);
+    const original = fs.readFileSync(ownerFile(p));
+    const sent = agent.received.length;
+    fs.rmSync(ownerFile(p));
+    fs.mkdirSync(ownerFile(p)); // unreadable as a file, for root too
+    const blocked = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(blocked.exitCode, blocked.stderr).toBe(69);
+    expect(blocked.stderr).toContain(`cannot read ${ownerFile(p)}`);
+    expect(hasStackTrace(blocked.stderr)).toBe(false);
+    expect(agent.received.slice(sent).filter((r) => r.line.startsWith('BUILD'))).toEqual([]);
+    fs.rmSync(ownerFile(p), { recursive: true });
+    fs.writeFileSync(ownerFile(p), original);
+    const again = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect(again.stderr).toContain(`owner token ${owner} (reused from the last run`);
   });
 
   it('a class index that cannot be written after the hold is taken: BUILD failed is sent, the build does not run, the next run recovers', async () => {
