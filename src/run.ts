@@ -176,7 +176,7 @@ class SafeBuild {
       if (lock.kind === 'aborted') return this.interrupted('while waiting for another run');
       if (lock.kind === 'busy') {
         return this.end('lock-busy', EXIT_REFUSED, `another reclazz-build run in this checkout still holds ${lock.lockPath} after ${lock.waitedMs} ms`, {
-          hint: 'wait for it to finish, or raise --wait <ms>',
+          hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${lock.lockPath} and ${lock.lockPath}.holder`,
         });
       }
       releaseLock = lock.release;

@@ -5,13 +5,15 @@
  * keeps them apart. Also: a stale lock from a killed run is taken over, a live one is waited
  * for up to --wait.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { runCli } from '../support/cli.js';
-import { agentFor, buildRan, hasStackTrace, project } from '../support/project.js';
+import { runCli, startCli } from '../support/cli.js';
+import { agentFor, buildCommand, buildRan, hasStackTrace, project, until } from '../support/project.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -68,6 +70,40 @@ describe('the run lock', () => {
     expect(fs.existsSync(lock)).toBe(false);
   });
 
+  it('a lock whose run is gone (its holder process no longer exists) is taken over at once', async () => {
+    const p = project();
+    await agentFor(p, agents, { portFile: p.portFile });
+    const lock = path.join(p.dir, '.reclazz', 'build.lock');
+    fs.mkdirSync(lock, { recursive: true });
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid;
+    fs.writeFileSync(`${lock}.holder`, JSON.stringify({ pid: gone, host: os.hostname() }));
+    const begun = Date.now();
+    const run = await runCli(['--wait', '20000', ...uniqueBuild(p.classes)], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('waiting for another reclazz-build run');
+    expect(Date.now() - begun).toBeLessThan(5000);
+    expect(fs.existsSync(lock) || fs.existsSync(`${lock}.holder`)).toBe(false);
+  });
+
+  it('a run suspended with its lock (SIGSTOP, as Ctrl-Z does) keeps it: another run waits, it never overlaps', async () => {
+    const p = project();
+    const agent = await agentFor(p, agents, { portFile: p.portFile });
+    const suspended = startCli(buildCommand(p, { sleepMs: 1500 }), { cwd: p.dir });
+    await until(() => buildRan(p), 'the first build to start', 30_000);
+    process.kill(suspended.pid!, 'SIGSTOP');
+    try {
+      const second = await runCli(['--wait', '7000', ...uniqueBuild(p.classes)], { cwd: p.dir });
+      expect(second.exitCode, second.stderr).toBe(69);
+      expect(second.stderr).toMatch(/another reclazz-build run in this checkout still holds .*build\.lock after \d+ ms/);
+    } finally {
+      process.kill(suspended.pid!, 'SIGCONT');
+    }
+    const first = await suspended;
+    expect(first.exitCode, String(first.stderr)).toBe(0);
+    expect(String(first.stderr)).not.toContain('took over the run lock');
+    expect(agent.received.filter((r) => r.line.startsWith('BUILD started'))).toHaveLength(1);
+  });
+
   it('a live lock is waited for with a message up to --wait, then 69; the build never runs', async () => {
     const p = project();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
@@ -77,7 +113,7 @@ describe('the run lock', () => {
       expect(run.exitCode, run.stderr).toBe(69);
       expect(run.stderr).toMatch(/waiting for another reclazz-build run in this checkout to finish/);
       expect(run.stderr).toMatch(/another reclazz-build run in this checkout still holds .*build\.lock after \d+ ms/);
-      expect(run.stderr).toMatch(/next: wait for it to finish, or raise --wait <ms>/);
+      expect(run.stderr).toMatch(/next: wait for it to finish \(a suspended one: fg\), or raise --wait <ms>; if no run is left here, remove .*build\.lock and .*build\.lock\.holder/);
       expect(buildRan(p)).toBe(false);
       expect(agent.received).toEqual([]);
     } finally {
