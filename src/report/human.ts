@@ -36,6 +36,9 @@ const PREFIX = 'reclazz-build:';
  * acknowledged ok the change detection, after `changes` the VERIFY receipts. While the build
  * runs it is hidden: the build writes to the same terminal.
  */
+/** With --quiet, waits shorter than this (ms) are not shown. */
+const QUIET_WAIT_MS = 5000;
+
 export class HumanReporter {
   private lastWaitLine: { what: string; atMs: number } | undefined;
   private readonly p: Palette;
@@ -79,6 +82,8 @@ export class HumanReporter {
         this.line(p.yellow(`warning: ${event.message}`));
         return;
       case 'waiting': {
+        // --quiet: a wait is worth a line only once it is long enough to wonder about.
+        if (quiet && event.elapsedMs < QUIET_WAIT_MS) return;
         if (this.options.live) {
           this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
         } else if (this.lastWaitLine === undefined || this.lastWaitLine.what !== event.what || event.elapsedMs - this.lastWaitLine.atMs >= 5000) {
