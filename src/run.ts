@@ -13,7 +13,7 @@ import { describeAgentAfterLoss, observeAgentAfterLoss, type AgentAfterLoss } fr
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild, signalToNumber, type BuildRun, type StopSignal } from './build/run.js';
 import { describeCommand, refuseNeverEndingBuild, resolveBuildCommand, type BuildCommand, type ToolKind } from './build/tool.js';
-import { detectChanges, keepBaseRows, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
+import { detectChanges, markUnproven, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
 import {
   EXIT_COMMAND_NOT_FOUND,
   EXIT_NOT_EXECUTABLE,
@@ -82,6 +82,12 @@ export interface SafeBuildHooks {
   /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop the run cleanly (exit 130/143). */
   signal?: AbortSignal;
 }
+
+/**
+ * How long VERIFY waits on a class whose bytes an earlier run already built and could not prove
+ * (the agent has had its capture of them: beyond its receipts, failed, or not reloaded), in ms.
+ */
+export const SETTLED_WAIT_MS = 3000;
 
 /** How long a run waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 export const CAPTURE_WAIT_MS = 5000;
@@ -333,11 +339,11 @@ class SafeBuild {
     }
     const result = await this.verifyChanges(detected.changes, build, detected.unreadable.length);
     // The next run's baseline: what is live now. A changed class not proven applied (failed,
-    // timed out, beyond the agent's receipts, interrupted, --no-verify) keeps its old row, so
+    // timed out, beyond the agent's receipts, interrupted, --no-verify) is marked unproven, so
     // the next run checks it again rather than taking it as live.
     const proven = new Set(result.verdicts.filter((v) => v.status === 'applied').map((v) => v.path));
     const unproven = detected.changes.changed.filter((c) => c.verifiable && !proven.has(c.path));
-    keepBaseRows(detected.index, baseline, new Set(unproven.map((c) => c.path)));
+    markUnproven(detected.index, baseline, new Set(unproven.map((c) => c.path)));
     if (detected.dirty) this.saveAfterOk(() => writeClassIndex(location.projectDir, detected.index));
     return result;
   }
@@ -529,7 +535,7 @@ class SafeBuild {
     const notVerifiable = changes.changed.filter((c) => !c.verifiable);
     const targets: VerifyTarget[] = changes.changed
       .filter((c) => c.verifiable)
-      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: c.before }));
+      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: c.before, ...(c.settled ? { settleByMs: SETTLED_WAIT_MS } : {}) }));
     const summary = { changed: changes.changed, added: changes.added, removed: changes.removed, notVerifiable, total: changes.total };
     this.emit({
       type: 'changes',

@@ -41,6 +41,12 @@ export interface ClassIndex {
   stamps: Float64Array;
   /** Per row, 32 bytes of SHA-256. */
   shas: Buffer;
+  /**
+   * Per row, 1 when the file's newer bytes were not proven live: `shas` then keeps the bytes
+   * last proven (or first seen) and `stamps` the stamp of the newer bytes, so that the next run
+   * still reports the class as changed, and knows the agent has already had its capture of them.
+   */
+  unproven: Uint8Array;
 }
 
 /** A class file whose bytes differ, appeared or disappeared. */
@@ -54,6 +60,11 @@ export interface ClassChange {
   before?: string;
   /** SHA-256 after the build, lower-case hex (absent for removed files). */
   after?: string;
+  /**
+   * True when these bytes were already on disk, unproven, at the last run: the agent has had its
+   * capture of them, so a VERIFY answer that is not final now is not worth a long wait.
+   */
+  settled?: boolean;
 }
 
 /** The difference between the class index and the class files on disk. */
@@ -78,7 +89,7 @@ export interface Detection {
 
 /** An index covering nothing. */
 export function emptyIndex(sessionId: string | null = null): ClassIndex {
-  return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0) };
+  return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0), unproven: new Uint8Array(0) };
 }
 
 /** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
@@ -121,7 +132,8 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
         if (stat === undefined) continue;
         const row = rowOf.get(file);
         if (row !== undefined) seen[row] = 1;
-        if (row !== undefined && sameStamp(base.stamps, row, stat)) {
+        const same = row !== undefined && sameStamp(base.stamps, row, stat);
+        if (same && base.unproven[row] === 0) {
           builder.copy(base, row, dirNo);
           changes.total += 1;
           continue;
@@ -137,13 +149,13 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
           changes.total += 1;
           continue;
         }
+        const differs = row !== undefined && !sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
         dirty = true;
         builder.add(file, dirNo, stat, sha);
         changes.total += 1;
         if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
-        else if (!sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES))) {
-          changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex') }));
-        }
+        // Same stamp: still the bytes an earlier run built and could not prove.
+        else if (differs) changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }));
       }
     }
   }
@@ -162,11 +174,12 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
 }
 
 /**
- * Puts the stamp and hash `base` has for each of `paths` back into `index`, in place (paths
- * missing from either are skipped): class files whose new bytes were not proven live then
- * read as changed again on the next run.
+ * Marks the rows of `paths` in `index` as not proven, in place: each keeps its new stamp, takes
+ * back the hash `base` has for it (the bytes last proven live) and gets its `unproven` flag, so
+ * the next run reports the class as changed again, as `settled` while its bytes stay the same.
+ * Paths missing from either index are skipped.
  */
-export function keepBaseRows(index: ClassIndex, base: ClassIndex, paths: ReadonlySet<string>): void {
+export function markUnproven(index: ClassIndex, base: ClassIndex, paths: ReadonlySet<string>): void {
   if (paths.size === 0) return;
   const baseRow = new Map<string, number>();
   base.paths.forEach((file, row) => {
@@ -175,8 +188,8 @@ export function keepBaseRows(index: ClassIndex, base: ClassIndex, paths: Readonl
   index.paths.forEach((file, row) => {
     const from = baseRow.get(file);
     if (from === undefined) return;
-    index.stamps.set(base.stamps.subarray(from * STAMP_FIELDS, (from + 1) * STAMP_FIELDS), row * STAMP_FIELDS);
     base.shas.copy(index.shas, row * SHA_BYTES, from * SHA_BYTES, (from + 1) * SHA_BYTES);
+    index.unproven[row] = 1;
   });
 }
 
@@ -288,6 +301,7 @@ class IndexBuilder {
   private dirOf: Uint32Array;
   private stamps: Float64Array;
   private shas: Buffer;
+  private unproven: Uint8Array;
 
   constructor(
     private readonly sessionId: string | null,
@@ -297,6 +311,7 @@ class IndexBuilder {
     this.dirOf = new Uint32Array(capacity);
     this.stamps = new Float64Array(capacity * STAMP_FIELDS);
     this.shas = Buffer.alloc(capacity * SHA_BYTES);
+    this.unproven = new Uint8Array(capacity);
   }
 
   /** Appends row `row` of `from` (path string, stamp and hash shared, not re-read). */
@@ -306,6 +321,7 @@ class IndexBuilder {
     this.dirOf[at] = dirNo;
     this.stamps.set(from.stamps.subarray(row * STAMP_FIELDS, (row + 1) * STAMP_FIELDS), at * STAMP_FIELDS);
     from.shas.copy(this.shas, at * SHA_BYTES, row * SHA_BYTES, (row + 1) * SHA_BYTES);
+    this.unproven[at] = from.unproven[row]!;
   }
 
   add(file: string, dirNo: number, stat: fs.Stats, sha: Buffer): void {
@@ -330,7 +346,9 @@ class IndexBuilder {
       stamps.set(this.stamps);
       const shas = Buffer.alloc(capacity * SHA_BYTES);
       this.shas.copy(shas);
-      [this.dirOf, this.stamps, this.shas] = [dirOf, stamps, shas];
+      const unproven = new Uint8Array(capacity);
+      unproven.set(this.unproven);
+      [this.dirOf, this.stamps, this.shas, this.unproven] = [dirOf, stamps, shas, unproven];
     }
     return this.count++;
   }
@@ -344,11 +362,12 @@ class IndexBuilder {
       dirOf: this.dirOf.subarray(0, this.count),
       stamps: this.stamps.subarray(0, this.count * STAMP_FIELDS),
       shas: this.shas.subarray(0, this.count * SHA_BYTES),
+      unproven: this.unproven.subarray(0, this.count),
     };
   }
 }
 
-function describe(file: string, dir: string, hashes: { before?: string; after?: string }): ClassChange {
+function describe(file: string, dir: string, hashes: { before?: string; after?: string; settled?: boolean }): ClassChange {
   const className = binaryClassName(dir, file);
   return { path: file, className, verifiable: isVerifiableClassName(className), ...hashes };
 }

@@ -76,9 +76,13 @@ export function writeOwnerState(projectDir: string, state: OwnerState): void {
 const INDEX_FILE = 'classes.idx';
 /** The JSON class state of earlier versions; removed when the index is written. */
 const LEGACY_CLASS_STATE_FILE = 'classes.json';
-const INDEX_MAGIC = Buffer.from('RCLZIDX1', 'latin1');
+const INDEX_MAGIC = Buffer.from('RCLZIDX2', 'latin1');
+/** The magic without its version digit: an index of another version is rebuilt without a warning. */
+const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
 /** magic, then u32 LE: row count, header bytes, path bytes, reserved (0). */
 const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 16;
+/** Per row: directory number, stamp, SHA-256, unproven flag. */
+const ROW_BYTES = 4 + 8 * STAMP_FIELDS + SHA_BYTES + 1;
 
 const indexHeaderSchema = z.object({
   sessionId: z.nullable(z.string()),
@@ -87,9 +91,10 @@ const indexHeaderSchema = z.object({
 
 /**
  * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx`. Layout, little-endian:
- * `RCLZIDX1`, u32 row count, u32 header bytes, u32 path bytes, u32 0; the header (JSON:
+ * `RCLZIDX2`, u32 row count, u32 header bytes, u32 path bytes, u32 0; the header (JSON:
  * sessionId, dirs); the paths (UTF-8, each followed by NUL); per row a u32 directory number;
- * per row 4 float64 (size in bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of SHA-256;
+ * per row 4 float64 (size in bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of SHA-256; per
+ * row one byte, 1 when not proven (see {@link ClassIndex.unproven});
  * then the SHA-256 of everything before it.
  * @returns the index, or an empty one (everything is hashed again) when it is missing, or
  *   corrupt (reported through `warn`).
@@ -103,6 +108,8 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
     return emptyIndex();
   }
+  const otherVersion = bytes.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) && !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC);
+  if (otherVersion) return emptyIndex();
   const index = decodeIndex(bytes);
   if (index === undefined) warn(`${file} is corrupt; ignoring it (class files are hashed again and it is rewritten)`);
   return index ?? emptyIndex();
@@ -129,7 +136,7 @@ function encodeIndex(index: ClassIndex): Buffer {
   const headerBytes = Buffer.byteLength(header, 'utf8');
   let pathBytes = 0;
   for (const file of index.paths) pathBytes += Buffer.byteLength(file, 'utf8') + 1;
-  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * (4 + 8 * STAMP_FIELDS + SHA_BYTES);
+  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES;
   const out = Buffer.alloc(bodyBytes + 32);
   INDEX_MAGIC.copy(out);
   out.writeUInt32LE(count, 8);
@@ -140,7 +147,7 @@ function encodeIndex(index: ClassIndex): Buffer {
     at += out.write(file, at, 'utf8');
     out[at++] = 0;
   }
-  for (const column of [bytesOf(index.dirOf), bytesOf(index.stamps), index.shas]) at += column.copy(out, at);
+  for (const column of [bytesOf(index.dirOf), bytesOf(index.stamps), index.shas, Buffer.from(index.unproven.buffer, index.unproven.byteOffset, index.unproven.byteLength)]) at += column.copy(out, at);
   createHash('sha256').update(out.subarray(0, bodyBytes)).digest().copy(out, bodyBytes);
   return out;
 }
@@ -150,7 +157,7 @@ function decodeIndex(bytes: Buffer): ClassIndex | undefined {
   const count = bytes.readUInt32LE(8);
   const headerBytes = bytes.readUInt32LE(12);
   const pathBytes = bytes.readUInt32LE(16);
-  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * (4 + 8 * STAMP_FIELDS + SHA_BYTES);
+  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES;
   if (bytes.length !== bodyBytes + 32) return undefined;
   const body = bytes.subarray(0, bodyBytes);
   if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bodyBytes))) return undefined;
@@ -174,7 +181,9 @@ function decodeIndex(bytes: Buffer): ClassIndex | undefined {
   const stamps = new Float64Array(count * STAMP_FIELDS);
   bytesOf(stamps).set(take(8 * STAMP_FIELDS * count));
   const shas = Buffer.from(take(SHA_BYTES * count));
-  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas };
+  const unproven = Uint8Array.from(take(count));
+  if (unproven.some((flag) => flag > 1)) return undefined;
+  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, unproven };
 }
 
 /** The bytes of a typed array (a view, not a copy). Typed arrays are little-endian on every platform Node runs on here. */

@@ -33,6 +33,12 @@ export interface VerifyTarget {
   sha256: string;
   /** SHA-256 before the build: a `mismatch` naming it means "not captured yet". */
   previousSha256?: string;
+  /**
+   * For bytes the agent has already had its capture of (built by an earlier run, not proven
+   * then): how long to keep polling an answer that is not final, in ms from the call, before
+   * the verdict is `timeout`, instead of the whole deadline.
+   */
+  settleByMs?: number;
 }
 
 /**
@@ -168,6 +174,11 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     };
 
     const later = (slot: Slot): void => {
+      const settleBy = slot.target.settleByMs;
+      if (settleBy !== undefined && performance.now() - started >= settleBy) {
+        settle(slot, 'timeout', `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`);
+        return;
+      }
       const timer = setTimeout(() => {
         timers.delete(timer);
         ready.push(slot);

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectChanges, emptyIndex, keepBaseRows, SLICE_MS, type ClassIndex } from '../../src/classes/snapshot.js';
+import { detectChanges, emptyIndex, markUnproven, SLICE_MS, type ClassIndex } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
@@ -110,15 +110,21 @@ describe('detectChanges', () => {
   });
 });
 
-describe('keepBaseRows', () => {
-  it('puts back the old stamp and hash of the named files, so the next scan reports them again', async () => {
-    const { classes, index } = await indexed();
+describe('markUnproven', () => {
+  it('makes the next scan report the named files again, as settled while their bytes stay, through the index file too', async () => {
+    const { dir, classes, index } = await indexed();
     writeClass(classes, 'com.acme.A', 'a-2');
     writeClass(classes, 'com.acme.C', 'c-2');
     const detected = await detectChanges(index, [classes]);
-    expect(names(detected.changes.changed)).toEqual(['com.acme.A', 'com.acme.C']);
-    keepBaseRows(detected.index, index, new Set([path.join(classes, 'com', 'acme', 'A.class')]));
-    expect(names((await detectChanges(detected.index, [classes])).changes.changed)).toEqual(['com.acme.A']);
+    expect(detected.changes.changed.map((c) => [c.className, c.settled])).toEqual([['com.acme.A', undefined], ['com.acme.C', undefined]]);
+    markUnproven(detected.index, index, new Set([path.join(classes, 'com', 'acme', 'A.class')]));
+    writeClassIndex(dir, detected.index);
+    const next = await detectChanges(readClassIndex(dir, () => undefined), [classes]);
+    expect(next.changes.changed.map((c) => [c.className, c.settled, c.before, c.after])).toEqual([['com.acme.A', true, detected.changes.changed[0]!.before, detected.changes.changed[0]!.after]]);
+    // Rewritten since: a fresh change again (the agent has not had its capture of these bytes).
+    writeClass(classes, 'com.acme.A', 'a-3');
+    const rebuilt = await detectChanges(next.index, [classes]);
+    expect(rebuilt.changes.changed.map((c) => [c.className, c.settled])).toEqual([['com.acme.A', undefined]]);
   });
 });
 
@@ -132,6 +138,14 @@ describe('the class index file', () => {
     expect(read.sessionId).toBe('s1');
     expect(read.paths).toEqual(index.paths);
     expect((await detectChanges(read, [classes])).dirty).toBe(false);
+  });
+
+  it('an index of another version is rebuilt without a warning', async () => {
+    const { dir, index } = await indexed();
+    writeClassIndex(dir, index);
+    const file = path.join(dir, '.reclazz', 'classes.idx');
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('RCLZIDX1'), fs.readFileSync(file).subarray(8)]));
+    expect(readClassIndex(dir, () => expect.fail('no warning expected')).paths).toEqual([]);
   });
 
   it('is empty without a file, and ignored with a warning when any byte is wrong', async () => {

@@ -202,6 +202,24 @@ describe('what the next run takes as live', () => {
     expect(agent.received.filter((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`)).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('bytes an earlier run built and could not prove are asked about again without the long wait: the agent has had its capture', async () => {
+    const p = project();
+    // An agent that never captures: VERIFY says not_observed for ever.
+    const agent = await agentFor(p, { captureDelayMs: 600_000 });
+    const first = await runCli(['--verify-timeout', '1500', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    expect(first.exitCode, first.stderr).toBe(75);
+    const begun = Date.now();
+    const second = await runCli(['--wait', '0', '--verify-timeout', '30000', ...build(p, {})], { cwd: p.dir });
+    expect(second.exitCode, second.stderr).toBe(75);
+    expect(Date.now() - begun).toBeLessThan(15_000);
+    expect(second.stderr).toContain('an earlier run built these bytes and could not prove them either');
+    expect(agent.received.filter((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`)).length).toBeGreaterThanOrEqual(2);
+    // A rebuild of the class is a fresh change again: the whole deadline applies.
+    const third = await runCli(['--wait', '0', '--verify-timeout', '1500', ...build(p, { 'com.acme.Greeter': 'greeter-v3' })], { cwd: p.dir });
+    expect(third.exitCode, third.stderr).toBe(75);
+    expect(third.stderr).not.toContain('an earlier run built these bytes');
+  });
+
   it('--no-verify proves nothing, so the next run verifies what it built', async () => {
     const p = project();
     const agent = await agentFor(p);

@@ -83,7 +83,7 @@ describe('the owner token of a hold left behind', () => {
     const state = path.dirname(ownerFile(p));
     fs.mkdirSync(state, { recursive: true });
     fs.writeFileSync(ownerFile(p), '{"owner": "half-writ');
-    fs.writeFileSync(path.join(state, 'classes.idx'), 'RCLZIDX1 cut short');
+    fs.writeFileSync(path.join(state, 'classes.idx'), 'RCLZIDX2 cut short');
     fs.writeFileSync(path.join(state, 'classes.json'), '{"version":2,"files":[]}');
     const run = await runCli(buildCommand(p), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
