@@ -289,8 +289,8 @@ class SafeBuild {
     for (const dir of given.filter((d) => !fs.existsSync(d))) {
       this.emit({ type: 'warning', message: `--classes-dir ${dir} does not exist: nothing there is checked unless the build creates it` });
     }
-    const classDirs = () => this.outermost(unique([...findClassDirs(searchRoot, this.command!.kind), ...given]), given);
-    const dirsBefore = classDirs();
+    const classDirs = () => [...findClassDirs(searchRoot, this.command!.kind), ...given];
+    const dirsBefore = this.outermost(unique(classDirs()), given);
     const baseline = await this.baseline(location.projectDir, dirsBefore, agent.sessionId);
     this.warnUnwatched(dirsBefore, agent);
     if (this.signal?.aborted) {
