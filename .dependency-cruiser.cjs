@@ -57,7 +57,11 @@ module.exports = {
     only('report', ['outcome'], 'report/ turns outcomes into words: it knows the vocabulary, never how outcomes came about.'),
     only('agent', ['outcome'], 'agent/ is the lowest room that does work: discovery, the socket, the grammar.'),
     only('build', ['outcome'], 'build/ runs the build tool; it knows nothing of the agent.'),
-    only('classes', ['agent', 'outcome'], 'classes/ finds changed class files; it uses the agent grammar only for which names VERIFY accepts.'),
+    only(
+      'classes',
+      ['agent', 'outcome'],
+      'classes/ finds changed class files; it uses the agent grammar only for which names VERIFY accepts.',
+    ),
     only('hold', ['agent', 'outcome'], 'hold/ is the BUILD exchange on an agent connection.'),
     only('verify', ['agent', 'outcome'], 'verify/ is the VERIFY exchange on an agent connection.'),
     only('state', ['agent', 'classes', 'outcome'], 'state/ stores owner tokens (agent grammar) and the class index (classes/).'),

@@ -12,7 +12,10 @@ export default tseslint.config(
     languageOptions: { globals: globals.node },
     rules: {
       // `_name` marks a value left out on purpose: a field dropped from a copy, a callback's unused parameter.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true, caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true, caughtErrors: 'none' },
+      ],
     },
   },
   {

@@ -97,9 +97,17 @@ function buildProgram(aside: { command?: string[] }): Command {
     .argument('[command...]', 'after --: any build command and its arguments')
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
-    .option('--wait <ms>', "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)", integer('--wait', 0))
+    .option(
+      '--wait <ms>',
+      "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)",
+      integer('--wait', 0),
+    )
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
-    .option('--classes-dir <dir>', 'class output directory to check (repeatable; added to target/classes and build/classes/*/main)', collect)
+    .option(
+      '--classes-dir <dir>',
+      'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
+      collect,
+    )
     .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
   addAgentOptions(program);
   program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
@@ -107,13 +115,16 @@ function buildProgram(aside: { command?: string[] }): Command {
     const words = parsed.length === 1 && parsed[0] === AFTER_DASHES ? (aside.command ?? []) : parsed;
     // Nothing to build: a short usage error, as for any other; --help prints the whole help.
     if (words.length === 0) usageError('no build command: use gradle, mvn, or put any command after --');
-    if (!process.argv.includes('--')) usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    if (!process.argv.includes('--'))
+      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
     await runBuildCommand('command', words, program.opts<CliOptions>());
   });
   for (const tool of ['gradle', 'mvn'] as const) {
     program
       .command(tool)
-      .description(`run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`)
+      .description(
+        `run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`,
+      )
       .helpOption(false)
       .allowUnknownOption()
       .allowExcessArguments()
@@ -217,17 +228,27 @@ function setAsideCommand(argv: string[], commands: readonly string[]): { parse: 
 export async function main(argv: string[]): Promise<void> {
   const aside: { command?: string[] } = {};
   const program = buildProgram(aside);
-  const { parse, command } = setAsideCommand(argv, program.commands.map((c) => c.name()));
+  const { parse, command } = setAsideCommand(
+    argv,
+    program.commands.map((c) => c.name()),
+  );
   if (command !== undefined) aside.command = command;
   try {
     await program.parseAsync(parse);
   } catch (error) {
     if (error instanceof CommanderError) {
       const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
-      if (!ok) writeUsageJson(argv, program.commands.map((c) => c.name()), error.message.replace(/^error: /, ''));
+      if (!ok)
+        writeUsageJson(
+          argv,
+          program.commands.map((c) => c.name()),
+          error.message.replace(/^error: /, ''),
+        );
       await exit(ok ? 0 : EXIT_USAGE);
     }
-    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(
+      `reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`,
+    );
     await exit(EXIT_NOT_SAFE);
   }
 }

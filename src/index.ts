@@ -12,7 +12,15 @@ export type { ClassChange } from './classes/snapshot.js';
 export type { BuildRun } from './build/run.js';
 export { discoverAgent, DiscoveryError, type AgentLocation } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';
-export { resultToJson, resultClasses, finalLines, commandResultToJson, type JsonResult, type JsonClass, type JsonAction } from './report/json.js';
+export {
+  resultToJson,
+  resultClasses,
+  finalLines,
+  commandResultToJson,
+  type JsonResult,
+  type JsonClass,
+  type JsonAction,
+} from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
 export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './config.js';
 export { runDoctor, watchCoverage, type DoctorOptions } from './commands/doctor.js';

@@ -158,7 +158,10 @@ class SafeBuild {
       }
       if (executable.kind === 'missing') {
         return this.end('command-not-found', EXIT_COMMAND_NOT_FOUND, `build command not found: ${this.command.file}`, {
-          hint: this.command.kind === 'command' ? 'check the command after --' : `install ${this.command.kind} or add the project's wrapper script`,
+          hint:
+            this.command.kind === 'command'
+              ? 'check the command after --'
+              : `install ${this.command.kind} or add the project's wrapper script`,
         });
       }
 
@@ -168,7 +171,8 @@ class SafeBuild {
       } catch (error) {
         if (!(error instanceof DiscoveryError)) throw error;
         if (error.kind === 'not-found' && this.options.allowNoAgent) return await this.buildWithoutAgent(error.message);
-        const reason: RunReason = error.kind === 'ambiguous' ? 'ambiguous-agent' : error.kind === 'not-found' ? 'no-agent' : 'bad-port-file';
+        const reason: RunReason =
+          error.kind === 'ambiguous' ? 'ambiguous-agent' : error.kind === 'not-found' ? 'no-agent' : 'bad-port-file';
         return this.end(reason, EXIT_REFUSED, error.message);
       }
 
@@ -177,13 +181,22 @@ class SafeBuild {
         this.options.waitMs ?? DEFAULTS.waitMs,
         (elapsedMs) => this.emit({ type: 'waiting', what: 'another reclazz-build run in this checkout to finish', elapsedMs }),
         this.signal,
-        () => this.emit({ type: 'warning', message: `another run took over the run lock (${path.join(location.projectDir, '.reclazz', 'build.lock')}): runs in this checkout may overlap` }),
+        () =>
+          this.emit({
+            type: 'warning',
+            message: `another run took over the run lock (${path.join(location.projectDir, '.reclazz', 'build.lock')}): runs in this checkout may overlap`,
+          }),
       );
       if (lock.kind === 'aborted') return this.interrupted('while waiting for another run');
       if (lock.kind === 'busy') {
-        return this.end('lock-busy', EXIT_REFUSED, `another reclazz-build run in this checkout still holds ${lock.lockPath} after ${lock.waitedMs} ms`, {
-          hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${lock.lockPath} and ${lock.lockPath}.holder`,
-        });
+        return this.end(
+          'lock-busy',
+          EXIT_REFUSED,
+          `another reclazz-build run in this checkout still holds ${lock.lockPath} after ${lock.waitedMs} ms`,
+          {
+            hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${lock.lockPath} and ${lock.lockPath}.holder`,
+          },
+        );
       }
       releaseLock = lock.release;
       return await this.withAgent(location);
@@ -235,7 +248,11 @@ class SafeBuild {
     const savedOwner = saved !== undefined && saved.sessionId === agent.sessionId ? saved.owner : undefined;
     const owner = this.options.owner ?? savedOwner ?? newToken();
     this.owner = owner;
-    this.emit({ type: 'hold', owner, ownerSource: this.options.owner !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new' });
+    this.emit({
+      type: 'hold',
+      owner,
+      ownerSource: this.options.owner !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new',
+    });
     // Saved before `started` is sent: a lost receipt may still have installed the hold.
     const ownerState: OwnerState = { owner, sessionId: agent.sessionId, port: agent.port, updatedAt: new Date().toISOString(), held: true };
     writeOwnerState(location.projectDir, ownerState);
@@ -251,7 +268,8 @@ class SafeBuild {
       timeoutMs: this.timeoutMs,
       waitMs: this.options.waitMs ?? DEFAULTS.waitMs,
       signal: this.signal,
-      onBusy: (elapsedMs) => this.emit({ type: 'waiting', what: 'the build hold, held by another owner (the IDE or another terminal)', elapsedMs }),
+      onBusy: (elapsedMs) =>
+        this.emit({ type: 'waiting', what: 'the build hold, held by another owner (the IDE or another terminal)', elapsedMs }),
     });
     if ((acquired.kind === 'busy' || acquired.kind === 'interrupted-waiting') && saved !== undefined && saved.owner !== owner) {
       // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
@@ -264,14 +282,24 @@ class SafeBuild {
       case 'interrupted-waiting':
         return this.interrupted('while waiting for the build hold another owner holds; the build did not run');
       case 'busy':
-        return this.end('hold-busy', EXIT_REFUSED, `another owner still holds the agent's build hold after ${acquired.waitedMs} ms; the build did not run`, {
-          hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
-        });
+        return this.end(
+          'hold-busy',
+          EXIT_REFUSED,
+          `another owner still holds the agent's build hold after ${acquired.waitedMs} ms; the build did not run`,
+          {
+            hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
+          },
+        );
       case 'old-style':
         this.hold = 'unknown';
-        return this.end('old-agent', EXIT_REFUSED, 'the agent acknowledged BUILD started without the owner suffix: it is too old for owned builds; the build did not run', {
-          hint: 'update the reclazz agent in the app; an unowned hold it may have taken is released by its next successful BUILD ok, or by restarting the app',
-        });
+        return this.end(
+          'old-agent',
+          EXIT_REFUSED,
+          'the agent acknowledged BUILD started without the owner suffix: it is too old for owned builds; the build did not run',
+          {
+            hint: 'update the reclazz agent in the app; an unowned hold it may have taken is released by its next successful BUILD ok, or by restarting the app',
+          },
+        );
       case 'lost':
         this.hold = 'unknown';
         if (acquired.failure.kind === 'aborted') return this.interrupted('while waiting for the BUILD started receipt');
@@ -309,24 +337,38 @@ class SafeBuild {
 
     const succeeded = build.exitCode === 0;
     const finished = await this.finishHold(succeeded ? 'ok' : 'failed');
-    if (finished === 'ack' && succeeded) this.saveAfterOk(() => writeOwnerState(location.projectDir, { ...ownerState, held: false, updatedAt: new Date().toISOString() }));
+    if (finished === 'ack' && succeeded)
+      this.saveAfterOk(() => writeOwnerState(location.projectDir, { ...ownerState, held: false, updatedAt: new Date().toISOString() }));
     if (finished === 'aborted') return this.interrupted(`while waiting for the BUILD ${succeeded ? 'ok' : 'failed'} receipt`, build);
     if (finished !== 'ack') {
       // Never leave a lost ok standing: `failed` (fresh request token) cancels a capture it may have scheduled.
       if (succeeded) await this.finishHold('failed');
       this.hold = 'unknown';
       const found = connection.closed ? await this.observeAgent(location.port) : undefined;
-      return this.end('not-safe', EXIT_NOT_SAFE, `the build ${succeeded ? 'succeeded' : 'failed'} but the BUILD ${succeeded ? 'ok' : 'failed'} receipt was ${finished === 'rejected' ? 'rejected' : 'lost'}${found === undefined ? '' : ` (the connection closed; ${describeAgentAfterLoss(found)})`}: not completed safely; the reload state is unknown`, {
-        hint: found?.kind === 'restarted' ? 'the app restarted: check it, and run again to rebuild under a hold' : `run again here to recover the hold with owner ${owner}, then check the app`,
-        build,
-      });
+      return this.end(
+        'not-safe',
+        EXIT_NOT_SAFE,
+        `the build ${succeeded ? 'succeeded' : 'failed'} but the BUILD ${succeeded ? 'ok' : 'failed'} receipt was ${finished === 'rejected' ? 'rejected' : 'lost'}${found === undefined ? '' : ` (the connection closed; ${describeAgentAfterLoss(found)})`}: not completed safely; the reload state is unknown`,
+        {
+          hint:
+            found?.kind === 'restarted'
+              ? 'the app restarted: check it, and run again to rebuild under a hold'
+              : `run again here to recover the hold with owner ${owner}, then check the app`,
+          build,
+        },
+      );
     }
     if (!succeeded) {
       this.hold = 'held';
-      return this.end('build-failed', build.exitCode, `the build failed (exit status ${build.exitCode}); the agent keeps holding its output for owner ${owner}`, {
-        hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
-        build,
-      });
+      return this.end(
+        'build-failed',
+        build.exitCode,
+        `the build failed (exit status ${build.exitCode}); the agent keeps holding its output for owner ${owner}`,
+        {
+          hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
+          build,
+        },
+      );
     }
     this.hold = 'none';
     const dirsAfter = this.outermost(unique([...dirsBefore, ...classDirs()]), given);
@@ -335,7 +377,10 @@ class SafeBuild {
     if (dirsAfter.length === 0) {
       const message = `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
       this.emit({ type: 'warning', message });
-      return this.end('ok', 0, `build ok and acknowledged; ${message}`, { build, hint: 'run from the project folder, or name the directory with --classes-dir <dir>' });
+      return this.end('ok', 0, `build ok and acknowledged; ${message}`, {
+        build,
+        hint: 'run from the project folder, or name the directory with --classes-dir <dir>',
+      });
     }
     const result = await this.verifyChanges(detected.changes, build, detected.unreadable.length);
     // The next run's baseline: what is live now. A changed class not proven applied (failed,
@@ -359,8 +404,13 @@ class SafeBuild {
     for (const inner of dirs) {
       for (const outer of dirs) {
         if (outer === inner || !isInside(inner, outer)) continue;
-        if (given.includes(outer) && !given.includes(inner)) dropped.set(outer, `--classes-dir ${outer} holds the class output directory ${inner}, which is used instead`);
-        else dropped.set(inner, `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`);
+        if (given.includes(outer) && !given.includes(inner))
+          dropped.set(outer, `--classes-dir ${outer} holds the class output directory ${inner}, which is used instead`);
+        else
+          dropped.set(
+            inner,
+            `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`,
+          );
       }
     }
     for (const [dir, message] of dropped) {
@@ -419,9 +469,14 @@ class SafeBuild {
     this.connection = opened.connection;
     const { connected } = opened;
     if (!isCurrentAgent(connected)) {
-      return this.end('old-agent', EXIT_REFUSED, `the agent on port ${location.port} is too old for owned builds (its CONNECTED line has no agent version)`, {
-        hint: 'update the reclazz agent in the app',
-      });
+      return this.end(
+        'old-agent',
+        EXIT_REFUSED,
+        `the agent on port ${location.port} is too old for owned builds (its CONNECTED line has no agent version)`,
+        {
+          hint: 'update the reclazz agent in the app',
+        },
+      );
     }
 
     let doctor: DoctorAnswer;
@@ -431,33 +486,57 @@ class SafeBuild {
       if (!(error instanceof AgentConnectionError)) throw error;
       if (error.kind === 'aborted') return this.interrupted('while asking the agent for DOCTOR');
       if (error.kind === 'timeout') {
-        return this.end('agent-not-ready', EXIT_REFUSED, `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${this.timeoutMs} ms: it is not ready (still starting) or too old`, {
-          hint: 'wait until the app has started and try again, or raise --timeout',
-        });
+        return this.end(
+          'agent-not-ready',
+          EXIT_REFUSED,
+          `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${this.timeoutMs} ms: it is not ready (still starting) or too old`,
+          {
+            hint: 'wait until the app has started and try again, or raise --timeout',
+          },
+        );
       }
-      return this.end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, { hint: 'check that the app is still running' });
+      return this.end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, {
+        hint: 'check that the app is still running',
+      });
     }
     if (doctor.kind === 'unavailable') {
-      return this.end('agent-not-ready', EXIT_REFUSED, `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`, {
-        hint: 'wait until the app has started and try again',
-      });
+      return this.end(
+        'agent-not-ready',
+        EXIT_REFUSED,
+        `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`,
+        {
+          hint: 'wait until the app has started and try again',
+        },
+      );
     }
     const d = doctor.doctor;
     this.agent = agentInfo(location, connected, d);
     this.emit({ type: 'agent', agent: this.agent });
     this.holdAtStart = d.buildHold;
     if (!d.buildOwnershipSupported) {
-      return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`, {
-        hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
-      });
+      return this.end(
+        'unsupported',
+        EXIT_REFUSED,
+        `the agent ${this.agent.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`,
+        {
+          hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
+        },
+      );
     }
     if (!d.verifySupported && this.options.verify !== false) {
-      return this.end('unsupported', EXIT_REFUSED, `the agent ${this.agent.agentVersion} cannot VERIFY classes (verifySupported=false), so nothing could be proven live`, {
-        hint: 'try again once the app has started, or pass --no-verify to build under the hold only',
-      });
+      return this.end(
+        'unsupported',
+        EXIT_REFUSED,
+        `the agent ${this.agent.agentVersion} cannot VERIFY classes (verifySupported=false), so nothing could be proven live`,
+        {
+          hint: 'try again once the app has started, or pass --no-verify to build under the hold only',
+        },
+      );
     }
     if (d.sessionId === '') {
-      return this.end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', { hint: 'try again in a moment' });
+      return this.end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', {
+        hint: 'try again in a moment',
+      });
     }
     return undefined;
   }
@@ -472,7 +551,12 @@ class SafeBuild {
       platform: this.platform,
       ...(this.signal === undefined ? {} : { signal: this.signal }),
     });
-    this.emit({ type: 'build-end', exitCode: build.exitCode, durationMs: build.durationMs, ...(build.signal === undefined ? {} : { signal: build.signal }) });
+    this.emit({
+      type: 'build-end',
+      exitCode: build.exitCode,
+      durationMs: build.durationMs,
+      ...(build.signal === undefined ? {} : { signal: build.signal }),
+    });
     return build;
   }
 
@@ -485,7 +569,11 @@ class SafeBuild {
     const start = performance.now();
     const limit = Math.min(CAPTURE_WAIT_MS, this.options.waitMs ?? DEFAULTS.waitMs);
     while (performance.now() - start < limit) {
-      this.emit({ type: 'waiting', what: "the agent to capture the previous build's classes", elapsedMs: Math.round(performance.now() - start) });
+      this.emit({
+        type: 'waiting',
+        what: "the agent to capture the previous build's classes",
+        elapsedMs: Math.round(performance.now() - start),
+      });
       try {
         await sleep(CAPTURE_POLL_MS, undefined, { signal: this.signal });
         const answer = await askDoctor(connection, this.timeoutMs, this.signal);
@@ -519,10 +607,15 @@ class SafeBuild {
         : found.kind === 'same-session'
           ? `the agent still holds this build for owner ${this.owner}: run again here to rebuild and release it`
           : `check the app; when it is back, run again here (owner ${this.owner} is reused if the app did not restart)`;
-    return this.end('not-safe', EXIT_NOT_SAFE, `the agent closed the connection during the build; ${describeAgentAfterLoss(found)}. The reload state is unknown: not completed safely`, {
-      hint,
-      build,
-    });
+    return this.end(
+      'not-safe',
+      EXIT_NOT_SAFE,
+      `the agent closed the connection during the build; ${describeAgentAfterLoss(found)}. The reload state is unknown: not completed safely`,
+      {
+        hint,
+        build,
+      },
+    );
   }
 
   /** Reconnects once to learn whether the app restarted (see agent/session.ts). */
@@ -535,7 +628,13 @@ class SafeBuild {
     const notVerifiable = changes.changed.filter((c) => !c.verifiable);
     const targets: VerifyTarget[] = changes.changed
       .filter((c) => c.verifiable)
-      .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, previousSha256: c.before, ...(c.settled ? { settleByMs: SETTLED_WAIT_MS } : {}) }));
+      .map((c) => ({
+        className: c.className,
+        path: c.path,
+        sha256: c.after!,
+        previousSha256: c.before,
+        ...(c.settled ? { settleByMs: SETTLED_WAIT_MS } : {}),
+      }));
     const summary = { changed: changes.changed, added: changes.added, removed: changes.removed, notVerifiable, total: changes.total };
     this.emit({
       type: 'changes',
@@ -546,17 +645,31 @@ class SafeBuild {
       total: changes.total,
     });
     if (this.options.verify === false) {
-      return this.end('ok', 0, `build ok and acknowledged; ${targets.length} changed class(es) not verified (--no-verify): NOT proven live`, { build, changes: summary });
+      return this.end(
+        'ok',
+        0,
+        `build ok and acknowledged; ${targets.length} changed class(es) not verified (--no-verify): NOT proven live`,
+        { build, changes: summary },
+      );
     }
     const unknown = (proven: string): RunResult =>
-      this.end('verify-incomplete', EXIT_UNPROVEN, `build ok; ${proven}, but ${unreadable} class file(s) could not be read, so whether they changed is unknown: not proven live`, {
-        build,
-        changes: summary,
-        hint: 'make the class files named in the warning above readable, and run again',
-      });
+      this.end(
+        'verify-incomplete',
+        EXIT_UNPROVEN,
+        `build ok; ${proven}, but ${unreadable} class file(s) could not be read, so whether they changed is unknown: not proven live`,
+        {
+          build,
+          changes: summary,
+          hint: 'make the class files named in the warning above readable, and run again',
+        },
+      );
     if (targets.length === 0) {
       if (unreadable > 0) return unknown('no class that was loaded before changed bytes');
-      return this.end('ok', 0, 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove', { build, changes: summary, provenLive: true });
+      return this.end('ok', 0, 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove', {
+        build,
+        changes: summary,
+        provenLive: true,
+      });
     }
     const report = await verifyClasses(this.connection!, targets, {
       sessionId: this.agent!.sessionId,
@@ -570,22 +683,31 @@ class SafeBuild {
     if (verdicts.some((v) => v.status === 'interrupted')) return this.interrupted('during VERIFY', build, common);
     if (applied === verdicts.length) {
       if (unreadable > 0) return { ...unknown(`all ${applied} changed class(es) applied`), verify, verdicts };
-      return this.end('ok', 0, `all ${applied} changed class(es) proven live (VERIFY applied, SHA-256 matched)`, { ...common, provenLive: true });
+      return this.end('ok', 0, `all ${applied} changed class(es) proven live (VERIFY applied, SHA-256 matched)`, {
+        ...common,
+        provenLive: true,
+      });
     }
     const lost = verdicts.some((v) => v.status === 'connection-lost') ? await this.observeAgent(this.agent!.port) : undefined;
-    const why = report.sessionChangedTo !== undefined
-      ? 'the app restarted during VERIFY (new agent session)'
-      : lost !== undefined
-        ? `the agent closed the connection during VERIFY; ${describeAgentAfterLoss(lost)}`
-        : report.capacityLimited
-          ? `more classes changed than the agent keeps receipts for (${verdicts.length} > 512)`
-          : `${verdicts.length - applied} not proven`;
-    return this.end('verify-incomplete', EXIT_UNPROVEN, `build ok, but only ${applied} of ${verdicts.length} changed class(es) are proven live: ${why}`, {
-      ...common,
-      hint: report.capacityLimited
-        ? 'the agent keeps receipts for the last 512 reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live'
-        : 'see the classes listed above; exercise the app or restart it if the change must be live',
-    });
+    const why =
+      report.sessionChangedTo !== undefined
+        ? 'the app restarted during VERIFY (new agent session)'
+        : lost !== undefined
+          ? `the agent closed the connection during VERIFY; ${describeAgentAfterLoss(lost)}`
+          : report.capacityLimited
+            ? `more classes changed than the agent keeps receipts for (${verdicts.length} > 512)`
+            : `${verdicts.length - applied} not proven`;
+    return this.end(
+      'verify-incomplete',
+      EXIT_UNPROVEN,
+      `build ok, but only ${applied} of ${verdicts.length} changed class(es) are proven live: ${why}`,
+      {
+        ...common,
+        hint: report.capacityLimited
+          ? 'the agent keeps receipts for the last 512 reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live'
+          : 'see the classes listed above; exercise the app or restart it if the change must be live',
+      },
+    );
   }
 
   private warnUnwatched(dirs: string[], agent: AgentInfo): void {
@@ -595,10 +717,12 @@ class SafeBuild {
     }
   }
 
-
   private async buildWithoutAgent(why: string): Promise<RunResult> {
     this.emit({ type: 'warning', message: `${why.split('\n')[0]}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified` });
-    const build = await this.runBuildCommand(unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? [])]), false);
+    const build = await this.runBuildCommand(
+      unique([...findClassDirs(this.cwd, this.command!.kind), ...(this.options.classDirs ?? [])]),
+      false,
+    );
     if (build.interruptedBy !== undefined) return this.interrupted('during the build', build);
     return this.end(
       build.exitCode === 0 ? 'no-agent-build' : 'build-failed',
@@ -610,7 +734,8 @@ class SafeBuild {
 
   private interrupted(when: string, build?: BuildRun, extra: Partial<RunResult> = {}): RunResult {
     const signal: StopSignal = this.signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT';
-    const holdNote = this.hold === 'none' ? '' : `; the hold may be left with owner ${this.owner}: the next run here reuses it and recovers`;
+    const holdNote =
+      this.hold === 'none' ? '' : `; the hold may be left with owner ${this.owner}: the next run here reuses it and recovers`;
     if (this.hold !== 'none') this.hold = this.hold === 'held' ? 'held' : 'unknown';
     return this.end('interrupted', 128 + (signalToNumber(signal) ?? 2), `interrupted (${signal}) ${when}${holdNote}`, {
       ...extra,

@@ -68,7 +68,11 @@ export function discoverAgent(options: DiscoverOptions): AgentLocation {
   if (options.portFile !== undefined) return fromPortFile(path.resolve(cwd, options.portFile), '--port-file');
   const envPort = env.RECLAZZ_PORT;
   if (envPort !== undefined && envPort !== '') {
-    return { port: parsePort(envPort, 'RECLAZZ_PORT', 'set RECLAZZ_PORT to the agent port (1-65535) or unset it'), source: 'RECLAZZ_PORT', projectDir: cwd };
+    return {
+      port: parsePort(envPort, 'RECLAZZ_PORT', 'set RECLAZZ_PORT to the agent port (1-65535) or unset it'),
+      source: 'RECLAZZ_PORT',
+      projectDir: cwd,
+    };
   }
   const envFile = env.RECLAZZ_PORT_FILE;
   if (envFile !== undefined && envFile !== '') return fromPortFile(path.resolve(cwd, envFile), 'RECLAZZ_PORT_FILE');
@@ -119,21 +123,29 @@ export function readPortFile(file: string): number {
   } catch (error) {
     const code = errorCode(error);
     if (code === 'ENOENT') {
-      fail(`port file ${file} does not exist: the agent is not running, or writes its port file elsewhere. Start the app with the agent, check the path, or pass --port <n>.`);
+      fail(
+        `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere. Start the app with the agent, check the path, or pass --port <n>.`,
+      );
     }
     fail(`cannot look at port file ${file} (${code}): check the permissions of the folders on its path, or pass --port <n>.`);
   }
   if (stat!.isDirectory()) {
-    fail(`port file ${file} is a directory, not a file: pass the agent.port file itself with --port-file <path>, or remove the directory so the agent can write its port file there.`);
+    fail(
+      `port file ${file} is a directory, not a file: pass the agent.port file itself with --port-file <path>, or remove the directory so the agent can write its port file there.`,
+    );
   }
   if (!stat!.isFile()) {
-    fail(`port file ${file} is not a regular file (a device, pipe or socket): point --port-file at the agent.port file the agent writes, or pass --port <n>.`);
+    fail(
+      `port file ${file} is not a regular file (a device, pipe or socket): point --port-file at the agent.port file the agent writes, or pass --port <n>.`,
+    );
   }
   let text = '';
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    fail(`cannot read port file ${file} (${errorCode(error)}): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`);
+    fail(
+      `cannot read port file ${file} (${errorCode(error)}): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`,
+    );
   }
   return parsePort(
     text.trim(),
@@ -156,7 +168,8 @@ function errorCode(error: unknown): string {
  */
 export function parsePort(text: string, what: string, fix: string, kind: DiscoveryFailure = 'bad-port', paths: string[] = []): number {
   if (text === '') throw new DiscoveryError(kind, `${what} is empty: ${fix}.`, paths);
-  if (!/^\d+$/.test(text)) throw new DiscoveryError(kind, `${what} does not hold a port number (${JSON.stringify(text.slice(0, 40))}): ${fix}.`, paths);
+  if (!/^\d+$/.test(text))
+    throw new DiscoveryError(kind, `${what} does not hold a port number (${JSON.stringify(text.slice(0, 40))}): ${fix}.`, paths);
   const port = Number(text);
   if (port < 1 || port > 65535) throw new DiscoveryError(kind, `${what} holds ${text}, outside 1-65535: ${fix}.`, paths);
   return port;

@@ -17,9 +17,7 @@ import {
 } from './protocol.js';
 
 /** A DOCTOR answer: observed evidence, the agent's own "unavailable", or a reply that did not parse. */
-export type DoctorAnswer =
-  | { kind: 'observed'; doctor: DoctorObserved }
-  | { kind: 'unavailable'; detail: string };
+export type DoctorAnswer = { kind: 'observed'; doctor: DoctorObserved } | { kind: 'unavailable'; detail: string };
 
 /**
  * Sends `DOCTOR <token>` and waits for `DOCTOR_RESULT <token> <json>`.
@@ -45,7 +43,12 @@ export async function askDoctor(connection: AgentConnection, timeoutMs: number, 
  * Sends `RELOAD <action> request=<token>` and waits for the matching `RELOAD_STATE`.
  * @throws AgentConnectionError kind timeout (outcome uncertain), closed or aborted.
  */
-export function askReload(connection: AgentConnection, action: ReloadAction, timeoutMs: number, signal?: AbortSignal): Promise<ReloadState> {
+export function askReload(
+  connection: AgentConnection,
+  action: ReloadAction,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ReloadState> {
   const token = newToken();
   return connection.request(
     reloadCommand(action, token),

@@ -11,10 +11,7 @@ import { askDoctor } from './requests.js';
  * the same agent session (its hold, if any, is still there), or a new session (the app restarted;
  * a hold is gone with the old session).
  */
-export type AgentAfterLoss =
-  | { kind: 'gone' }
-  | { kind: 'same-session'; sessionId: string }
-  | { kind: 'restarted'; sessionId: string };
+export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionId: string } | { kind: 'restarted'; sessionId: string };
 
 /**
  * Reconnects to `127.0.0.1:<port>` and asks DOCTOR for the session id.

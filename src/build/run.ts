@@ -81,7 +81,8 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const started = performance.now();
   const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
   // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
-  const resolved = options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
+  const resolved =
+    options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
   const plan = planSpawn(resolved, command.args, options.platform, process.env.ComSpec ?? 'cmd.exe');
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,

@@ -89,7 +89,15 @@ export interface Detection {
 
 /** An index covering nothing. */
 export function emptyIndex(sessionId: string | null = null): ClassIndex {
-  return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0), unproven: new Uint8Array(0) };
+  return {
+    sessionId,
+    dirs: [],
+    paths: [],
+    dirOf: new Uint32Array(0),
+    stamps: new Float64Array(0),
+    shas: Buffer.alloc(0),
+    unproven: new Uint8Array(0),
+  };
 }
 
 /** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
@@ -155,7 +163,10 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
         changes.total += 1;
         if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
         // Same stamp: still the bytes an earlier run built and could not prove.
-        else if (differs) changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }));
+        else if (differs)
+          changes.changed.push(
+            describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }),
+          );
       }
     }
   }

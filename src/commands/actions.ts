@@ -24,7 +24,9 @@ import { verifyClassFiles } from './verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */
 export function doctorCommand(cmd: Command, signal: AbortSignal): Promise<number> {
-  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) => runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }));
+  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) =>
+    runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }),
+  );
 }
 
 /** status, pause, resume: one RELOAD request and its receipt. Returns the exit status. */
@@ -151,7 +153,13 @@ export async function verifyCommand(cmd: Command, paths: string[], signal: Abort
     if (flags.json) writeStdout(`${eventToJson(event)}\n`);
     human.event(event);
   };
-  const result = await verifyClassFiles({ ...target(ctx, signal), paths: paths.length > 0 ? paths : roots, roots, verifyTimeoutMs: ctx.settings.verifyTimeoutMs, onEvent });
+  const result = await verifyClassFiles({
+    ...target(ctx, signal),
+    paths: paths.length > 0 ? paths : roots,
+    roots,
+    verifyTimeoutMs: ctx.settings.verifyTimeoutMs,
+    onEvent,
+  });
   if (flags.json) for (const line of finalLines(result, 'verify')) writeStdout(`${line}\n`);
   human.result(result);
   return result.exitCode;
@@ -172,7 +180,9 @@ export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<
     onConnected: (connected, endpoint) => {
       if (flags.json) writeStdout(`${JSON.stringify(connected)}\n`);
       else if (!flags.quiet) {
-        stderr(`${err.dim('reclazz-build:')} following agent ${endpoint.agentVersion ?? '(old, no version)'} on 127.0.0.1:${endpoint.port} (${endpoint.source}); Ctrl-C to stop\n`);
+        stderr(
+          `${err.dim('reclazz-build:')} following agent ${endpoint.agentVersion ?? '(old, no version)'} on 127.0.0.1:${endpoint.port} (${endpoint.source}); Ctrl-C to stop\n`,
+        );
       }
     },
     onEvent: (event) => {

@@ -37,7 +37,11 @@ export function addAgentCommands(program: Command, host: CommandHost): void {
     .description("show the agent's DOCTOR evidence, and whether it watches this project's class output directories");
   host
     .addAgentOptions(doctor)
-    .option('--classes-dir <dir>', 'a class output directory to check besides target/classes and build/classes/*/main (repeatable)', host.collect)
+    .option(
+      '--classes-dir <dir>',
+      'a class output directory to check besides target/classes and build/classes/*/main (repeatable)',
+      host.collect,
+    )
     .addHelpText(
       'after',
       `
@@ -50,8 +54,14 @@ ${AGENT_EXIT}`,
     .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).doctorCommand(cmd, signal)));
 
   const reloadHelp: Record<'status' | 'pause' | 'resume', [string, string]> = {
-    status: ["show the agent's reload state (RELOAD status): paused, pending classes and actions, build hold", 'reclazz-build status --json | jq .state.paused'],
-    pause: ['pause automatic reload agent-wide (RELOAD pause); changes stay pending until resume', 'reclazz-build pause && ./gradlew classes && reclazz-build resume'],
+    status: [
+      "show the agent's reload state (RELOAD status): paused, pending classes and actions, build hold",
+      'reclazz-build status --json | jq .state.paused',
+    ],
+    pause: [
+      'pause automatic reload agent-wide (RELOAD pause); changes stay pending until resume',
+      'reclazz-build pause && ./gradlew classes && reclazz-build resume',
+    ],
     resume: ['resume automatic reload (RELOAD resume); pending work is scheduled. It never releases a build hold', 'reclazz-build resume'],
   };
   for (const action of ['status', 'pause', 'resume'] as const) {
@@ -72,7 +82,9 @@ ${AGENT_EXIT}`,
       .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).reloadCommand(action, cmd, signal)));
   }
 
-  const scan = program.command('scan').description('ask the agent to scan its watched directories now (SCAN); the agent never answers SCAN');
+  const scan = program
+    .command('scan')
+    .description('ask the agent to scan its watched directories now (SCAN); the agent never answers SCAN');
   host
     .addAgentOptions(scan)
     .addHelpText(

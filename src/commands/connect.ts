@@ -43,11 +43,21 @@ export interface OpenAgent {
 }
 
 /** Why connecting can fail: each is also a build's refusal reason. */
-export type ConnectReason = Extract<CommandReason, 'no-agent' | 'ambiguous-agent' | 'bad-port-file' | 'stale-port' | 'handshake' | 'interrupted'>;
+export type ConnectReason = Extract<
+  CommandReason,
+  'no-agent' | 'ambiguous-agent' | 'bad-port-file' | 'stale-port' | 'handshake' | 'interrupted'
+>;
 
 /** A refusal with exit status 69. */
 export function refusal<R extends CommandReason>(reason: R, message: string, hint?: string, endpoint?: AgentEndpoint): Refusal<R> {
-  return { kind: 'refused', reason, exitCode: EXIT_REFUSED, message, ...(hint === undefined ? {} : { hint }), ...(endpoint === undefined ? {} : { endpoint }) };
+  return {
+    kind: 'refused',
+    reason,
+    exitCode: EXIT_REFUSED,
+    message,
+    ...(hint === undefined ? {} : { hint }),
+    ...(endpoint === undefined ? {} : { endpoint }),
+  };
 }
 
 /** Exit status after an interrupt: 143 for SIGTERM, else 130 (SIGINT). */
@@ -70,10 +80,16 @@ export function isCurrentAgent(connected: ConnectedEvent): boolean {
 export async function openAgent(target: AgentTarget): Promise<OpenAgent | Refusal<ConnectReason>> {
   let location: AgentLocation;
   try {
-    location = discoverAgent({ cwd: target.cwd, env: target.env, ...(target.port === undefined ? {} : { port: target.port }), ...(target.portFile === undefined ? {} : { portFile: target.portFile }) });
+    location = discoverAgent({
+      cwd: target.cwd,
+      env: target.env,
+      ...(target.port === undefined ? {} : { port: target.port }),
+      ...(target.portFile === undefined ? {} : { portFile: target.portFile }),
+    });
   } catch (error) {
     if (!(error instanceof DiscoveryError)) throw error;
-    const reason: ConnectReason = error.kind === 'ambiguous' ? 'ambiguous-agent' : error.kind === 'not-found' ? 'no-agent' : 'bad-port-file';
+    const reason: ConnectReason =
+      error.kind === 'ambiguous' ? 'ambiguous-agent' : error.kind === 'not-found' ? 'no-agent' : 'bad-port-file';
     // The discovery message suggests --allow-no-agent, which only a build has.
     return refusal(reason, error.message.replace(/ \(or run the build without a hold: --allow-no-agent\)/, ''));
   }
@@ -100,13 +116,16 @@ export async function openAgent(target: AgentTarget): Promise<OpenAgent | Refusa
 
 /** The refusal for a failed connect or handshake, naming the port, where it came from, and the fix. */
 export function connectRefusal(error: AgentConnectionError, location: AgentLocation): Refusal<ConnectReason> {
-  const where = location.portFile === undefined ? `port ${location.port} (${location.source})` : `port ${location.port} from ${location.portFile}`;
+  const where =
+    location.portFile === undefined ? `port ${location.port} (${location.source})` : `port ${location.port} from ${location.portFile}`;
   switch (error.kind) {
     case 'refused':
       return refusal(
         'stale-port',
         `nothing is listening on ${where}: the agent is not running`,
-        location.portFile === undefined ? 'check the port' : `the port file is stale (left by a killed app): start the app with the agent, or delete ${location.portFile}`,
+        location.portFile === undefined
+          ? 'check the port'
+          : `the port file is stale (left by a killed app): start the app with the agent, or delete ${location.portFile}`,
       );
     case 'closed-before-connected':
       return refusal(
@@ -116,7 +135,11 @@ export function connectRefusal(error: AgentConnectionError, location: AgentLocat
       );
     case 'handshake-timeout':
     case 'connect-timeout':
-      return refusal('handshake', `${error.message} (${where})`, 'is the agent still starting, or is this port another program? try again, or raise --timeout');
+      return refusal(
+        'handshake',
+        `${error.message} (${where})`,
+        'is the agent still starting, or is this port another program? try again, or raise --timeout',
+      );
     default:
       return refusal('handshake', `${error.message} (${where})`, 'check that the port belongs to the reclazz agent');
   }

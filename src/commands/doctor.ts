@@ -56,15 +56,31 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
           ),
         );
       }
-      return fromRefusal(refusal('agent-disconnected', `the agent on port ${endpoint.port} closed the connection during DOCTOR`, 'check that the app is still running', endpoint));
+      return fromRefusal(
+        refusal(
+          'agent-disconnected',
+          `the agent on port ${endpoint.port} closed the connection during DOCTOR`,
+          'check that the app is still running',
+          endpoint,
+        ),
+      );
     }
     if (answer.kind === 'unavailable') {
       return fromRefusal(
-        refusal('agent-not-ready', `the agent on port ${endpoint.port} answered DOCTOR with status unavailable: ${answer.detail}`, 'wait until the app has started and try again', endpoint),
+        refusal(
+          'agent-not-ready',
+          `the agent on port ${endpoint.port} answered DOCTOR with status unavailable: ${answer.detail}`,
+          'wait until the app has started and try again',
+          endpoint,
+        ),
       );
     }
     const doctor = answer.doctor;
-    const classDirs = watchCoverage(options.classDirs, doctor.watchedDirectories, doctor.watchSampleTruncated || doctor.watchedDirectories.length < doctor.watchedDirectoryCount);
+    const classDirs = watchCoverage(
+      options.classDirs,
+      doctor.watchedDirectories,
+      doctor.watchSampleTruncated || doctor.watchedDirectories.length < doctor.watchedDirectoryCount,
+    );
     const unwatched = classDirs.filter((c) => c.watched === false).length;
     const message =
       classDirs.length === 0

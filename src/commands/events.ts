@@ -51,7 +51,12 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
   } catch (error) {
     // An abort may surface as the signal's reason rather than an AgentConnectionError.
     if (options.signal?.aborted) {
-      return done({ reason: 'interrupted', exitCode: interruptExit(options.signal), message: `stopped following after ${events} event(s)`, endpoint });
+      return done({
+        reason: 'interrupted',
+        exitCode: interruptExit(options.signal),
+        message: `stopped following after ${events} event(s)`,
+        endpoint,
+      });
     }
     if (!(error instanceof AgentConnectionError)) throw error;
   } finally {

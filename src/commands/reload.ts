@@ -12,7 +12,11 @@ import type { ReloadResult } from './types.js';
 /** Sends one RELOAD action and waits for its receipt. Never throws for the agent's behaviour. */
 export async function runReload(action: ReloadAction, options: AgentTarget): Promise<ReloadResult> {
   const started = performance.now();
-  const done = (fields: Omit<ReloadResult, 'action' | 'durationMs'>): ReloadResult => ({ action, ...fields, durationMs: Math.round(performance.now() - started) });
+  const done = (fields: Omit<ReloadResult, 'action' | 'durationMs'>): ReloadResult => ({
+    action,
+    ...fields,
+    durationMs: Math.round(performance.now() - started),
+  });
   const fromRefusal = ({ kind: _kind, ...r }: Refusal) => done(r);
 
   const opened = await openAgent(options);
@@ -21,16 +25,23 @@ export async function runReload(action: ReloadAction, options: AgentTarget): Pro
   try {
     if (!isCurrentAgent(opened.connected)) {
       return fromRefusal(
-        refusal('old-agent', `the agent on port ${endpoint.port} is too old for RELOAD (its CONNECTED line has no agent version); nothing was sent`, 'update the reclazz agent in the app', endpoint),
+        refusal(
+          'old-agent',
+          `the agent on port ${endpoint.port} is too old for RELOAD (its CONNECTED line has no agent version); nothing was sent`,
+          'update the reclazz agent in the app',
+          endpoint,
+        ),
       );
     }
     let state: ReloadState;
     try {
       state = await askReload(connection, action, options.timeoutMs, options.signal);
     } catch (error) {
-      const uncertain = action === 'status' ? 'the reload state is unknown' : `uncertain whether the agent ${action === 'pause' ? 'paused' : 'resumed'}`;
+      const uncertain =
+        action === 'status' ? 'the reload state is unknown' : `uncertain whether the agent ${action === 'pause' ? 'paused' : 'resumed'}`;
       // An abort may surface as the signal's reason rather than an AgentConnectionError.
-      if (options.signal?.aborted) return fromRefusal(interrupted(options.signal, `while waiting for the RELOAD_STATE receipt: ${uncertain}`, endpoint));
+      if (options.signal?.aborted)
+        return fromRefusal(interrupted(options.signal, `while waiting for the RELOAD_STATE receipt: ${uncertain}`, endpoint));
       if (!(error instanceof AgentConnectionError)) throw error;
       const why =
         error.kind === 'timeout'
@@ -40,7 +51,9 @@ export async function runReload(action: ReloadAction, options: AgentTarget): Pro
         refusal(
           error.kind === 'timeout' ? 'no-receipt' : 'agent-disconnected',
           why,
-          action === 'status' ? 'the agent may still be starting; try again, or raise --timeout' : 'check with `reclazz-build status` before retrying',
+          action === 'status'
+            ? 'the agent may still be starting; try again, or raise --timeout'
+            : 'check with `reclazz-build status` before retrying',
           endpoint,
         ),
       );
@@ -48,7 +61,12 @@ export async function runReload(action: ReloadAction, options: AgentTarget): Pro
     const expected = action === 'pause' ? true : action === 'resume' ? false : state.paused;
     if (state.paused !== expected) {
       return fromRefusal(
-        refusal('unexpected-receipt', `the agent answered RELOAD ${action} with paused=${state.paused}: automatic reload is ${state.paused ? 'still paused' : 'not paused'}`, 'check with `reclazz-build status`', endpoint),
+        refusal(
+          'unexpected-receipt',
+          `the agent answered RELOAD ${action} with paused=${state.paused}: automatic reload is ${state.paused ? 'still paused' : 'not paused'}`,
+          'check with `reclazz-build status`',
+          endpoint,
+        ),
       );
     }
     return done({ reason: 'ok', exitCode: 0, message: describeState(action, state), ...holdHint(state), endpoint, state });

@@ -13,7 +13,9 @@ import { EXIT_REFUSED } from '../events.js';
 /** Sends SCAN. Never throws for the agent's behaviour. */
 export async function runScan(options: AgentTarget): Promise<ScanResult> {
   const started = performance.now();
-  const done = (fields: Omit<ScanResult, 'action' | 'durationMs' | 'sent' | 'delivered'> & { sent?: boolean; delivered?: boolean }): ScanResult => ({
+  const done = (
+    fields: Omit<ScanResult, 'action' | 'durationMs' | 'sent' | 'delivered'> & { sent?: boolean; delivered?: boolean },
+  ): ScanResult => ({
     action: 'scan',
     sent: false,
     delivered: false,
@@ -28,7 +30,13 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
   try {
     connection.send('SCAN');
     if (!isCurrentAgent(opened.connected)) {
-      return done({ reason: 'ok', exitCode: 0, sent: true, message: 'SCAN sent to an agent from before build ownership; the agent never answers SCAN, so nothing confirms it', endpoint });
+      return done({
+        reason: 'ok',
+        exitCode: 0,
+        sent: true,
+        message: 'SCAN sent to an agent from before build ownership; the agent never answers SCAN, so nothing confirms it',
+        endpoint,
+      });
     }
     let answer;
     try {
@@ -48,7 +56,12 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
     }
     if (answer.kind === 'observed' && !answer.doctor.scanSupported) {
       return fromRefusal(
-        refusal('unsupported', 'the agent read SCAN but reports scanSupported=false: its SCAN handler is not wired yet, so nothing was scanned', 'wait until the app has started and try again', endpoint),
+        refusal(
+          'unsupported',
+          'the agent read SCAN but reports scanSupported=false: its SCAN handler is not wired yet, so nothing was scanned',
+          'wait until the app has started and try again',
+          endpoint,
+        ),
         true,
       );
     }
@@ -59,7 +72,8 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
       exitCode: 0,
       sent: true,
       delivered: true,
-      message: 'SCAN sent and read by the agent (it answered the DOCTOR sent after it); SCAN has no reply, so what it found and reloaded is not reported',
+      message:
+        'SCAN sent and read by the agent (it answered the DOCTOR sent after it); SCAN has no reply, so what it found and reloaded is not reported',
       ...(held ? { hint: `a ${hold} build hold is active: SCAN does not release it, held class files stay back until BUILD ok` } : {}),
       endpoint,
     });

@@ -18,7 +18,18 @@ export type AgentAction = 'doctor' | ReloadAction | 'scan' | 'events';
 export type CommandReason =
   | Extract<
       RunReason,
-      'ok' | 'usage' | 'no-agent' | 'bad-port-file' | 'ambiguous-agent' | 'stale-port' | 'handshake' | 'old-agent' | 'agent-not-ready' | 'unsupported' | 'agent-disconnected' | 'interrupted'
+      | 'ok'
+      | 'usage'
+      | 'no-agent'
+      | 'bad-port-file'
+      | 'ambiguous-agent'
+      | 'stale-port'
+      | 'handshake'
+      | 'old-agent'
+      | 'agent-not-ready'
+      | 'unsupported'
+      | 'agent-disconnected'
+      | 'interrupted'
     >
   | 'no-receipt'
   | 'unexpected-receipt'

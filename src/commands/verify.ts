@@ -13,7 +13,16 @@ import { isVerifiableClassName } from '../agent/protocol.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { declaredClassName } from '../classes/classfile.js';
 import { binaryClassName, hashFile, listClassFiles, type ClassChange } from '../classes/snapshot.js';
-import { EXIT_REFUSED, EXIT_UNPROVEN, EXIT_USAGE, type AgentInfo, type RunEvent, type RunReason, type RunResult, SHOWN_AGENT_LEVELS } from '../events.js';
+import {
+  EXIT_REFUSED,
+  EXIT_UNPROVEN,
+  EXIT_USAGE,
+  type AgentInfo,
+  type RunEvent,
+  type RunReason,
+  type RunResult,
+  SHOWN_AGENT_LEVELS,
+} from '../events.js';
 import { verifyClasses, type ClassVerdict, type VerifyReport } from '../verify/verify.js';
 import { agentInfo, interruptExit, isCurrentAgent, openAgent, type AgentTarget } from './connect.js';
 
@@ -60,11 +69,14 @@ export function collectClassFiles(paths: readonly string[], roots: readonly stri
       const root = rootOf(full) ?? full;
       for (const file of listClassFiles(full)) add(found, file, binaryClassName(root, file));
     } else {
-      if (!full.endsWith('.class')) throw new ClassPathError(`not a class file: ${given} (give .class files or the directories holding them)`);
+      if (!full.endsWith('.class'))
+        throw new ClassPathError(`not a class file: ${given} (give .class files or the directories holding them)`);
       const root = rootOf(full);
       const name = root !== undefined ? binaryClassName(root, full) : declaredClassName(readOrEmpty(full));
       if (name === undefined) {
-        throw new ClassPathError(`cannot tell the binary class name of ${given}: it is outside every known class output directory and is not a readable class file; give its class output directory instead, or name it with --classes-dir`);
+        throw new ClassPathError(
+          `cannot tell the binary class name of ${given}: it is outside every known class output directory and is not a readable class file; give its class output directory instead, or name it with --classes-dir`,
+        );
       }
       add(found, full, name);
     }
@@ -134,30 +146,53 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   const { connection, location, connected } = opened;
   try {
     if (!isCurrentAgent(connected)) {
-      return end('old-agent', EXIT_REFUSED, `the agent on port ${location.port} is too old for VERIFY (its CONNECTED line has no agent version)`, { hint: 'update the reclazz agent in the app' });
+      return end(
+        'old-agent',
+        EXIT_REFUSED,
+        `the agent on port ${location.port} is too old for VERIFY (its CONNECTED line has no agent version)`,
+        { hint: 'update the reclazz agent in the app' },
+      );
     }
     let doctor: DoctorAnswer;
     try {
       doctor = await askDoctor(connection, options.timeoutMs, options.signal);
     } catch (error) {
-      if (options.signal?.aborted) return end('interrupted', interruptExit(options.signal), 'interrupted while asking the agent for DOCTOR');
+      if (options.signal?.aborted)
+        return end('interrupted', interruptExit(options.signal), 'interrupted while asking the agent for DOCTOR');
       if (!(error instanceof AgentConnectionError)) throw error;
       if (error.kind === 'timeout') {
-        return end('agent-not-ready', EXIT_REFUSED, `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${options.timeoutMs} ms: it is not ready (still starting) or too old`, {
-          hint: 'wait until the app has started and try again, or raise --timeout',
-        });
+        return end(
+          'agent-not-ready',
+          EXIT_REFUSED,
+          `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${options.timeoutMs} ms: it is not ready (still starting) or too old`,
+          {
+            hint: 'wait until the app has started and try again, or raise --timeout',
+          },
+        );
       }
-      return end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, { hint: 'check that the app is still running' });
+      return end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, {
+        hint: 'check that the app is still running',
+      });
     }
     if (doctor.kind === 'unavailable') {
-      return end('agent-not-ready', EXIT_REFUSED, `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`, { hint: 'wait until the app has started and try again' });
+      return end(
+        'agent-not-ready',
+        EXIT_REFUSED,
+        `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`,
+        { hint: 'wait until the app has started and try again' },
+      );
     }
     agent = agentInfo(location, connected, doctor.doctor);
     emit({ type: 'agent', agent });
     if (!doctor.doctor.verifySupported) {
-      return end('unsupported', EXIT_REFUSED, `the agent ${agent.agentVersion} cannot VERIFY classes (verifySupported=false)`, { hint: 'try again once the app has started, or update the agent' });
+      return end('unsupported', EXIT_REFUSED, `the agent ${agent.agentVersion} cannot VERIFY classes (verifySupported=false)`, {
+        hint: 'try again once the app has started, or update the agent',
+      });
     }
-    if (agent.sessionId === '') return end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', { hint: 'try again in a moment' });
+    if (agent.sessionId === '')
+      return end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', {
+        hint: 'try again in a moment',
+      });
 
     const targets = files.filter((f) => f.verifiable).map((f) => ({ className: f.className, path: f.path, sha256: f.after! }));
     if (targets.length === 0) {
@@ -182,7 +217,10 @@ function verdictResult(report: VerifyReport, end: End, signal: AbortSignal | und
   const { verdicts, ...verify } = report;
   const applied = verdicts.filter((v: ClassVerdict) => v.status === 'applied').length;
   if (verdicts.some((v) => v.status === 'interrupted')) {
-    return end('interrupted', interruptExit(signal), `interrupted (${signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT'}) during VERIFY`, { verify, verdicts });
+    return end('interrupted', interruptExit(signal), `interrupted (${signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT'}) during VERIFY`, {
+      verify,
+      verdicts,
+    });
   }
   if (applied === verdicts.length) {
     return end('ok', 0, `all ${applied} class(es) proven live (VERIFY applied, SHA-256 matched)`, { verify, verdicts, provenLive: true });

@@ -44,7 +44,8 @@ export async function sendBuild(
     return { kind: receipt.kind === 'BUILD_ACK' ? 'ack' : 'rejected' };
   } catch (error) {
     if (error instanceof AgentConnectionError) return { kind: 'lost', failure: error };
-    if (signal?.aborted) return { kind: 'lost', failure: new AgentConnectionError('aborted', `interrupted while waiting for the BUILD ${state} receipt`) };
+    if (signal?.aborted)
+      return { kind: 'lost', failure: new AgentConnectionError('aborted', `interrupted while waiting for the BUILD ${state} receipt`) };
     throw error;
   }
 }

@@ -55,10 +55,17 @@ export function doctorTable(result: DoctorResult, p: Palette, verbose = false): 
     rows.push(['watcher', d.watcherState === 'watching' ? p.green(d.watcherState) : p.yellow(d.watcherState)]);
     rows.push(['build hold', d.buildHold === 'none' ? d.buildHold : p.yellow(d.buildHold)]);
     const sample = d.watchedDirectories;
-    rows.push(['watched dirs', `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`]);
+    rows.push([
+      'watched dirs',
+      `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`,
+    ]);
     for (const dir of sample) rows.push(['', dir]);
-    if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount) rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
-    rows.push(['supports', `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`]);
+    if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount)
+      rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
+    rows.push([
+      'supports',
+      `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`,
+    ]);
   }
   if (e !== undefined) rows.push(['port', `${e.port} (${e.portFile === null ? e.source : `from ${e.portFile}`})`]);
   if (d?.detail && verbose) rows.push(['detail', d.detail]);

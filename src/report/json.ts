@@ -50,13 +50,15 @@ export function eventToJson(event: RunEvent): string {
  */
 export function resultClasses(result: RunResult): JsonClass[] {
   const c = result.changes;
-  const listed = (status: string, detail: string) => (change: { className: string; path: string; after?: string }): JsonClass => ({
-    className: change.className,
-    path: change.path,
-    sha256: change.after ?? null,
-    status,
-    detail,
-  });
+  const listed =
+    (status: string, detail: string) =>
+    (change: { className: string; path: string; after?: string }): JsonClass => ({
+      className: change.className,
+      path: change.path,
+      sha256: change.after ?? null,
+      status,
+      detail,
+    });
   return [
     ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
     ...(c?.added.map(listed('added', 'new class: nothing was loaded to replace')) ?? []),
@@ -83,11 +85,20 @@ export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'bu
     command: result.command ?? null,
     hold: result.hold,
     agent: result.agent ?? null,
-    build: result.build === undefined ? null : { exitCode: result.build.exitCode, durationMs: result.build.durationMs, signal: result.build.signal ?? null },
+    build:
+      result.build === undefined
+        ? null
+        : { exitCode: result.build.exitCode, durationMs: result.build.durationMs, signal: result.build.signal ?? null },
     changes:
       c === undefined
         ? null
-        : { changed: c.changed.length, added: c.added.length, removed: c.removed.length, notVerifiable: c.notVerifiable.length, total: c.total },
+        : {
+            changed: c.changed.length,
+            added: c.added.length,
+            removed: c.removed.length,
+            notVerifiable: c.notVerifiable.length,
+            total: c.total,
+          },
     classes: resultClasses(result),
     durationMs: result.durationMs,
   };
@@ -130,7 +141,10 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
  */
 export function usageLines(action: JsonAction, message: string): string[] {
   if (action === 'build' || action === 'verify') {
-    return finalLines({ reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 }, action);
+    return finalLines(
+      { reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 },
+      action,
+    );
   }
   const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
   const result: CommandResult =

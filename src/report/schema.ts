@@ -40,7 +40,14 @@ export const eventLineSchemas = {
   warning: z.strictObject({ type: z.literal('warning'), message: z.string() }),
   waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms }),
   hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']) }),
-  buildStart: z.strictObject({ type: z.literal('build-start'), command: z.string(), wrapper: z.boolean(), cwd: z.string(), classDirs: z.array(z.string()), held: z.boolean() }),
+  buildStart: z.strictObject({
+    type: z.literal('build-start'),
+    command: z.string(),
+    wrapper: z.boolean(),
+    cwd: z.string(),
+    classDirs: z.array(z.string()),
+    held: z.boolean(),
+  }),
   buildEnd: z.strictObject({ type: z.literal('build-end'), exitCode: int, durationMs: ms, signal: z.string().optional() }),
   finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean() }),
   changes: z.strictObject({ type: z.literal('changes'), changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
@@ -67,7 +74,10 @@ export const classStatusSchema = z.enum([
 const classFields = {
   className: z.string(),
   path: z.string(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   status: classStatusSchema,
   detail: z.string(),
 };

@@ -47,15 +47,7 @@ export interface VerifyTarget {
  * receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`.
  */
 export type VerdictStatus =
-  | 'applied'
-  | 'failed'
-  | 'mismatch'
-  | 'unverified'
-  | 'timeout'
-  | 'beyond-capacity'
-  | 'session-changed'
-  | 'connection-lost'
-  | 'interrupted';
+  'applied' | 'failed' | 'mismatch' | 'unverified' | 'timeout' | 'beyond-capacity' | 'session-changed' | 'connection-lost' | 'interrupted';
 
 /** The verdict for one class. */
 export interface ClassVerdict {
@@ -118,7 +110,11 @@ interface Slot {
  * {@link VERIFY_REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a
  * late reply to the old token is ignored.
  */
-export function verifyClasses(connection: AgentConnection, targets: readonly VerifyTarget[], options: VerifyOptions): Promise<VerifyReport> {
+export function verifyClasses(
+  connection: AgentConnection,
+  targets: readonly VerifyTarget[],
+  options: VerifyOptions,
+): Promise<VerifyReport> {
   const started = performance.now();
   const window = options.window ?? VERIFY_WINDOW;
   const capacity = options.capacity ?? AGENT_RECEIPT_CAPACITY;
@@ -176,7 +172,11 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     const later = (slot: Slot): void => {
       const settleBy = slot.target.settleByMs;
       if (settleBy !== undefined && performance.now() - started >= settleBy) {
-        settle(slot, 'timeout', `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`);
+        settle(
+          slot,
+          'timeout',
+          `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`,
+        );
         return;
       }
       const timer = setTimeout(() => {
@@ -299,11 +299,13 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     }
     options.signal?.addEventListener('abort', onAbort, { once: true });
     // The router: one listener for all replies, until finish() aborts it. It never "matches".
-    connection.waitFor(route, 'VERIFY_RESULT replies', options.timeoutMs + VERIFY_REPLY_TIMEOUT_MS, router.signal).catch((error: unknown) => {
-      if (done) return;
-      const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
-      if (kind === 'closed') finish('connection-lost', () => 'the agent connection closed before a final receipt');
-    });
+    connection
+      .waitFor(route, 'VERIFY_RESULT replies', options.timeoutMs + VERIFY_REPLY_TIMEOUT_MS, router.signal)
+      .catch((error: unknown) => {
+        if (done) return;
+        const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
+        if (kind === 'closed') finish('connection-lost', () => 'the agent connection closed before a final receipt');
+      });
     if (slots.length === 0) finish('applied', () => '');
     else pump();
   });

@@ -37,7 +37,9 @@ describe('readPortFile', () => {
     const error = failure(() => readPortFile(file));
     expect(error.kind).toBe('bad-port-file');
     expect(error.paths).toEqual([file]);
-    expect(error.message).toBe(`cannot read port file ${file} (EACCES): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`);
+    expect(error.message).toBe(
+      `cannot read port file ${file} (EACCES): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`,
+    );
   });
 
   it('a folder on the path that cannot be looked into (EACCES on stat) is a different message', () => {
@@ -46,7 +48,9 @@ describe('readPortFile', () => {
       throw errno('EACCES');
     });
     const error = failure(() => readPortFile(file));
-    expect(error.message).toBe(`cannot look at port file ${file} (EACCES): check the permissions of the folders on its path, or pass --port <n>.`);
+    expect(error.message).toBe(
+      `cannot look at port file ${file} (EACCES): check the permissions of the folders on its path, or pass --port <n>.`,
+    );
   });
 
   it('a path through a regular file (ENOTDIR) is reported with its code', () => {

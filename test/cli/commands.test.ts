@@ -25,7 +25,6 @@ function project(): Project {
   return { dir, classes };
 }
 
-
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 
@@ -128,7 +127,10 @@ describe('refusals in human output', () => {
       const error = lines.findIndex((l) => l.includes('✘'));
       expect(lines[error], said).toContain('nothing is listening on port 1 (--port)');
       expect(lines[error + 1], said).toBe('reclazz-build: next: check the port');
-      expect(lines.filter((l) => l.includes('next:')), said).toHaveLength(1);
+      expect(
+        lines.filter((l) => l.includes('next:')),
+        said,
+      ).toHaveLength(1);
     }
   });
 });
@@ -246,7 +248,9 @@ describe('verify', () => {
     expect(one.exitCode).toBe(0);
     const result = lastJson(one.stdout);
     expect(result).toMatchObject({ action: 'verify', reason: 'ok', provenLive: true });
-    expect(result.classes).toEqual([expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') })]);
+    expect(result.classes).toEqual([
+      expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') }),
+    ]);
 
     // No paths: every class here; Outer$Inner was never reloaded in this session.
     const all = await runCli(['verify', '--verify-timeout', '400'], { cwd: p.dir });
@@ -318,9 +322,14 @@ describe('events', () => {
     child.kill('SIGINT');
     const run = await child;
     expect(run.exitCode).toBe(130);
-    const lines = String(run.stdout).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = String(run.stdout)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ level: 'CONNECTED', agent: '1.4.0-fake', version: 1 });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'STRUCTURAL_RELOAD', message: 'Redefined com.acme.Greeter', type: 'structural' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'STRUCTURAL_RELOAD', message: 'Redefined com.acme.Greeter', type: 'structural' }),
+    );
     expect(lines.some((l) => l.level === 'HEARTBEAT')).toBe(true);
     expect(String(run.stderr)).toBe('');
   });
@@ -331,15 +340,19 @@ function escape(text: string): string {
 }
 
 describe('subcommand usage errors exit 2 and send nothing', () => {
-  it.each([['doctor', '--bogus'], ['status', 'extra'], ['status', '--timeout', '0'], ['doctor', '--port', 'abc'], ['verify', '--verify-timeout', '0'], ['events', '--owner', 'x']])(
-    '%s %s',
-    async (...args) => {
-      const p = project();
-      const agent = await agentFor(p);
-      const run = await runCli(args, { cwd: p.dir });
-      expect(run.exitCode).toBe(2);
-      expect(run.stderr).toMatch(/error/);
-      expect(agent.received).toEqual([]);
-    },
-  );
+  it.each([
+    ['doctor', '--bogus'],
+    ['status', 'extra'],
+    ['status', '--timeout', '0'],
+    ['doctor', '--port', 'abc'],
+    ['verify', '--verify-timeout', '0'],
+    ['events', '--owner', 'x'],
+  ])('%s %s', async (...args) => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(args, { cwd: p.dir });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/error/);
+    expect(agent.received).toEqual([]);
+  });
 });

@@ -136,7 +136,9 @@ export async function startProxy(targetPort: number, rules: ProxyRules = {}): Pr
 export function messageOf(line: string): string | undefined {
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string' ? (value as { message: string }).message : undefined;
+    return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string'
+      ? (value as { message: string }).message
+      : undefined;
   } catch {
     return undefined;
   }
