@@ -37,7 +37,7 @@ export interface ReclazzConfig {
 }
 
 /** What each key expects, in words: used in every error message. */
-export const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
+const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   port: 'a whole number 1-65535 (the agent port), e.g. 52311',
   portFile: 'a non-empty path string to the agent port file, e.g. "app/.reclazz/agent.port"',
   timeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 5000',

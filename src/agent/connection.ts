@@ -7,7 +7,8 @@
  */
 import net from 'node:net';
 import pTimeout from 'p-timeout';
-import { agentEventSchema, connectedSchema, MAX_COMMAND_CHARS, type AgentEvent, type ConnectedEvent } from './protocol.js';
+import { MAX_COMMAND_CHARS } from './limits.js';
+import { agentEventSchema, connectedSchema, type AgentEvent, type ConnectedEvent } from './protocol.js';
 
 /** The longest line from the agent we buffer, in bytes; longer lines are discarded whole. */
 export const MAX_LINE_BYTES = 64 * 1024;

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isVerifiableClassName } from '../agent/protocol.js';
+import type { ClassChange } from '../outcome/facts.js';
 
 /** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
 export const STAMP_FIELDS = 4;
@@ -47,24 +48,6 @@ export interface ClassIndex {
    * still reports the class as changed, and knows the agent has already had its capture of them.
    */
   unproven: Uint8Array;
-}
-
-/** A class file whose bytes differ, appeared or disappeared. */
-export interface ClassChange {
-  path: string;
-  /** Binary class name derived from the path below its class output directory (`com.acme.Outer$Inner`). */
-  className: string;
-  /** False for names the agent's VERIFY rejects (`module-info`, `package-info`, non-identifiers). */
-  verifiable: boolean;
-  /** SHA-256 before the build, lower-case hex (absent for added files). */
-  before?: string;
-  /** SHA-256 after the build, lower-case hex (absent for removed files). */
-  after?: string;
-  /**
-   * True when these bytes were already on disk, unproven, at the last run: the agent has had its
-   * capture of them, so a VERIFY answer that is not final now is not worth a long wait.
-   */
-  settled?: boolean;
 }
 
 /** The difference between the class index and the class files on disk. */

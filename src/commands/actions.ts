@@ -6,36 +6,37 @@
 import type { Command } from 'commander';
 import { findClassDirs } from '../build/outputs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from '../config.js';
-import { EXIT_USAGE, type RunEvent } from '../events.js';
+import type { AgentTarget } from '../agent/handshake.js';
+import type { RunEvent } from '../outcome/events.js';
+import { EXIT_USAGE } from '../outcome/exit.js';
+import type { CommandResult, JsonAction } from '../outcome/result.js';
 import { eventLine, failureText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines, usageLines, type JsonAction } from '../report/json.js';
+import { commandResultToJson, eventToJson, finalLines, usageLines } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
-import type { AgentTarget } from './connect.js';
 import { runDoctor } from './doctor.js';
 import { followEvents } from './events.js';
 import { runReload } from './reload.js';
 import { runScan } from './scan.js';
 import { resolveSettings, type AgentFlags, type Settings } from './settings.js';
-import type { CommandResult } from './types.js';
 import { verifyClassFiles } from './verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */
-export function doctorCommand(cmd: Command, signal: AbortSignal): Promise<number> {
+export function doctorAction(cmd: Command, signal: AbortSignal): Promise<number> {
   return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) =>
     runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }),
   );
 }
 
 /** status, pause, resume: one RELOAD request and its receipt. Returns the exit status. */
-export function reloadCommand(action: 'status' | 'pause' | 'resume', cmd: Command, signal: AbortSignal): Promise<number> {
+export function reloadAction(action: 'status' | 'pause' | 'resume', cmd: Command, signal: AbortSignal): Promise<number> {
   return agentCommand(cmd, signal, `waiting for the RELOAD_STATE receipt of RELOAD ${action}`, (target) => runReload(action, target));
 }
 
 /** scan: SCAN, then a DOCTOR on the same connection. Returns the exit status. */
-export function scanCommand(cmd: Command, signal: AbortSignal): Promise<number> {
+export function scanAction(cmd: Command, signal: AbortSignal): Promise<number> {
   return agentCommand(cmd, signal, 'sending SCAN', (target) => runScan(target));
 }
 
@@ -71,7 +72,7 @@ function target(ctx: Context, signal: AbortSignal): AgentTarget {
 }
 
 /** The class output directories of the project here: found ones plus --classes-dir or the config's. */
-export function projectClassDirs(cwd: string, settings: Settings): string[] {
+function projectClassDirs(cwd: string, settings: Settings): string[] {
   return [...new Set([...findClassDirs(cwd, 'command'), ...settings.classDirs])];
 }
 
@@ -100,7 +101,7 @@ function liveLine(): LiveLine {
  */
 export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
   stderr(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
-  if (json) writeStdout(`${usageLines(action, error.message).join('\n')}\n`);
+  if (json) writeStdout(`${usageLines(action, error.message, true).join('\n')}\n`);
   return EXIT_USAGE;
 }
 
@@ -135,7 +136,7 @@ function renderCommandResult(result: CommandResult, flags: AgentFlags): void {
 }
 
 /** verify: the build's VERIFY rules and report. Returns the exit status. */
-export async function verifyCommand(cmd: Command, paths: string[], signal: AbortSignal): Promise<number> {
+export async function verifyAction(cmd: Command, paths: string[], signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   const flags = cmd.optsWithGlobals<AgentFlags>();
   if (ctx instanceof ConfigError) return configFailure(ctx, flags.json, 'verify');
@@ -166,7 +167,7 @@ export async function verifyCommand(cmd: Command, paths: string[], signal: Abort
 }
 
 /** events: follow until Ctrl-C, the agent closing the stream, or stdout's reader going away. Returns the exit status. */
-export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<number> {
+export async function eventsAction(cmd: Command, signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   if (ctx instanceof ConfigError) return configFailure(ctx, cmd.optsWithGlobals<AgentFlags>().json, 'events');
   const { flags } = ctx;
@@ -192,7 +193,7 @@ export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<
   });
   unlisten();
   if (stdoutBroken()) return 0;
-  if (!flags.json || result.exitCode !== 0 || result.reason === 'agent-closed') {
+  if (!flags.json || result.exitCode !== 0 || result.reason === 'stream-ended') {
     const failure = failureText(result, err);
     if (failure !== undefined) stderr(failure);
   }

@@ -3,15 +3,14 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
-import type { RunEvent, RunResult } from '../events.js';
-import type { ClassVerdict, VerdictStatus } from '../verify/verify.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { ClassVerdict, VerdictStatus } from '../outcome/facts.js';
+import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
 
-export { wantsColor } from './palette.js';
-
 /** Lists at most this many classes by name in the report; the rest are counted. */
-export const MAX_LISTED = 20;
+const MAX_LISTED = 20;
 
 /** Where and how to write. */
 export interface HumanOptions {

@@ -4,11 +4,10 @@
  * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
  * by `test/cli/json.test.ts`.
  */
-import type { CommandResult } from '../commands/types.js';
-import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
-
-/** Which command a `result` line ends. */
-export type JsonAction = 'build' | 'verify' | CommandResult['action'];
+import type { RunEvent } from '../outcome/events.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
+import { describeOutcome } from './words.js';
 
 /** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
 export interface JsonClass {
@@ -138,22 +137,20 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
 /**
  * The `--json` lines of a usage error (exit 2, nothing sent) for `action`: a `result` line
  * with reason `usage`, so that a pipeline reading stdout gets one for every run.
+ * @param config true when the problem is in the config file.
  */
-export function usageLines(action: JsonAction, message: string): string[] {
-  if (action === 'build' || action === 'verify') {
-    return finalLines(
-      { reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 },
-      action,
-    );
-  }
-  const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
-  const result: CommandResult =
+export function usageLines(action: JsonAction, text: string, config = false): string[] {
+  const outcome: Outcome = { reason: 'usage', problem: config ? { kind: 'config', text } : { kind: 'input', text } };
+  const words = describeOutcome(outcome);
+  const now = performance.now();
+  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, now), action);
+  const facts =
     action === 'doctor'
-      ? { ...base, action, classDirs: [] }
+      ? { action, classDirs: [] }
       : action === 'scan'
-        ? { ...base, action, sent: false, delivered: false }
+        ? { action, sent: false, delivered: false }
         : action === 'events'
-          ? { ...base, action, events: 0 }
-          : { ...base, action };
-  return [JSON.stringify(commandResultToJson(result))];
+          ? { action, events: 0 }
+          : { action };
+  return [JSON.stringify(commandResultToJson(buildResult(outcome, words, facts, now) as CommandResult))];
 }

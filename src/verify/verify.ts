@@ -5,25 +5,19 @@
  */
 import type { AgentConnection } from '../agent/connection.js';
 import { AgentConnectionError } from '../agent/connection.js';
-import {
-  AGENT_RECEIPT_CAPACITY,
-  newToken,
-  parseTokenJson,
-  verifyCommand,
-  verifyResultSchema,
-  type AgentEvent,
-  type VerifyResult,
-} from '../agent/protocol.js';
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
+import { newToken, parseTokenJson, verifyLine, verifyResultSchema, type AgentEvent } from '../agent/protocol.js';
+import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
 
 /** Most VERIFY requests in flight at once: far below the agent's 1000-line outbox. */
 export const VERIFY_WINDOW = 64;
 
 /** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
-export const VERIFY_REPLY_TIMEOUT_MS = 1000;
+const VERIFY_REPLY_TIMEOUT_MS = 1000;
 
 /** Poll interval bounds for a class that is not final yet, in ms (grows by half each poll). */
-export const POLL_MIN_MS = 20;
-export const POLL_MAX_MS = 120;
+const POLL_MIN_MS = 20;
+const POLL_MAX_MS = 120;
 
 /** A class to verify: its binary name and the SHA-256 of its bytes after the build. */
 export interface VerifyTarget {
@@ -41,26 +35,6 @@ export interface VerifyTarget {
   settleByMs?: number;
 }
 
-/**
- * A class's final verdict. Only `applied` is proof. `timeout`: still not final at the
- * deadline; `beyond-capacity`: not awaited because more classes changed than the agent keeps
- * receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`.
- */
-export type VerdictStatus =
-  'applied' | 'failed' | 'mismatch' | 'unverified' | 'timeout' | 'beyond-capacity' | 'session-changed' | 'connection-lost' | 'interrupted';
-
-/** The verdict for one class. */
-export interface ClassVerdict {
-  className: string;
-  path: string;
-  sha256: string;
-  status: VerdictStatus;
-  /** Human detail: the agent's detail, or why there is no proof. */
-  detail: string;
-  /** The last receipt seen for this class, if any. */
-  receipt?: VerifyResult;
-}
-
 /** Options for {@link verifyClasses}. */
 export interface VerifyOptions {
   /** The agent session the receipts must come from (DOCTOR's sessionId). */
@@ -72,29 +46,15 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** Requests in flight (default {@link VERIFY_WINDOW}). */
   window?: number;
-  /** Receipt capacity of the agent (default 512). */
+  /** Receipt capacity of the agent (default {@link AGENT_RECEIPT_CAPACITY}). */
   capacity?: number;
-}
-
-/** The outcome of a VERIFY round. `verdicts` is in the order of the targets. */
-export interface VerifyReport {
-  verdicts: ClassVerdict[];
-  /** Set when a receipt named another session: the app restarted. */
-  sessionChangedTo?: string;
-  /** True when more classes changed than the agent keeps receipts for and the rest were not awaited. */
-  capacityLimited: boolean;
-  /** VERIFY requests sent, including re-asks. */
-  requests: number;
-  /** Replies presumed lost (asked again). */
-  lostReplies: number;
-  elapsedMs: number;
 }
 
 interface Slot {
   target: VerifyTarget;
   index: number;
   delayMs: number;
-  last?: VerifyResult;
+  last?: VerifyReceipt;
   final?: ClassVerdict;
 }
 
@@ -151,6 +111,7 @@ export function verifyClasses(
         verdicts: slots.map((slot) => slot.final!),
         ...(sessionChangedTo === undefined ? {} : { sessionChangedTo }),
         capacityLimited,
+        capacity,
         requests,
         lostReplies,
         elapsedMs: Math.round(performance.now() - started),
@@ -188,7 +149,7 @@ export function verifyClasses(
       slot.delayMs = Math.min(POLL_MAX_MS, Math.ceil(slot.delayMs * 1.5));
     };
 
-    const handle = (slot: Slot, receipt: VerifyResult): void => {
+    const handle = (slot: Slot, receipt: VerifyReceipt): void => {
       slot.last = receipt;
       if (receipt.sessionId !== options.sessionId) {
         sessionChangedTo = receipt.sessionId;
@@ -241,7 +202,7 @@ export function verifyClasses(
     const send = (slot: Slot): void => {
       const token = newToken();
       try {
-        connection.send(verifyCommand(token, slot.target.className, slot.target.sha256));
+        connection.send(verifyLine(token, slot.target.className, slot.target.sha256));
       } catch (error) {
         if (error instanceof AgentConnectionError) finish('connection-lost', () => 'the agent connection closed before a final receipt');
         else throw error;
@@ -314,7 +275,7 @@ export function verifyClasses(
 /** Replies to VERIFY start with this. */
 const REPLY_PREFIX = 'VERIFY_RESULT ';
 
-function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyResult | undefined {
+function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyReceipt | undefined {
   const json = parseTokenJson(message, 'VERIFY_RESULT', token);
   if (json === undefined) return undefined;
   const parsed = verifyResultSchema.safeParse(json);
@@ -334,7 +295,7 @@ function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdic
   };
 }
 
-function mismatchDetail(receipt: VerifyResult): string {
+function mismatchDetail(receipt: VerifyReceipt): string {
   const base = `the agent applied other bytes (${receipt.observedSha256.slice(0, 12)}…, ${receipt.source || 'unknown source'})`;
   return receipt.detail ? `${base}: ${receipt.detail}` : base;
 }

@@ -78,13 +78,15 @@ describe('doctor', () => {
     expect(human.stdout).toMatch(new RegExp(`NOT watched\\s+${escape(other)}`));
   });
 
-  it('exits 69 and says uncertain when DOCTOR gets no reply (agent not ready)', async () => {
+  it('exits 69 with agent-not-ready when DOCTOR gets no reply, as a build and verify do', async () => {
     const p = project();
     await agentFor(p, { notReady: true });
     const run = await runCli(['doctor', '--timeout', '300'], { cwd: p.dir });
     expect(run.exitCode).toBe(69);
-    expect(run.stderr).toContain('no DOCTOR_RESULT');
-    expect(run.stderr).toContain('uncertain');
+    expect(run.stderr).toContain('did not answer DOCTOR within 300 ms: it is not ready (still starting) or too old');
+    expect(run.stderr).toContain('next: wait until the app has started and try again, or raise --timeout');
+    const json = await runCli(['doctor', '--json', '--timeout', '300'], { cwd: p.dir });
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({ action: 'doctor', reason: 'agent-not-ready', exitCode: 69 });
     expect(run.stdout).toBe('');
   });
 

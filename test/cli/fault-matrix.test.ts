@@ -276,7 +276,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         flow: [],
         hold: 'none',
         says: /no running agent found/,
-        also: (_c, err) => expect(err).toMatch(/Start the app with the reclazz agent/),
+        also: (_c, err) => expect(err).toMatch(/next: start the app with the reclazz agent/),
       },
     },
     'wrong-token': {

@@ -35,7 +35,7 @@ const CASES: Case[] = [
     name: 'missing (--port-file names no file)',
     setup: async () => ({ args: ['--port-file', 'app/.reclazz/agent.port'] }),
     says: (p) => new RegExp(`port file ${esc(path.join(p.dir, 'app/.reclazz/agent.port'))} does not exist`),
-    next: /Start the app with the agent, check the path, or pass --port <n>/,
+    next: /next: start the app with the agent, check the path, or pass --port <n>/,
   },
   {
     name: 'empty',

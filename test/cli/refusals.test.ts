@@ -70,9 +70,8 @@ describe('refused before connecting', () => {
     const run = await runCli(args, { cwd: p.dir });
     await listener.close();
     expect(run.exitCode, run.stderr).toBe(2);
-    expect(run.stderr).toContain(
-      `Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${flag}).`,
-    );
+    expect(run.stderr).toContain(`✘ not run: Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok\n`);
+    expect(run.stderr).toContain(`next: run single builds instead (drop ${flag})`);
     expect(listener.connections()).toBe(0);
   });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { declaredClassName } from '../../src/classes/classfile.js';
 import { ClassPathError, collectClassFiles } from '../../src/commands/verify.js';
-import { watchCoverage } from '../../src/commands/doctor.js';
+import { watchCoverage } from '../../src/agent/coverage.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 /** A minimal class file declaring `internalName`, with a long constant first (it takes two slots). */

@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/events.js';
+import type { RunResult } from '../../src/outcome/result.js';
 import { runSafeBuild } from '../../src/run.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
@@ -41,7 +41,7 @@ const REFUSED = new Set([
   'agent-not-ready',
   'unsupported',
   'hold-busy',
-  'receipt-timeout',
+  'no-receipt',
   'agent-disconnected',
 ]);
 

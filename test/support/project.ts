@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { tempDir, writeClass } from './cli.js';
 
@@ -126,11 +125,8 @@ export function buildRan(p: Project): boolean {
   return fs.existsSync(p.marker);
 }
 
-/** SHA-256 hex of a string. */
-export const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-
 /** The agent's received lines (from index `from` on) reduced to verbs: `BUILD started`, `DOCTOR`, `VERIFY`. */
-export function verbs(agent: FakeAgent, from = 0): string[] {
+function verbs(agent: FakeAgent, from = 0): string[] {
   return agent.received
     .slice(from)
     .map((r) => (r.line.startsWith('BUILD ') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));

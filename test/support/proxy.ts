@@ -21,7 +21,7 @@ export type LineAction =
   | { close: true; lines?: Array<string | Buffer> };
 
 /** One proxied connection, for rules that need state. */
-export interface ProxyConnection {
+interface ProxyConnection {
   /** 1, 2, ... in accept order. */
   id: number;
   /** Lines the agent sent on this connection so far (before this one). */

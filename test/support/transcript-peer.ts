@@ -14,7 +14,7 @@
 import net from 'node:net';
 
 /** mulberry32: a small seeded PRNG returning floats in [0, 1). */
-export function prng(seed: number): () => number {
+function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -30,7 +30,7 @@ const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * lis
 const int = (rng: Rng, min: number, max: number): number => min + Math.floor(rng() * (max - min + 1));
 
 /** How one reply (or the greeting) is given. */
-export type Action =
+type Action =
   | { kind: 'correct' }
   | { kind: 'reject' }
   | { kind: 'drop' }
@@ -40,7 +40,7 @@ export type Action =
   | { kind: 'noise' }
   | { kind: 'mutate'; mutations: Mutation[] };
 
-export const MUTATIONS = [
+const MUTATIONS = [
   'flip-byte',
   'cut',
   'pad-64k',
@@ -60,10 +60,10 @@ export const MUTATIONS = [
   'newline-inside',
   'receipt-field',
 ] as const;
-export type Mutation = (typeof MUTATIONS)[number];
+type Mutation = (typeof MUTATIONS)[number];
 
 /** The kinds of request a plan answers. */
-export type RequestKind = 'greeting' | 'doctor' | 'started' | 'ok' | 'failed' | 'verify';
+type RequestKind = 'greeting' | 'doctor' | 'started' | 'ok' | 'failed' | 'verify';
 
 /** One transcript: how the agent behaves for one run. Times in ms. */
 export interface Plan {
