@@ -54,7 +54,7 @@ export { watchCoverage } from './agent/coverage.js';
 export type { AgentTarget } from './agent/handshake.js';
 export { resultToJson, resultClasses, finalLines, commandResultToJson, type JsonResult, type JsonClass } from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
-export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './config.js';
+export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './cli/config.js';
 export { runDoctor, type DoctorOptions } from './commands/doctor.js';
 export { runReload } from './commands/reload.js';
 export { runScan } from './commands/scan.js';

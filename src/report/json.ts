@@ -2,7 +2,7 @@
  * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
  * per class and a final `result` object. Every line type is described by the zod schemas in
  * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
- * by `test/cli/json.test.ts`.
+ * by `test/blackbox/json.test.ts`.
  */
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildRun, StopSignal } from '../outcome/facts.js';
-import type { BuildCommand } from './tool.js';
+import type { BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */

@@ -2,17 +2,17 @@
  * The agent subcommands on the command line: doctor, status, pause, resume, scan, verify,
  * events. Each parses its options, loads the project config, runs its core function (in this
  * folder) and renders the result: human text (what was asked for on stdout, refusals on
- * stderr) or, with `--json`, JSON lines on stdout. `src/cli.ts` supplies signal handling and
+ * stderr) or, with `--json`, JSON lines on stdout. `src/cli/main.ts` supplies signal handling and
  * the exit. The work is in `actions.ts`, loaded only when a subcommand runs.
  */
 import type { Command } from 'commander';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { exitHelp } from '../report/help.js';
 
-/** The subcommands' work (`actions.ts`, re-exported by `cli-core.ts`), loaded when one of them runs. */
-const actions = () => import('../cli-core.js');
+/** The subcommands' work (`actions.ts`, re-exported by `core.ts`), loaded when one of them runs. */
+const actions = () => import('./core.js');
 
-/** What `src/cli.ts` lends the subcommands. */
+/** What `main.ts` lends the subcommands. */
 export interface CommandHost {
   /** Adds the agent-finding and output options (--port, --port-file, --timeout, --config, --json, --quiet, --verbose). */
   addAgentOptions(command: Command): Command;
