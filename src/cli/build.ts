@@ -15,6 +15,7 @@ import { wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { writeStdout } from './stdout.js';
 import { runSafeBuild, type SafeBuildOptions } from '../run.js';
+import { processHost } from './host.js';
 
 /** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
 export interface CliOptions extends AgentFlags {
@@ -60,7 +61,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
   };
   const output = makeOutput(opts);
   const signals = interruptController(() => output.owner);
-  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal });
+  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
   signals.dispose();
   output.result(result);
   return result.exitCode;
