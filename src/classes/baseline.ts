@@ -3,7 +3,8 @@
  * index the next build starts from. Pure over the class index (state/ reads and writes it).
  */
 import type { ClassVerdict } from '../outcome/facts.js';
-import { detectChanges, markUnproven, type ClassIndex, type Detection } from './snapshot.js';
+import type { ClassIndex } from './columns.js';
+import { detectChanges, markUnproven, type Detection } from './snapshot.js';
 
 /**
  * The class files as the agent has them live before this build: `index`, kept by the last run

@@ -4,13 +4,15 @@
  */
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { recordProof } from '../classes/baseline.js';
-import { detectChanges, type ChangeSet, type ClassIndex } from '../classes/snapshot.js';
+import type { ClassIndex } from '../classes/columns.js';
+import { detectChanges, type ChangeSet } from '../classes/snapshot.js';
 import type { BuildRun, ChangeSummary } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { verdictOutcome } from '../verify/verdict.js';
-import { verifyClasses, type VerifyTarget } from '../verify/verify.js';
+import type { VerifyTarget } from '../verify/types.js';
+import { verifyClasses } from '../verify/verify.js';
 import { end, saveAfterOk, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 

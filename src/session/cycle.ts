@@ -11,7 +11,7 @@ import { watchCoverage } from '../agent/coverage.js';
 import { askDoctor } from '../agent/requests.js';
 import { findClassDirs, isInside, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
-import type { ClassIndex } from '../classes/snapshot.js';
+import type { ClassIndex } from '../classes/columns.js';
 import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
 import { mayBeOurs } from '../hold/machine.js';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import writeFileAtomic from 'write-file-atomic';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
-import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
+import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
 
 /** A file or folder in the state folder that cannot be written (or read); `path` names it. */
 export class StateError extends Error {
