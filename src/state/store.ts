@@ -1,42 +1,20 @@
 /**
  * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
  * the owner token used against an agent session (`owner.json`) and the class index
- * (`classes.idx`: the class files' stamps and hashes). Files are written whole (temp file and
- * rename); a corrupt or unreadable one is ignored with a warning, never trusted.
+ * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
+ * {@link writeStateFile}) and never through a symbolic link. A corrupt one is ignored with a
+ * warning, never trusted.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/token.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
+import { readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
+import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
-/** A file or folder in the state folder that cannot be written (or read); `path` names it. */
-export class StateError extends Error {
-  constructor(
-    readonly path: string,
-    cause: unknown,
-    access: 'read' | 'write' = 'write',
-  ) {
-    super(`cannot ${access} ${path} (${(cause as Error).message})`, { cause });
-    this.name = 'StateError';
-  }
-}
-
-/** Runs `write`, turning a file-system error into a {@link StateError} naming `file`. */
-export function writingState<T>(file: string, write: () => T): T {
-  try {
-    return write();
-  } catch (error) {
-    throw new StateError(file, error);
-  }
-}
-
-/** The state folder of a project. */
-export function stateDir(projectDir: string): string {
-  return path.join(projectDir, '.reclazz');
-}
+export { StateError, writingState } from './files.js';
+export { stateDir } from './folder.js';
 
 const ownerStateSchema = z.object({
   owner: z.string().check(z.refine(isToken, 'not a valid owner token')),
@@ -53,29 +31,40 @@ const ownerStateSchema = z.object({
 /** The owner token used against one agent session. */
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
-const OWNER_FILE = 'owner.json';
+/** An owner file is a line of JSON; anything larger than this is corrupt, in bytes. */
+const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the saved owner token. Returns undefined when there is none; a corrupt file is
- * reported through `warn` and ignored.
- * @throws StateError when the file exists but cannot be read: it may name the owner of a hold
- *   left behind, so it must not be replaced by a new token.
+ * Reads the saved owner token from `.reclazz/owner.json`. Returns undefined when there is none;
+ * a corrupt file is reported through `warn` and ignored.
+ * @throws StateError when the file exists but cannot be read, is not a regular file or is a
+ *   symbolic link: it may name the owner of a hold left behind, so it must not be replaced by a
+ *   new token.
  */
 export function readOwnerState(projectDir: string, warn: (message: string) => void): OwnerState | undefined {
-  return readJson(path.join(stateDir(projectDir), OWNER_FILE), ownerStateSchema, warn);
+  const dir = existingStateFolder(projectDir);
+  if (dir === undefined) return undefined;
+  const file = path.join(dir, OWNER_FILE);
+  let read;
+  try {
+    read = readStateFile(file, OWNER_MAX_BYTES);
+  } catch (error) {
+    throw error instanceof StateError ? error : new StateError(file, error, 'read');
+  }
+  if (read === undefined) return undefined;
+  const parsed = read.whole ? parseJson(read.bytes.toString('utf8'), ownerStateSchema) : undefined;
+  if (parsed === undefined) warn(`${file} is corrupt; ignoring it (it is rewritten at the end of this run)`);
+  return parsed;
 }
 
 /**
- * Saves the owner token for this agent session, whole (temp file and rename).
+ * Saves the owner token for this agent session, whole (see {@link writeStateFile}).
  * @throws StateError when it cannot be written.
  */
 export function writeOwnerState(projectDir: string, state: OwnerState): void {
-  writeJson(path.join(stateDir(projectDir), OWNER_FILE), state);
+  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify(state)}\n`);
 }
 
-const INDEX_FILE = 'classes.idx';
-/** The JSON class state of earlier versions; removed when the index is written. */
-const LEGACY_CLASS_STATE_FILE = 'classes.json';
 const INDEX_MAGIC = Buffer.from('RCLZIDX2', 'latin1');
 /** The magic without its version digit: an index of another version is rebuilt without a warning. */
 const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
@@ -97,15 +86,21 @@ const indexHeaderSchema = z.object({
  * row one byte, 1 when not proven (see {@link ClassIndex.unproven});
  * then the SHA-256 of everything before it.
  * @returns the index, or an empty one (everything is hashed again) when it is missing, or
- *   corrupt (reported through `warn`).
+ *   corrupt or unreadable (reported through `warn`).
+ * @throws StateError when the state folder or the index is a symbolic link.
  */
 export function readClassIndex(projectDir: string, warn: (message: string) => void): ClassIndex {
-  const file = path.join(stateDir(projectDir), INDEX_FILE);
+  const dir = existingStateFolder(projectDir);
+  if (dir === undefined) return emptyIndex();
+  const file = path.join(dir, INDEX_FILE);
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(file);
+    const read = readStateFile(file);
+    if (read === undefined) return emptyIndex();
+    bytes = read.bytes;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
+    if (error instanceof StateError) throw error;
+    warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
     return emptyIndex();
   }
   const otherVersion = bytes.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) && !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC);
@@ -116,17 +111,14 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
 }
 
 /**
- * Saves the class index whole (temp file and rename); see {@link readClassIndex} for the layout.
- * @throws StateError when it cannot be written.
+ * Saves the class index whole (see {@link writeStateFile}), then removes the JSON class state
+ * of earlier versions; see {@link readClassIndex} for the layout.
+ * @throws StateError when it cannot be written (the previous index is then kept as it was).
  */
 export function writeClassIndex(projectDir: string, index: ClassIndex): void {
-  const dir = stateDir(projectDir);
-  const file = path.join(dir, INDEX_FILE);
-  writingState(file, () => {
-    fs.mkdirSync(dir, { recursive: true });
-    writeFileAtomic.sync(file, encodeIndex(index));
-    fs.rmSync(path.join(dir, LEGACY_CLASS_STATE_FILE), { force: true });
-  });
+  const dir = createStateFolder(projectDir);
+  writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
+  removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
 }
 
 /** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
@@ -191,27 +183,12 @@ function bytesOf(array: Uint32Array | Float64Array): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
-function readJson<T>(file: string, schema: z.ZodMiniType<T>, warn: (message: string) => void): T | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new StateError(file, error, 'read');
-  }
+/** `text` parsed as JSON and checked by `schema`, or undefined. */
+function parseJson<T>(text: string, schema: z.ZodMiniType<T>): T | undefined {
   try {
     const parsed = schema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
+    return parsed.success ? parsed.data : undefined;
   } catch {
-    // fall through to the warning
+    return undefined;
   }
-  warn(`${file} is corrupt; ignoring it (it is rewritten at the end of this run)`);
-  return undefined;
-}
-
-function writeJson(file: string, value: unknown): void {
-  writingState(file, () => {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    writeFileAtomic.sync(file, `${JSON.stringify(value)}\n`);
-  });
 }
