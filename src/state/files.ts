@@ -214,3 +214,22 @@ export function removeStateFile(file: string): void {
   if (!stat.isFile()) throw new StateError(file, new Error('it is not a regular file: move it away'));
   writingState(file, () => fs.rmSync(file, { force: true }));
 }
+
+/**
+ * Moves a corrupt regular file aside to `<file>.corrupt-<UTC time>` (`-2`, `-3`... when taken:
+ * an earlier one is never replaced), never following a link.
+ * @returns the new path.
+ * @throws StateError naming `file` when it cannot be moved.
+ */
+export function moveCorruptAside(file: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  let aside = '';
+  try {
+    for (let n = 1; aside === '' || lstatOrNone(aside) !== undefined; n++) aside = `${file}.corrupt-${stamp}${n === 1 ? '' : `-${n}`}`;
+    fs.renameSync(file, aside);
+  } catch (error) {
+    throw new StateError(file, new Error(`it is corrupt, and moving it aside to ${aside} failed: ${(error as Error).message}`));
+  }
+  syncFolder(path.dirname(file), aside);
+  return aside;
+}

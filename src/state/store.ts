@@ -2,15 +2,15 @@
  * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
  * the owner token used against an agent session (`owner.json`) and the class index
  * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
- * {@link writeStateFile}) and never through a symbolic link. A corrupt one is ignored with a
- * warning, never trusted.
+ * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
+ * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/token.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
-import { readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
+import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
 export { StateError, writingState } from './files.js';
@@ -31,17 +31,28 @@ const ownerStateSchema = z.object({
 /** The owner token used against one agent session. */
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
+/**
+ * What {@link readOwnerState} found. With `recoveredFrom`, the file was corrupt and has been
+ * moved there, and `owner` is the token still readable in it: a hold left behind may be this
+ * token's, so try it before making a new one. Then `sessionId` is the one still readable, or ''
+ * (no agent session matches it), `port` 0 and `updatedAt` '' when not readable.
+ */
+export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
+
 /** An owner file is a line of JSON; anything larger than this is corrupt, in bytes. */
 const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the saved owner token from `.reclazz/owner.json`. Returns undefined when there is none;
- * a corrupt file is reported through `warn` and ignored.
+ * Reads the saved owner token from `.reclazz/owner.json`. A corrupt one is never replaced or
+ * deleted: it is moved aside to `owner.json.corrupt-<UTC time>`, a warning through `warn` names
+ * where, and an owner token still readable in it is returned with `recoveredFrom` (see
+ * {@link SavedOwnerState}).
+ * @returns the state, or undefined when there is none (or a corrupt one without a readable token).
  * @throws StateError when the file exists but cannot be read, is not a regular file or is a
- *   symbolic link: it may name the owner of a hold left behind, so it must not be replaced by a
- *   new token.
+ *   symbolic link, or when a corrupt one cannot be moved aside: it may name the owner of a hold
+ *   left behind, so it must not be replaced by a new token.
  */
-export function readOwnerState(projectDir: string, warn: (message: string) => void): OwnerState | undefined {
+export function readOwnerState(projectDir: string, warn: (message: string) => void): SavedOwnerState | undefined {
   const dir = existingStateFolder(projectDir);
   if (dir === undefined) return undefined;
   const file = path.join(dir, OWNER_FILE);
@@ -52,17 +63,50 @@ export function readOwnerState(projectDir: string, warn: (message: string) => vo
     throw error instanceof StateError ? error : new StateError(file, error, 'read');
   }
   if (read === undefined) return undefined;
-  const parsed = read.whole ? parseJson(read.bytes.toString('utf8'), ownerStateSchema) : undefined;
-  if (parsed === undefined) warn(`${file} is corrupt; ignoring it (it is rewritten at the end of this run)`);
-  return parsed;
+  const text = read.bytes.toString('utf8');
+  if (read.whole) {
+    const parsed = parseJson(text, ownerStateSchema);
+    if (parsed !== undefined) return parsed;
+  }
+  const aside = moveCorruptAside(file);
+  const recovered = recoverOwner(text);
+  warn(
+    `${file} is corrupt; ignoring it: moved to ${aside}` +
+      (recovered === undefined ? ' (no owner token could be read from it)' : ` (owner token ${recovered.owner} could still be read from it)`),
+  );
+  return recovered === undefined ? undefined : { ...recovered, recoveredFrom: aside };
+}
+
+/** What can still be read of a damaged owner file: the token (whole, between its quotes) and the session, if any. */
+function recoverOwner(text: string): OwnerState | undefined {
+  let fields: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null) fields = parsed as Record<string, unknown>;
+  } catch {
+    // Cut short or damaged: pick the fields out of the text. A token has no characters JSON escapes.
+    const owner = /"owner"\s*:\s*"([A-Za-z0-9_-]{1,64})"/.exec(text)?.[1];
+    const sessionId = /"sessionId"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(text)?.[1];
+    fields = { owner, sessionId: sessionId === undefined ? undefined : parseJson(sessionId, z.string()) };
+  }
+  const { owner, sessionId, port, updatedAt } = fields;
+  if (typeof owner !== 'string' || !isToken(owner)) return undefined;
+  return {
+    owner,
+    sessionId: typeof sessionId === 'string' ? sessionId : '',
+    port: Number.isInteger(port) ? (port as number) : 0,
+    updatedAt: typeof updatedAt === 'string' ? updatedAt : '',
+  };
 }
 
 /**
- * Saves the owner token for this agent session, whole (see {@link writeStateFile}).
+ * Saves the owner token for this agent session, whole (see {@link writeStateFile}); only the
+ * fields of {@link OwnerState} are written.
  * @throws StateError when it cannot be written.
  */
 export function writeOwnerState(projectDir: string, state: OwnerState): void {
-  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify(state)}\n`);
+  const { owner, sessionId, port, updatedAt, held } = state;
+  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
 }
 
 const INDEX_MAGIC = Buffer.from('RCLZIDX2', 'latin1');
