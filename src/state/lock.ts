@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
+import * as z from 'zod/mini';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } from './folder.js';
 
@@ -30,6 +31,9 @@ export type LockResult =
   | { kind: 'locked'; release: () => Promise<void> }
   | { kind: 'busy'; waitedMs: number; lockPath: string }
   | { kind: 'aborted' };
+
+/** The holder file's content. */
+const holderSchema = z.object({ pid: z.number().check(z.int(), z.positive()), host: z.string() });
 
 /**
  * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms while
@@ -65,8 +69,13 @@ export async function acquireRunLock(
         // Another run took the lock over (it found this one gone, or the lock folder was removed).
         onCompromised: onLost,
       });
-      removeInterruptedWrites(dir);
-      writeStateFile(holderPath, JSON.stringify({ pid: process.pid, host: os.hostname() }));
+      try {
+        removeInterruptedWrites(dir);
+        writeStateFile(holderPath, JSON.stringify({ pid: process.pid, host: os.hostname() }));
+      } catch (error) {
+        await release().catch(() => undefined);
+        throw error;
+      }
       return {
         kind: 'locked',
         release: () => {
@@ -102,9 +111,9 @@ function removeQuietly(file: string): void {
 
 /**
  * Removes the lock when the run holding it is gone: its holder file names a process on this
- * host that no longer exists, or there is no holder file and the lock has not been refreshed
- * for {@link LOCK_STALE_MS} ms. The holder file is first renamed to a name of our own, so of
- * several waiting runs only one removes the lock. A lock held by a live process is never
+ * host that no longer exists, or there is no valid holder file and the lock has not been
+ * refreshed for {@link LOCK_STALE_MS} ms. The holder file is first renamed to a name of our own,
+ * so of several waiting runs only one removes the lock. A lock held by a live process is never
  * removed, however long since it was refreshed.
  * @returns true when the lock was removed (try to take it again at once).
  * @throws StateError when the lock or its holder file is a symbolic link.
@@ -132,14 +141,16 @@ function takeOverFromTheGone(lockPath: string, holderPath: string): boolean {
 }
 
 /**
- * The holder file's process, or undefined when there is none or it cannot be read.
+ * The holder file's process, or undefined when there is none or it cannot be read or is not
+ * valid (then the lock's age decides: a pid that is not a number must not pass for a dead process).
  * @throws StateError when it is a symbolic link.
  */
-function readHolder(holderPath: string): { pid: number; host: string } | undefined {
+function readHolder(holderPath: string): z.infer<typeof holderSchema> | undefined {
   try {
     const read = readStateFile(holderPath, 4096);
     if (read === undefined || !read.whole) return undefined;
-    return JSON.parse(read.bytes.toString('utf8')) as { pid: number; host: string };
+    const parsed = holderSchema.safeParse(JSON.parse(read.bytes.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
   } catch (error) {
     if (error instanceof StateError) throw error;
     return undefined;
