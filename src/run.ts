@@ -232,7 +232,9 @@ class SafeBuild {
     const agent = this.agent!;
 
     const saved = readOwnerState(location.projectDir, (message) => this.emit({ type: 'warning', message }));
-    const savedOwner = saved !== undefined && saved.sessionId === agent.sessionId ? saved.owner : undefined;
+    // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
+    const savedOwner =
+      saved !== undefined && (saved.sessionId === agent.sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === '')) ? saved.owner : undefined;
     const owner = this.options.owner ?? savedOwner ?? newToken();
     this.owner = owner;
     this.emit({ type: 'hold', owner, ownerSource: this.options.owner !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new' });
