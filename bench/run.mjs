@@ -59,7 +59,15 @@ function run(file, args, { cwd = ROOT, env = ENV } = {}) {
     child.on('error', reject);
     child.on('exit', () => (endMs = performance.now()));
     child.on('close', (code, signal) =>
-      resolve({ code: code ?? 128, signal, startMs, endMs, ms: endMs - startMs, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }),
+      resolve({
+        code: code ?? 128,
+        signal,
+        startMs,
+        endMs,
+        ms: endMs - startMs,
+        stdout: Buffer.concat(out).toString(),
+        stderr: Buffer.concat(err).toString(),
+      }),
     );
   });
 }
@@ -67,13 +75,17 @@ function run(file, args, { cwd = ROOT, env = ENV } = {}) {
 /** `node bin/reclazz-build.cjs ...args` in `cwd`; throws unless it exits with `expect`. */
 async function cli(cwd, args, expect = 0) {
   const result = await run(process.execPath, [BIN, ...args], { cwd });
-  if (result.code !== expect) throw new Error(`reclazz-build ${args.join(' ')} exited ${result.code}, expected ${expect}\n${result.stderr}${result.stdout}`);
+  if (result.code !== expect)
+    throw new Error(`reclazz-build ${args.join(' ')} exited ${result.code}, expected ${expect}\n${result.stderr}${result.stdout}`);
   return result;
 }
 
 /** The `type: "result"` line of a `--json` run. */
 function jsonResult(result) {
-  const line = result.stdout.trim().split('\n').findLast((l) => l.includes('"type":"result"'));
+  const line = result.stdout
+    .trim()
+    .split('\n')
+    .findLast((l) => l.includes('"type":"result"'));
   if (line === undefined) throw new Error(`no JSON result line in:\n${result.stdout}\n${result.stderr}`);
   return JSON.parse(line);
 }
@@ -130,7 +142,14 @@ async function stopAgent(agent) {
 
 /** Times the CLI and a clock shared with the in-process fake agent: when it received a verb, when a class flipped. */
 function agentClock() {
-  const clock = { firstVerify: undefined, lastFinal: undefined, reset() { this.firstVerify = undefined; this.lastFinal = undefined; } };
+  const clock = {
+    firstVerify: undefined,
+    lastFinal: undefined,
+    reset() {
+      this.firstVerify = undefined;
+      this.lastFinal = undefined;
+    },
+  };
   return {
     clock,
     intercept: (cmd) => {
@@ -167,11 +186,24 @@ const figures = [];
 function figure(id, name, unit, limit, values, extra = {}) {
   const s = stats(values);
   const pass = (limit === undefined || s.median <= limit) && (extra.ok ?? true);
-  const entry = { id, figure: name, target: limit === undefined ? 'info' : `<= ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`, unit, median: round2(s.median), min: round2(s.min), max: round2(s.max), runs: s.n, pass: limit === undefined ? null : pass, ...extra.details };
+  const entry = {
+    id,
+    figure: name,
+    target: limit === undefined ? 'info' : `<= ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`,
+    unit,
+    median: round2(s.median),
+    min: round2(s.min),
+    max: round2(s.max),
+    runs: s.n,
+    pass: limit === undefined ? null : pass,
+    ...extra.details,
+  };
   delete entry.ok;
   figures.push(entry);
   const shown = (v) => (unit === 'x' ? `${v.toFixed(2)}x` : `${Math.round(v)} ${unit}`);
-  process.stderr.write(`  ${name}: ${shown(s.median)} (min ${shown(s.min)}, max ${shown(s.max)}) ${limit === undefined ? '' : pass ? 'pass' : 'MISS'}\n`);
+  process.stderr.write(
+    `  ${name}: ${shown(s.median)} (min ${shown(s.min)}, max ${shown(s.max)}) ${limit === undefined ? '' : pass ? 'pass' : 'MISS'}\n`,
+  );
   return entry;
 }
 
@@ -181,9 +213,16 @@ async function startupFigure() {
     () => run(process.execPath, ['-e', '0']).then((r) => r.ms),
     () => cli(ROOT, ['--version']).then((r) => r.ms),
   ]);
-  figure('startup', '`reclazz-build --version` / `node -e 0`', 'x', 1.6, pairwise(version, bare, (a, b) => a / b), {
-    details: { versionMs: round1(stats(version).median), nodeMs: round1(stats(bare).median) },
-  });
+  figure(
+    'startup',
+    '`reclazz-build --version` / `node -e 0`',
+    'x',
+    1.6,
+    pairwise(version, bare, (a, b) => a / b),
+    {
+      details: { versionMs: round1(stats(version).median), nodeMs: round1(stats(bare).median) },
+    },
+  );
 }
 
 async function wholeRunFigures() {
@@ -202,16 +241,36 @@ async function wholeRunFigures() {
     });
   }
   const [bare, whole, java] = await rounds(Math.max(RUNS, 21), variants);
-  figure('overhead', 'whole-run overhead: `reclazz-build -- true` minus bare `true`', 'ms', 120, pairwise(whole, bare, (a, b) => a - b), {
-    details: { runMs: round1(stats(whole).median), bareMs: round1(stats(bare).median) },
-  });
+  figure(
+    'overhead',
+    'whole-run overhead: `reclazz-build -- true` minus bare `true`',
+    'ms',
+    120,
+    pairwise(whole, bare, (a, b) => a - b),
+    {
+      details: { runMs: round1(stats(whole).median), bareMs: round1(stats(bare).median) },
+    },
+  );
   if (java === undefined) {
-    figures.push({ id: 'java', figure: 'whole run vs the minimal Java client', target: '<= 1.2x', pass: false, note: 'javac/java not found' });
+    figures.push({
+      id: 'java',
+      figure: 'whole run vs the minimal Java client',
+      target: '<= 1.2x',
+      pass: false,
+      note: 'javac/java not found',
+    });
     process.stderr.write('  Java client: javac not found: MISS\n');
   } else {
-    figure('java', 'whole run, `reclazz-build -- true` / minimal Java client (javac) `-- true`', 'x', 1.2, pairwise(whole, java, (a, b) => a / b), {
-      details: { runMs: round1(stats(whole).median), javaMs: round1(stats(java).median), java: javaVersion() },
-    });
+    figure(
+      'java',
+      'whole run, `reclazz-build -- true` / minimal Java client (javac) `-- true`',
+      'x',
+      1.2,
+      pairwise(whole, java, (a, b) => a / b),
+      {
+        details: { runMs: round1(stats(whole).median), javaMs: round1(stats(java).median), java: javaVersion() },
+      },
+    );
   }
 }
 
@@ -227,7 +286,8 @@ async function changeDetectionFigures(bigTree) {
   await agentFor(empty);
   // The hash index (whatever its file name or format): removed for the first-run figure.
   const dropIndex = () => {
-    for (const name of fs.readdirSync(path.join(big, '.reclazz'))) if (name.startsWith('classes.')) fs.rmSync(path.join(big, '.reclazz', name), { force: true });
+    for (const name of fs.readdirSync(path.join(big, '.reclazz')))
+      if (name.startsWith('classes.')) fs.rmSync(path.join(big, '.reclazz', name), { force: true });
   };
 
   if (wanted('detect-none') || wanted('detect-cold')) {
@@ -240,12 +300,26 @@ async function changeDetectionFigures(bigTree) {
         return (await cli(big, ['--', 'true'])).ms;
       },
     ]);
-    figure('detect-none', `change detection, ${BIG} classes, nothing changed (hash index warm: every run after the first)`, 'ms', 400, pairwise(withTree, without, (a, b) => a - b), {
-      details: { runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
-    });
-    figure('detect-cold', `change detection, ${BIG} classes, nothing changed, no hash index (first run in a checkout: hashes all)`, 'ms', undefined, pairwise(cold, without, (a, b) => a - b), {
-      details: { runMs: round1(stats(cold).median), emptyRunMs: round1(stats(without).median) },
-    });
+    figure(
+      'detect-none',
+      `change detection, ${BIG} classes, nothing changed (hash index warm: every run after the first)`,
+      'ms',
+      400,
+      pairwise(withTree, without, (a, b) => a - b),
+      {
+        details: { runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
+      },
+    );
+    figure(
+      'detect-cold',
+      `change detection, ${BIG} classes, nothing changed, no hash index (first run in a checkout: hashes all)`,
+      'ms',
+      undefined,
+      pairwise(cold, without, (a, b) => a - b),
+      {
+        details: { runMs: round1(stats(cold).median), emptyRunMs: round1(stats(without).median) },
+      },
+    );
   }
 
   if (wanted('detect-1000')) {
@@ -253,17 +327,33 @@ async function changeDetectionFigures(bigTree) {
     let detected = true;
     const [withTree, without] = await rounds(Math.max(RUNS, 7), [
       async () => {
-        const r = await cli(big, ['--no-verify', '--json', '--', process.execPath, MUTATE, path.join(big, 'target', 'classes'), manifest, '1000']);
+        const r = await cli(big, [
+          '--no-verify',
+          '--json',
+          '--',
+          process.execPath,
+          MUTATE,
+          path.join(big, 'target', 'classes'),
+          manifest,
+          '1000',
+        ]);
         const changes = jsonResult(r).changes;
         if (changes.changed !== 1000 || changes.added + changes.removed !== 0) detected = false;
         return r.ms;
       },
       async () => (await cli(empty, ['--no-verify', '--json', '--', process.execPath, MUTATE, scratch, manifest, '1000'])).ms,
     ]);
-    figure('detect-1000', `change detection, ${BIG} classes, 1,000 changed (a third same size and mtime), --no-verify`, 'ms', 600, pairwise(withTree, without, (a, b) => a - b), {
-      ok: detected,
-      details: { allDetected: detected, runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
-    });
+    figure(
+      'detect-1000',
+      `change detection, ${BIG} classes, 1,000 changed (a third same size and mtime), --no-verify`,
+      'ms',
+      600,
+      pairwise(withTree, without, (a, b) => a - b),
+      {
+        ok: detected,
+        details: { allDetected: detected, runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
+      },
+    );
   }
   for (const agent of [...agents]) await stopAgent(agent);
 }
@@ -287,7 +377,10 @@ async function verifyFigure() {
       return r.endMs - clock.firstVerify;
     },
   ]);
-  figure('verify-500', 'VERIFY 500 changed classes, applied at once: first VERIFY received -> CLI exit', 'ms', 500, times, { ok: proven, details: { allProven: proven } });
+  figure('verify-500', 'VERIFY 500 changed classes, applied at once: first VERIFY received -> CLI exit', 'ms', 500, times, {
+    ok: proven,
+    details: { allProven: proven },
+  });
   for (const agent of [...agents]) await stopAgent(agent);
 }
 
@@ -308,7 +401,10 @@ async function latencyFigure() {
       return r.endMs - clock.lastFinal;
     },
   ]);
-  figure('verify-latency', 'VERIFY latency: agent flips running -> applied after 1 s; flip -> CLI exit', 'ms', 200, times, { ok: proven, details: { allProven: proven } });
+  figure('verify-latency', 'VERIFY latency: agent flips running -> applied after 1 s; flip -> CLI exit', 'ms', 200, times, {
+    ok: proven,
+    details: { allProven: proven },
+  });
   for (const agent of [...agents]) await stopAgent(agent);
 }
 
@@ -327,7 +423,10 @@ async function capacityFigures(bigTree) {
     async (round) => {
       clock.reset();
       const args = [BIN, '--json', '--', process.execPath, MUTATE, classes, manifest, '5000'];
-      const r = TIME === undefined ? await run(process.execPath, args, { cwd: dir }) : await run(TIME, ['-f', '%M', '-o', rssFile, process.execPath, ...args], { cwd: dir });
+      const r =
+        TIME === undefined
+          ? await run(process.execPath, args, { cwd: dir })
+          : await run(TIME, ['-f', '%M', '-o', rssFile, process.execPath, ...args], { cwd: dir });
       if (r.code !== 75) throw new Error(`expected exit 75 (not all proven), got ${r.code}\n${r.stderr}`);
       const result = jsonResult(r);
       if (!/512/.test(result.message) || !/receipts/.test(result.message)) named = false;
@@ -372,7 +471,9 @@ const machine = {
 
 const started = performance.now();
 try {
-  process.stderr.write(`machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ${RUNS}+ runs per figure after a warm-up\n`);
+  process.stderr.write(
+    `machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ${RUNS}+ runs per figure after a warm-up\n`,
+  );
   let bigTree;
   const needBig = ['detect-none', 'detect-cold', 'detect-1000', 'capacity', 'memory'].some(wanted);
   if (needBig) {
@@ -395,12 +496,15 @@ try {
   const report = {
     machine,
     date: new Date().toISOString(),
-    method: 'median of per-round values after one warm-up round; paired variants run alternately; child processes timed spawn -> exit with performance.now()',
+    method:
+      'median of per-round values after one warm-up round; paired variants run alternately; child processes timed spawn -> exit with performance.now()',
     tree: bigTree?.shape ?? null,
     durationS: Math.round((performance.now() - started) / 1000),
     figures,
   };
-  process.stdout.write(`\nreclazz-build benchmark on ${machine.cores} cores, Node ${machine.node} (load average ${machine.loadAverage.start[0]} at start, ${machine.loadAverage.end[0]} at end)\n${table()}\n`);
+  process.stdout.write(
+    `\nreclazz-build benchmark on ${machine.cores} cores, Node ${machine.node} (load average ${machine.loadAverage.start[0]} at start, ${machine.loadAverage.end[0]} at end)\n${table()}\n`,
+  );
   if (ONLY === undefined) {
     fs.writeFileSync(`${RESULTS}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
     fs.renameSync(`${RESULTS}.tmp`, RESULTS);

@@ -14,7 +14,9 @@ const bin = path.join(root, 'bin', 'reclazz-build.cjs');
 const say = (text) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
 
 if (spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status !== 0) {
-  console.error('The demo builds a real Maven project: install Maven with `bash .ci/install-build-tools.sh` (Debian, as root), then run `npm run demo` again.');
+  console.error(
+    'The demo builds a real Maven project: install Maven with `bash .ci/install-build-tools.sh` (Debian, as root), then run `npm run demo` again.',
+  );
   process.exit(1);
 }
 
@@ -23,7 +25,8 @@ const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-demo-'));
 const app = path.join(work, 'maven-app');
 fs.cpSync(path.join(root, 'fixtures', 'maven-app'), app, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
 const greeter = path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java');
-const setReturn = (expression) => fs.writeFileSync(greeter, fs.readFileSync(greeter, 'utf8').replace(/return\s+[^;]*;/, `return ${expression};`));
+const setReturn = (expression) =>
+  fs.writeFileSync(greeter, fs.readFileSync(greeter, 'utf8').replace(/return\s+[^;]*;/, `return ${expression};`));
 const setGreeting = (text) => setReturn(JSON.stringify(text));
 
 say(`copied the example to ${app}; compiling it once (the classes the "running app" loaded)`);
@@ -41,7 +44,11 @@ async function reclazzBuild(title) {
   say(`${title}\n$ reclazz-build mvn -q compile`);
   const from = agent.received.length;
   const t0 = performance.now();
-  const child = spawn(process.execPath, [bin, 'mvn', '-q', 'compile'], { cwd: app, stdio: 'inherit', env: { ...process.env, RECLAZZ_SAFE_BUILD_ACTIVE: '' } });
+  const child = spawn(process.execPath, [bin, 'mvn', '-q', 'compile'], {
+    cwd: app,
+    stdio: 'inherit',
+    env: { ...process.env, RECLAZZ_SAFE_BUILD_ACTIVE: '' },
+  });
   const status = await new Promise((resolve) => child.on('close', (code) => resolve(code)));
   const ms = Math.round(performance.now() - t0);
   console.log(`\n(exit status ${status}, ${ms} ms) the agent received:`);

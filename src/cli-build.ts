@@ -3,11 +3,12 @@
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
-import type { ToolKind } from './build/tool.js';
+import type { ToolKind } from './outcome/facts.js';
 import { configFailure } from './commands/actions.js';
 import { resolveSettings, type AgentFlags } from './commands/settings.js';
 import { ConfigError, loadConfig } from './config.js';
-import type { RunEvent, RunResult } from './events.js';
+import type { RunEvent } from './outcome/events.js';
+import type { RunResult } from './outcome/result.js';
 import { HumanReporter } from './report/human.js';
 import { eventToJson, finalLines } from './report/json.js';
 import { wantsLive } from './report/live.js';
@@ -29,7 +30,7 @@ export type Interrupts = (owner: () => string | undefined) => { signal: AbortSig
  * Runs one build from the command line: its events and result are rendered as they come.
  * @returns the exit status (an invalid config is reported here and gives 2).
  */
-export async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions, interruptController: Interrupts): Promise<number> {
+export async function buildAction(tool: ToolKind, args: string[], opts: CliOptions, interruptController: Interrupts): Promise<number> {
   const cwd = process.cwd();
   let loaded;
   try {

@@ -4,5 +4,5 @@
  * its modules' set-up (execa, zod schemas, ...): in the bundle they wait behind one lazy
  * initialiser (see scripts/bundle.mjs).
  */
-export { runBuildCommand } from './cli-build.js';
-export { doctorCommand, eventsCommand, reloadCommand, scanCommand, verifyCommand } from './commands/actions.js';
+export { buildAction } from './cli-build.js';
+export { doctorAction, eventsAction, reloadAction, scanAction, verifyAction } from './commands/actions.js';

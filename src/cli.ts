@@ -7,39 +7,28 @@
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { isToken } from './agent/token.js';
-import type { ToolKind } from './build/tool.js';
+import { isToken } from './agent/limits.js';
+import type { ToolKind } from './outcome/facts.js';
 import type { CliOptions } from './cli-build.js';
 import { addAgentCommands } from './commands/cli.js';
-import { EXIT_NOT_SAFE, EXIT_USAGE } from './events.js';
-import { usageLines, type JsonAction } from './report/json.js';
+import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from './outcome/exit.js';
+import type { JsonAction } from './outcome/result.js';
+import { exitHelp } from './report/help.js';
+import { interruptedAgainText } from './report/step-words.js';
+import { usageLines } from './report/json.js';
 import { paletteFor } from './report/palette.js';
 import { stdoutBroken, writeStdout } from './report/stdout.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
-const EXIT_TABLE = `
+const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
 (timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
 command-line options win.
 
-Exit status:
-  0        build ok and acknowledged; every changed class that existed before is applied
-           (or nothing to verify, or --no-verify)
-  N        the build failed with exit status N and BUILD failed was acknowledged
-           (killed by a signal: 128+N)
-  2        usage error; nothing was sent
-  69       refused: no agent, bad port file, handshake, old agent, missing or rejected
-           BUILD started receipt, hold or lock busy, .reclazz/ not writable; the build
-           never ran
-  70       not completed safely: the build ran but a finish receipt was lost or the
-           agent went away (outcome uncertain), or an internal error
-  75       build ok, but not every changed class was proven applied by the deadline
-  126      the build command is not executable (chmod +x); nothing was sent
-  127      the build command was not found; nothing was sent
-  130/143  interrupted (SIGINT / SIGTERM)`;
+${exitHelp('build')}`;
 
 const EXAMPLES = `
 Examples:
@@ -97,28 +86,39 @@ function buildProgram(aside: { command?: string[] }): Command {
     .argument('[command...]', 'after --: any build command and its arguments')
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
-    .option('--wait <ms>', "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)", integer('--wait', 0))
+    .option(
+      '--wait <ms>',
+      "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)",
+      integer('--wait', 0),
+    )
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
-    .option('--classes-dir <dir>', 'class output directory to check (repeatable; added to target/classes and build/classes/*/main)', collect)
+    .option(
+      '--classes-dir <dir>',
+      'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
+      collect,
+    )
     .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
   addAgentOptions(program);
-  program.addHelpText('after', `${EXAMPLES}\n${EXIT_TABLE}`);
+  program.addHelpText('after', `${EXAMPLES}\n${MORE_HELP}`);
   program.action(async (parsed: string[]) => {
     const words = parsed.length === 1 && parsed[0] === AFTER_DASHES ? (aside.command ?? []) : parsed;
     // Nothing to build: a short usage error, as for any other; --help prints the whole help.
     if (words.length === 0) usageError('no build command: use gradle, mvn, or put any command after --');
-    if (!process.argv.includes('--')) usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
-    await runBuildCommand('command', words, program.opts<CliOptions>());
+    if (!process.argv.includes('--'))
+      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    await startBuild('command', words, program.opts<CliOptions>());
   });
   for (const tool of ['gradle', 'mvn'] as const) {
     program
       .command(tool)
-      .description(`run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`)
+      .description(
+        `run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`,
+      )
       .helpOption(false)
       .allowUnknownOption()
       .allowExcessArguments()
       .argument('[args...]')
-      .action(async (args: string[]) => runBuildCommand(tool, args, program.opts<CliOptions>()));
+      .action(async (args: string[]) => startBuild(tool, args, program.opts<CliOptions>()));
   }
   addAgentCommands(program, {
     addAgentOptions,
@@ -138,8 +138,8 @@ function buildProgram(aside: { command?: string[] }): Command {
  * First SIGINT/SIGTERM aborts the run cleanly (it sends BUILD failed and exits 130/143);
  * a second one exits at once with one line on how to recover the hold.
  */
-async function runBuildCommand(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { runBuildCommand: run } = await import('./cli-core.js');
+async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
+  const { buildAction: run } = await import('./cli-core.js');
   await exit(await run(tool, args, opts, interruptController));
 }
 
@@ -150,11 +150,8 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
       controller.abort(signal);
       return;
     }
-    const who = owner();
-    process.stderr.write(
-      `\nreclazz-build: interrupted again, exiting now; the hold may be left${who ? ` with owner ${who}: run again here (or pass --owner ${who}) to recover it` : ''}\n`,
-    );
-    process.exit(signal === 'SIGTERM' ? 143 : 130);
+    process.stderr.write(interruptedAgainText(owner()));
+    process.exit(EXIT_SIGNALLED[signal === 'SIGTERM' ? 'SIGTERM' : 'SIGINT']);
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
@@ -217,17 +214,27 @@ function setAsideCommand(argv: string[], commands: readonly string[]): { parse: 
 export async function main(argv: string[]): Promise<void> {
   const aside: { command?: string[] } = {};
   const program = buildProgram(aside);
-  const { parse, command } = setAsideCommand(argv, program.commands.map((c) => c.name()));
+  const { parse, command } = setAsideCommand(
+    argv,
+    program.commands.map((c) => c.name()),
+  );
   if (command !== undefined) aside.command = command;
   try {
     await program.parseAsync(parse);
   } catch (error) {
     if (error instanceof CommanderError) {
       const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
-      if (!ok) writeUsageJson(argv, program.commands.map((c) => c.name()), error.message.replace(/^error: /, ''));
+      if (!ok)
+        writeUsageJson(
+          argv,
+          program.commands.map((c) => c.name()),
+          error.message.replace(/^error: /, ''),
+        );
       await exit(ok ? 0 : EXIT_USAGE);
     }
-    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`);
+    process.stderr.write(
+      `reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`,
+    );
     await exit(EXIT_NOT_SAFE);
   }
 }

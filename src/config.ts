@@ -37,7 +37,7 @@ export interface ReclazzConfig {
 }
 
 /** What each key expects, in words: used in every error message. */
-export const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
+const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   port: 'a whole number 1-65535 (the agent port), e.g. 52311',
   portFile: 'a non-empty path string to the agent port file, e.g. "app/.reclazz/agent.port"',
   timeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 5000',
@@ -102,7 +102,12 @@ export function loadConfig(cwd: string, explicit?: string): LoadedConfig {
     if (path.basename(file) === 'package.json') {
       const pkg = readJsonObject(file);
       if (!(PACKAGE_KEY in pkg)) {
-        throw new ConfigError(file, PACKAGE_KEY, 'an object', `${file} has no "${PACKAGE_KEY}" key; expected an object like {"${PACKAGE_KEY}": {"timeoutMs": 5000}}`);
+        throw new ConfigError(
+          file,
+          PACKAGE_KEY,
+          'an object',
+          `${file} has no "${PACKAGE_KEY}" key; expected an object like {"${PACKAGE_KEY}": {"timeoutMs": 5000}}`,
+        );
       }
       return { file, config: validate(file, pkg[PACKAGE_KEY], `${PACKAGE_KEY}.`) };
     }
@@ -125,7 +130,12 @@ function readJson(file: string): unknown {
   try {
     text = fs.readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError(file, undefined, 'a readable JSON file', `cannot read config file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new ConfigError(
+      file,
+      undefined,
+      'a readable JSON file',
+      `cannot read config file ${file} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+    );
   }
   try {
     return JSON.parse(text);
@@ -147,7 +157,12 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
   const whole = `an object with any of the keys ${Object.keys(CONFIG_KEYS).join(', ')}`;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const key = prefix === '' ? undefined : prefix.slice(0, -1);
-    throw new ConfigError(file, key, whole, `invalid config in ${file}${key ? `: key "${key}"` : ''}: expected ${whole}, got ${describe(value)}`);
+    throw new ConfigError(
+      file,
+      key,
+      whole,
+      `invalid config in ${file}${key ? `: key "${key}"` : ''}: expected ${whole}, got ${describe(value)}`,
+    );
   }
   const parsed = configSchema().safeParse(value);
   if (!parsed.success) {

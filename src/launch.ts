@@ -81,7 +81,12 @@ export function launch(file: string, words: readonly string[]): void {
     cachedData = verifiedPayload(readOwn(cache.file), cache.sourceHash);
   }
   const script = new vm.Script(wrap(bytes.toString('utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
-  if (location !== undefined && cache !== undefined && (cachedData === undefined || script.cachedDataRejected === true) && !isLightRun(words)) {
+  if (
+    location !== undefined &&
+    cache !== undefined &&
+    (cachedData === undefined || script.cachedDataRejected === true) &&
+    !isLightRun(words)
+  ) {
     const { file: cacheFile, sourceHash } = cache;
     process.once('exit', () => save(location, cacheFile, sourceHash, script));
   }
@@ -116,7 +121,12 @@ function verifiedPayload(data: Buffer | undefined, sourceHash: Buffer): Buffer |
   if (data === undefined || data.length <= HEADER_LENGTH) return undefined;
   if (!data.subarray(0, MAGIC.length).equals(MAGIC) || !data.subarray(MAGIC.length, MAGIC.length + 32).equals(sourceHash)) return undefined;
   const payload = data.subarray(HEADER_LENGTH);
-  return createHash('sha256').update(payload).digest().equals(data.subarray(MAGIC.length + 32, HEADER_LENGTH)) ? payload : undefined;
+  return createHash('sha256')
+    .update(payload)
+    .digest()
+    .equals(data.subarray(MAGIC.length + 32, HEADER_LENGTH))
+    ? payload
+    : undefined;
 }
 
 /** The file's bytes when it and its folder belong to this user and no one else can write them (POSIX); else undefined. */

@@ -7,7 +7,8 @@
  */
 import net from 'node:net';
 import pTimeout from 'p-timeout';
-import { agentEventSchema, connectedSchema, MAX_COMMAND_CHARS, type AgentEvent, type ConnectedEvent } from './protocol.js';
+import { MAX_COMMAND_CHARS } from './limits.js';
+import { agentEventSchema, connectedSchema, type AgentEvent, type ConnectedEvent } from './protocol.js';
 
 /** The longest line from the agent we buffer, in bytes; longer lines are discarded whole. */
 export const MAX_LINE_BYTES = 64 * 1024;
@@ -104,7 +105,10 @@ export class AgentConnection {
       const first = await connection.nextEvent(options.timeoutMs, options.signal);
       const parsed = connectedSchema.safeParse(first);
       if (!parsed.success) {
-        throw new AgentConnectionError('bad-handshake', `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${describeFirstLine(first)})`);
+        throw new AgentConnectionError(
+          'bad-handshake',
+          `127.0.0.1:${port} did not start with a valid CONNECTED line (got ${describeFirstLine(first)})`,
+        );
       }
       return { connection, connected: parsed.data };
     } catch (error) {
@@ -139,7 +143,13 @@ export class AgentConnection {
    * @throws AgentConnectionError kind timeout, closed or aborted (also when `signal` was
    *   already aborted: then nothing is sent); Error for an invalid command line (see {@link send}).
    */
-  async request<T>(line: string, parse: (event: AgentEvent) => T | undefined, what: string, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+  async request<T>(
+    line: string,
+    parse: (event: AgentEvent) => T | undefined,
+    what: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<T> {
     // An interrupt that came before the request must not put a command on the wire.
     if (signal?.aborted) throw new AgentConnectionError('aborted', `interrupted before sending ${what.split(' ')[0]}`);
     let result: T | undefined;

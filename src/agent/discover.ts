@@ -6,15 +6,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { OutcomeOf, PortFault } from '../outcome/outcome.js';
 
 /** Where a port file may sit, relative to a project folder, in the agent client's order. */
-export const PORT_FILE_LOCATIONS = [path.join('.reclazz', 'agent.port'), path.join('.idea', 'reclazz', 'agent.port')] as const;
+const PORT_FILE_LOCATIONS = [path.join('.reclazz', 'agent.port'), path.join('.idea', 'reclazz', 'agent.port')] as const;
 
 /** Folders never searched downward for a port file. */
 const SKIP_DIRS = new Set(['node_modules', '.git', 'build', 'target', '.gradle', '.mvn']);
 
 /** How many folder levels below the working directory the downward search looks. */
-export const DOWNWARD_DEPTH = 4;
+const DOWNWARD_DEPTH = 4;
 
 /** Inputs to {@link discoverAgent}. */
 export interface DiscoverOptions {
@@ -42,33 +43,23 @@ export interface AgentLocation {
   projectDir: string;
 }
 
-/** Why discovery failed. */
-export type DiscoveryFailure = 'not-found' | 'ambiguous' | 'bad-port' | 'bad-port-file';
+/** Why no usable port was found: the refusal itself (`offerNoAgent` false; a build sets it). */
+type DiscoveryRefusal = OutcomeOf<'no-agent' | 'ambiguous-agent' | 'bad-port-file'>;
 
-/** No usable port. The message names the input and the next step. */
-export class DiscoveryError extends Error {
-  override readonly name = 'DiscoveryError';
-  constructor(
-    readonly kind: DiscoveryFailure,
-    message: string,
-    /** The port files involved (for `ambiguous`, every candidate). */
-    readonly paths: string[] = [],
-  ) {
-    super(message);
-  }
-}
+/** What discovery found: a location, or why there is none. */
+export type Discovery = { kind: 'found'; location: AgentLocation } | { kind: 'refused'; outcome: DiscoveryRefusal };
 
-/**
- * Finds the agent's port without connecting.
- * @throws DiscoveryError for a missing, ambiguous or invalid port or port file.
- */
-export function discoverAgent(options: DiscoverOptions): AgentLocation {
+/** Finds the agent's port without connecting. Never throws for the file system. */
+export function discoverAgent(options: DiscoverOptions): Discovery {
   const { cwd, env } = options;
-  if (options.port !== undefined) return { port: options.port, source: '--port', projectDir: cwd };
+  if (options.port !== undefined) return found({ port: options.port, source: '--port', projectDir: cwd });
   if (options.portFile !== undefined) return fromPortFile(path.resolve(cwd, options.portFile), '--port-file');
   const envPort = env.RECLAZZ_PORT;
   if (envPort !== undefined && envPort !== '') {
-    return { port: parsePort(envPort, 'RECLAZZ_PORT', 'set RECLAZZ_PORT to the agent port (1-65535) or unset it'), source: 'RECLAZZ_PORT', projectDir: cwd };
+    const port = parsePort(envPort);
+    return typeof port === 'number'
+      ? found({ port, source: 'RECLAZZ_PORT', projectDir: cwd })
+      : badPort({ input: 'RECLAZZ_PORT', problem: port, text: envPort });
   }
   const envFile = env.RECLAZZ_PORT_FILE;
   if (envFile !== undefined && envFile !== '') return fromPortFile(path.resolve(cwd, envFile), 'RECLAZZ_PORT_FILE');
@@ -83,93 +74,61 @@ export function discoverAgent(options: DiscoverOptions): AgentLocation {
 
   const below = findBelow(cwd);
   if (below.length === 1) return fromPortFile(below[0]!, undefined);
-  if (below.length > 1) {
-    throw new DiscoveryError(
-      'ambiguous',
-      `found ${below.length} agent port files below ${cwd}:\n${below.map((p) => `  ${p}`).join('\n')}\n` +
-        'Pick one with --port-file <path>, or run from the subproject the app runs in.',
-      below,
-    );
-  }
-  throw new DiscoveryError(
-    'not-found',
-    `no running agent found: no .reclazz/agent.port or .idea/reclazz/agent.port in ${cwd}, its parents, ` +
-      `or up to ${DOWNWARD_DEPTH} levels below.\n` +
-      'Start the app with the reclazz agent, or point at it with --port <n> or --port-file <path> ' +
-      '(or run the build without a hold: --allow-no-agent).',
-  );
+  if (below.length > 1) return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd, portFiles: below } };
+  return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }
 
 /**
  * Reads and validates a port file (protocol.md "Finding the agent"): a regular file whose
  * trimmed content (a trailing CRLF included) is a decimal integer 1..65535.
  * @param file absolute path of the port file.
- * @returns the port.
- * @throws DiscoveryError kind bad-port-file, one distinct message per fault, each naming the
- *   path and the next step: missing, cannot be looked at (stat error), a directory, not a
- *   regular file, unreadable (read error), empty, not a number, outside 1..65535.
+ * @returns the port, or what is wrong with the file: missing, cannot be looked at (stat error),
+ *   a directory, not a regular file, unreadable (read error), empty, not a number, outside 1..65535.
  */
-export function readPortFile(file: string): number {
-  const fail = (message: string): never => {
-    throw new DiscoveryError('bad-port-file', message, [file]);
-  };
-  let stat: fs.Stats | undefined;
+export function readPortFile(file: string): number | PortFault {
+  let stat: fs.Stats;
   try {
     stat = fs.statSync(file);
   } catch (error) {
     const code = errorCode(error);
-    if (code === 'ENOENT') {
-      fail(`port file ${file} does not exist: the agent is not running, or writes its port file elsewhere. Start the app with the agent, check the path, or pass --port <n>.`);
-    }
-    fail(`cannot look at port file ${file} (${code}): check the permissions of the folders on its path, or pass --port <n>.`);
+    return code === 'ENOENT' ? { input: 'file', file, problem: 'missing' } : { input: 'file', file, problem: 'cannot-stat', code };
   }
-  if (stat!.isDirectory()) {
-    fail(`port file ${file} is a directory, not a file: pass the agent.port file itself with --port-file <path>, or remove the directory so the agent can write its port file there.`);
-  }
-  if (!stat!.isFile()) {
-    fail(`port file ${file} is not a regular file (a device, pipe or socket): point --port-file at the agent.port file the agent writes, or pass --port <n>.`);
-  }
-  let text = '';
+  if (stat.isDirectory()) return { input: 'file', file, problem: 'directory' };
+  if (!stat.isFile()) return { input: 'file', file, problem: 'not-regular' };
+  let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = fs.readFileSync(file, 'utf8').trim();
   } catch (error) {
-    fail(`cannot read port file ${file} (${errorCode(error)}): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`);
+    return { input: 'file', file, problem: 'unreadable', code: errorCode(error) };
   }
-  return parsePort(
-    text.trim(),
-    `port file ${file}`,
-    'the agent writes it whole at start-up, so it was left by something else or damaged; delete it and restart the app, or pass --port <n>',
-    'bad-port-file',
-    [file],
-  );
+  const port = parsePort(text);
+  return typeof port === 'number' ? port : { input: 'file', file, problem: port, text };
 }
 
 function errorCode(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? String(error);
 }
 
-/**
- * Parses a decimal port 1..65535 (already trimmed).
- * @param what names the input in the message (`port file <path>`, `RECLAZZ_PORT`).
- * @param fix the next step, appended to the message.
- * @throws DiscoveryError of `kind`, one message each for empty, not a number, and outside 1..65535.
- */
-export function parsePort(text: string, what: string, fix: string, kind: DiscoveryFailure = 'bad-port', paths: string[] = []): number {
-  if (text === '') throw new DiscoveryError(kind, `${what} is empty: ${fix}.`, paths);
-  if (!/^\d+$/.test(text)) throw new DiscoveryError(kind, `${what} does not hold a port number (${JSON.stringify(text.slice(0, 40))}): ${fix}.`, paths);
+/** Parses a decimal port 1..65535 (already trimmed), or says why it is not one. */
+function parsePort(text: string): number | 'empty' | 'not-a-number' | 'out-of-range' {
+  if (text === '') return 'empty';
+  if (!/^\d+$/.test(text)) return 'not-a-number';
   const port = Number(text);
-  if (port < 1 || port > 65535) throw new DiscoveryError(kind, `${what} holds ${text}, outside 1-65535: ${fix}.`, paths);
-  return port;
+  return port < 1 || port > 65535 ? 'out-of-range' : port;
 }
 
-function fromPortFile(file: string, source: string | undefined): AgentLocation {
+function found(location: AgentLocation): Discovery {
+  return { kind: 'found', location };
+}
+
+function badPort(fault: PortFault): Discovery {
+  return { kind: 'refused', outcome: { reason: 'bad-port-file', fault } };
+}
+
+function fromPortFile(file: string, source: string | undefined): Discovery {
   const port = readPortFile(file);
-  return {
-    port,
-    source: source === undefined ? file : `${source} ${file}`,
-    portFile: file,
-    projectDir: projectDirOf(file),
-  };
+  if (typeof port !== 'number') return badPort(port);
+  return found({ port, source: source === undefined ? file : `${source} ${file}`, portFile: file, projectDir: projectDirOf(file) });
 }
 
 /** The folder holding `.reclazz/agent.port` or `.idea/reclazz/agent.port`; for any other file, its own folder. */

@@ -6,15 +6,8 @@
 import { randomUUID } from 'node:crypto';
 // zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
 import * as z from 'zod/mini';
-import { isToken, TOKEN_PATTERN } from './token.js';
-
-export { isToken, TOKEN_PATTERN };
-
-/** A command line of this many characters or more makes the agent close the connection (protocol.md "Commands"). */
-export const MAX_COMMAND_CHARS = 513;
-
-/** The agent keeps the latest VERIFY receipt of at most this many classes (protocol.md "VERIFY"). */
-export const AGENT_RECEIPT_CAPACITY = 512;
+import type { ReloadAction, ReloadState, VerifyReceipt } from '../outcome/facts.js';
+import { isToken } from './limits.js';
 
 /** A fresh request token (a UUID, which fits {@link TOKEN_PATTERN}). */
 export function newToken(): string {
@@ -40,37 +33,18 @@ export const connectedSchema = z.looseObject({
 });
 export type ConnectedEvent = z.infer<typeof connectedSchema>;
 
-/** DOCTOR_RESULT JSON with status "observed" (protocol.md "DOCTOR"). */
-export const doctorObservedSchema = z.looseObject({
-  requestId: z.string(),
-  status: z.literal('observed'),
-  detail: z.optional(z.string()),
-  sessionId: z.string(),
-  agentVersion: z.string(),
-  pid: z.string(),
-  javaVersion: z.string(),
-  vmName: z.string(),
-  workingDirectory: z.string(),
-  watcherState: z.string(),
-  buildHold: z.string(),
-  watchedDirectoryCount: z.number(),
-  unwatchableDirectoryCount: z.number(),
-  watchSampleTruncated: z.boolean(),
-  watchedDirectories: z.array(z.string()),
-  buildOwnershipSupported: z.boolean(),
-  verifySupported: z.boolean(),
-  scanSupported: z.boolean(),
-  reloadConfirmed: z.boolean(),
-});
-export type DoctorObserved = z.infer<typeof doctorObservedSchema>;
-
 /** DOCTOR_RESULT JSON when the agent cannot observe itself. */
 export const doctorUnavailableSchema = z.looseObject({ requestId: z.string(), status: z.literal('unavailable'), detail: z.string() });
-export type DoctorUnavailable = z.infer<typeof doctorUnavailableSchema>;
 
 /** VERIFY statuses (protocol.md "VERIFY"). */
-export const VERIFY_STATUSES = ['applied', 'running', 'not_observed', 'failed', 'mismatch', 'unverified'] as const;
-export type VerifyStatus = (typeof VERIFY_STATUSES)[number];
+const VERIFY_STATUSES = [
+  'applied',
+  'running',
+  'not_observed',
+  'failed',
+  'mismatch',
+  'unverified',
+] as const satisfies readonly VerifyReceipt['status'][];
 
 /** VERIFY_RESULT JSON: every field is a string. */
 export const verifyResultSchema = z.looseObject({
@@ -84,7 +58,6 @@ export const verifyResultSchema = z.looseObject({
   detail: z.string(),
   completedAt: z.string(),
 });
-export type VerifyResult = z.infer<typeof verifyResultSchema>;
 
 /** BUILD states, lower case as the agent reports them. */
 export type BuildState = 'started' | 'ok' | 'failed';
@@ -98,23 +71,20 @@ export interface BuildReceipt {
 }
 
 /** `BUILD <state> request=<request> owner=<owner>`. Throws on an invalid token (a bug, never user input). */
-export function buildCommand(state: BuildState, request: string, owner: string): string {
+export function buildLine(state: BuildState, request: string, owner: string): string {
   assertToken(request, 'request token');
   assertToken(owner, 'owner token');
   return `BUILD ${state} request=${request} owner=${owner}`;
 }
 
 /** `DOCTOR <token>` with exactly one space. */
-export function doctorCommand(token: string): string {
+export function doctorLine(token: string): string {
   assertToken(token, 'doctor token');
   return `DOCTOR ${token}`;
 }
 
-/** RELOAD actions are lower case and case-sensitive. */
-export type ReloadAction = 'pause' | 'resume' | 'status';
-
 /** `RELOAD <action> request=<token>`. */
-export function reloadCommand(action: ReloadAction, token: string): string {
+export function reloadLine(action: ReloadAction, token: string): string {
   assertToken(token, 'request token');
   return `RELOAD ${action} request=${token}`;
 }
@@ -124,7 +94,7 @@ export function reloadCommand(action: ReloadAction, token: string): string {
  * {@link isVerifiableClassName} and the hash with {@link isSha256}: the agent never answers
  * an invalid VERIFY, so sending one would only burn the deadline. Throws on invalid input.
  */
-export function verifyCommand(token: string, className: string, sha256: string): string {
+export function verifyLine(token: string, className: string, sha256: string): string {
   assertToken(token, 'request token');
   if (!isVerifiableClassName(className)) throw new Error(`not a verifiable binary class name: ${className}`);
   if (!isSha256(sha256)) throw new Error(`not a lower-case SHA-256: ${sha256}`);
@@ -147,7 +117,7 @@ export function isVerifiableClassName(name: string): boolean {
 }
 
 /** True for exactly 64 lower-case hex digits. */
-export function isSha256(value: string): boolean {
+function isSha256(value: string): boolean {
   return /^[0-9a-f]{64}$/.test(value);
 }
 
@@ -185,15 +155,6 @@ export function parseTokenJson(message: string, word: string, token: string): un
   } catch {
     return undefined;
   }
-}
-
-/** RELOAD_STATE fields (protocol.md "RELOAD"). */
-export interface ReloadState {
-  action: ReloadAction;
-  paused: boolean;
-  pendingClasses: number;
-  pendingActions: number;
-  buildHold: 'none' | 'named' | 'legacy';
 }
 
 /** Parses `RELOAD_STATE <token> <action> paused=.. pendingClasses=.. pendingActions=.. buildHold=..` for `token`. */

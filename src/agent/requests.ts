@@ -3,23 +3,12 @@
  * bounded wait (protocol.md "DOCTOR", "RELOAD").
  */
 import type { AgentConnection } from './connection.js';
-import {
-  doctorCommand,
-  doctorObservedSchema,
-  doctorUnavailableSchema,
-  newToken,
-  parseReloadState,
-  parseTokenJson,
-  reloadCommand,
-  type DoctorObserved,
-  type ReloadAction,
-  type ReloadState,
-} from './protocol.js';
+import { doctorObservedSchema, type DoctorObserved } from '../outcome/doctor.js';
+import type { ReloadAction, ReloadState } from '../outcome/facts.js';
+import { doctorLine, doctorUnavailableSchema, newToken, parseReloadState, parseTokenJson, reloadLine } from './protocol.js';
 
 /** A DOCTOR answer: observed evidence, the agent's own "unavailable", or a reply that did not parse. */
-export type DoctorAnswer =
-  | { kind: 'observed'; doctor: DoctorObserved }
-  | { kind: 'unavailable'; detail: string };
+export type DoctorAnswer = { kind: 'observed'; doctor: DoctorObserved } | { kind: 'unavailable'; detail: string };
 
 /**
  * Sends `DOCTOR <token>` and waits for `DOCTOR_RESULT <token> <json>`.
@@ -29,7 +18,7 @@ export type DoctorAnswer =
 export async function askDoctor(connection: AgentConnection, timeoutMs: number, signal?: AbortSignal): Promise<DoctorAnswer> {
   const token = newToken();
   const json = await connection.request(
-    doctorCommand(token),
+    doctorLine(token),
     (event) => (event.level === 'INFO' ? parseTokenJson(event.message, 'DOCTOR_RESULT', token) : undefined),
     'DOCTOR_RESULT',
     timeoutMs,
@@ -45,10 +34,15 @@ export async function askDoctor(connection: AgentConnection, timeoutMs: number, 
  * Sends `RELOAD <action> request=<token>` and waits for the matching `RELOAD_STATE`.
  * @throws AgentConnectionError kind timeout (outcome uncertain), closed or aborted.
  */
-export function askReload(connection: AgentConnection, action: ReloadAction, timeoutMs: number, signal?: AbortSignal): Promise<ReloadState> {
+export function askReload(
+  connection: AgentConnection,
+  action: ReloadAction,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<ReloadState> {
   const token = newToken();
   return connection.request(
-    reloadCommand(action, token),
+    reloadLine(action, token),
     (event) => (event.level === 'INFO' ? parseReloadState(event.message, token) : undefined),
     'RELOAD_STATE',
     timeoutMs,

@@ -3,18 +3,9 @@
  * answers now (protocol.md "VERIFY": `sessionId` is a random id per agent start, so a new one
  * means the app restarted and loaded its classes fresh from disk).
  */
+import type { AgentAfterLoss } from '../outcome/facts.js';
 import { AgentConnection } from './connection.js';
 import { askDoctor } from './requests.js';
-
-/**
- * What a reconnect found: nobody answering (`gone`: the app stopped, is restarting or hangs),
- * the same agent session (its hold, if any, is still there), or a new session (the app restarted;
- * a hold is gone with the old session).
- */
-export type AgentAfterLoss =
-  | { kind: 'gone' }
-  | { kind: 'same-session'; sessionId: string }
-  | { kind: 'restarted'; sessionId: string };
 
 /**
  * Reconnects to `127.0.0.1:<port>` and asks DOCTOR for the session id.
@@ -35,17 +26,5 @@ export async function observeAgentAfterLoss(port: number, sessionId: string, tim
     }
   } catch {
     return { kind: 'gone' };
-  }
-}
-
-/** One clause for messages: what the reconnect found, in the user's terms. */
-export function describeAgentAfterLoss(found: AgentAfterLoss): string {
-  switch (found.kind) {
-    case 'gone':
-      return 'the agent is not answering any more (the app stopped, is restarting, or hangs)';
-    case 'same-session':
-      return 'the agent is back with the same session (the app did not restart)';
-    case 'restarted':
-      return `the agent is back with a new session ${found.sessionId}: the app restarted and loads classes fresh from disk`;
   }
 }

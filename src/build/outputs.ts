@@ -4,10 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ToolKind } from './tool.js';
+import type { ToolKind } from '../outcome/facts.js';
 
 /** How many folder levels below the project the module search looks. */
-export const MODULE_DEPTH = 4;
+const MODULE_DEPTH = 4;
 
 const SKIP = new Set(['node_modules', '.git', '.gradle', '.mvn', '.idea', '.reclazz', 'src', 'build', 'target', 'out', 'bin']);
 

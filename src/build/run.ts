@@ -13,26 +13,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
+import type { BuildRun, StopSignal } from '../outcome/facts.js';
 import type { BuildCommand } from './tool.js';
 import { planSpawn } from './windows.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
-export const KILL_AFTER_MS = 5000;
-
-/** The signals reclazz-build handles. */
-export type StopSignal = 'SIGINT' | 'SIGTERM';
-
-/** How a build command ended. */
-export interface BuildRun {
-  /** The exit status, or 128+N when killed by signal N (the shell convention). */
-  exitCode: number;
-  /** The signal that ended the child, if any. */
-  signal?: string;
-  /** Wall time from spawn to exit, in ms. */
-  durationMs: number;
-  /** Set when the run was stopped because we received this signal. */
-  interruptedBy?: StopSignal;
-}
+const KILL_AFTER_MS = 5000;
 
 /** Options for {@link runBuild}. */
 export interface RunBuildOptions {
@@ -81,7 +67,8 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const started = performance.now();
   const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
   // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
-  const resolved = options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
+  const resolved =
+    options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
   const plan = planSpawn(resolved, command.args, options.platform, process.env.ComSpec ?? 'cmd.exe');
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
@@ -139,6 +126,6 @@ function signalChild(pid: number, group: boolean, signal: NodeJS.Signals): void 
 }
 
 /** The POSIX number of a signal name (`SIGTERM` -> 15), for exit status 128+N. */
-export function signalToNumber(signal: string): number | undefined {
+function signalToNumber(signal: string): number | undefined {
   return (os.constants.signals as Record<string, number | undefined>)[signal];
 }

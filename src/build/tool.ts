@@ -4,10 +4,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ToolKind } from '../outcome/facts.js';
 import { batchArgumentProblem, isBatchFile } from './windows.js';
-
-/** The build tools reclazz-build knows by name; `command` is anything after `--`. */
-export type ToolKind = 'gradle' | 'mvn' | 'command';
 
 /** A resolved build command. Arguments are passed to the tool untouched. */
 export interface BuildCommand {
@@ -88,17 +86,14 @@ function isContinuousCluster(arg: string): boolean {
 }
 
 /**
- * Refuses tool arguments that would never let a build finish: Gradle's continuous mode
+ * Finds a tool argument that would never let a build finish: Gradle's continuous mode
  * (`--continuous`, `-t`) never exits, so no `BUILD ok` could follow.
- * @returns a message naming the argument and the fix, or undefined when the arguments are fine.
+ * @returns the argument, or undefined when the arguments are fine.
  */
-export function refuseNeverEndingBuild(command: BuildCommand): string | undefined {
+export function neverEndingArgument(command: BuildCommand): string | undefined {
   const isGradle = command.kind === 'gradle' || /(^|[\\/])gradle(w(\.bat)?)?$/.test(command.file);
   if (!isGradle) return undefined;
-  const bad = command.args.find((arg) => arg === '--continuous' || isContinuousCluster(arg));
-  return bad === undefined
-    ? undefined
-    : `Gradle's ${bad} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${bad}).`;
+  return command.args.find((arg) => arg === '--continuous' || isContinuousCluster(arg));
 }
 
 function assertBatchArguments(args: readonly string[]): void {

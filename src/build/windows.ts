@@ -43,7 +43,9 @@ const UNQUOTED = '#$*+-./:?@\\_';
  */
 export function batchArgumentProblem(args: readonly string[]): string | undefined {
   const bad = args.find((arg) => /[\r\n\0]/.test(arg));
-  return bad === undefined ? undefined : `an argument holds a line break or NUL, which cannot be passed to a Windows batch file: ${JSON.stringify(bad)}`;
+  return bad === undefined
+    ? undefined
+    : `an argument holds a line break or NUL, which cannot be passed to a Windows batch file: ${JSON.stringify(bad)}`;
 }
 
 /** One argument for a batch file's command line (see the module comment for the rule). */

@@ -5,7 +5,24 @@
  */
 
 /** Constant-pool entry sizes after the tag byte, by tag (JVMS table 4.4-B); Utf8 (1) is variable. */
-const ENTRY_BYTES: Record<number, number> = { 3: 4, 4: 4, 5: 8, 6: 8, 7: 2, 8: 2, 9: 4, 10: 4, 11: 4, 12: 4, 15: 3, 16: 2, 17: 4, 18: 4, 19: 2, 20: 2 };
+const ENTRY_BYTES: Record<number, number> = {
+  3: 4,
+  4: 4,
+  5: 8,
+  6: 8,
+  7: 2,
+  8: 2,
+  9: 4,
+  10: 4,
+  11: 4,
+  12: 4,
+  15: 3,
+  16: 2,
+  17: 4,
+  18: 4,
+  19: 2,
+  20: 2,
+};
 
 /**
  * Returns `com.acme.Outer$Inner` for a class file declaring `com/acme/Outer$Inner`, or

@@ -14,6 +14,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isVerifiableClassName } from '../agent/protocol.js';
+import type { ClassChange } from '../outcome/facts.js';
 
 /** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
 export const STAMP_FIELDS = 4;
@@ -49,24 +50,6 @@ export interface ClassIndex {
   unproven: Uint8Array;
 }
 
-/** A class file whose bytes differ, appeared or disappeared. */
-export interface ClassChange {
-  path: string;
-  /** Binary class name derived from the path below its class output directory (`com.acme.Outer$Inner`). */
-  className: string;
-  /** False for names the agent's VERIFY rejects (`module-info`, `package-info`, non-identifiers). */
-  verifiable: boolean;
-  /** SHA-256 before the build, lower-case hex (absent for added files). */
-  before?: string;
-  /** SHA-256 after the build, lower-case hex (absent for removed files). */
-  after?: string;
-  /**
-   * True when these bytes were already on disk, unproven, at the last run: the agent has had its
-   * capture of them, so a VERIFY answer that is not final now is not worth a long wait.
-   */
-  settled?: boolean;
-}
-
 /** The difference between the class index and the class files on disk. */
 export interface ChangeSet {
   changed: ClassChange[];
@@ -89,7 +72,15 @@ export interface Detection {
 
 /** An index covering nothing. */
 export function emptyIndex(sessionId: string | null = null): ClassIndex {
-  return { sessionId, dirs: [], paths: [], dirOf: new Uint32Array(0), stamps: new Float64Array(0), shas: Buffer.alloc(0), unproven: new Uint8Array(0) };
+  return {
+    sessionId,
+    dirs: [],
+    paths: [],
+    dirOf: new Uint32Array(0),
+    stamps: new Float64Array(0),
+    shas: Buffer.alloc(0),
+    unproven: new Uint8Array(0),
+  };
 }
 
 /** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
@@ -155,7 +146,10 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
         changes.total += 1;
         if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
         // Same stamp: still the bytes an earlier run built and could not prove.
-        else if (differs) changes.changed.push(describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }));
+        else if (differs)
+          changes.changed.push(
+            describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }),
+          );
       }
     }
   }

@@ -6,34 +6,37 @@
 import type { Command } from 'commander';
 import { findClassDirs } from '../build/outputs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from '../config.js';
-import { EXIT_USAGE, type RunEvent } from '../events.js';
+import type { AgentTarget } from '../agent/handshake.js';
+import type { RunEvent } from '../outcome/events.js';
+import { EXIT_USAGE } from '../outcome/exit.js';
+import type { CommandResult, JsonAction } from '../outcome/result.js';
 import { eventLine, failureText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines, usageLines, type JsonAction } from '../report/json.js';
+import { commandResultToJson, eventToJson, finalLines, usageLines } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
-import type { AgentTarget } from './connect.js';
 import { runDoctor } from './doctor.js';
 import { followEvents } from './events.js';
 import { runReload } from './reload.js';
 import { runScan } from './scan.js';
 import { resolveSettings, type AgentFlags, type Settings } from './settings.js';
-import type { CommandResult } from './types.js';
 import { verifyClassFiles } from './verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */
-export function doctorCommand(cmd: Command, signal: AbortSignal): Promise<number> {
-  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) => runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }));
+export function doctorAction(cmd: Command, signal: AbortSignal): Promise<number> {
+  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) =>
+    runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }),
+  );
 }
 
 /** status, pause, resume: one RELOAD request and its receipt. Returns the exit status. */
-export function reloadCommand(action: 'status' | 'pause' | 'resume', cmd: Command, signal: AbortSignal): Promise<number> {
+export function reloadAction(action: 'status' | 'pause' | 'resume', cmd: Command, signal: AbortSignal): Promise<number> {
   return agentCommand(cmd, signal, `waiting for the RELOAD_STATE receipt of RELOAD ${action}`, (target) => runReload(action, target));
 }
 
 /** scan: SCAN, then a DOCTOR on the same connection. Returns the exit status. */
-export function scanCommand(cmd: Command, signal: AbortSignal): Promise<number> {
+export function scanAction(cmd: Command, signal: AbortSignal): Promise<number> {
   return agentCommand(cmd, signal, 'sending SCAN', (target) => runScan(target));
 }
 
@@ -69,7 +72,7 @@ function target(ctx: Context, signal: AbortSignal): AgentTarget {
 }
 
 /** The class output directories of the project here: found ones plus --classes-dir or the config's. */
-export function projectClassDirs(cwd: string, settings: Settings): string[] {
+function projectClassDirs(cwd: string, settings: Settings): string[] {
   return [...new Set([...findClassDirs(cwd, 'command'), ...settings.classDirs])];
 }
 
@@ -98,7 +101,7 @@ function liveLine(): LiveLine {
  */
 export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
   stderr(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
-  if (json) writeStdout(`${usageLines(action, error.message).join('\n')}\n`);
+  if (json) writeStdout(`${usageLines(action, error.message, true).join('\n')}\n`);
   return EXIT_USAGE;
 }
 
@@ -133,7 +136,7 @@ function renderCommandResult(result: CommandResult, flags: AgentFlags): void {
 }
 
 /** verify: the build's VERIFY rules and report. Returns the exit status. */
-export async function verifyCommand(cmd: Command, paths: string[], signal: AbortSignal): Promise<number> {
+export async function verifyAction(cmd: Command, paths: string[], signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   const flags = cmd.optsWithGlobals<AgentFlags>();
   if (ctx instanceof ConfigError) return configFailure(ctx, flags.json, 'verify');
@@ -151,14 +154,20 @@ export async function verifyCommand(cmd: Command, paths: string[], signal: Abort
     if (flags.json) writeStdout(`${eventToJson(event)}\n`);
     human.event(event);
   };
-  const result = await verifyClassFiles({ ...target(ctx, signal), paths: paths.length > 0 ? paths : roots, roots, verifyTimeoutMs: ctx.settings.verifyTimeoutMs, onEvent });
+  const result = await verifyClassFiles({
+    ...target(ctx, signal),
+    paths: paths.length > 0 ? paths : roots,
+    roots,
+    verifyTimeoutMs: ctx.settings.verifyTimeoutMs,
+    onEvent,
+  });
   if (flags.json) for (const line of finalLines(result, 'verify')) writeStdout(`${line}\n`);
   human.result(result);
   return result.exitCode;
 }
 
 /** events: follow until Ctrl-C, the agent closing the stream, or stdout's reader going away. Returns the exit status. */
-export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<number> {
+export async function eventsAction(cmd: Command, signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   if (ctx instanceof ConfigError) return configFailure(ctx, cmd.optsWithGlobals<AgentFlags>().json, 'events');
   const { flags } = ctx;
@@ -172,7 +181,9 @@ export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<
     onConnected: (connected, endpoint) => {
       if (flags.json) writeStdout(`${JSON.stringify(connected)}\n`);
       else if (!flags.quiet) {
-        stderr(`${err.dim('reclazz-build:')} following agent ${endpoint.agentVersion ?? '(old, no version)'} on 127.0.0.1:${endpoint.port} (${endpoint.source}); Ctrl-C to stop\n`);
+        stderr(
+          `${err.dim('reclazz-build:')} following agent ${endpoint.agentVersion ?? '(old, no version)'} on 127.0.0.1:${endpoint.port} (${endpoint.source}); Ctrl-C to stop\n`,
+        );
       }
     },
     onEvent: (event) => {
@@ -182,7 +193,7 @@ export async function eventsCommand(cmd: Command, signal: AbortSignal): Promise<
   });
   unlisten();
   if (stdoutBroken()) return 0;
-  if (!flags.json || result.exitCode !== 0 || result.reason === 'agent-closed') {
+  if (!flags.json || result.exitCode !== 0 || result.reason === 'stream-ended') {
     const failure = failureText(result, err);
     if (failure !== undefined) stderr(failure);
   }

@@ -6,6 +6,8 @@
  * the exit. The work is in `actions.ts`, loaded only when a subcommand runs.
  */
 import type { Command } from 'commander';
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
+import { exitHelp } from '../report/help.js';
 
 /** The subcommands' work (`actions.ts`, re-exported by `cli-core.ts`), loaded when one of them runs. */
 const actions = () => import('../cli-core.js');
@@ -22,13 +24,7 @@ export interface CommandHost {
   integer(name: string, min: number, max?: number): (value: string) => number;
 }
 
-const AGENT_EXIT = `
-Exit status:
-  0    done: the receipt came and says what was asked
-  2    usage error or invalid config; nothing was sent
-  69   refused or uncertain: no agent, stale or bad port file, handshake failed, old agent,
-       or the receipt did not come (the outcome is then UNCERTAIN, never taken as done)
-  130  interrupted (143 for SIGTERM)`;
+const AGENT_EXIT = exitHelp('agent');
 
 /** Registers the subcommands on `program`. */
 export function addAgentCommands(program: Command, host: CommandHost): void {
@@ -37,7 +33,11 @@ export function addAgentCommands(program: Command, host: CommandHost): void {
     .description("show the agent's DOCTOR evidence, and whether it watches this project's class output directories");
   host
     .addAgentOptions(doctor)
-    .option('--classes-dir <dir>', 'a class output directory to check besides target/classes and build/classes/*/main (repeatable)', host.collect)
+    .option(
+      '--classes-dir <dir>',
+      'a class output directory to check besides target/classes and build/classes/*/main (repeatable)',
+      host.collect,
+    )
     .addHelpText(
       'after',
       `
@@ -47,11 +47,17 @@ Examples:
   $ reclazz-build doctor --json | jq '.classDirs'
 ${AGENT_EXIT}`,
     )
-    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).doctorCommand(cmd, signal)));
+    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).doctorAction(cmd, signal)));
 
   const reloadHelp: Record<'status' | 'pause' | 'resume', [string, string]> = {
-    status: ["show the agent's reload state (RELOAD status): paused, pending classes and actions, build hold", 'reclazz-build status --json | jq .state.paused'],
-    pause: ['pause automatic reload agent-wide (RELOAD pause); changes stay pending until resume', 'reclazz-build pause && ./gradlew classes && reclazz-build resume'],
+    status: [
+      "show the agent's reload state (RELOAD status): paused, pending classes and actions, build hold",
+      'reclazz-build status --json | jq .state.paused',
+    ],
+    pause: [
+      'pause automatic reload agent-wide (RELOAD pause); changes stay pending until resume',
+      'reclazz-build pause && ./gradlew classes && reclazz-build resume',
+    ],
     resume: ['resume automatic reload (RELOAD resume); pending work is scheduled. It never releases a build hold', 'reclazz-build resume'],
   };
   for (const action of ['status', 'pause', 'resume'] as const) {
@@ -69,10 +75,12 @@ Examples:
   $ ${reloadHelp[action][1]}
 ${AGENT_EXIT}`,
       )
-      .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).reloadCommand(action, cmd, signal)));
+      .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).reloadAction(action, cmd, signal)));
   }
 
-  const scan = program.command('scan').description('ask the agent to scan its watched directories now (SCAN); the agent never answers SCAN');
+  const scan = program
+    .command('scan')
+    .description('ask the agent to scan its watched directories now (SCAN); the agent never answers SCAN');
   host
     .addAgentOptions(scan)
     .addHelpText(
@@ -86,7 +94,7 @@ Examples:
   $ mvn -q compile && reclazz-build scan
 ${AGENT_EXIT}`,
     )
-    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).scanCommand(cmd, signal)));
+    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).scanAction(cmd, signal)));
 
   const verify = program
     .command('verify')
@@ -99,7 +107,7 @@ ${AGENT_EXIT}`,
     .addHelpText(
       'after',
       `
-The same VERIFY loop, deadline and 512-class capacity as a build. A point-in-time check:
+The same VERIFY loop, deadline and ${AGENT_RECEIPT_CAPACITY}-class capacity as a build. A point-in-time check:
 classes never reloaded in this agent session read not_observed until the deadline.
 
 Examples:
@@ -107,14 +115,9 @@ Examples:
   $ reclazz-build verify build/classes/java/main/com/acme/Greeter.class --verify-timeout 5000
   $ reclazz-build verify --json target/classes | jq -c 'select(.type=="class" and .status!="applied")'
 
-Exit status:
-  0    every class given is proven applied (VERIFY applied, SHA-256 matched)
-  2    usage error: no such path, not a class file, no class files, invalid config
-  69   refused: no agent, handshake, old agent, agent not ready, VERIFY not supported
-  75   not every class was proven applied by the deadline
-  130  interrupted (143 for SIGTERM)`,
+${exitHelp('verify')}`,
     )
-    .action((paths: string[], _o, cmd: Command) => host.run(async (signal) => (await actions()).verifyCommand(cmd, paths, signal)));
+    .action((paths: string[], _o, cmd: Command) => host.run(async (signal) => (await actions()).verifyAction(cmd, paths, signal)));
 
   const events = program.command('events').description("follow the agent's event stream like tail -f, until Ctrl-C or the agent goes away");
   host
@@ -131,11 +134,7 @@ Examples:
   $ reclazz-build events --json | jq -c 'select(.level=="RELOAD")'
   $ reclazz-build events --json > agent-events.jsonl &
 
-Exit status:
-  0    the agent closed the stream (the app stopped or restarted), or stdout's reader went away
-  2    usage error or invalid config
-  69   no agent, stale or bad port file, handshake failed
-  130  stopped with Ctrl-C (143 for SIGTERM)`,
+${AGENT_EXIT}`,
     )
-    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).eventsCommand(cmd, signal)));
+    .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).eventsAction(cmd, signal)));
 }

@@ -3,10 +3,14 @@
  * `tail -f`, until the caller's signal aborts or the agent closes the connection. Works with
  * agents of any age: it sends nothing.
  */
-import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
 import { AgentConnectionError } from '../agent/connection.js';
-import { interruptExit, openAgent, type AgentTarget } from './connect.js';
-import type { AgentEndpoint, EventsResult } from './types.js';
+import { openAgent, type AgentTarget } from '../agent/handshake.js';
+import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
+import { signalOf } from '../outcome/exit.js';
+import type { AgentEndpoint } from '../outcome/facts.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildResult, type EventsResult } from '../outcome/result.js';
+import { describeOutcome } from '../report/words.js';
 
 /** Options for {@link followEvents}. */
 export interface FollowOptions extends Omit<AgentTarget, 'onEvent'> {
@@ -20,12 +24,13 @@ export interface FollowOptions extends Omit<AgentTarget, 'onEvent'> {
 export async function followEvents(options: FollowOptions): Promise<EventsResult> {
   const started = performance.now();
   let events = 0;
-  const done = (fields: Omit<EventsResult, 'action' | 'durationMs' | 'events'>): EventsResult => ({
-    action: 'events',
-    ...fields,
-    events,
-    durationMs: Math.round(performance.now() - started),
-  });
+  const end = (outcome: Outcome, endpoint?: AgentEndpoint): EventsResult =>
+    buildResult(
+      outcome,
+      describeOutcome(outcome),
+      { action: 'events' as const, events, ...(endpoint === undefined ? {} : { endpoint }) },
+      started,
+    );
   // Lines that arrive with CONNECTED are dispatched before open() returns: keep them until
   // the CONNECTED line has been handed on, so the order stays the agent's.
   let early: AgentEvent[] | undefined = [];
@@ -33,14 +38,8 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
     events += 1;
     options.onEvent(event);
   };
-  const opened = await openAgent({
-    ...options,
-    onEvent: (event) => (early === undefined ? deliver(event) : early.push(event)),
-  });
-  if (opened.kind === 'refused') {
-    const { kind: _kind, ...refused } = opened;
-    return done(refused);
-  }
+  const opened = await openAgent({ ...options, onEvent: (event) => (early === undefined ? deliver(event) : early.push(event)) });
+  if (opened.kind === 'refused') return end(opened.outcome);
   const { connection, endpoint } = opened;
   options.onConnected?.(opened.connected, endpoint);
   const queued = early;
@@ -50,17 +49,10 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
     await connection.waitFor(() => false, 'the end of the stream', Number.POSITIVE_INFINITY, options.signal);
   } catch (error) {
     // An abort may surface as the signal's reason rather than an AgentConnectionError.
-    if (options.signal?.aborted) {
-      return done({ reason: 'interrupted', exitCode: interruptExit(options.signal), message: `stopped following after ${events} event(s)`, endpoint });
-    }
+    if (options.signal?.aborted) return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'following', events }, endpoint);
     if (!(error instanceof AgentConnectionError)) throw error;
   } finally {
     connection.close();
   }
-  return done({
-    reason: 'agent-closed',
-    exitCode: 0,
-    message: `the agent on port ${endpoint.port} closed the stream after ${events} event(s): the app stopped or restarted`,
-    endpoint,
-  });
+  return end({ reason: 'stream-ended', port: endpoint.port, events }, endpoint);
 }

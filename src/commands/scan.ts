@@ -5,64 +5,42 @@
  * wired (`scanSupported`). It says nothing about what the scan found or reloaded.
  */
 import { AgentConnectionError } from '../agent/connection.js';
-import { askDoctor } from '../agent/requests.js';
-import { interrupted, isCurrentAgent, openAgent, refusal, type AgentTarget, type Refusal } from './connect.js';
-import type { ScanResult } from './types.js';
-import { EXIT_REFUSED } from '../events.js';
+import { isCurrentAgent, openAgent, type AgentTarget } from '../agent/handshake.js';
+import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
+import { signalOf } from '../outcome/exit.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildResult, type ScanResult } from '../outcome/result.js';
+import { describeOutcome } from '../report/words.js';
 
 /** Sends SCAN. Never throws for the agent's behaviour. */
 export async function runScan(options: AgentTarget): Promise<ScanResult> {
   const started = performance.now();
-  const done = (fields: Omit<ScanResult, 'action' | 'durationMs' | 'sent' | 'delivered'> & { sent?: boolean; delivered?: boolean }): ScanResult => ({
-    action: 'scan',
-    sent: false,
-    delivered: false,
-    ...fields,
-    durationMs: Math.round(performance.now() - started),
-  });
-  const fromRefusal = ({ kind: _kind, ...r }: Refusal, sent = false) => done({ ...r, sent });
+  const end = (outcome: Outcome, facts: Partial<Pick<ScanResult, 'endpoint' | 'sent' | 'delivered'>> = {}): ScanResult =>
+    buildResult(outcome, describeOutcome(outcome), { action: 'scan' as const, sent: false, delivered: false, ...facts }, started);
 
   const opened = await openAgent(options);
-  if (opened.kind === 'refused') return fromRefusal(opened);
+  if (opened.kind === 'refused') return end(opened.outcome);
   const { connection, endpoint } = opened;
   try {
     connection.send('SCAN');
-    if (!isCurrentAgent(opened.connected)) {
-      return done({ reason: 'ok', exitCode: 0, sent: true, message: 'SCAN sent to an agent from before build ownership; the agent never answers SCAN, so nothing confirms it', endpoint });
-    }
-    let answer;
+    const sent = { endpoint, sent: true };
+    if (!isCurrentAgent(opened.connected))
+      return end({ reason: 'ok', done: { kind: 'scan', delivered: false, hold: 'unavailable' } }, sent);
+    let answer: DoctorAnswer;
     try {
       answer = await askDoctor(connection, options.timeoutMs, options.signal);
     } catch (error) {
       // An abort may surface as the signal's reason rather than an AgentConnectionError.
-      if (options.signal?.aborted) return fromRefusal(interrupted(options.signal, 'after sending SCAN', endpoint), true);
+      if (options.signal?.aborted) return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'after-scan' }, sent);
       if (!(error instanceof AgentConnectionError)) throw error;
-      return done({
-        reason: 'no-receipt',
-        exitCode: EXIT_REFUSED,
-        sent: true,
-        message: `SCAN sent, but the DOCTOR sent after it got no answer (${error.kind === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed'}): uncertain whether the agent read it`,
-        hint: 'the agent may still be starting; check with `reclazz-build doctor`, then send SCAN again',
-        endpoint,
-      });
+      const why = error.kind === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed';
+      return end({ reason: 'no-receipt', awaited: { kind: 'doctor-after-scan', why } }, sent);
     }
     if (answer.kind === 'observed' && !answer.doctor.scanSupported) {
-      return fromRefusal(
-        refusal('unsupported', 'the agent read SCAN but reports scanSupported=false: its SCAN handler is not wired yet, so nothing was scanned', 'wait until the app has started and try again', endpoint),
-        true,
-      );
+      return end({ reason: 'unsupported', agentVersion: answer.doctor.agentVersion, flag: 'scanSupported' }, sent);
     }
     const hold = answer.kind === 'observed' ? answer.doctor.buildHold : 'unavailable';
-    const held = hold !== 'none' && hold !== 'unavailable';
-    return done({
-      reason: 'ok',
-      exitCode: 0,
-      sent: true,
-      delivered: true,
-      message: 'SCAN sent and read by the agent (it answered the DOCTOR sent after it); SCAN has no reply, so what it found and reloaded is not reported',
-      ...(held ? { hint: `a ${hold} build hold is active: SCAN does not release it, held class files stay back until BUILD ok` } : {}),
-      endpoint,
-    });
+    return end({ reason: 'ok', done: { kind: 'scan', delivered: true, hold } }, { ...sent, delivered: true });
   } finally {
     connection.close();
   }

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { ReclazzConfig } from '../config.js';
-import { DEFAULTS } from '../run.js';
+import { DEFAULTS } from '../defaults.js';
 
 /** The options every agent-facing command accepts, as commander parses them. */
 export interface AgentFlags {

@@ -8,16 +8,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgentConnectionError } from '../agent/connection.js';
+import { checkAgent, openAgent, type AgentTarget } from '../agent/handshake.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
-import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { declaredClassName } from '../classes/classfile.js';
-import { binaryClassName, hashFile, listClassFiles, type ClassChange } from '../classes/snapshot.js';
-import { EXIT_REFUSED, EXIT_UNPROVEN, EXIT_USAGE, type AgentInfo, type RunEvent, type RunReason, type RunResult, SHOWN_AGENT_LEVELS } from '../events.js';
-import { verifyClasses, type ClassVerdict, type VerifyReport } from '../verify/verify.js';
-import { agentInfo, interruptExit, isCurrentAgent, openAgent, type AgentTarget } from './connect.js';
-
-/** The agent levels a build shows as the agent's own events. */
+import { binaryClassName, hashFile, listClassFiles } from '../classes/snapshot.js';
+import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
+import type { AgentInfo, ChangeSummary, ClassChange } from '../outcome/facts.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
+import { describeOutcome } from '../report/words.js';
+import { verdictOutcome } from '../verify/verdict.js';
+import { verifyClasses } from '../verify/verify.js';
 
 /** Options for {@link verifyClassFiles}. */
 export interface VerifyFilesOptions extends Omit<AgentTarget, 'onEvent'> {
@@ -60,11 +61,14 @@ export function collectClassFiles(paths: readonly string[], roots: readonly stri
       const root = rootOf(full) ?? full;
       for (const file of listClassFiles(full)) add(found, file, binaryClassName(root, file));
     } else {
-      if (!full.endsWith('.class')) throw new ClassPathError(`not a class file: ${given} (give .class files or the directories holding them)`);
+      if (!full.endsWith('.class'))
+        throw new ClassPathError(`not a class file: ${given} (give .class files or the directories holding them)`);
       const root = rootOf(full);
       const name = root !== undefined ? binaryClassName(root, full) : declaredClassName(readOrEmpty(full));
       if (name === undefined) {
-        throw new ClassPathError(`cannot tell the binary class name of ${given}: it is outside every known class output directory and is not a readable class file; give its class output directory instead, or name it with --classes-dir`);
+        throw new ClassPathError(
+          `cannot tell the binary class name of ${given}: it is outside every known class output directory and is not a readable class file; give its class output directory instead, or name it with --classes-dir`,
+        );
       }
       add(found, full, name);
     }
@@ -91,35 +95,20 @@ function readOrEmpty(file: string): Uint8Array {
 export async function verifyClassFiles(options: VerifyFilesOptions): Promise<RunResult> {
   const started = performance.now();
   const emit = options.onEvent ?? (() => undefined);
-  let agent: AgentInfo | undefined;
-  let changes: RunResult['changes'];
-  const end = (reason: RunReason, exitCode: number, message: string, extra: Partial<RunResult> = {}): RunResult => ({
-    reason,
-    exitCode,
-    message,
-    verdicts: [],
-    hold: 'none',
-    provenLive: false,
-    ...(agent === undefined ? {} : { agent }),
-    ...(changes === undefined ? {} : { changes }),
-    ...extra,
-    durationMs: Math.round(performance.now() - started),
-  });
+  /** What is known so far: the agent once DOCTOR described it, the class files once found. */
+  const known: { agent?: AgentInfo; changes?: ChangeSummary } = {};
+  const end = (outcome: Outcome, facts: RunFacts = {}): RunResult =>
+    buildRunResult(outcome, describeOutcome(outcome), { ...known, ...facts }, started);
 
   let files: ClassChange[];
   try {
     files = collectClassFiles(options.paths, options.roots, options.cwd);
   } catch (error) {
     if (!(error instanceof ClassPathError)) throw error;
-    return end('usage', EXIT_USAGE, error.message);
+    return end({ reason: 'usage', problem: { kind: 'input', text: error.message } });
   }
-  if (files.length === 0) {
-    return end('usage', EXIT_USAGE, `no class files found in ${options.paths.join(', ') || 'the class output directories here'}`, {
-      hint: 'give .class files or the directories holding them (for example target/classes)',
-    });
-  }
-  const notVerifiable = files.filter((f) => !f.verifiable);
-  changes = { changed: files, added: [], removed: [], notVerifiable, total: files.length };
+  if (files.length === 0) return end({ reason: 'usage', problem: { kind: 'no-class-files', paths: options.paths } });
+  known.changes = { changed: files, added: [], removed: [], notVerifiable: files.filter((f) => !f.verifiable), total: files.length };
 
   const opened = await openAgent({
     ...options,
@@ -127,77 +116,34 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
       if (SHOWN_AGENT_LEVELS.has(event.level)) emit({ type: 'agent-event', level: event.level, message: event.message });
     },
   });
-  if (opened.kind === 'refused') {
-    const { kind: _kind, reason, exitCode, message, hint } = opened;
-    return end(reason, exitCode, message, hint === undefined ? {} : { hint });
-  }
-  const { connection, location, connected } = opened;
+  if (opened.kind === 'refused') return end(opened.outcome);
+  const { connection } = opened;
   try {
-    if (!isCurrentAgent(connected)) {
-      return end('old-agent', EXIT_REFUSED, `the agent on port ${location.port} is too old for VERIFY (its CONNECTED line has no agent version)`, { hint: 'update the reclazz agent in the app' });
-    }
-    let doctor: DoctorAnswer;
-    try {
-      doctor = await askDoctor(connection, options.timeoutMs, options.signal);
-    } catch (error) {
-      if (options.signal?.aborted) return end('interrupted', interruptExit(options.signal), 'interrupted while asking the agent for DOCTOR');
-      if (!(error instanceof AgentConnectionError)) throw error;
-      if (error.kind === 'timeout') {
-        return end('agent-not-ready', EXIT_REFUSED, `the agent ${connected.agent} on port ${location.port} did not answer DOCTOR within ${options.timeoutMs} ms: it is not ready (still starting) or too old`, {
-          hint: 'wait until the app has started and try again, or raise --timeout',
-        });
-      }
-      return end('agent-disconnected', EXIT_REFUSED, `the agent on port ${location.port} closed the connection during DOCTOR`, { hint: 'check that the app is still running' });
-    }
-    if (doctor.kind === 'unavailable') {
-      return end('agent-not-ready', EXIT_REFUSED, `the agent on port ${location.port} cannot describe itself yet (DOCTOR: ${doctor.detail})`, { hint: 'wait until the app has started and try again' });
-    }
-    agent = agentInfo(location, connected, doctor.doctor);
-    emit({ type: 'agent', agent });
-    if (!doctor.doctor.verifySupported) {
-      return end('unsupported', EXIT_REFUSED, `the agent ${agent.agentVersion} cannot VERIFY classes (verifySupported=false)`, { hint: 'try again once the app has started, or update the agent' });
-    }
-    if (agent.sessionId === '') return end('agent-not-ready', EXIT_REFUSED, 'the agent reports no session id yet: it is still starting', { hint: 'try again in a moment' });
-
+    const checked = await checkAgent(
+      opened,
+      { need: 'VERIFY', verify: true, session: true },
+      options.timeoutMs,
+      options.signal,
+      (found) => {
+        known.agent = found;
+        emit({ type: 'agent', agent: found });
+      },
+    );
+    if (checked.kind === 'refused') return end(checked.outcome);
     const targets = files.filter((f) => f.verifiable).map((f) => ({ className: f.className, path: f.path, sha256: f.after! }));
-    if (targets.length === 0) {
-      return end('ok', 0, `none of the ${files.length} class file(s) has a name VERIFY accepts: nothing to prove`, { provenLive: true });
-    }
+    if (targets.length === 0) return end({ reason: 'ok', proof: { kind: 'none-verifiable', files: files.length } });
     const report = await verifyClasses(connection, targets, {
-      sessionId: agent.sessionId,
+      sessionId: checked.agent.sessionId,
       timeoutMs: options.verifyTimeoutMs,
       onProgress: (p) => emit({ type: 'verify-progress', ...p }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
-    return verdictResult(report, end, options.signal);
+    const { verdicts, ...verify } = report;
+    return end(verdictOutcome(report, { files: true, ...(options.signal === undefined ? {} : { signal: options.signal }) }), {
+      verify,
+      verdicts,
+    });
   } finally {
     connection.close();
   }
-}
-
-type End = (reason: RunReason, exitCode: number, message: string, extra?: Partial<RunResult>) => RunResult;
-
-/** The result of a VERIFY round, by the build's rules: 0 when every class is applied, else 75. */
-function verdictResult(report: VerifyReport, end: End, signal: AbortSignal | undefined): RunResult {
-  const { verdicts, ...verify } = report;
-  const applied = verdicts.filter((v: ClassVerdict) => v.status === 'applied').length;
-  if (verdicts.some((v) => v.status === 'interrupted')) {
-    return end('interrupted', interruptExit(signal), `interrupted (${signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT'}) during VERIFY`, { verify, verdicts });
-  }
-  if (applied === verdicts.length) {
-    return end('ok', 0, `all ${applied} class(es) proven live (VERIFY applied, SHA-256 matched)`, { verify, verdicts, provenLive: true });
-  }
-  const why =
-    report.sessionChangedTo !== undefined
-      ? 'the app restarted during VERIFY (new agent session)'
-      : report.capacityLimited
-        ? `more classes than the agent keeps receipts for (${verdicts.length} > 512)`
-        : `${verdicts.length - applied} not proven`;
-  return end('verify-incomplete', EXIT_UNPROVEN, `only ${applied} of ${verdicts.length} class(es) are proven live: ${why}`, {
-    verify,
-    verdicts,
-    hint: verdicts.some((v) => v.status === 'timeout')
-      ? 'a class still not_observed at the deadline has no receipt in this agent session (never reloaded, evicted, or the app restarted); rebuild with reclazz-build, or raise --verify-timeout'
-      : "see the agent's detail for each class; exercise the app, or restart it if the change must be live",
-  });
 }

@@ -4,7 +4,7 @@
 import type { VerifyStatus } from './types.js';
 
 /** Longest VERIFY `detail` and `source` (protocol.md, "Batch-wide verdicts"). Characters. */
-export const MAX_RECEIPT_TEXT_CHARS = 200;
+const MAX_RECEIPT_TEXT_CHARS = 200;
 
 /** `text` cut to {@link MAX_RECEIPT_TEXT_CHARS}. */
 export function receiptText(text: string): string {

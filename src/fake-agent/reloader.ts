@@ -11,7 +11,7 @@ import type { PathReporter } from './paths.js';
 import type { FinalStatus } from './types.js';
 
 /** Detail of a class that was not loaded exactly once, or of a batch with ambiguous input (protocol.md, "Batch-wide verdicts"). */
-export const AMBIGUOUS_DETAIL = 'class was not loaded exactly once before the batch, or input class names were ambiguous';
+const AMBIGUOUS_DETAIL = 'class was not loaded exactly once before the batch, or input class names were ambiguous';
 
 /** Settings and side-effect hooks of a {@link ClassReloader}. Durations in ms. */
 export interface ReloaderOptions {

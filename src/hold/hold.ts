@@ -5,10 +5,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
-import { buildCommand, newToken, parseBuildReceipt, type BuildReceipt, type BuildState } from '../agent/protocol.js';
+import { buildLine, newToken, parseBuildReceipt, type BuildReceipt, type BuildState } from '../agent/protocol.js';
 
 /** How often a held-by-someone-else `started` is retried while waiting, in ms. */
-export const HOLD_RETRY_MS = 500;
+const HOLD_RETRY_MS = 500;
 
 /** The outcome of one BUILD request. */
 export type HoldReply =
@@ -34,7 +34,7 @@ export async function sendBuild(
   const request = newToken();
   try {
     const receipt = await connection.request(
-      buildCommand(state, request, owner),
+      buildLine(state, request, owner),
       (event) => (event.level === 'INFO' ? matchBuildReceipt(event.message, request, state, owner) : undefined),
       `BUILD ${state} receipt`,
       timeoutMs,
@@ -44,7 +44,8 @@ export async function sendBuild(
     return { kind: receipt.kind === 'BUILD_ACK' ? 'ack' : 'rejected' };
   } catch (error) {
     if (error instanceof AgentConnectionError) return { kind: 'lost', failure: error };
-    if (signal?.aborted) return { kind: 'lost', failure: new AgentConnectionError('aborted', `interrupted while waiting for the BUILD ${state} receipt`) };
+    if (signal?.aborted)
+      return { kind: 'lost', failure: new AgentConnectionError('aborted', `interrupted while waiting for the BUILD ${state} receipt`) };
     throw error;
   }
 }

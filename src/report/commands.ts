@@ -3,8 +3,7 @@
  * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
  * with what to do next.
  */
-import type { AgentEvent } from '../agent/protocol.js';
-import type { CommandResult, DoctorResult, ReloadResult } from '../commands/types.js';
+import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
 import { levelColour, type Palette } from './palette.js';
 
 const PREFIX = 'reclazz-build:';
@@ -42,7 +41,7 @@ function yesNo(p: Palette, value: boolean): string {
 }
 
 /** The DOCTOR evidence as a two-column table, then the class output directories here. */
-export function doctorTable(result: DoctorResult, p: Palette, verbose = false): string {
+function doctorTable(result: DoctorResult, p: Palette, verbose = false): string {
   const d = result.doctor;
   const e = result.endpoint;
   const rows: Array<[string, string]> = [];
@@ -55,10 +54,17 @@ export function doctorTable(result: DoctorResult, p: Palette, verbose = false): 
     rows.push(['watcher', d.watcherState === 'watching' ? p.green(d.watcherState) : p.yellow(d.watcherState)]);
     rows.push(['build hold', d.buildHold === 'none' ? d.buildHold : p.yellow(d.buildHold)]);
     const sample = d.watchedDirectories;
-    rows.push(['watched dirs', `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`]);
+    rows.push([
+      'watched dirs',
+      `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`,
+    ]);
     for (const dir of sample) rows.push(['', dir]);
-    if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount) rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
-    rows.push(['supports', `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`]);
+    if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount)
+      rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
+    rows.push([
+      'supports',
+      `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`,
+    ]);
   }
   if (e !== undefined) rows.push(['port', `${e.port} (${e.portFile === null ? e.source : `from ${e.portFile}`})`]);
   if (d?.detail && verbose) rows.push(['detail', d.detail]);
@@ -76,7 +82,7 @@ export function doctorTable(result: DoctorResult, p: Palette, verbose = false): 
 }
 
 /** The RELOAD_STATE receipt, field by field. */
-export function reloadText(result: ReloadResult, p: Palette): string {
+function reloadText(result: ReloadResult, p: Palette): string {
   const s = result.state;
   if (s === undefined) return `${result.message}\n`;
   const lines = [
@@ -90,7 +96,7 @@ export function reloadText(result: ReloadResult, p: Palette): string {
 }
 
 /** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time. */
-export function eventLine(event: AgentEvent, p: Palette): string {
+export function eventLine(event: { level: string; message: string; timestamp?: string }, p: Palette): string {
   const when = event.timestamp === undefined ? new Date() : new Date(event.timestamp);
   const time = Number.isNaN(when.getTime()) ? '--:--:--.---' : clock(when);
   return `${p.dim(time)} ${levelColour(p, event.level)(event.level.padEnd(17))} ${event.message}\n`;

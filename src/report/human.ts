@@ -3,15 +3,14 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
-import type { RunEvent, RunResult } from '../events.js';
-import type { ClassVerdict, VerdictStatus } from '../verify/verify.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { ClassVerdict, VerdictStatus } from '../outcome/facts.js';
+import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
 
-export { wantsColor } from './palette.js';
-
 /** Lists at most this many classes by name in the report; the rest are counted. */
-export const MAX_LISTED = 20;
+const MAX_LISTED = 20;
 
 /** Where and how to write. */
 export interface HumanOptions {
@@ -68,12 +67,20 @@ export class HumanReporter {
     switch (event.type) {
       case 'agent': {
         const a = event.agent;
-        if (!quiet) this.line(`agent ${p.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port} from ${a.source}, session ${a.sessionId}`);
+        if (!quiet)
+          this.line(
+            `agent ${p.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port} from ${a.source}, session ${a.sessionId}`,
+          );
         return;
       }
       case 'hold':
         if (!quiet) {
-          const from = event.ownerSource === 'saved' ? 'reused from the last run against this agent session' : event.ownerSource === 'option' ? 'from --owner' : 'new';
+          const from =
+            event.ownerSource === 'saved'
+              ? 'reused from the last run against this agent session'
+              : event.ownerSource === 'option'
+                ? 'from --owner'
+                : 'new';
           this.line(`owner token ${p.bold(event.owner)} (${from}); to recover a held build: --owner ${event.owner}`);
         }
         this.live.show('waiting for the BUILD started receipt');
@@ -86,7 +93,11 @@ export class HumanReporter {
         if (quiet && event.elapsedMs < QUIET_WAIT_MS) return;
         if (this.options.live) {
           this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
-        } else if (this.lastWaitLine === undefined || this.lastWaitLine.what !== event.what || event.elapsedMs - this.lastWaitLine.atMs >= 5000) {
+        } else if (
+          this.lastWaitLine === undefined ||
+          this.lastWaitLine.what !== event.what ||
+          event.elapsedMs - this.lastWaitLine.atMs >= 5000
+        ) {
           this.lastWaitLine = { what: event.what, atMs: event.elapsedMs };
           this.line(`waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
         }
@@ -94,11 +105,17 @@ export class HumanReporter {
       }
       case 'build-start':
         this.live.hide();
-        if (!quiet) this.line(`${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`);
+        if (!quiet)
+          this.line(
+            `${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`,
+          );
         if (verbose) this.line(`class output directories: ${event.classDirs.join(', ') || '(none yet)'}`);
         return;
       case 'build-end':
-        if (!quiet) this.line(`build ${event.exitCode === 0 ? p.green('ok') : p.red(`failed (exit status ${event.exitCode})`)} in ${seconds(event.durationMs)}`);
+        if (!quiet)
+          this.line(
+            `build ${event.exitCode === 0 ? p.green('ok') : p.red(`failed (exit status ${event.exitCode})`)} in ${seconds(event.durationMs)}`,
+          );
         this.live.show(`waiting for the BUILD ${event.exitCode === 0 ? 'ok' : 'failed'} receipt`);
         return;
       case 'finish':
@@ -119,7 +136,10 @@ export class HumanReporter {
         return;
       case 'verify-progress':
         if (this.verifyStarted === 0) this.verifyStarted = performance.now();
-        this.live.show(`VERIFY applied ${event.applied}/${event.total}${event.final > event.applied ? ` (${event.final - event.applied} not applied)` : ''}`, this.verifyStarted);
+        this.live.show(
+          `VERIFY applied ${event.applied}/${event.total}${event.final > event.applied ? ` (${event.final - event.applied} not applied)` : ''}`,
+          this.verifyStarted,
+        );
         return;
       case 'agent-event':
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
@@ -134,11 +154,13 @@ export class HumanReporter {
     const p = this.p;
     if (!quiet && result.changes !== undefined) {
       const c = result.changes;
-      for (const change of c.added.slice(0, MAX_LISTED)) this.detail('added', change.className, 'new class: nothing was loaded to replace, not verified');
+      for (const change of c.added.slice(0, MAX_LISTED))
+        this.detail('added', change.className, 'new class: nothing was loaded to replace, not verified');
       more(c.added.length, (n) => this.detail('added', `… and ${n} more`, ''));
       for (const change of c.removed.slice(0, MAX_LISTED)) this.detail('removed', change.className, 'class file deleted');
       more(c.removed.length, (n) => this.detail('removed', `… and ${n} more`, ''));
-      for (const change of c.notVerifiable.slice(0, MAX_LISTED)) this.detail('skipped', change.className, 'not a name VERIFY accepts; not verified');
+      for (const change of c.notVerifiable.slice(0, MAX_LISTED))
+        this.detail('skipped', change.className, 'not a name VERIFY accepts; not verified');
       more(c.notVerifiable.length, (n) => this.detail('skipped', `… and ${n} more`, ''));
     }
     if (result.verdicts.length > 0) this.verdicts(result.verdicts, quiet);

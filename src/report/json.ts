@@ -4,11 +4,10 @@
  * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
  * by `test/cli/json.test.ts`.
  */
-import type { CommandResult } from '../commands/types.js';
-import { EXIT_USAGE, type RunEvent, type RunResult } from '../events.js';
-
-/** Which command a `result` line ends. */
-export type JsonAction = 'build' | 'verify' | CommandResult['action'];
+import type { RunEvent } from '../outcome/events.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
+import { describeOutcome } from './words.js';
 
 /** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
 export interface JsonClass {
@@ -50,13 +49,15 @@ export function eventToJson(event: RunEvent): string {
  */
 export function resultClasses(result: RunResult): JsonClass[] {
   const c = result.changes;
-  const listed = (status: string, detail: string) => (change: { className: string; path: string; after?: string }): JsonClass => ({
-    className: change.className,
-    path: change.path,
-    sha256: change.after ?? null,
-    status,
-    detail,
-  });
+  const listed =
+    (status: string, detail: string) =>
+    (change: { className: string; path: string; after?: string }): JsonClass => ({
+      className: change.className,
+      path: change.path,
+      sha256: change.after ?? null,
+      status,
+      detail,
+    });
   return [
     ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
     ...(c?.added.map(listed('added', 'new class: nothing was loaded to replace')) ?? []),
@@ -83,11 +84,20 @@ export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'bu
     command: result.command ?? null,
     hold: result.hold,
     agent: result.agent ?? null,
-    build: result.build === undefined ? null : { exitCode: result.build.exitCode, durationMs: result.build.durationMs, signal: result.build.signal ?? null },
+    build:
+      result.build === undefined
+        ? null
+        : { exitCode: result.build.exitCode, durationMs: result.build.durationMs, signal: result.build.signal ?? null },
     changes:
       c === undefined
         ? null
-        : { changed: c.changed.length, added: c.added.length, removed: c.removed.length, notVerifiable: c.notVerifiable.length, total: c.total },
+        : {
+            changed: c.changed.length,
+            added: c.added.length,
+            removed: c.removed.length,
+            notVerifiable: c.notVerifiable.length,
+            total: c.total,
+          },
     classes: resultClasses(result),
     durationMs: result.durationMs,
   };
@@ -127,19 +137,20 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
 /**
  * The `--json` lines of a usage error (exit 2, nothing sent) for `action`: a `result` line
  * with reason `usage`, so that a pipeline reading stdout gets one for every run.
+ * @param config true when the problem is in the config file.
  */
-export function usageLines(action: JsonAction, message: string): string[] {
-  if (action === 'build' || action === 'verify') {
-    return finalLines({ reason: 'usage', exitCode: EXIT_USAGE, message, verdicts: [], hold: 'none', provenLive: false, durationMs: 0 }, action);
-  }
-  const base = { reason: 'usage', exitCode: EXIT_USAGE, message, durationMs: 0 } as const;
-  const result: CommandResult =
+export function usageLines(action: JsonAction, text: string, config = false): string[] {
+  const outcome: Outcome = { reason: 'usage', problem: config ? { kind: 'config', text } : { kind: 'input', text } };
+  const words = describeOutcome(outcome);
+  const now = performance.now();
+  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, now), action);
+  const facts =
     action === 'doctor'
-      ? { ...base, action, classDirs: [] }
+      ? { action, classDirs: [] }
       : action === 'scan'
-        ? { ...base, action, sent: false, delivered: false }
+        ? { action, sent: false, delivered: false }
         : action === 'events'
-          ? { ...base, action, events: 0 }
-          : { ...base, action };
-  return [JSON.stringify(commandResultToJson(result))];
+          ? { action, events: 0 }
+          : { action };
+  return [JSON.stringify(commandResultToJson(buildResult(outcome, words, facts, now) as CommandResult))];
 }

@@ -13,7 +13,7 @@ export function wantsLive(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): 
 }
 
 /** How often the elapsed time is redrawn, in ms. */
-export const LIVE_TICK_MS = 100;
+const LIVE_TICK_MS = 100;
 
 /** Options for {@link LiveLine}. */
 export interface LiveLineOptions {

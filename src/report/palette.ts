@@ -30,7 +30,7 @@ export interface Palette {
  * turns it on (unless `0` or `false`), TERM=dumb turns it off, else the stream's own terminal
  * status decides.
  */
-export function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+function wantsColor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   if (env.FORCE_COLOR !== undefined) return env.FORCE_COLOR !== '0' && env.FORCE_COLOR !== 'false';
   if (env.TERM === 'dumb') return false;

@@ -6,13 +6,14 @@
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
 import * as z from 'zod';
-import { doctorObservedSchema } from '../agent/protocol.js';
+import { doctorObservedSchema } from '../outcome/doctor.js';
+import type { Reason } from '../outcome/outcome.js';
 
 const int = z.number().int();
 const ms = int.min(0);
 
 /** The agent as a build sees it (CONNECTED and DOCTOR). */
-export const agentInfoSchema = z.strictObject({
+const agentInfoSchema = z.strictObject({
   port: int,
   source: z.string(),
   agentVersion: z.string(),
@@ -26,7 +27,7 @@ export const agentInfoSchema = z.strictObject({
 });
 
 /** The agent as a subcommand sees it on connect. */
-export const endpointSchema = z.strictObject({
+const endpointSchema = z.strictObject({
   port: int,
   source: z.string(),
   portFile: z.string().nullable(),
@@ -40,7 +41,14 @@ export const eventLineSchemas = {
   warning: z.strictObject({ type: z.literal('warning'), message: z.string() }),
   waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms }),
   hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']) }),
-  buildStart: z.strictObject({ type: z.literal('build-start'), command: z.string(), wrapper: z.boolean(), cwd: z.string(), classDirs: z.array(z.string()), held: z.boolean() }),
+  buildStart: z.strictObject({
+    type: z.literal('build-start'),
+    command: z.string(),
+    wrapper: z.boolean(),
+    cwd: z.string(),
+    classDirs: z.array(z.string()),
+    held: z.boolean(),
+  }),
   buildEnd: z.strictObject({ type: z.literal('build-end'), exitCode: int, durationMs: ms, signal: z.string().optional() }),
   finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean() }),
   changes: z.strictObject({ type: z.literal('changes'), changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
@@ -67,7 +75,10 @@ export const classStatusSchema = z.enum([
 const classFields = {
   className: z.string(),
   path: z.string(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  sha256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   status: classStatusSchema,
   detail: z.string(),
 };
@@ -93,14 +104,14 @@ const runReasonSchema = z.enum([
   'agent-not-ready',
   'unsupported',
   'hold-busy',
-  'receipt-timeout',
+  'no-receipt',
   'agent-disconnected',
   'not-safe',
   'verify-incomplete',
   'interrupted',
   'state-error',
   'internal-error',
-]);
+] as const satisfies readonly Reason[]);
 
 /** The final line of a build (`action: build`) or of `verify` (`action: verify`). */
 export const runResultLineSchema = z.strictObject({
@@ -136,8 +147,8 @@ const commandReasonSchema = z.enum([
   'interrupted',
   'no-receipt',
   'unexpected-receipt',
-  'agent-closed',
-]);
+  'stream-ended',
+] as const satisfies readonly Reason[]);
 
 const commandBase = {
   type: z.literal('result'),
@@ -150,7 +161,7 @@ const commandBase = {
 };
 
 /** The RELOAD_STATE receipt. */
-export const reloadStateSchema = z.strictObject({
+const reloadStateSchema = z.strictObject({
   action: z.enum(['pause', 'resume', 'status']),
   paused: z.boolean(),
   pendingClasses: ms,

@@ -21,7 +21,7 @@ export class StateError extends Error {
 }
 
 /** Runs `write`, turning a file-system error into a {@link StateError} naming `file` (a StateError passes as it is). */
-export function writingState<T>(file: string, write: () => T): T {
+function writingState<T>(file: string, write: () => T): T {
   try {
     return write();
   } catch (error) {

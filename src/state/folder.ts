@@ -24,7 +24,7 @@ const OWN_NAMES = [OWNER_FILE, INDEX_FILE, LEGACY_CLASS_STATE_FILE, LOCK_DIR, LO
 const WRITTEN_NAMES = [OWNER_FILE, INDEX_FILE, LOCK_HOLDER_FILE] as const;
 
 /** The state folder of a project. */
-export function stateDir(projectDir: string): string {
+function stateDir(projectDir: string): string {
   return path.join(projectDir, '.reclazz');
 }
 

@@ -16,7 +16,7 @@ import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } 
  * A lock not refreshed for this long belongs to a dead run, in ms, when its holder cannot be
  * checked (no holder file yet, or a run on another host sharing the folder).
  */
-export const LOCK_STALE_MS = 5000;
+const LOCK_STALE_MS = 5000;
 /**
  * proper-lockfile's own staleness: long, because a run that is alive but not refreshing the lock
  * (suspended with Ctrl-Z, stopped in a debugger, a paused VM) must keep it; a run that is gone
@@ -24,7 +24,7 @@ export const LOCK_STALE_MS = 5000;
  */
 const LOCK_REFRESH_STALE_MS = 10 * 60_000;
 /** How often a waiting run tries again, in ms. */
-export const LOCK_RETRY_MS = 100;
+const LOCK_RETRY_MS = 100;
 
 /** The result of {@link acquireRunLock}. */
 export type LockResult =

@@ -8,13 +8,12 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import * as z from 'zod/mini';
-import { isToken } from '../agent/token.js';
+import { isToken } from '../agent/limits.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
-export { StateError, writingState } from './files.js';
-export { stateDir } from './folder.js';
+export { StateError } from './files.js';
 
 const ownerStateSchema = z.object({
   owner: z.string().check(z.refine(isToken, 'not a valid owner token')),

@@ -32,7 +32,10 @@ export function parseLinuxStat(text: string | undefined): LinuxStat | undefined 
   const close = text.lastIndexOf(')');
   if (open < 0 || close < open) return undefined;
   // rest[0] is field 3 (state), so field n is rest[n - 3].
-  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   const field = (n: number): number => {
     const value = rest[n - 3];
     return value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN;

@@ -5,25 +5,19 @@
  */
 import type { AgentConnection } from '../agent/connection.js';
 import { AgentConnectionError } from '../agent/connection.js';
-import {
-  AGENT_RECEIPT_CAPACITY,
-  newToken,
-  parseTokenJson,
-  verifyCommand,
-  verifyResultSchema,
-  type AgentEvent,
-  type VerifyResult,
-} from '../agent/protocol.js';
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
+import { newToken, parseTokenJson, verifyLine, verifyResultSchema, type AgentEvent } from '../agent/protocol.js';
+import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
 
 /** Most VERIFY requests in flight at once: far below the agent's 1000-line outbox. */
 export const VERIFY_WINDOW = 64;
 
 /** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
-export const VERIFY_REPLY_TIMEOUT_MS = 1000;
+const VERIFY_REPLY_TIMEOUT_MS = 1000;
 
 /** Poll interval bounds for a class that is not final yet, in ms (grows by half each poll). */
-export const POLL_MIN_MS = 20;
-export const POLL_MAX_MS = 120;
+const POLL_MIN_MS = 20;
+const POLL_MAX_MS = 120;
 
 /** A class to verify: its binary name and the SHA-256 of its bytes after the build. */
 export interface VerifyTarget {
@@ -41,34 +35,6 @@ export interface VerifyTarget {
   settleByMs?: number;
 }
 
-/**
- * A class's final verdict. Only `applied` is proof. `timeout`: still not final at the
- * deadline; `beyond-capacity`: not awaited because more classes changed than the agent keeps
- * receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`.
- */
-export type VerdictStatus =
-  | 'applied'
-  | 'failed'
-  | 'mismatch'
-  | 'unverified'
-  | 'timeout'
-  | 'beyond-capacity'
-  | 'session-changed'
-  | 'connection-lost'
-  | 'interrupted';
-
-/** The verdict for one class. */
-export interface ClassVerdict {
-  className: string;
-  path: string;
-  sha256: string;
-  status: VerdictStatus;
-  /** Human detail: the agent's detail, or why there is no proof. */
-  detail: string;
-  /** The last receipt seen for this class, if any. */
-  receipt?: VerifyResult;
-}
-
 /** Options for {@link verifyClasses}. */
 export interface VerifyOptions {
   /** The agent session the receipts must come from (DOCTOR's sessionId). */
@@ -80,29 +46,15 @@ export interface VerifyOptions {
   signal?: AbortSignal;
   /** Requests in flight (default {@link VERIFY_WINDOW}). */
   window?: number;
-  /** Receipt capacity of the agent (default 512). */
+  /** Receipt capacity of the agent (default {@link AGENT_RECEIPT_CAPACITY}). */
   capacity?: number;
-}
-
-/** The outcome of a VERIFY round. `verdicts` is in the order of the targets. */
-export interface VerifyReport {
-  verdicts: ClassVerdict[];
-  /** Set when a receipt named another session: the app restarted. */
-  sessionChangedTo?: string;
-  /** True when more classes changed than the agent keeps receipts for and the rest were not awaited. */
-  capacityLimited: boolean;
-  /** VERIFY requests sent, including re-asks. */
-  requests: number;
-  /** Replies presumed lost (asked again). */
-  lostReplies: number;
-  elapsedMs: number;
 }
 
 interface Slot {
   target: VerifyTarget;
   index: number;
   delayMs: number;
-  last?: VerifyResult;
+  last?: VerifyReceipt;
   final?: ClassVerdict;
 }
 
@@ -118,7 +70,11 @@ interface Slot {
  * {@link VERIFY_REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a
  * late reply to the old token is ignored.
  */
-export function verifyClasses(connection: AgentConnection, targets: readonly VerifyTarget[], options: VerifyOptions): Promise<VerifyReport> {
+export function verifyClasses(
+  connection: AgentConnection,
+  targets: readonly VerifyTarget[],
+  options: VerifyOptions,
+): Promise<VerifyReport> {
   const started = performance.now();
   const window = options.window ?? VERIFY_WINDOW;
   const capacity = options.capacity ?? AGENT_RECEIPT_CAPACITY;
@@ -155,6 +111,7 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
         verdicts: slots.map((slot) => slot.final!),
         ...(sessionChangedTo === undefined ? {} : { sessionChangedTo }),
         capacityLimited,
+        capacity,
         requests,
         lostReplies,
         elapsedMs: Math.round(performance.now() - started),
@@ -176,7 +133,11 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     const later = (slot: Slot): void => {
       const settleBy = slot.target.settleByMs;
       if (settleBy !== undefined && performance.now() - started >= settleBy) {
-        settle(slot, 'timeout', `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`);
+        settle(
+          slot,
+          'timeout',
+          `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`,
+        );
         return;
       }
       const timer = setTimeout(() => {
@@ -188,7 +149,7 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
       slot.delayMs = Math.min(POLL_MAX_MS, Math.ceil(slot.delayMs * 1.5));
     };
 
-    const handle = (slot: Slot, receipt: VerifyResult): void => {
+    const handle = (slot: Slot, receipt: VerifyReceipt): void => {
       slot.last = receipt;
       if (receipt.sessionId !== options.sessionId) {
         sessionChangedTo = receipt.sessionId;
@@ -241,7 +202,7 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     const send = (slot: Slot): void => {
       const token = newToken();
       try {
-        connection.send(verifyCommand(token, slot.target.className, slot.target.sha256));
+        connection.send(verifyLine(token, slot.target.className, slot.target.sha256));
       } catch (error) {
         if (error instanceof AgentConnectionError) finish('connection-lost', () => 'the agent connection closed before a final receipt');
         else throw error;
@@ -299,11 +260,13 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
     }
     options.signal?.addEventListener('abort', onAbort, { once: true });
     // The router: one listener for all replies, until finish() aborts it. It never "matches".
-    connection.waitFor(route, 'VERIFY_RESULT replies', options.timeoutMs + VERIFY_REPLY_TIMEOUT_MS, router.signal).catch((error: unknown) => {
-      if (done) return;
-      const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
-      if (kind === 'closed') finish('connection-lost', () => 'the agent connection closed before a final receipt');
-    });
+    connection
+      .waitFor(route, 'VERIFY_RESULT replies', options.timeoutMs + VERIFY_REPLY_TIMEOUT_MS, router.signal)
+      .catch((error: unknown) => {
+        if (done) return;
+        const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
+        if (kind === 'closed') finish('connection-lost', () => 'the agent connection closed before a final receipt');
+      });
     if (slots.length === 0) finish('applied', () => '');
     else pump();
   });
@@ -312,7 +275,7 @@ export function verifyClasses(connection: AgentConnection, targets: readonly Ver
 /** Replies to VERIFY start with this. */
 const REPLY_PREFIX = 'VERIFY_RESULT ';
 
-function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyResult | undefined {
+function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyReceipt | undefined {
   const json = parseTokenJson(message, 'VERIFY_RESULT', token);
   if (json === undefined) return undefined;
   const parsed = verifyResultSchema.safeParse(json);
@@ -332,7 +295,7 @@ function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdic
   };
 }
 
-function mismatchDetail(receipt: VerifyResult): string {
+function mismatchDetail(receipt: VerifyReceipt): string {
   const base = `the agent applied other bytes (${receipt.observedSha256.slice(0, 12)}…, ${receipt.source || 'unknown source'})`;
   return receipt.detail ? `${base}: ${receipt.detail}` : base;
 }

@@ -29,7 +29,11 @@ async function serve(onClient: (socket: net.Socket) => void): Promise<number> {
 }
 
 function targets(n: number): VerifyTarget[] {
-  return Array.from({ length: n }, (_, i) => ({ className: `com.acme.C${i}`, path: `/x/C${i}.class`, sha256: createHash('sha256').update(String(i)).digest('hex') }));
+  return Array.from({ length: n }, (_, i) => ({
+    className: `com.acme.C${i}`,
+    path: `/x/C${i}.class`,
+    sha256: createHash('sha256').update(String(i)).digest('hex'),
+  }));
 }
 
 /** A peer that answers VERIFY `applied` after a short random delay, tracking requests in flight. */
@@ -48,11 +52,24 @@ async function verifyPeer(): Promise<{ port: number; maxInFlight: () => number; 
         asked += 1;
         inFlight += 1;
         max = Math.max(max, inFlight);
-        setTimeout(() => {
-          inFlight -= 1;
-          const receipt = { requestId: token, sessionId: 's1', className, expectedSha256: sha, observedSha256: sha, status: 'applied', source: 'test', detail: '', completedAt: new Date().toISOString() };
-          socket.write(`${JSON.stringify({ level: 'INFO', message: `VERIFY_RESULT ${token} ${JSON.stringify(receipt)}` })}\n`);
-        }, Math.floor(Math.random() * 3));
+        setTimeout(
+          () => {
+            inFlight -= 1;
+            const receipt = {
+              requestId: token,
+              sessionId: 's1',
+              className,
+              expectedSha256: sha,
+              observedSha256: sha,
+              status: 'applied',
+              source: 'test',
+              detail: '',
+              completedAt: new Date().toISOString(),
+            };
+            socket.write(`${JSON.stringify({ level: 'INFO', message: `VERIFY_RESULT ${token} ${JSON.stringify(receipt)}` })}\n`);
+          },
+          Math.floor(Math.random() * 3),
+        );
       }
     });
   });

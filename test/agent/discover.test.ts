@@ -6,21 +6,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DiscoveryError, parsePort, readPortFile } from '../../src/agent/discover.js';
+import { readPortFile } from '../../src/agent/discover.js';
+import type { PortFault } from '../../src/outcome/outcome.js';
+import { describeOutcome } from '../../src/report/words.js';
 import { tempDir } from '../support/cli.js';
 
 function errno(code: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: mocked`), { code });
 }
 
-function failure(run: () => unknown): DiscoveryError {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(DiscoveryError);
-    return error as DiscoveryError;
-  }
-  throw new Error('expected a DiscoveryError');
+/** The fault `readPortFile` found, with the words a user reads for it. */
+function failure(run: () => number | PortFault): PortFault & { words: { message: string; hint?: string } } {
+  const fault = run();
+  if (typeof fault === 'number') throw new Error(`expected a fault, got port ${fault}`);
+  return { ...fault, words: describeOutcome({ reason: 'bad-port-file', fault }) };
 }
 
 afterEach(() => {
@@ -28,16 +27,18 @@ afterEach(() => {
 });
 
 describe('readPortFile', () => {
-  it('an unreadable file (EACCES on read) names the path, the cause and the next step', () => {
+  it('an unreadable file (EACCES on read) names the path and the cause, and the hint the next step', () => {
     const file = path.join(tempDir(), 'agent.port');
     fs.writeFileSync(file, '4321');
     vi.spyOn(fs, 'readFileSync').mockImplementation(() => {
       throw errno('EACCES');
     });
-    const error = failure(() => readPortFile(file));
-    expect(error.kind).toBe('bad-port-file');
-    expect(error.paths).toEqual([file]);
-    expect(error.message).toBe(`cannot read port file ${file} (EACCES): check its permissions (the agent writes it as the user running the app), or pass --port <n>.`);
+    const fault = failure(() => readPortFile(file));
+    expect(fault).toMatchObject({ input: 'file', file, problem: 'unreadable', code: 'EACCES' });
+    expect(fault.words).toEqual({
+      message: `cannot read port file ${file} (EACCES)`,
+      hint: 'check its permissions (the agent writes it as the user running the app), or pass --port <n>',
+    });
   });
 
   it('a folder on the path that cannot be looked into (EACCES on stat) is a different message', () => {
@@ -45,15 +46,18 @@ describe('readPortFile', () => {
     vi.spyOn(fs, 'statSync').mockImplementation(() => {
       throw errno('EACCES');
     });
-    const error = failure(() => readPortFile(file));
-    expect(error.message).toBe(`cannot look at port file ${file} (EACCES): check the permissions of the folders on its path, or pass --port <n>.`);
+    const fault = failure(() => readPortFile(file));
+    expect(fault.words).toEqual({
+      message: `cannot look at port file ${file} (EACCES)`,
+      hint: 'check the permissions of the folders on its path, or pass --port <n>',
+    });
   });
 
   it('a path through a regular file (ENOTDIR) is reported with its code', () => {
     const dir = tempDir();
     fs.writeFileSync(path.join(dir, 'file'), '');
-    const error = failure(() => readPortFile(path.join(dir, 'file', 'agent.port')));
-    expect(error.message).toMatch(/cannot look at port file .*file\/agent\.port \(ENOTDIR\)/);
+    const fault = failure(() => readPortFile(path.join(dir, 'file', 'agent.port')));
+    expect(fault.words.message).toMatch(/cannot look at port file .*file\/agent\.port \(ENOTDIR\)/);
   });
 
   it('a FIFO is not a regular file', async () => {
@@ -61,8 +65,9 @@ describe('readPortFile', () => {
     const fifo = path.join(dir, 'agent.port');
     const { execa } = await import('execa');
     await execa('mkfifo', [fifo]);
-    const error = failure(() => readPortFile(fifo));
-    expect(error.message).toMatch(/is not a regular file \(a device, pipe or socket\)/);
+    const fault = failure(() => readPortFile(fifo));
+    expect(fault.words.message).toMatch(/is not a regular file \(a device, pipe or socket\)/);
+    expect(fault.words.hint).toMatch(/--port-file/);
   });
 
   it('accepts surrounding whitespace and a CRLF', () => {
@@ -72,10 +77,14 @@ describe('readPortFile', () => {
   });
 });
 
-describe('parsePort', () => {
-  const fix = 'do the thing';
+describe('the port in a port file', () => {
+  const withText = (text: string) => {
+    const file = path.join(tempDir(), 'agent.port');
+    fs.writeFileSync(file, text);
+    return () => readPortFile(file);
+  };
   it.each([
-    ['', /is empty: do the thing\./],
+    ['', /is empty$/],
     ['-1', /does not hold a port number \("-1"\)/],
     ['80.5', /does not hold a port number/],
     ['0x50', /does not hold a port number/],
@@ -83,8 +92,10 @@ describe('parsePort', () => {
     ['0', /holds 0, outside 1-65535/],
     ['65536', /holds 65536, outside 1-65535/],
     ['99999999999999999999999', /outside 1-65535/],
-  ])('%j is refused', (text, message) => {
-    expect(failure(() => parsePort(text, 'X', fix)).message).toMatch(message);
+  ])('%j is refused, with the advice to delete it', (text, message) => {
+    const fault = failure(withText(text));
+    expect(fault.words.message).toMatch(message);
+    expect(fault.words.hint).toMatch(/delete it and restart the app/);
   });
 
   it.each([
@@ -92,6 +103,6 @@ describe('parsePort', () => {
     ['65535', 65535],
     ['08080', 8080],
   ])('%j is port %d', (text, port) => {
-    expect(parsePort(text, 'X', fix)).toBe(port);
+    expect(withText(text)()).toBe(port);
   });
 });

@@ -14,7 +14,10 @@ import { tempDir } from '../support/cli.js';
  * `/s /c` strips the outer quotes, the first token is the script, and `%%cd:~,%` leaves one `%`.
  */
 function argvSeenByJava(cmdArgs: string[]): string[] {
-  const line = cmdArgs.at(-1)!.slice(1, -1).replace(/%%cd:~,%/g, '%');
+  const line = cmdArgs
+    .at(-1)!
+    .slice(1, -1)
+    .replace(/%%cd:~,%/g, '%');
   return msvcrtArgv(line).slice(1);
 }
 
@@ -126,8 +129,16 @@ describe('the cmd.exe line for a batch file (platform win32)', () => {
   });
 
   it('leaves everything else alone: an .exe on Windows, any file elsewhere', () => {
-    expect(planSpawn('C:\\tools\\make.exe', ['a b'], 'win32')).toEqual({ file: 'C:\\tools\\make.exe', args: ['a b'], windowsVerbatimArguments: false });
-    expect(planSpawn('/proj/gradlew.bat', ['%x%'], 'linux')).toEqual({ file: '/proj/gradlew.bat', args: ['%x%'], windowsVerbatimArguments: false });
+    expect(planSpawn('C:\\tools\\make.exe', ['a b'], 'win32')).toEqual({
+      file: 'C:\\tools\\make.exe',
+      args: ['a b'],
+      windowsVerbatimArguments: false,
+    });
+    expect(planSpawn('/proj/gradlew.bat', ['%x%'], 'linux')).toEqual({
+      file: '/proj/gradlew.bat',
+      args: ['%x%'],
+      windowsVerbatimArguments: false,
+    });
   });
 });
 
@@ -143,8 +154,14 @@ describe('wrapper resolution by platform', () => {
   it('picks gradlew.bat and mvnw.cmd on win32, gradlew and mvnw elsewhere, from a subfolder too', () => {
     const dir = checkout();
     const cwd = path.join(dir, 'app');
-    expect(resolveBuildCommand('gradle', ['classes'], { cwd, platform: 'win32' })).toMatchObject({ file: path.join(dir, 'gradlew.bat'), wrapper: true });
-    expect(resolveBuildCommand('mvn', ['compile'], { cwd, platform: 'win32' })).toMatchObject({ file: path.join(dir, 'mvnw.cmd'), wrapper: true });
+    expect(resolveBuildCommand('gradle', ['classes'], { cwd, platform: 'win32' })).toMatchObject({
+      file: path.join(dir, 'gradlew.bat'),
+      wrapper: true,
+    });
+    expect(resolveBuildCommand('mvn', ['compile'], { cwd, platform: 'win32' })).toMatchObject({
+      file: path.join(dir, 'mvnw.cmd'),
+      wrapper: true,
+    });
     expect(resolveBuildCommand('gradle', [], { cwd, platform: 'linux' })).toMatchObject({ file: path.join(dir, 'gradlew'), wrapper: true });
     expect(resolveBuildCommand('mvn', [], { cwd, platform: 'darwin' })).toMatchObject({ file: path.join(dir, 'mvnw'), wrapper: true });
   });

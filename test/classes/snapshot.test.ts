@@ -116,11 +116,19 @@ describe('markUnproven', () => {
     writeClass(classes, 'com.acme.A', 'a-2');
     writeClass(classes, 'com.acme.C', 'c-2');
     const detected = await detectChanges(index, [classes]);
-    expect(detected.changes.changed.map((c) => [c.className, c.settled])).toEqual([['com.acme.A', undefined], ['com.acme.C', undefined]]);
+    expect(detected.changes.changed.map((c) => [c.className, c.settled])).toEqual([
+      ['com.acme.A', undefined],
+      ['com.acme.C', undefined],
+    ]);
     markUnproven(detected.index, index, new Set([path.join(classes, 'com', 'acme', 'A.class')]));
     writeClassIndex(dir, detected.index);
-    const next = await detectChanges(readClassIndex(dir, () => undefined), [classes]);
-    expect(next.changes.changed.map((c) => [c.className, c.settled, c.before, c.after])).toEqual([['com.acme.A', true, detected.changes.changed[0]!.before, detected.changes.changed[0]!.after]]);
+    const next = await detectChanges(
+      readClassIndex(dir, () => undefined),
+      [classes],
+    );
+    expect(next.changes.changed.map((c) => [c.className, c.settled, c.before, c.after])).toEqual([
+      ['com.acme.A', true, detected.changes.changed[0]!.before, detected.changes.changed[0]!.after],
+    ]);
     // Rewritten since: a fresh change again (the agent has not had its capture of these bytes).
     writeClass(classes, 'com.acme.A', 'a-3');
     const rebuilt = await detectChanges(next.index, [classes]);
@@ -154,7 +162,11 @@ describe('the class index file', () => {
     writeClassIndex(dir, index);
     const file = path.join(dir, '.reclazz', 'classes.idx');
     const bytes = fs.readFileSync(file);
-    for (const damage of [(b: Buffer) => b.subarray(0, b.length - 1), (b: Buffer) => Buffer.from(b).fill(0x41, 60, 61), () => Buffer.from('{"version":2}')]) {
+    for (const damage of [
+      (b: Buffer) => b.subarray(0, b.length - 1),
+      (b: Buffer) => Buffer.from(b).fill(0x41, 60, 61),
+      () => Buffer.from('{"version":2}'),
+    ]) {
       fs.writeFileSync(file, damage(bytes));
       const warnings: string[] = [];
       expect(readClassIndex(dir, (m) => warnings.push(m)).paths).toEqual([]);

@@ -112,7 +112,9 @@ describe('the code cache', () => {
     plant('other.tmp', 90 * day);
     await statusRun(dir);
     const left = fs.readdirSync(dir).sort();
-    expect(left.filter((n) => n !== 'notes.txt' && n !== 'other.tmp' && !n.startsWith('cli-0badf00d') && !n.startsWith('cli-12345678'))).toHaveLength(1);
+    expect(
+      left.filter((n) => n !== 'notes.txt' && n !== 'other.tmp' && !n.startsWith('cli-0badf00d') && !n.startsWith('cli-12345678')),
+    ).toHaveLength(1);
     expect(left.filter((n) => n.startsWith('cli-0badf00d'))).toEqual([]);
     expect(left).toEqual(expect.arrayContaining(['cli-12345678.v8cache', 'cli-12345678.v8cache.4343.tmp', 'notes.txt', 'other.tmp']));
   });
@@ -168,9 +170,14 @@ describe('codeCacheDir and isLightRun', () => {
     const at = (dir: string) => ({ dir, create: [dir] });
     expect(codeCacheDir({ RECLAZZ_CODE_CACHE_DIR: '/x/c/' }, 'linux', '/home/u')).toEqual(at('/x/c/'));
     expect(codeCacheDir({ XDG_CACHE_HOME: '/xdg' }, 'linux', '/home/u')).toEqual(at('/xdg/reclazz-build'));
-    expect(codeCacheDir({}, 'linux', '/home/u')).toEqual({ dir: '/home/u/.cache/reclazz-build', create: ['/home/u/.cache', '/home/u/.cache/reclazz-build'] });
+    expect(codeCacheDir({}, 'linux', '/home/u')).toEqual({
+      dir: '/home/u/.cache/reclazz-build',
+      create: ['/home/u/.cache', '/home/u/.cache/reclazz-build'],
+    });
     expect(codeCacheDir({}, 'linux', '')).toBeUndefined();
-    expect(codeCacheDir({ LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32', 'C:\\Users\\u')).toEqual(at('C:\\Users\\u\\AppData\\Local\\reclazz-build'));
+    expect(codeCacheDir({ LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32', 'C:\\Users\\u')).toEqual(
+      at('C:\\Users\\u\\AppData\\Local\\reclazz-build'),
+    );
     expect(codeCacheDir({ RECLAZZ_CODE_CACHE: '0', RECLAZZ_CODE_CACHE_DIR: '/x/c' }, 'linux', '/home/u')).toBeUndefined();
   });
 

@@ -25,7 +25,6 @@ function project(): Project {
   return { dir, classes };
 }
 
-
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const lastJson = (stdout: string) => JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
 
@@ -79,13 +78,15 @@ describe('doctor', () => {
     expect(human.stdout).toMatch(new RegExp(`NOT watched\\s+${escape(other)}`));
   });
 
-  it('exits 69 and says uncertain when DOCTOR gets no reply (agent not ready)', async () => {
+  it('exits 69 with agent-not-ready when DOCTOR gets no reply, as a build and verify do', async () => {
     const p = project();
     await agentFor(p, { notReady: true });
     const run = await runCli(['doctor', '--timeout', '300'], { cwd: p.dir });
     expect(run.exitCode).toBe(69);
-    expect(run.stderr).toContain('no DOCTOR_RESULT');
-    expect(run.stderr).toContain('uncertain');
+    expect(run.stderr).toContain('did not answer DOCTOR within 300 ms: it is not ready (still starting) or too old');
+    expect(run.stderr).toContain('next: wait until the app has started and try again, or raise --timeout');
+    const json = await runCli(['doctor', '--json', '--timeout', '300'], { cwd: p.dir });
+    expect(JSON.parse(json.stdout.trim())).toMatchObject({ action: 'doctor', reason: 'agent-not-ready', exitCode: 69 });
     expect(run.stdout).toBe('');
   });
 
@@ -128,7 +129,10 @@ describe('refusals in human output', () => {
       const error = lines.findIndex((l) => l.includes('✘'));
       expect(lines[error], said).toContain('nothing is listening on port 1 (--port)');
       expect(lines[error + 1], said).toBe('reclazz-build: next: check the port');
-      expect(lines.filter((l) => l.includes('next:')), said).toHaveLength(1);
+      expect(
+        lines.filter((l) => l.includes('next:')),
+        said,
+      ).toHaveLength(1);
     }
   });
 });
@@ -246,7 +250,9 @@ describe('verify', () => {
     expect(one.exitCode).toBe(0);
     const result = lastJson(one.stdout);
     expect(result).toMatchObject({ action: 'verify', reason: 'ok', provenLive: true });
-    expect(result.classes).toEqual([expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') })]);
+    expect(result.classes).toEqual([
+      expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') }),
+    ]);
 
     // No paths: every class here; Outer$Inner was never reloaded in this session.
     const all = await runCli(['verify', '--verify-timeout', '400'], { cwd: p.dir });
@@ -318,9 +324,14 @@ describe('events', () => {
     child.kill('SIGINT');
     const run = await child;
     expect(run.exitCode).toBe(130);
-    const lines = String(run.stdout).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const lines = String(run.stdout)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(lines[0]).toMatchObject({ level: 'CONNECTED', agent: '1.4.0-fake', version: 1 });
-    expect(lines).toContainEqual(expect.objectContaining({ level: 'STRUCTURAL_RELOAD', message: 'Redefined com.acme.Greeter', type: 'structural' }));
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 'STRUCTURAL_RELOAD', message: 'Redefined com.acme.Greeter', type: 'structural' }),
+    );
     expect(lines.some((l) => l.level === 'HEARTBEAT')).toBe(true);
     expect(String(run.stderr)).toBe('');
   });
@@ -331,15 +342,19 @@ function escape(text: string): string {
 }
 
 describe('subcommand usage errors exit 2 and send nothing', () => {
-  it.each([['doctor', '--bogus'], ['status', 'extra'], ['status', '--timeout', '0'], ['doctor', '--port', 'abc'], ['verify', '--verify-timeout', '0'], ['events', '--owner', 'x']])(
-    '%s %s',
-    async (...args) => {
-      const p = project();
-      const agent = await agentFor(p);
-      const run = await runCli(args, { cwd: p.dir });
-      expect(run.exitCode).toBe(2);
-      expect(run.stderr).toMatch(/error/);
-      expect(agent.received).toEqual([]);
-    },
-  );
+  it.each([
+    ['doctor', '--bogus'],
+    ['status', 'extra'],
+    ['status', '--timeout', '0'],
+    ['doctor', '--port', 'abc'],
+    ['verify', '--verify-timeout', '0'],
+    ['events', '--owner', 'x'],
+  ])('%s %s', async (...args) => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(args, { cwd: p.dir });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/error/);
+    expect(agent.received).toEqual([]);
+  });
 });

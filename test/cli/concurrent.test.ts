@@ -23,7 +23,12 @@ afterEach(async () => {
 /** A build that rewrites Greeter with bytes unique to this process, then takes a moment. */
 function uniqueBuild(classes: string): string[] {
   const file = path.join(classes, 'com', 'acme', 'Greeter.class');
-  return ['--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'greeter-' + process.pid); setTimeout(() => {}, 150)`];
+  return [
+    '--',
+    process.execPath,
+    '-e',
+    `require('fs').writeFileSync(${JSON.stringify(file)}, 'greeter-' + process.pid); setTimeout(() => {}, 150)`,
+  ];
 }
 
 describe('five runs started together against one agent', () => {
@@ -36,7 +41,9 @@ describe('five runs started together against one agent', () => {
       expect(run.stderr).toMatch(/all 1 changed class\(es\) proven live/);
       expect(hasStackTrace(run.stderr)).toBe(false);
     }
-    expect(runs.filter((run) => run.stderr.includes('waiting for another reclazz-build run in this checkout to finish')).length).toBeGreaterThanOrEqual(1);
+    expect(
+      runs.filter((run) => run.stderr.includes('waiting for another reclazz-build run in this checkout to finish')).length,
+    ).toBeGreaterThanOrEqual(1);
 
     // Each run is one connection: its BUILD lines are contiguous in what the agent received,
     // started then ok, never interleaved with another run's.
@@ -47,7 +54,9 @@ describe('five runs started together against one agent', () => {
 
     // The agent's own hold log: every started acquired a free hold (no 'reacquired': no started
     // while a hold was active; no 'rejected'), and each hold was released before the next started.
-    expect(agent.holdLog.map((h) => h.event)).toEqual(Array.from({ length: 5 }, () => ['acquired', 'capture-scheduled', 'released']).flat());
+    expect(agent.holdLog.map((h) => h.event)).toEqual(
+      Array.from({ length: 5 }, () => ['acquired', 'capture-scheduled', 'released']).flat(),
+    );
     const acquired = agent.holdLog.filter((h) => h.event === 'acquired');
     const released = agent.holdLog.filter((h) => h.event === 'released');
     for (let i = 1; i < 5; i++) expect(acquired[i]!.atMs).toBeGreaterThanOrEqual(released[i - 1]!.atMs);
@@ -107,13 +116,19 @@ describe('the run lock', () => {
   it('a live lock is waited for with a message up to --wait, then 69; the build never runs', async () => {
     const p = project();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
-    const release = await lockfile.lock(path.join(p.dir, '.reclazz'), { lockfilePath: path.join(p.dir, '.reclazz', 'build.lock'), stale: 5000, realpath: false });
+    const release = await lockfile.lock(path.join(p.dir, '.reclazz'), {
+      lockfilePath: path.join(p.dir, '.reclazz', 'build.lock'),
+      stale: 5000,
+      realpath: false,
+    });
     try {
       const run = await runCli(['--wait', '700', ...uniqueBuild(p.classes)], { cwd: p.dir });
       expect(run.exitCode, run.stderr).toBe(69);
       expect(run.stderr).toMatch(/waiting for another reclazz-build run in this checkout to finish/);
       expect(run.stderr).toMatch(/another reclazz-build run in this checkout still holds .*build\.lock after \d+ ms/);
-      expect(run.stderr).toMatch(/next: wait for it to finish \(a suspended one: fg\), or raise --wait <ms>; if no run is left here, remove .*build\.lock and .*build\.lock\.holder/);
+      expect(run.stderr).toMatch(
+        /next: wait for it to finish \(a suspended one: fg\), or raise --wait <ms>; if no run is left here, remove .*build\.lock and .*build\.lock\.holder/,
+      );
       expect(buildRan(p)).toBe(false);
       expect(agent.received).toEqual([]);
     } finally {

@@ -16,7 +16,13 @@ async function setup(): Promise<{ dir: string; agent: FakeAgent; classes: string
   fs.mkdirSync(path.join(dir, '.git'));
   const classes = path.join(dir, 'app', 'build', 'classes', 'kotlin', 'main');
   writeClass(classes, 'com.acme.K', 'k1');
-  const agent = await startFakeAgent({ portFile: path.join(dir, 'app', 'custom', 'agent.port'), watchDirs: [classes], captureDelayMs: 20, reloadMs: 20, heartbeatMs: 1000 });
+  const agent = await startFakeAgent({
+    portFile: path.join(dir, 'app', 'custom', 'agent.port'),
+    watchDirs: [classes],
+    captureDelayMs: 20,
+    reloadMs: 20,
+    heartbeatMs: 1000,
+  });
   agents.push(agent);
   return { dir, agent, classes };
 }
@@ -25,7 +31,10 @@ describe('reclazz.config.json and package.json "reclazz"', () => {
   it('give subcommands the port file and class output directories', async () => {
     const { dir, classes } = await setup();
     expect((await runCli(['doctor'], { cwd: dir })).exitCode).toBe(69);
-    fs.writeFileSync(path.join(dir, 'reclazz.config.json'), JSON.stringify({ portFile: 'app/custom/agent.port', classesDirs: ['app/build/classes/kotlin/main'] }));
+    fs.writeFileSync(
+      path.join(dir, 'reclazz.config.json'),
+      JSON.stringify({ portFile: 'app/custom/agent.port', classesDirs: ['app/build/classes/kotlin/main'] }),
+    );
     const run = await runCli(['doctor', '--json'], { cwd: dir });
     expect(run.exitCode).toBe(0);
     const result = JSON.parse(run.stdout) as { classDirs: unknown; endpoint: { portFile: string } };
@@ -39,7 +48,13 @@ describe('reclazz.config.json and package.json "reclazz"', () => {
 
   it('give a build its default gradle arguments and timeouts; arguments on the command line replace them', async () => {
     const { dir } = await setup();
-    fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'app', reclazz: { portFile: 'app/custom/agent.port', gradleArgs: [':app:classes', '--offline'], verifyTimeoutMs: 4000 } }));
+    fs.writeFileSync(
+      path.join(dir, 'package.json'),
+      JSON.stringify({
+        name: 'app',
+        reclazz: { portFile: 'app/custom/agent.port', gradleArgs: [':app:classes', '--offline'], verifyTimeoutMs: 4000 },
+      }),
+    );
     const gradlew = path.join(dir, 'gradlew');
     fs.writeFileSync(gradlew, `#!/bin/sh\nprintf '%s\\n' "$@" > "${path.join(dir, 'args.txt')}"\n`);
     fs.chmodSync(gradlew, 0o755);
@@ -58,7 +73,9 @@ describe('reclazz.config.json and package.json "reclazz"', () => {
     for (const args of [['--', 'true'], ['status'], ['verify'], ['events']]) {
       const run = await runCli(args, { cwd: dir });
       expect(run.exitCode).toBe(2);
-      expect(run.stderr).toContain(`invalid config in ${file}: key "waitMs": expected a whole number of milliseconds, 0 or more, e.g. 30000, got -1`);
+      expect(run.stderr).toContain(
+        `invalid config in ${file}: key "waitMs": expected a whole number of milliseconds, 0 or more, e.g. 30000, got -1`,
+      );
     }
     expect(agent.received).toEqual([]);
   });

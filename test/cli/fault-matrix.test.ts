@@ -120,7 +120,10 @@ function wrongBuildTokens(line: string): string[] {
 const isBuildReceipt = (line: string, state: string) => isReply(line, 'BUILD_ACK', state) || isReply(line, 'BUILD_REJECTED', state);
 
 /** Proxy rules that act on one kind of reply and pass everything else. */
-function onReply(match: (line: string) => boolean, act: (line: string, ctx: { close(): void; write(d: string | Buffer): void }) => LineAction): ProxyRules {
+function onReply(
+  match: (line: string) => boolean,
+  act: (line: string, ctx: { close(): void; write(d: string | Buffer): void }) => LineAction,
+): ProxyRules {
   return { fromAgent: (line, connection) => (match(line) ? act(line, connection) : undefined) };
 }
 
@@ -196,7 +199,10 @@ function silentAfterStarted(): FakeAgentOptions {
 }
 
 /** After the started receipt passes: run `then` 100 ms later (the build sleeps 400 ms). */
-function afterStarted(then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => void, rest?: ProxyRules['fromAgent']): ProxyRules {
+function afterStarted(
+  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => void,
+  rest?: ProxyRules['fromAgent'],
+): ProxyRules {
   return {
     fromAgent: (line, connection) => {
       if (isReply(line, 'BUILD_ACK', 'started')) setTimeout(() => then(connection, line), 100);
@@ -225,17 +231,38 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         const deadline = Date.now() + 5000;
         while (ctx.agent.clientCount() < 5 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       },
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /closed the connection before CONNECTED/, also: (_c, err) => expect(err).toMatch(/5 clients/) },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: [],
+        hold: 'none',
+        says: /closed the connection before CONNECTED/,
+        also: (_c, err) => expect(err).toMatch(/5 clients/),
+      },
     },
     rejection: {
       mapping: 'connection refused: the port file is stale (left by a killed app)',
       setup: async () => String(await deadPort()),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /nothing is listening on port \d+ from .*agent\.port/, also: (_c, err) => expect(err).toMatch(/stale.*delete/) },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: [],
+        hold: 'none',
+        says: /nothing is listening on port \d+ from .*agent\.port/,
+        also: (_c, err) => expect(err).toMatch(/stale.*delete/),
+      },
     },
     garbage: {
       mapping: 'the port belongs to another program that greets with a non-JSON banner',
       proxy: () => ({ onAccept: () => 'SSH-2.0-OpenSSH_9.6\r\n' }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /did not start with a valid CONNECTED line/, also: (_c, err) => expect(err).toMatch(/belongs to the reclazz agent/) },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: [],
+        hold: 'none',
+        says: /did not start with a valid CONNECTED line/,
+        also: (_c, err) => expect(err).toMatch(/belongs to the reclazz agent/),
+      },
     },
     late: {
       // (Not timed: a port file written on a timer would race the CLI's own start-up.)
@@ -243,7 +270,14 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       setup: (ctx) => {
         fs.rmSync(ctx.p.portFile);
       },
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /no running agent found/, also: (_c, err) => expect(err).toMatch(/Start the app with the reclazz agent/) },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: [],
+        hold: 'none',
+        says: /no running agent found/,
+        also: (_c, err) => expect(err).toMatch(/next: start the app with the reclazz agent/),
+      },
     },
     'wrong-token': {
       mapping: 'the only token at connect is the port number: the port file names port 70000',
@@ -263,7 +297,9 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
     },
     disconnect: {
-      proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? { close: true, lines: [Buffer.from(line.slice(0, 25))] } : undefined) }),
+      proxy: () => ({
+        fromAgent: (line, c) => (c.agentLines === 0 ? { close: true, lines: [Buffer.from(line.slice(0, 25))] } : undefined),
+      }),
       expect: { exit: 69, built: false, flow: [], hold: 'none', says: /closed the connection before CONNECTED/ },
     },
     rejection: {
@@ -273,7 +309,13 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     garbage: {
       proxy: () => ({ fromAgent: (_line, c) => (c.agentLines === 0 ? [Buffer.from([0xff, 0xfe, 0x7b, 0x0a])] : undefined) }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /did not start with a valid CONNECTED line \(got a line that is not UTF-8 JSON/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: [],
+        hold: 'none',
+        says: /did not start with a valid CONNECTED line \(got a line that is not UTF-8 JSON/,
+      },
     },
     late: {
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? { delayMs: LATE, lines: [line] } : undefined) }),
@@ -294,7 +336,13 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'an agent still starting: its handlers are not wired, DOCTOR gets no reply',
       agent: () => ({ notReady: true }),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR'],
+        hold: 'none',
+        says: /did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/,
+      },
     },
     disconnect: {
       agent: () => ({ intercept: (cmd) => (cmd.verb === 'DOCTOR' ? { kind: 'close' } : undefined) }),
@@ -307,17 +355,30 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
           (line) => isReply(line, 'DOCTOR_RESULT'),
           (line) => {
             const token = messageOf(line)!.split(' ')[1]!;
-            return [rewrite(line, `DOCTOR_RESULT ${token} ${JSON.stringify({ requestId: token, status: 'unavailable', detail: 'observation exceeds 3900 characters' })}`)];
+            return [
+              rewrite(
+                line,
+                `DOCTOR_RESULT ${token} ${JSON.stringify({ requestId: token, status: 'unavailable', detail: 'observation exceeds 3900 characters' })}`,
+              ),
+            ];
           },
         ),
       expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /cannot describe itself yet \(DOCTOR: observation exceeds/ },
     },
     garbage: {
-      proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => [...HOSTILE, line.slice(0, line.length - 40)]),
+      proxy: () =>
+        onReply(
+          (line) => isReply(line, 'DOCTOR_RESULT'),
+          (line) => [...HOSTILE, line.slice(0, line.length - 40)],
+        ),
       expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     late: {
-      proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => ({ delayMs: LATE, lines: [line] })),
+      proxy: () =>
+        onReply(
+          (line) => isReply(line, 'DOCTOR_RESULT'),
+          (line) => ({ delayMs: LATE, lines: [line] }),
+        ),
       expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     'wrong-token': {
@@ -332,14 +393,22 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
     },
     crlf: {
-      proxy: () => onReply((line) => isReply(line, 'DOCTOR_RESULT'), (line) => [`${line}\r`]),
+      proxy: () =>
+        onReply(
+          (line) => isReply(line, 'DOCTOR_RESULT'),
+          (line) => [`${line}\r`],
+        ),
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
   },
   started: {
     silence: {
       mapping: 'the agent takes the hold but its receipt is lost (dropped from the outbox)',
-      proxy: () => onReply((line) => isBuildReceipt(line, 'started'), () => []),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'started'),
+          () => [],
+        ),
       expect: {
         exit: 69,
         built: false,
@@ -348,16 +417,25 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         says: /the agent did not acknowledge BUILD started \(no BUILD started receipt from the agent on port \d+ within 1500 ms\); the build did not run/,
         also: (ctx, err) => {
           expect(err).toMatch(/the next run here reuses that owner and recovers it/);
-          expect(JSON.parse(fs.readFileSync(`${ctx.p.dir}/.reclazz/owner.json`, 'utf8'))).toMatchObject({ owner: OWNER, sessionId: ctx.agent.sessionId });
+          expect(JSON.parse(fs.readFileSync(`${ctx.p.dir}/.reclazz/owner.json`, 'utf8'))).toMatchObject({
+            owner: OWNER,
+            sessionId: ctx.agent.sessionId,
+          });
         },
       },
     },
     disconnect: {
       agent: () => ({ intercept: (cmd) => (cmd.verb === 'BUILD' ? { kind: 'close' } : undefined) }),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'none', says: /did not acknowledge BUILD started \(the agent on port \d+ closed the connection\)/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR', 'BUILD started'],
+        hold: 'none',
+        says: /did not acknowledge BUILD started \(the agent on port \d+ closed the connection\)/,
+      },
     },
     rejection: {
-      mapping: "another owner (the IDE) holds the build; --wait 0",
+      mapping: 'another owner (the IDE) holds the build; --wait 0',
       setup: (ctx) => holdAs(ctx.agent.port, 'the-ide'),
       expect: {
         exit: 69,
@@ -370,19 +448,53 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     garbage: {
       mapping: 'the agent takes the hold; its receipt arrives only in malformed forms',
-      proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => [...HOSTILE, ...malformed(line)]),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'started'),
+          (line) => [...HOSTILE, ...malformed(line)],
+        ),
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR', 'BUILD started'],
+        hold: 'ours',
+        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+      },
     },
     late: {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => ({ delayMs: LATE, lines: [line] })),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'started'),
+          (line) => ({ delayMs: LATE, lines: [line] }),
+        ),
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR', 'BUILD started'],
+        hold: 'ours',
+        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+      },
     },
     'wrong-token': {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => wrongBuildTokens(line)),
-      expect: { exit: 69, built: false, flow: ['DOCTOR', 'BUILD started'], hold: 'ours', says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/ },
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'started'),
+          (line) => wrongBuildTokens(line),
+        ),
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR', 'BUILD started'],
+        hold: 'ours',
+        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+      },
     },
     crlf: {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'started'), (line) => [`${line}\r`]),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'started'),
+          (line) => [`${line}\r`],
+        ),
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
   },
@@ -430,7 +542,8 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
     late: {
-      mapping: "a stale receipt replayed during the build (the started request's token, state ok) while the real ok receipt is lost: it must not count",
+      mapping:
+        "a stale receipt replayed during the build (the started request's token, state ok) while the real ok receipt is lost: it must not count",
       proxy: () =>
         afterStarted(
           (c, started) => c.write(`${rewrite(started, messageOf(started)!.replace(' started ', ' ok '))}\n`),
@@ -454,7 +567,12 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     crlf: {
       mapping: 'CRLF-terminated broadcasts during the build',
-      proxy: () => afterStarted((c) => [info('Compiling'), JSON.stringify({ level: 'RELOAD', message: 'Reloaded x', timestamp: 'now' })].forEach((l) => c.write(`${l}\r\n`))),
+      proxy: () =>
+        afterStarted((c) =>
+          [info('Compiling'), JSON.stringify({ level: 'RELOAD', message: 'Reloaded x', timestamp: 'now' })].forEach((l) =>
+            c.write(`${l}\r\n`),
+          ),
+        ),
       sleepMs: 400,
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
@@ -462,7 +580,11 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
   finish: {
     silence: {
       mapping: 'the agent schedules the capture but the ok receipt is lost',
-      proxy: () => onReply((line) => isBuildReceipt(line, 'ok'), () => []),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'ok'),
+          () => [],
+        ),
       expect: {
         exit: 70,
         built: true,
@@ -489,24 +611,43 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     rejection: {
       mapping: 'BUILD_REJECTED for ok (the agent did not act on it)',
       agent: () => ({
-        intercept: (cmd) => (cmd.verb === 'BUILD' && cmd.words[1] === 'ok' ? { kind: 'reply', lines: [info(`BUILD_REJECTED ${requestToken(cmd.line)} ok owner=${OWNER}`)] } : undefined),
+        intercept: (cmd) =>
+          cmd.verb === 'BUILD' && cmd.words[1] === 'ok'
+            ? { kind: 'reply', lines: [info(`BUILD_REJECTED ${requestToken(cmd.line)} ok owner=${OWNER}`)] }
+            : undefined,
       }),
       expect: { exit: 70, built: true, flow: LOST_OK, hold: 'ours', says: /the BUILD ok receipt was rejected: not completed safely/ },
     },
     garbage: {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'ok'), (line) => [...HOSTILE, ...malformed(line)]),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'ok'),
+          (line) => [...HOSTILE, ...malformed(line)],
+        ),
       expect: { exit: 70, built: true, flow: LOST_OK, hold: 'none', says: /the BUILD ok receipt was lost: not completed safely/ },
     },
     late: {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'ok'), (line) => ({ delayMs: LATE, lines: [line] })),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'ok'),
+          (line) => ({ delayMs: LATE, lines: [line] }),
+        ),
       expect: { exit: 70, built: true, flow: LOST_OK, hold: 'none', says: /the BUILD ok receipt was lost: not completed safely/ },
     },
     'wrong-token': {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'ok'), (line) => wrongBuildTokens(line)),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'ok'),
+          (line) => wrongBuildTokens(line),
+        ),
       expect: { exit: 70, built: true, flow: LOST_OK, hold: 'none', says: /the BUILD ok receipt was lost: not completed safely/ },
     },
     crlf: {
-      proxy: () => onReply((line) => isBuildReceipt(line, 'ok'), (line) => [`${line}\r`]),
+      proxy: () =>
+        onReply(
+          (line) => isBuildReceipt(line, 'ok'),
+          (line) => [`${line}\r`],
+        ),
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
   },
@@ -561,14 +702,29 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       },
     },
     garbage: {
-      mapping: 'every VERIFY reply arrives malformed (unknown status, missing or wrong-typed field, not an object, cut): no receipt, re-asked until the deadline',
+      mapping:
+        'every VERIFY reply arrives malformed (unknown status, missing or wrong-typed field, not an object, cut): no receipt, re-asked until the deadline',
       proxy: () => onReply(verifyReply, (line) => [...HOSTILE.slice(0, 3), ...malformedVerify(line)]),
-      expect: { exit: 75, built: true, flow: FULL, hold: 'none', says: /only 0 of 2/, also: (_c, err) => expect(err).toMatch(/timeout\s+com\.acme\.Greeter\s+no receipt before the deadline/) },
+      expect: {
+        exit: 75,
+        built: true,
+        flow: FULL,
+        hold: 'none',
+        says: /only 0 of 2/,
+        also: (_c, err) => expect(err).toMatch(/timeout\s+com\.acme\.Greeter\s+no receipt before the deadline/),
+      },
     },
     late: {
       mapping: 'every VERIFY reply comes after the 1 s re-ask: late replies to old tokens are ignored',
       proxy: () => onReply(verifyReply, (line) => ({ delayMs: LATE, lines: [line] })),
-      expect: { exit: 75, built: true, flow: FULL, hold: 'none', says: /only 0 of 2/, also: (_c, err) => expect(err).toMatch(/timeout\s+com\.acme\.Greeter/) },
+      expect: {
+        exit: 75,
+        built: true,
+        flow: FULL,
+        hold: 'none',
+        says: /only 0 of 2/,
+        also: (_c, err) => expect(err).toMatch(/timeout\s+com\.acme\.Greeter/),
+      },
     },
     'wrong-token': {
       mapping: 'VERIFY replies for another token, class or hash, claiming applied',
@@ -610,7 +766,17 @@ describe.concurrent('fault matrix (step x fault) through the real binary', () =>
         ctx.from = agent.received.length;
         try {
           const run = await runCli(
-            ['--owner', OWNER, '--timeout', String(T), '--verify-timeout', String(V), '--wait', '0', ...buildCommand(p, { writes: WRITES, sleepMs: cell.sleepMs ?? 0 })],
+            [
+              '--owner',
+              OWNER,
+              '--timeout',
+              String(T),
+              '--verify-timeout',
+              String(V),
+              '--wait',
+              '0',
+              ...buildCommand(p, { writes: WRITES, sleepMs: cell.sleepMs ?? 0 }),
+            ],
             { cwd: p.dir },
           );
           const e = cell.expect;

@@ -60,12 +60,14 @@ function build(p: Project, writes: Record<string, string>, exit = 0): string[] {
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const verbs = (agent: FakeAgent) => agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '));
 
-
 describe('reclazz-build -- <command> against the fake agent', () => {
   it('holds, builds, releases and proves each changed class by SHA-256', async () => {
     const p = project();
     const agent = await agentFor(p, { intercept: (cmd) => (cmd.words[1] === 'started' ? { kind: 'delay', ms: 300 } : undefined) });
-    const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2', 'com.acme.package-info': 'pi-v2' }), { cwd: p.dir });
+    const run = await runCli(
+      build(p, { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2', 'com.acme.package-info': 'pi-v2' }),
+      { cwd: p.dir },
+    );
     expect(run.stderr).toContain('proven live');
     expect(run.exitCode).toBe(0);
     const sent = agent.received.map((r) => r.line.split(' ')[0] + (r.line.startsWith('BUILD') ? ` ${r.line.split(' ')[1]}` : ''));
@@ -174,7 +176,9 @@ describe('the baseline a run compares against', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     expect(agent.received.some((r) => r.line.includes(` com.acme.Outer ${sha('outer-v2')}`))).toBe(true);
     const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
-    expect(result.classes.map((c: { className: string; status: string }) => [c.className, c.status])).toEqual([['com.acme.Outer', 'applied']]);
+    expect(result.classes.map((c: { className: string; status: string }) => [c.className, c.status])).toEqual([
+      ['com.acme.Outer', 'applied'],
+    ]);
   });
 
   it('after an app restart: what the new session loaded is the baseline, so an untouched class is not reported', async () => {
@@ -215,7 +219,9 @@ describe('what the next run takes as live', () => {
     expect(second.stderr).toContain('an earlier run built these bytes and could not prove them either');
     expect(agent.received.filter((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`)).length).toBeGreaterThanOrEqual(2);
     // A rebuild of the class is a fresh change again: the whole deadline applies.
-    const third = await runCli(['--wait', '0', '--verify-timeout', '1500', ...build(p, { 'com.acme.Greeter': 'greeter-v3' })], { cwd: p.dir });
+    const third = await runCli(['--wait', '0', '--verify-timeout', '1500', ...build(p, { 'com.acme.Greeter': 'greeter-v3' })], {
+      cwd: p.dir,
+    });
     expect(third.exitCode, third.stderr).toBe(75);
     expect(third.stderr).not.toContain('an earlier run built these bytes');
   });
@@ -257,7 +263,16 @@ describe('where the class files are', () => {
   it('a --classes-dir inside another class output directory is named in a warning and covered by the outer one', async () => {
     const p = project();
     const agent = await agentFor(p);
-    const run = await runCli(['--classes-dir', path.join(p.classes, 'com'), '--classes-dir', path.join(p.dir, 'no-such-dir'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    const run = await runCli(
+      [
+        '--classes-dir',
+        path.join(p.classes, 'com'),
+        '--classes-dir',
+        path.join(p.dir, 'no-such-dir'),
+        ...build(p, { 'com.acme.Greeter': 'greeter-v2' }),
+      ],
+      { cwd: p.dir },
+    );
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toContain(`${path.join(p.classes, 'com')} is inside the class output directory ${p.classes}`);
     expect(run.stderr).toContain(`--classes-dir ${path.join(p.dir, 'no-such-dir')} does not exist`);
@@ -267,9 +282,13 @@ describe('where the class files are', () => {
   it('a --classes-dir around a class output directory (--classes-dir target) gives way to it, so class names stay right', async () => {
     const p = project();
     const agent = await agentFor(p);
-    const run = await runCli(['--classes-dir', path.join(p.dir, 'target'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
+    const run = await runCli(['--classes-dir', path.join(p.dir, 'target'), ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], {
+      cwd: p.dir,
+    });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toContain(`--classes-dir ${path.join(p.dir, 'target')} holds the class output directory ${p.classes}, which is used instead`);
+    expect(run.stderr).toContain(
+      `--classes-dir ${path.join(p.dir, 'target')} holds the class output directory ${p.classes}, which is used instead`,
+    );
     expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
   });
 
@@ -283,12 +302,19 @@ describe('where the class files are', () => {
     expect(agent.received.some((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`))).toBe(true);
   });
 
-  it('a failed run that looked at other class directories does not hide the next run\'s changes', async () => {
+  it("a failed run that looked at other class directories does not hide the next run's changes", async () => {
     const p = project();
     const agent = await agentFor(p);
     // A failed run that only knew an unrelated class output directory leaves the hold...
     const other = tempDir();
-    expect((await runCli(['--classes-dir', other, ...build(p, {}, 1)], { cwd: tempDir(), env: { RECLAZZ_PORT_FILE: path.join(p.dir, '.reclazz', 'agent.port') } })).exitCode).toBe(1);
+    expect(
+      (
+        await runCli(['--classes-dir', other, ...build(p, {}, 1)], {
+          cwd: tempDir(),
+          env: { RECLAZZ_PORT_FILE: path.join(p.dir, '.reclazz', 'agent.port') },
+        })
+      ).exitCode,
+    ).toBe(1);
     // ...and the recovering run in the project verifies the changed Greeter, not "added".
     const run = await runCli(build(p, { 'com.acme.Greeter': 'greeter-v3' }), { cwd: p.dir });
     expect(run.exitCode).toBe(0);
@@ -331,7 +357,10 @@ describe('refusals: exit 69 and the build never runs', () => {
   it('a started receipt without the owner suffix (an agent from before build ownership)', async () => {
     const p = project();
     const agent = await agentFor(p, {
-      intercept: (cmd) => (cmd.words[1] === 'started' ? { kind: 'reply', lines: [info(`BUILD_ACK ${cmd.words[2]!.slice('request='.length)} started`)] } : undefined),
+      intercept: (cmd) =>
+        cmd.words[1] === 'started'
+          ? { kind: 'reply', lines: [info(`BUILD_ACK ${cmd.words[2]!.slice('request='.length)} started`)] }
+          : undefined,
     });
     const run = await runCli(build(p, {}), { cwd: p.dir });
     expect(run.exitCode).toBe(69);

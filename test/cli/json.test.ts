@@ -15,7 +15,20 @@ const agentFor = useFakeAgents({ heartbeatMs: 100 });
 const seen = new Set<string>();
 afterAll(() => {
   expect([...seen].sort()).toEqual(
-    ['agent', 'agent-event', 'build-end', 'build-start', 'changes', 'class', 'finish', 'hold', 'result', 'verify-progress', 'waiting', 'warning'].sort(),
+    [
+      'agent',
+      'agent-event',
+      'build-end',
+      'build-start',
+      'changes',
+      'class',
+      'finish',
+      'hold',
+      'result',
+      'verify-progress',
+      'waiting',
+      'warning',
+    ].sort(),
   );
 });
 
@@ -27,7 +40,6 @@ function project(): { dir: string; classes: string } {
   writeClass(classes, 'com.acme.package-info', 'pi-v1');
   return { dir, classes };
 }
-
 
 /** Parses stdout as JSON lines and checks each against the schema; returns them. */
 function checkLines(stdout: string): Array<Record<string, unknown>> {
@@ -54,7 +66,9 @@ describe('--json lines match the schema', () => {
         '--json',
         '--classes-dir',
         'elsewhere/classes',
-        ...script(`const fs=require('fs');fs.writeFileSync(${file('Greeter.class')},'greeter-v2');fs.writeFileSync(${file('package-info.class')},'pi-v2');fs.rmSync(${file('Gone.class')});fs.writeFileSync(${file('Fresh.class')},'new');`),
+        ...script(
+          `const fs=require('fs');fs.writeFileSync(${file('Greeter.class')},'greeter-v2');fs.writeFileSync(${file('package-info.class')},'pi-v2');fs.rmSync(${file('Gone.class')});fs.writeFileSync(${file('Fresh.class')},'new');`,
+        ),
       ],
       { cwd: p.dir },
     );
@@ -74,7 +88,14 @@ describe('--json lines match the schema', () => {
       ['com.acme.package-info', 'not-verifiable'],
     ]);
     const result = lines.at(-1)!;
-    expect(result).toMatchObject({ action: 'build', reason: 'ok', exitCode: 0, provenLive: true, hold: 'none', build: { exitCode: 0, signal: null } });
+    expect(result).toMatchObject({
+      action: 'build',
+      reason: 'ok',
+      exitCode: 0,
+      provenLive: true,
+      hold: 'none',
+      build: { exitCode: 0, signal: null },
+    });
     expect(result.classes).toEqual(classes.map(({ type: _t, ...c }) => c));
     expect(run.stderr).toContain('proven live');
   });
@@ -127,7 +148,10 @@ describe('--json lines match the schema', () => {
     const agent = await agentFor(p, { reloadMs: 2000 });
     writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
     expect((await runCli(['scan', '--json'], { cwd: p.dir })).exitCode).toBe(0);
-    const verify = await runCli(['verify', '--json', 'target/classes/com/acme/Greeter.class', 'target/classes/com/acme/package-info.class'], { cwd: p.dir });
+    const verify = await runCli(
+      ['verify', '--json', 'target/classes/com/acme/Greeter.class', 'target/classes/com/acme/package-info.class'],
+      { cwd: p.dir },
+    );
     expect(verify.exitCode).toBe(0);
     const lines = checkLines(verify.stdout);
     expect(lines.some((l) => l.type === 'agent-event' && l.level === 'RELOAD')).toBe(true);
@@ -139,7 +163,9 @@ describe('--json lines match the schema', () => {
       expect(result).toMatchObject({ type: 'result', action: args[0], exitCode: run.exitCode });
     }
     const noAgent = await runCli(['status', '--json'], { cwd: tempDir() });
-    expect(checkLines(noAgent.stdout)).toEqual([expect.objectContaining({ action: 'status', reason: 'no-agent', exitCode: 69, endpoint: null, state: null })]);
+    expect(checkLines(noAgent.stdout)).toEqual([
+      expect.objectContaining({ action: 'status', reason: 'no-agent', exitCode: 69, endpoint: null, state: null }),
+    ]);
     expect(agent.received.length).toBeGreaterThan(0);
   });
 
@@ -159,18 +185,34 @@ describe('--json lines match the schema', () => {
 
 describe('--json | head -1', () => {
   const viaHead = (args: string[], cwd: string) =>
-    execa('bash', ['-c', `set -o pipefail; node ${JSON.stringify(BIN)} ${args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')} | head -1; echo "statuses \${PIPESTATUS[*]}" >&2`], {
-      cwd,
-      env: cliEnv(),
-      extendEnv: false,
-      reject: false,
-      timeout: 30_000,
-    });
+    execa(
+      'bash',
+      [
+        '-c',
+        `set -o pipefail; node ${JSON.stringify(BIN)} ${args.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')} | head -1; echo "statuses \${PIPESTATUS[*]}" >&2`,
+      ],
+      {
+        cwd,
+        env: cliEnv(),
+        extendEnv: false,
+        reject: false,
+        timeout: 30_000,
+      },
+    );
 
   it('ends a build quietly: no EPIPE, the run completes and releases the hold', async () => {
     const p = project();
     const agent = await agentFor(p);
-    const run = await viaHead(['--json', '--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'))}, 'v9')`], p.dir);
+    const run = await viaHead(
+      [
+        '--json',
+        '--',
+        process.execPath,
+        '-e',
+        `require('fs').writeFileSync(${JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'))}, 'v9')`,
+      ],
+      p.dir,
+    );
     expect(String(run.stdout).split('\n').filter(Boolean)).toHaveLength(1);
     expect(JSON.parse(String(run.stdout))).toMatchObject({ type: 'agent' });
     expect(String(run.stderr)).not.toMatch(/EPIPE|Error:/);

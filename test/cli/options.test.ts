@@ -41,17 +41,20 @@ describe('usage errors exit 2, name the option and send nothing', () => {
     expect(agent.received).toEqual([]);
   });
 
-  it.each([[[]], [['--']], [['--json', '--']], [['--port', '1234']]])('%j: no build command is a short usage error, not the whole --help', async (args) => {
-    const dir = tempDir();
-    const agent = await agentIn(dir, {});
-    const run = await runCli(args, { cwd: dir });
-    expect(run.exitCode).toBe(2);
-    // With --json, stdout has the result line (test/cli/json.test.ts); never the help.
-    if (!args.includes('--json')) expect(run.stdout).toBe('');
-    expect(run.stdout).not.toContain('Usage:');
-    expect(run.stderr).toBe('error: no build command: use gradle, mvn, or put any command after --\nRun reclazz-build --help for usage.');
-    expect(agent.received).toEqual([]);
-  });
+  it.each([[[]], [['--']], [['--json', '--']], [['--port', '1234']]])(
+    '%j: no build command is a short usage error, not the whole --help',
+    async (args) => {
+      const dir = tempDir();
+      const agent = await agentIn(dir, {});
+      const run = await runCli(args, { cwd: dir });
+      expect(run.exitCode).toBe(2);
+      // With --json, stdout has the result line (test/cli/json.test.ts); never the help.
+      if (!args.includes('--json')) expect(run.stdout).toBe('');
+      expect(run.stdout).not.toContain('Usage:');
+      expect(run.stderr).toBe('error: no build command: use gradle, mvn, or put any command after --\nRun reclazz-build --help for usage.');
+      expect(agent.received).toEqual([]);
+    },
+  );
 
   it('--help still prints the whole help and exits 0', async () => {
     const run = await runCli(['--help'], { cwd: tempDir() });
@@ -136,7 +139,9 @@ describe('agents and class directories', () => {
     writeClass(custom, 'app.Main', 'v1');
     const agent = await agentIn(dir, { watchDirs: [path.join(dir, 'elsewhere')] });
     const script = `require('fs').writeFileSync(${JSON.stringify(path.join(custom, 'app', 'Main.class'))}, 'v2')`;
-    const run = await runCli(['--classes-dir', 'out/production', '--verify-timeout', '800', '--', process.execPath, '-e', script], { cwd: dir });
+    const run = await runCli(['--classes-dir', 'out/production', '--verify-timeout', '800', '--', process.execPath, '-e', script], {
+      cwd: dir,
+    });
     expect(run.stderr).toContain(`does not watch ${custom}`);
     expect(agent.received.some((r) => r.line.includes(' app.Main '))).toBe(true);
     // The agent never captured it, so it cannot be proven: 75.

@@ -35,7 +35,7 @@ const CASES: Case[] = [
     name: 'missing (--port-file names no file)',
     setup: async () => ({ args: ['--port-file', 'app/.reclazz/agent.port'] }),
     says: (p) => new RegExp(`port file ${esc(path.join(p.dir, 'app/.reclazz/agent.port'))} does not exist`),
-    next: /Start the app with the agent, check the path, or pass --port <n>/,
+    next: /next: start the app with the agent, check the path, or pass --port <n>/,
   },
   {
     name: 'empty',
@@ -84,7 +84,9 @@ const CASES: Case[] = [
     name: 'a sixth client (five already connected): closed before CONNECTED',
     setup: async (p) => {
       const agent = await startFakeAgent({ heartbeatMs: 0 });
-      const sockets = Array.from({ length: 5 }, () => net.createConnection({ host: '127.0.0.1', port: agent.port }).on('error', () => undefined));
+      const sockets = Array.from({ length: 5 }, () =>
+        net.createConnection({ host: '127.0.0.1', port: agent.port }).on('error', () => undefined),
+      );
       while (agent.clientCount() < 5) await new Promise((r) => setTimeout(r, 10));
       writePortFile(p, String(agent.port));
       return { cleanup: async () => (sockets.forEach((s) => s.destroy()), agent.stop()), sent: () => agent.received.map((r) => r.line) };

@@ -47,7 +47,12 @@ describe('the owner token of a hold left behind', () => {
     expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stderr).toContain(`owner token ${owner} (reused from the last run against this agent session)`);
     expect(agent.hold().kind).toBe('none');
-    expect(agent.holdLog.map((h) => `${h.event}:${h.owner}`)).toEqual([`acquired:${owner}`, `reacquired:${owner}`, `capture-scheduled:${owner}`, `released:${owner}`]);
+    expect(agent.holdLog.map((h) => `${h.event}:${h.owner}`)).toEqual([
+      `acquired:${owner}`,
+      `reacquired:${owner}`,
+      `capture-scheduled:${owner}`,
+      `released:${owner}`,
+    ]);
   });
 
   it('a different agent session (the app restarted) gets a fresh token', async () => {
@@ -163,7 +168,11 @@ describe('state files that cannot be written', () => {
     expect(run.stderr).toMatch(/the hold stays with owner [0-9a-f-]+: run again here once fixed to recover it/);
     expect(hasStackTrace(run.stderr)).toBe(false);
     expect(buildRan(p)).toBe(false);
-    expect(agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '))).toEqual(['DOCTOR ' + agent.received[0]!.line.split(' ')[1], 'BUILD started', 'BUILD failed']);
+    expect(agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '))).toEqual([
+      'DOCTOR ' + agent.received[0]!.line.split(' ')[1],
+      'BUILD started',
+      'BUILD failed',
+    ]);
     fs.rmSync(path.join(p.dir, '.reclazz', 'classes.idx'), { recursive: true });
     const again = await runCli(buildCommand(p), { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
@@ -209,7 +218,9 @@ describe('a hold owned by someone else (the IDE)', () => {
     expect(Date.now() - begun).toBeGreaterThanOrEqual(1200);
     expect(run.stderr).toMatch(/waiting for the build hold, held by another owner/);
     expect(run.stderr).toMatch(/another owner still holds the agent's build hold after \d+ ms; the build did not run/);
-    expect(run.stderr).toMatch(/next: let that build \(IDE or terminal\) finish, raise --wait <ms>, or restart the app if its owner is gone/);
+    expect(run.stderr).toMatch(
+      /next: let that build \(IDE or terminal\) finish, raise --wait <ms>, or restart the app if its owner is gone/,
+    );
     expect(hasStackTrace(run.stderr)).toBe(false);
     expect(buildRan(p)).toBe(false);
     expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'the-ide' });

@@ -70,7 +70,8 @@ describe('refused before connecting', () => {
     const run = await runCli(args, { cwd: p.dir });
     await listener.close();
     expect(run.exitCode, run.stderr).toBe(2);
-    expect(run.stderr).toContain(`Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok. Run single builds instead (drop ${flag}).`);
+    expect(run.stderr).toContain(`✘ not run: Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok\n`);
+    expect(run.stderr).toContain(`next: run single builds instead (drop ${flag})`);
     expect(listener.connections()).toBe(0);
   });
 });
@@ -113,7 +114,10 @@ describe('the agent closes the connection right after the last receipt the run n
   it('after the last VERIFY result: exit 0', async () => {
     const p = project();
     let applied = 0;
-    const agent = await closingAfter(p, (line) => isReply(line, 'VERIFY_RESULT') && messageOf(line)!.includes('"status":"applied"') && ++applied === 2);
+    const agent = await closingAfter(
+      p,
+      (line) => isReply(line, 'VERIFY_RESULT') && messageOf(line)!.includes('"status":"applied"') && ++applied === 2,
+    );
     const run = await runCli(buildCommand(p, { writes: { 'com.acme.Greeter': 'v2', 'com.acme.Outer': 'v2' } }), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/all 2 changed class\(es\) proven live/);

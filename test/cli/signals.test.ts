@@ -56,7 +56,13 @@ interface Started {
 
 /** Starts a fake agent (behind a proxy when rules are given) and the CLI with a long-running build. */
 async function start(
-  options: { agent?: FakeAgentOptions; proxy?: ProxyRules; args?: string[]; build?: BuildOptions; setup?: (p: Project, port: number) => Promise<(() => unknown) | void> } = {},
+  options: {
+    agent?: FakeAgentOptions;
+    proxy?: ProxyRules;
+    args?: string[];
+    build?: BuildOptions;
+    setup?: (p: Project, port: number) => Promise<(() => unknown) | void>;
+  } = {},
 ): Promise<Started> {
   const p = project();
   const agent = await agentFor(p, [], options.agent ?? {});
@@ -73,7 +79,14 @@ async function start(
   if (undo) cleanup.push(undo);
   const from = agent.received.length;
   const cli = startCli(
-    ['--owner', OWNER, '--verify-timeout', '20000', ...(options.args ?? ['--timeout', '10000']), ...buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' }, signals: 'exit', sleepMs: 20_000, ...options.build })],
+    [
+      '--owner',
+      OWNER,
+      '--verify-timeout',
+      '20000',
+      ...(options.args ?? ['--timeout', '10000']),
+      ...buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' }, signals: 'exit', sleepMs: 20_000, ...options.build }),
+    ],
     { cwd: p.dir, timeoutMs: 50_000 },
   );
   let text = '';
@@ -104,7 +117,9 @@ function duringTheBuild(): void {
       signal(s, sig);
       const run = await finish(s);
       expect(run.exitCode, run.stderr).toBe(EXIT[sig]);
-      expect(run.stderr).toMatch(new RegExp(`interrupted \\(${sig}\\) during the build; the hold may be left with owner ${OWNER}: the next run here reuses it`));
+      expect(run.stderr).toMatch(
+        new RegExp(`interrupted \\(${sig}\\) during the build; the hold may be left with owner ${OWNER}: the next run here reuses it`),
+      );
       expect(hasStackTrace(run.stderr)).toBe(false);
       const ended = buildEnded(s.p)!;
       expect(ended.signals).toEqual([sig]);
@@ -175,7 +190,14 @@ function inATerminal(): void {
        setTimeout(() => process.exit(0), 20000);`,
     );
     const command = [process.execPath, BIN, '--owner', OWNER, '--', process.execPath, script].map((w) => `'${w}'`).join(' ');
-    const pty = execa('script', ['-qfec', command, '/dev/null'], { cwd: p.dir, env: cliEnv(), extendEnv: false, reject: false, stdin: 'pipe', timeout: 30_000 });
+    const pty = execa('script', ['-qfec', command, '/dev/null'], {
+      cwd: p.dir,
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      stdin: 'pipe',
+      timeout: 30_000,
+    });
     try {
       await until(() => buildRan(p), 'the build to start', 30_000);
       pty.stdin?.write('\x03');
@@ -210,7 +232,12 @@ const WAITS: Wait[] = [
     name: 'waiting for another run’s lock',
     options: () => ({
       // Another run holds this checkout's lock (taken with the same library, kept fresh).
-      setup: (p) => lockfile.lock(path.join(p.dir, '.reclazz'), { lockfilePath: path.join(p.dir, '.reclazz', 'build.lock'), stale: 5000, realpath: false }),
+      setup: (p) =>
+        lockfile.lock(path.join(p.dir, '.reclazz'), {
+          lockfilePath: path.join(p.dir, '.reclazz', 'build.lock'),
+          stale: 5000,
+          realpath: false,
+        }),
     }),
     reached: (s) => () => s.stderr().includes('waiting for another reclazz-build run'),
     built: false,
@@ -256,7 +283,9 @@ const WAITS: Wait[] = [
   },
   {
     name: 'waiting for the started receipt',
-    options: () => ({ agent: { intercept: (c) => (c.verb === 'BUILD' && c.words[1] === 'started' ? { kind: 'delay', ms: 8000 } : undefined) } }),
+    options: () => ({
+      agent: { intercept: (c) => (c.verb === 'BUILD' && c.words[1] === 'started' ? { kind: 'delay', ms: 8000 } : undefined) },
+    }),
     reached: (s) => has(s, 'BUILD started'),
     built: false,
     flow: ['DOCTOR', 'BUILD started'],
@@ -289,7 +318,10 @@ const WAITS: Wait[] = [
   },
   {
     name: 'during VERIFY',
-    options: () => ({ agent: { intercept: (c) => (c.verb === 'VERIFY' ? { kind: 'ignore' } : undefined) }, build: { sleepMs: 0, signals: undefined } }),
+    options: () => ({
+      agent: { intercept: (c) => (c.verb === 'VERIFY' ? { kind: 'ignore' } : undefined) },
+      build: { sleepMs: 0, signals: undefined },
+    }),
     reached: (s) => has(s, 'VERIFY'),
     built: true,
     flow: ['DOCTOR', 'BUILD started', 'BUILD ok', 'VERIFY...'],

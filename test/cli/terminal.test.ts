@@ -21,7 +21,6 @@ function project(classes = 2): { dir: string; classes: string } {
   return { dir, classes: out };
 }
 
-
 /** A build that prints a marker line and rewrites the first `n` classes. */
 function build(p: { classes: string }, n: number): string[] {
   const script = `console.log('BUILD-OUTPUT'); const fs = require('fs'), path = require('path');
@@ -87,7 +86,12 @@ describe('colour, per stream', () => {
     const run = await runInTerminal(`${cliCommand(['doctor'])} | cat; ${cliCommand(['status', '--port', '1'])}`, { cwd: p.dir });
     // As a terminal shows it: a carriage return starts the line again (the live line on stderr
     // is erased before stdout's text); colour codes are the ones that end in 'm'.
-    const lines = run.output.split(/\r?\n/).map((l) => l.split('\r').at(-1)!.replace(/\x1b\[K/g, ''));
+    const lines = run.output.split(/\r?\n/).map((l) =>
+      l
+        .split('\r')
+        .at(-1)!
+        .replace(/\x1b\[K/g, ''),
+    );
     const table = lines.filter((l) => /^(agent|session|supports|watcher) /.test(l));
     expect(table).toHaveLength(4);
     for (const line of table) expect(line).not.toMatch(ANSI);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { declaredClassName } from '../../src/classes/classfile.js';
 import { ClassPathError, collectClassFiles } from '../../src/commands/verify.js';
-import { watchCoverage } from '../../src/commands/doctor.js';
+import { watchCoverage } from '../../src/agent/coverage.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 /** A minimal class file declaring `internalName`, with a long constant first (it takes two slots). */
@@ -21,7 +21,18 @@ function classBytes(internalName: string): Buffer {
     utf8('java/lang/Object'), // #5
     Buffer.concat([Buffer.from([7]), u2(5)]), // #6 Class -> #5
   ]);
-  return Buffer.concat([Buffer.from([0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 61]), u2(7), pool, u2(0x21), u2(4), u2(6), u2(0), u2(0), u2(0), u2(0)]);
+  return Buffer.concat([
+    Buffer.from([0xca, 0xfe, 0xba, 0xbe, 0, 0, 0, 61]),
+    u2(7),
+    pool,
+    u2(0x21),
+    u2(4),
+    u2(6),
+    u2(0),
+    u2(0),
+    u2(0),
+    u2(0),
+  ]);
 }
 
 describe('declaredClassName', () => {
@@ -47,7 +58,11 @@ describe('collectClassFiles', () => {
     writeClass(root, 'com.acme.package-info', 'pi');
     const loose = path.join(dir, 'loose');
     writeClass(loose, 'x.Y', 'y');
-    const files = collectClassFiles(['target/classes/com/acme/sub', 'target/classes/com/acme/A.class', 'loose', 'target/classes'], [root], dir);
+    const files = collectClassFiles(
+      ['target/classes/com/acme/sub', 'target/classes/com/acme/A.class', 'loose', 'target/classes'],
+      [root],
+      dir,
+    );
     expect(files.map((f) => [f.className, f.verifiable])).toEqual([
       ['com.acme.A', true],
       ['com.acme.package-info', false],

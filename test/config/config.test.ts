@@ -27,7 +27,11 @@ describe('loadConfig', () => {
   it('reads reclazz.config.json here or above, resolving paths against its folder', () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, '.git'));
-    const file = write(root, 'reclazz.config.json', { portFile: 'app/.reclazz/agent.port', classesDirs: ['app/build/classes/kotlin/main'], verifyTimeoutMs: 60000 });
+    const file = write(root, 'reclazz.config.json', {
+      portFile: 'app/.reclazz/agent.port',
+      classesDirs: ['app/build/classes/kotlin/main'],
+      verifyTimeoutMs: 60000,
+    });
     const sub = path.join(root, 'app', 'src');
     fs.mkdirSync(sub, { recursive: true });
     expect(loadConfig(sub)).toEqual({
@@ -66,7 +70,9 @@ describe('loadConfig', () => {
     expect(e.file).toBe(file);
     expect(e.key).toBe('timeoutMs');
     expect(e.expected).toBe('a whole number of milliseconds, 1 or more, e.g. 5000');
-    expect(e.message).toBe(`invalid config in ${file}: key "timeoutMs": expected a whole number of milliseconds, 1 or more, e.g. 5000, got "5s"`);
+    expect(e.message).toBe(
+      `invalid config in ${file}: key "timeoutMs": expected a whole number of milliseconds, 1 or more, e.g. 5000, got "5s"`,
+    );
   });
 
   it('names the package.json key path, array elements and unknown keys', () => {
@@ -97,7 +103,14 @@ describe('resolveSettings: command line, then environment, then config, then def
   const config = { port: 4000, portFile: '/cfg/agent.port', timeoutMs: 7000, waitMs: 0, classesDirs: ['/cfg/classes'] };
 
   it('takes the config where the command line says nothing', () => {
-    expect(resolveSettings({}, config, '/here', {})).toEqual({ port: 4000, portFile: '/cfg/agent.port', timeoutMs: 7000, verifyTimeoutMs: 30000, waitMs: 0, classDirs: ['/cfg/classes'] });
+    expect(resolveSettings({}, config, '/here', {})).toEqual({
+      port: 4000,
+      portFile: '/cfg/agent.port',
+      timeoutMs: 7000,
+      verifyTimeoutMs: 30000,
+      waitMs: 0,
+      classDirs: ['/cfg/classes'],
+    });
   });
 
   it('lets the command line win, whole: --port-file drops the config port too', () => {

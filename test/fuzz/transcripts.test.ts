@@ -17,7 +17,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { RunResult } from '../../src/events.js';
+import type { RunResult } from '../../src/outcome/result.js';
 import { runSafeBuild } from '../../src/run.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
@@ -30,7 +30,20 @@ const PARALLEL = 32;
 const CLI_SAMPLE = 16;
 const CLASSES = ['A', 'B', 'C'];
 
-const REFUSED = new Set(['no-agent', 'bad-port-file', 'ambiguous-agent', 'lock-busy', 'stale-port', 'handshake', 'old-agent', 'agent-not-ready', 'unsupported', 'hold-busy', 'receipt-timeout', 'agent-disconnected']);
+const REFUSED = new Set([
+  'no-agent',
+  'bad-port-file',
+  'ambiguous-agent',
+  'lock-busy',
+  'stale-port',
+  'handshake',
+  'old-agent',
+  'agent-not-ready',
+  'unsupported',
+  'hold-busy',
+  'no-receipt',
+  'agent-disconnected',
+]);
 
 function project(plan: Plan): { dir: string; args: string[] } {
   const dir = tempDir('reclazz-fuzz-');
@@ -45,7 +58,13 @@ function project(plan: Plan): { dir: string; args: string[] } {
 /** Checks one finished run against the documented exit statuses and the oracle. */
 function check(plan: Plan, result: RunResult, log: Parameters<typeof oracle>[0]): void {
   const context = `seed ${SEED} transcript ${plan.index}: ${result.reason} ${result.exitCode} ${result.message}\n${JSON.stringify(plan)}`;
-  const allowed: Record<string, number[]> = { ok: [0], 'build-failed': [plan.buildExit], 'not-safe': [70], 'verify-incomplete': [75], interrupted: [130, 143] };
+  const allowed: Record<string, number[]> = {
+    ok: [0],
+    'build-failed': [plan.buildExit],
+    'not-safe': [70],
+    'verify-incomplete': [75],
+    interrupted: [130, 143],
+  };
   const exits = REFUSED.has(result.reason) ? [69] : allowed[result.reason];
   expect(exits, `unexpected reason; ${context}`).toBeDefined();
   expect(exits, context).toContain(result.exitCode);
@@ -60,7 +79,9 @@ function check(plan: Plan, result: RunResult, log: Parameters<typeof oracle>[0])
   if (result.exitCode === 0) expect(acked('ok'), `exit 0 without an ok receipt; ${context}`).toBe(true);
   if (result.reason === 'build-failed') expect(acked('failed'), `build-failed without a failed receipt; ${context}`).toBe(true);
   for (const verdict of result.verdicts.filter((v) => v.status === 'applied')) {
-    const tokens = log.received.filter((l) => l.startsWith(`VERIFY `) && l.endsWith(` ${verdict.className} ${verdict.sha256}`)).map((l) => l.split(' ')[1]);
+    const tokens = log.received
+      .filter((l) => l.startsWith(`VERIFY `) && l.endsWith(` ${verdict.className} ${verdict.sha256}`))
+      .map((l) => l.split(' ')[1]);
     const proven = tokens.some((token) => wire.applied.has(`${token} ${verdict.className} ${verdict.sha256} ${result.agent?.sessionId}`));
     expect(proven, `applied without an applied receipt for ${verdict.className}; ${context}`).toBe(true);
   }
@@ -73,7 +94,9 @@ async function runOne(plan: Plan): Promise<RunResult> {
   const controller = new AbortController();
   const abort = plan.abort === undefined ? undefined : setTimeout(() => controller.abort(plan.abort!.signal), plan.abort.atMs);
   try {
-    const guard = new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`seed ${SEED} transcript ${plan.index} did not end within 20 s`)), 20_000).unref());
+    const guard = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`seed ${SEED} transcript ${plan.index} did not end within 20 s`)), 20_000).unref(),
+    );
     const result = await Promise.race([
       runSafeBuild(
         {
@@ -116,7 +139,12 @@ describe('fuzz: random and mutated agent transcripts', () => {
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
     const total = [...outcomes.values()].reduce((a, b) => a + b, 0);
-    console.log(`fuzz: ${total} transcripts ran; outcomes: ${[...outcomes].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k}: ${n}`).join(', ')}`);
+    console.log(
+      `fuzz: ${total} transcripts ran; outcomes: ${[...outcomes]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k}: ${n}`)
+        .join(', ')}`,
+    );
     expect(total).toBe(indexes.length);
     if (ONLY === undefined) {
       // The generator reaches deep into the flow, not only early refusals.
@@ -135,7 +163,18 @@ describe('fuzz: random and mutated agent transcripts', () => {
         const { dir, args } = project(plan);
         try {
           const run = await runCli(
-            ['--port', String(peer.port), '--timeout', String(plan.timeoutMs), '--verify-timeout', String(plan.verifyTimeoutMs), '--wait', String(plan.waitMs), '--', ...args],
+            [
+              '--port',
+              String(peer.port),
+              '--timeout',
+              String(plan.timeoutMs),
+              '--verify-timeout',
+              String(plan.verifyTimeoutMs),
+              '--wait',
+              String(plan.waitMs),
+              '--',
+              ...args,
+            ],
             { cwd: dir, timeoutMs: 30_000 },
           );
           const context = `seed ${SEED} cli transcript ${plan.index}: exit ${run.exitCode}\n${run.stderr}`;
@@ -150,6 +189,6 @@ describe('fuzz: random and mutated agent transcripts', () => {
       }
     };
     await Promise.all(Array.from({ length: 4 }, worker));
-    console.log(`fuzz: ${ran} transcripts through the real binary (seed ${SEED ^ 0x7f4a7c15 >>> 0})`);
+    console.log(`fuzz: ${ran} transcripts through the real binary (seed ${SEED ^ (0x7f4a7c15 >>> 0)})`);
   }, 120_000);
 });

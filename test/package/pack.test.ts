@@ -29,7 +29,12 @@ beforeAll(async () => {
   const [{ filename }] = JSON.parse(String(packed.stdout)) as Array<{ filename: string }>;
   consumer = tempDir('reclazz-consumer-');
   fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(packDir, filename!)], consumer, 240_000);
+  const installed = await run(
+    'npm',
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(packDir, filename!)],
+    consumer,
+    240_000,
+  );
   expect(installed.exitCode, String(installed.stderr)).toBe(0);
 }, 300_000);
 
@@ -43,7 +48,15 @@ afterAll(async () => {
 describe('the packed tarball, installed into an empty folder', () => {
   it('ships bin, dist and the declarations, and nothing of src or test', () => {
     const pkg = path.join(consumer, 'node_modules', 'reclazz-build');
-    for (const file of ['bin/reclazz-build.cjs', 'bin/reclazz-fake-agent.js', 'dist/cli.cjs', 'dist/launch.cjs', 'dist/index.js', 'dist/index.d.ts', 'dist/fake-agent/index.d.ts']) {
+    for (const file of [
+      'bin/reclazz-build.cjs',
+      'bin/reclazz-fake-agent.js',
+      'dist/cli.cjs',
+      'dist/launch.cjs',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/fake-agent/index.d.ts',
+    ]) {
       expect(fs.existsSync(path.join(pkg, file)), file).toBe(true);
     }
     expect(fs.existsSync(path.join(pkg, 'src'))).toBe(false);
@@ -56,14 +69,22 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(String(help.stdout)).toContain('Usage: reclazz-build');
     expect(String(help.stdout)).toContain('Exit status:');
     const version = await run('npx', ['reclazz-build', '--version'], consumer);
-    expect(String(version.stdout).trim()).toBe((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    expect(String(version.stdout).trim()).toBe(
+      (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
+    );
   });
 
   it('runs a build, doctor and verify against the shipped fake agent', async () => {
     const classes = path.join(consumer, 'target', 'classes');
     writeClass(classes, 'com.acme.Greeter', 'v1');
     // The installed bin itself (what npx runs): one process that SIGTERM stops.
-    agent = execa(path.join(consumer, 'node_modules', '.bin', 'reclazz-fake-agent'), ['--watch', 'target/classes'], { cwd: consumer, env, extendEnv: false, reject: false, stdin: 'ignore' });
+    agent = execa(path.join(consumer, 'node_modules', '.bin', 'reclazz-fake-agent'), ['--watch', 'target/classes'], {
+      cwd: consumer,
+      env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
     await new Promise<void>((resolve, reject) => {
       let out = '';
       agent!.stdout!.on('data', (d: Buffer) => {
@@ -73,7 +94,11 @@ describe('the packed tarball, installed into an empty folder', () => {
       void agent!.then((r) => reject(new Error(`the fake agent ended: ${String(r.stderr)}`)));
     });
     const file = path.join(classes, 'com', 'acme', 'Greeter.class');
-    const build = await run('npx', ['reclazz-build', '--', 'node', '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'v2')`], consumer);
+    const build = await run(
+      'npx',
+      ['reclazz-build', '--', 'node', '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'v2')`],
+      consumer,
+    );
     expect(build.exitCode, String(build.stderr)).toBe(0);
     expect(String(build.stderr)).toContain('✔ proven live');
     const doctor = await run('npx', ['reclazz-build', 'doctor'], consumer);
@@ -113,7 +138,22 @@ describe('the packed tarball, installed into an empty folder', () => {
     const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
     const checked = await run(
       process.execPath,
-      [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types'), 'consumer.ts'],
+      [
+        tsc,
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--types',
+        'node',
+        '--typeRoots',
+        path.join(ROOT, 'node_modules', '@types'),
+        'consumer.ts',
+      ],
       consumer,
     );
     expect(String(checked.stdout) + String(checked.stderr)).toBe('');

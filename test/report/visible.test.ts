@@ -55,10 +55,13 @@ describe('visible', () => {
     [0x10ffff, '\u{10ffff}'],
   ];
 
-  it.each(BOUNDARIES.map(([code, shown]) => [code.toString(16).toUpperCase().padStart(4, '0'), shown, code] as const))('shows U+%s as %j', (_hex, shown, code) => {
-    expect(visible(String.fromCodePoint(code))).toBe(shown);
-    expect(hasControl(String.fromCodePoint(code))).toBe(shown !== String.fromCodePoint(code));
-  });
+  it.each(BOUNDARIES.map(([code, shown]) => [code.toString(16).toUpperCase().padStart(4, '0'), shown, code] as const))(
+    'shows U+%s as %j',
+    (_hex, shown, code) => {
+      expect(visible(String.fromCodePoint(code))).toBe(shown);
+      expect(hasControl(String.fromCodePoint(code))).toBe(shown !== String.fromCodePoint(code));
+    },
+  );
 
   it('escapes exactly the named set, for every code unit of the BMP', () => {
     for (let code = 0; code <= 0xffff; code += 1) {

@@ -82,7 +82,7 @@ export function writeClass(classesDir: string, className: string, bytes: string 
 }
 
 /** Quotes `word` for a POSIX shell. */
-export function shellQuote(word: string): string {
+function shellQuote(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -21,13 +21,13 @@ import { fileURLToPath } from 'node:url';
 export type FixtureName = 'maven-app' | 'gradle-app';
 
 /** Build tools that the fixtures need on PATH. */
-export type BuildToolName = 'mvn' | 'gradle';
+type BuildToolName = 'mvn' | 'gradle';
 
 /** Absolute path of the repository's `fixtures/` directory. */
-export const FIXTURES_DIR: string = fileURLToPath(new URL('../../fixtures/', import.meta.url));
+const FIXTURES_DIR: string = fileURLToPath(new URL('../../fixtures/', import.meta.url));
 
 /** The build tool each fixture is built with. */
-export const FIXTURE_TOOL: Readonly<Record<FixtureName, BuildToolName>> = {
+const FIXTURE_TOOL: Readonly<Record<FixtureName, BuildToolName>> = {
   'maven-app': 'mvn',
   'gradle-app': 'gradle',
 };
@@ -41,21 +41,8 @@ export const CLASS_OUTPUT_DIR: Readonly<Record<FixtureName, string>> = {
   'gradle-app': path.join('build', 'classes', 'java', 'main'),
 };
 
-/**
- * Class files (relative to {@link CLASS_OUTPUT_DIR}, `/`-separated) that a
- * successful build of either fixture produces. `com/acme/package-info.class`
- * is among them and is not a verifiable class.
- */
-export const EXPECTED_CLASS_FILES: readonly string[] = [
-  'com/acme/Greeter.class',
-  'com/acme/Outer$Inner.class',
-  'com/acme/Outer.class',
-  'com/acme/package-info.class',
-  'com/acme/util/MathUtil.class',
-];
-
 /** Path of Greeter.java, relative to a fixture's project directory. */
-export const GREETER_SOURCE: string = path.join('src', 'main', 'java', 'com', 'acme', 'Greeter.java');
+const GREETER_SOURCE: string = path.join('src', 'main', 'java', 'com', 'acme', 'Greeter.java');
 
 /** Build output and tool state that a fresh copy must not inherit (top level only). */
 const EXCLUDED_TOP_LEVEL = new Set(['target', 'build', '.gradle', '.reclazz']);
@@ -183,7 +170,7 @@ export async function fixCompileError(projectDir: string): Promise<void> {
  * The answer is cached for the life of the process; the first gradle check
  * takes about a second (JVM start-up).
  */
-export function toolAvailable(name: BuildToolName): boolean {
+function toolAvailable(name: BuildToolName): boolean {
   const cached = availability.get(name);
   if (cached !== undefined) {
     return cached;

@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createHash } from 'node:crypto';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { tempDir, writeClass } from './cli.js';
 
@@ -76,10 +75,14 @@ export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
       if (gc) { gc.once('exit', write); setTimeout(write, 1000); } else write();
     };
     let gc;
-    ${signals === undefined ? '' : `
+    ${
+      signals === undefined
+        ? ''
+        : `
     gc = cp.spawn(process.execPath, ['-e', ${JSON.stringify(grandchild)}], { stdio: ['ignore', 'pipe', 'inherit'] });
     gc.stdout.on('data', (d) => { grand += d; });
-    for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { got.push(s); fs.appendFileSync(${JSON.stringify(p.signalLog)}, s + String.fromCharCode(10)); ${signals === 'exit' ? "finish(s === 'SIGINT' ? 130 : 143);" : ''} });`}
+    for (const s of ['SIGINT', 'SIGTERM']) process.on(s, () => { got.push(s); fs.appendFileSync(${JSON.stringify(p.signalLog)}, s + String.fromCharCode(10)); ${signals === 'exit' ? "finish(s === 'SIGINT' ? 130 : 143);" : ''} });`
+    }
     const start = () => {
       fs.writeFileSync(${JSON.stringify(p.marker)}, Date.now() + ' ' + process.pid);
       for (const [name, bytes] of Object.entries(${JSON.stringify(writes)})) {
@@ -122,18 +125,18 @@ export function buildRan(p: Project): boolean {
   return fs.existsSync(p.marker);
 }
 
-/** SHA-256 hex of a string. */
-export const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
-
 /** The agent's received lines (from index `from` on) reduced to verbs: `BUILD started`, `DOCTOR`, `VERIFY`. */
-export function verbs(agent: FakeAgent, from = 0): string[] {
-  return agent.received.slice(from).map((r) => (r.line.startsWith('BUILD ') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
+function verbs(agent: FakeAgent, from = 0): string[] {
+  return agent.received
+    .slice(from)
+    .map((r) => (r.line.startsWith('BUILD ') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
 }
 
 /** Like {@link verbs}, with runs of VERIFY collapsed to one `VERIFY...`. */
 export function flow(agent: FakeAgent, from = 0): string[] {
   const out: string[] = [];
-  for (const verb of verbs(agent, from)) if (!(verb === 'VERIFY' && out[out.length - 1] === 'VERIFY...')) out.push(verb === 'VERIFY' ? 'VERIFY...' : verb);
+  for (const verb of verbs(agent, from))
+    if (!(verb === 'VERIFY' && out[out.length - 1] === 'VERIFY...')) out.push(verb === 'VERIFY' ? 'VERIFY...' : verb);
   return out;
 }
 
@@ -158,5 +161,9 @@ export async function until(check: () => boolean, what: string, timeoutMs = 10_0
 
 /** True when `stderr` holds a JavaScript stack trace (or the CLI's internal-error line). */
 export function hasStackTrace(stderr: string): boolean {
-  return /^\s+at .+(\(|:\d+)/m.test(stderr) || /internal error/.test(stderr) || /\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/.test(stderr);
+  return (
+    /^\s+at .+(\(|:\d+)/m.test(stderr) ||
+    /internal error/.test(stderr) ||
+    /\b(TypeError|ReferenceError|RangeError|SyntaxError)\b/.test(stderr)
+  );
 }

@@ -21,7 +21,7 @@ export type LineAction =
   | { close: true; lines?: Array<string | Buffer> };
 
 /** One proxied connection, for rules that need state. */
-export interface ProxyConnection {
+interface ProxyConnection {
   /** 1, 2, ... in accept order. */
   id: number;
   /** Lines the agent sent on this connection so far (before this one). */
@@ -136,7 +136,9 @@ export async function startProxy(targetPort: number, rules: ProxyRules = {}): Pr
 export function messageOf(line: string): string | undefined {
   try {
     const value: unknown = JSON.parse(line);
-    return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string' ? (value as { message: string }).message : undefined;
+    return typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string'
+      ? (value as { message: string }).message
+      : undefined;
   } catch {
     return undefined;
   }

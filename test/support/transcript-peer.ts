@@ -14,7 +14,7 @@
 import net from 'node:net';
 
 /** mulberry32: a small seeded PRNG returning floats in [0, 1). */
-export function prng(seed: number): () => number {
+function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -30,7 +30,7 @@ const pick = <T>(rng: Rng, list: readonly T[]): T => list[Math.floor(rng() * lis
 const int = (rng: Rng, min: number, max: number): number => min + Math.floor(rng() * (max - min + 1));
 
 /** How one reply (or the greeting) is given. */
-export type Action =
+type Action =
   | { kind: 'correct' }
   | { kind: 'reject' }
   | { kind: 'drop' }
@@ -40,7 +40,7 @@ export type Action =
   | { kind: 'noise' }
   | { kind: 'mutate'; mutations: Mutation[] };
 
-export const MUTATIONS = [
+const MUTATIONS = [
   'flip-byte',
   'cut',
   'pad-64k',
@@ -60,10 +60,10 @@ export const MUTATIONS = [
   'newline-inside',
   'receipt-field',
 ] as const;
-export type Mutation = (typeof MUTATIONS)[number];
+type Mutation = (typeof MUTATIONS)[number];
 
 /** The kinds of request a plan answers. */
-export type RequestKind = 'greeting' | 'doctor' | 'started' | 'ok' | 'failed' | 'verify';
+type RequestKind = 'greeting' | 'doctor' | 'started' | 'ok' | 'failed' | 'verify';
 
 /** One transcript: how the agent behaves for one run. Times in ms. */
 export interface Plan {
@@ -104,7 +104,20 @@ const HOSTILE: Array<string | Buffer> = [
 ];
 
 /** Mutations that keep a line looking like a valid receipt: the ones a sloppy client would believe. */
-const SEMANTIC: readonly Mutation[] = ['receipt-field', 'receipt-field', 'wrong-token', 'token-case', 'wrong-state', 'wrong-owner', 'no-owner', 'extra-word', 'leading-space', 'level', 'crlf', 'extra-field'];
+const SEMANTIC: readonly Mutation[] = [
+  'receipt-field',
+  'receipt-field',
+  'wrong-token',
+  'token-case',
+  'wrong-state',
+  'wrong-owner',
+  'no-owner',
+  'extra-word',
+  'leading-space',
+  'level',
+  'crlf',
+  'extra-field',
+];
 
 /** The request kinds, in protocol order. */
 const KINDS: readonly RequestKind[] = ['greeting', 'doctor', 'started', 'ok', 'failed', 'verify'];
@@ -257,7 +270,10 @@ function mutate(rng: Rng, line: string, mutations: Mutation[]): string | Buffer 
         if (match === null) break;
         const payload = JSON.parse(match[3]!) as Record<string, unknown>;
         // Mostly the fields a receipt is matched on, changed to another plausible value.
-        const identity = match[1] === 'VERIFY_RESULT' ? ['className', 'expectedSha256', 'observedSha256', 'sessionId', 'status', 'completedAt'] : ['sessionId', 'status', 'buildOwnershipSupported', 'verifySupported'];
+        const identity =
+          match[1] === 'VERIFY_RESULT'
+            ? ['className', 'expectedSha256', 'observedSha256', 'sessionId', 'status', 'completedAt']
+            : ['sessionId', 'status', 'buildOwnershipSupported', 'verifySupported'];
         const field = rng() < 0.75 ? pick(rng, identity) : pick(rng, Object.keys(payload));
         const change = rng() < 0.75 ? 'other' : pick(rng, ['retype', 'remove'] as const);
         if (change === 'remove') delete payload[field];
@@ -344,7 +360,11 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
       return;
     }
     const greeting = connection === 0 ? next('greeting') : ({ kind: 'correct' } as Action);
-    give(greeting, () => event('CONNECTED', 'Agent status server connected', { version: 1, agent: '9.9.9-fuzz' }), () => event('CONNECTED', 'Agent status server connected', { version: 1 }));
+    give(
+      greeting,
+      () => event('CONNECTED', 'Agent status server connected', { version: 1, agent: '9.9.9-fuzz' }),
+      () => event('CONNECTED', 'Agent status server connected', { version: 1 }),
+    );
     if (connection === 0) {
       for (const { atMs, line } of plan.noise) later(atMs, () => write(line));
       if (plan.closeAtMs !== undefined) later(plan.closeAtMs, () => socket.destroy());
@@ -386,7 +406,11 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
           give(
             act,
             () => event('INFO', `DOCTOR_RESULT ${token} ${JSON.stringify(doctor)}`),
-            () => event('INFO', `DOCTOR_RESULT ${token} ${JSON.stringify({ requestId: token, status: 'unavailable', detail: 'fuzz says no' })}`),
+            () =>
+              event(
+                'INFO',
+                `DOCTOR_RESULT ${token} ${JSON.stringify({ requestId: token, status: 'unavailable', detail: 'fuzz says no' })}`,
+              ),
           );
         } else if (words[0] === 'BUILD') {
           const state = words[1] as 'started' | 'ok' | 'failed';
@@ -394,7 +418,11 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
           const owner = /owner=(\S+)/.exec(line)?.[1];
           if (request === undefined || !['started', 'ok', 'failed'].includes(state)) continue;
           if (state === 'started' && rng() < 0.5) write(event('INFO', 'Build started; holding 3 class files until BUILD ok'));
-          give(next(state), () => event('INFO', `BUILD_ACK ${request} ${state} owner=${owner}`), () => event('INFO', `BUILD_REJECTED ${request} ${state} owner=${owner}`));
+          give(
+            next(state),
+            () => event('INFO', `BUILD_ACK ${request} ${state} owner=${owner}`),
+            () => event('INFO', `BUILD_REJECTED ${request} ${state} owner=${owner}`),
+          );
         } else if (words[0] === 'VERIFY' && words.length === 4) {
           const [, token, className, sha] = words as [string, string, string, string];
           const receipt = (status: string, observed: string, completedAt: string) =>
@@ -404,7 +432,11 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
             );
           const rejected = () => {
             const status = pick(rng, ['failed', 'unverified', 'mismatch', 'running', 'not_observed']);
-            return receipt(status, status === 'mismatch' ? 'f'.repeat(64) : status === 'not_observed' ? '' : sha, status === 'running' || status === 'not_observed' ? '' : new Date().toISOString());
+            return receipt(
+              status,
+              status === 'mismatch' ? 'f'.repeat(64) : status === 'not_observed' ? '' : sha,
+              status === 'running' || status === 'not_observed' ? '' : new Date().toISOString(),
+            );
           };
           give(next('verify'), () => receipt('applied', sha, new Date().toISOString()), rejected);
         }
@@ -462,8 +494,23 @@ export function oracle(log: PeerLog): Oracle {
     if (verify) {
       try {
         const r = JSON.parse(verify[2]!) as Record<string, unknown>;
-        const fields = ['requestId', 'sessionId', 'className', 'expectedSha256', 'observedSha256', 'status', 'source', 'detail', 'completedAt'];
-        if (fields.every((f) => typeof r[f] === 'string') && r.status === 'applied' && r.observedSha256 === r.expectedSha256 && r.completedAt !== '') {
+        const fields = [
+          'requestId',
+          'sessionId',
+          'className',
+          'expectedSha256',
+          'observedSha256',
+          'status',
+          'source',
+          'detail',
+          'completedAt',
+        ];
+        if (
+          fields.every((f) => typeof r[f] === 'string') &&
+          r.status === 'applied' &&
+          r.observedSha256 === r.expectedSha256 &&
+          r.completedAt !== ''
+        ) {
           applied.add(`${verify[1]} ${r.className} ${r.expectedSha256} ${r.sessionId}`);
         }
       } catch {

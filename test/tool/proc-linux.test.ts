@@ -121,7 +121,11 @@ describe.runIf(onLinux)('on this Linux machine', () => {
     expect(recorded.startMs - recorded.errorMs).toBeLessThanOrEqual(after);
 
     // Until it has called setsid, the daemon is still a member (named setsid, then sleep).
-    const names = async () => (await groupMembers(pgid))!.map((m) => m.name).sort().join(' ');
+    const names = async () =>
+      (await groupMembers(pgid))!
+        .map((m) => m.name)
+        .sort()
+        .join(' ');
     await eventually(async () => (await names()) === 'bash sleep sleep');
     const members = (await groupMembers(pgid))!;
     expect(members.every((m) => m.pgid === pgid && m.sid === pgid)).toBe(true);

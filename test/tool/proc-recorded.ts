@@ -46,7 +46,15 @@ export function recordedHost(recording: Recording): ProcHost & { ran: string[]; 
 }
 
 /** A `/proc/<pid>/stat` line as Linux 6 writes it, with the fields the tests vary. */
-export function statLine(fields: { pid: number; comm: string; state?: string; ppid?: number; pgid: number; sid: number; startTicks: number }): string {
+export function statLine(fields: {
+  pid: number;
+  comm: string;
+  state?: string;
+  ppid?: number;
+  pgid: number;
+  sid: number;
+  startTicks: number;
+}): string {
   const { pid, comm, state = 'S', ppid = 1, pgid, sid, startTicks } = fields;
   // Fields 7..21 between the session id and the start time, as recorded from a real `sleep`.
   const middle = '0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0';

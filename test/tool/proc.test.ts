@@ -23,7 +23,8 @@ const NOW = 1_800_000_000_000;
 
 describe('Linux /proc parsing', () => {
   it('reads the fields of a real stat line', () => {
-    const line = '16914 (cat) R 16904 16904 8522 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 57016 3133440 411 18446744073709551615 94833219112960 0 0 0 17 1 0 0 0\n';
+    const line =
+      '16914 (cat) R 16904 16904 8522 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 57016 3133440 411 18446744073709551615 94833219112960 0 0 0 17 1 0 0 0\n';
     expect(parseLinuxStat(line)).toEqual({ pid: 16914, comm: 'cat', state: 'R', ppid: 16904, pgid: 16904, sid: 8522, startTicks: 57016 });
   });
 
@@ -45,7 +46,10 @@ describe('Linux /proc parsing', () => {
     ['an empty file', ''],
     ['no parentheses', '42 cat S 1 40 30'],
     ['a line cut short before field 22', '42 (cat) S 1 40 30 0 -1 4194304 100 0 0'],
-    ['a letter where the group id stands', statLine({ pid: 42, comm: 'cat', pgid: 40, sid: 30, startTicks: 1 }).replace(' 40 30 ', ' x 30 ')],
+    [
+      'a letter where the group id stands',
+      statLine({ pid: 42, comm: 'cat', pgid: 40, sid: 30, startTicks: 1 }).replace(' 40 30 ', ' x 30 '),
+    ],
     ['no pid', '(cat) S 1 40 30 0 -1 4194304 100 0 0 0 0 0 0 0 20 0 1 0 57016'],
   ])('rejects %s', (_what, text) => {
     expect(parseLinuxStat(text)).toBeUndefined();
@@ -68,7 +72,10 @@ describe('Linux /proc parsing', () => {
 });
 
 /** A Linux machine up for 1000 s at NOW, 100 ticks a second, running the given stat lines. */
-function linuxHost(stats: Record<number, string>, extra: { commands?: Record<string, string>; clock?: number[]; cmdlines?: Record<number, string> } = {}) {
+function linuxHost(
+  stats: Record<number, string>,
+  extra: { commands?: Record<string, string>; clock?: number[]; cmdlines?: Record<number, string> } = {},
+) {
   const files: Record<string, string> = { '/proc/uptime': '1000.00 1900.00\n' };
   for (const [pid, line] of Object.entries(stats)) files[`/proc/${pid}/stat`] = line;
   for (const [pid, text] of Object.entries(extra.cmdlines ?? {})) files[`/proc/${pid}/cmdline`] = text;
@@ -110,19 +117,23 @@ describe('processStartTime on Linux', () => {
     expect(first).toEqual(startRange(NOW - 1_000_010 + 4000, NOW + 1 - 1_000_000 + 4004));
   });
 
-  it.each([['fails', {}], ['prints nonsense', { 'getconf CLK_TCK': 'undefined\n' }], ['prints zero', { 'getconf CLK_TCK': '0\n' }]])(
-    'takes 100 ticks a second when getconf %s',
-    async (_what, commands) => {
-      const host = linuxHost({ 42: statLine({ pid: 42, comm: 'java', pgid: 42, sid: 42, startTicks: 300 }) }, { commands });
-      expect(await processStartTime(42, host)).toEqual(startRange(NOW - 1_000_010 + 3000, NOW + 1 - 1_000_000 + 3010));
-    },
-  );
+  it.each([
+    ['fails', {}],
+    ['prints nonsense', { 'getconf CLK_TCK': 'undefined\n' }],
+    ['prints zero', { 'getconf CLK_TCK': '0\n' }],
+  ])('takes 100 ticks a second when getconf %s', async (_what, commands) => {
+    const host = linuxHost({ 42: statLine({ pid: 42, comm: 'java', pgid: 42, sid: 42, startTicks: 300 }) }, { commands });
+    expect(await processStartTime(42, host)).toEqual(startRange(NOW - 1_000_010 + 3000, NOW + 1 - 1_000_000 + 3010));
+  });
 
   it('is undefined for a process that is gone, a garbled stat, or a machine without /proc/uptime', async () => {
     const host = linuxHost({ 43: '43 (cut' });
     expect(await processStartTime(42, host)).toBeUndefined();
     expect(await processStartTime(43, host)).toBeUndefined();
-    const noUptime = recordedHost({ platform: 'linux', files: { '/proc/42/stat': statLine({ pid: 42, comm: 'a', pgid: 1, sid: 1, startTicks: 1 }) } });
+    const noUptime = recordedHost({
+      platform: 'linux',
+      files: { '/proc/42/stat': statLine({ pid: 42, comm: 'a', pgid: 1, sid: 1, startTicks: 1 }) },
+    });
     expect(await processStartTime(42, noUptime)).toBeUndefined();
   });
 
@@ -350,14 +361,17 @@ describe('Windows', () => {
     ['an offset out of range', '20261201095305.123456+900'],
     ['an ISO offset out of range', '2026-12-01T08:53:05+25:00'],
     ['a local time without a zone', '2026-12-01T08:53:05.1234567'],
-    ['an error message', "You cannot call a method on a null-valued expression."],
+    ['an error message', 'You cannot call a method on a null-valued expression.'],
   ])('rejects %s', (_what, text) => {
     expect(parseWindowsStartTime(text)).toBeUndefined();
   });
 
   it('asks PowerShell for the creation time in UTC, and has no cwd or groups', async () => {
     const script = "(Get-Process -Id 4242).StartTime.ToUniversalTime().ToString('o')";
-    const host = recordedHost({ platform: 'win32', commands: { [`powershell.exe -NoProfile -NonInteractive -Command ${script}`]: '2026-12-01T08:53:05.1234567Z\r\n' } });
+    const host = recordedHost({
+      platform: 'win32',
+      commands: { [`powershell.exe -NoProfile -NonInteractive -Command ${script}`]: '2026-12-01T08:53:05.1234567Z\r\n' },
+    });
     expect((await processStartTime(4242, host))?.startMs).toBeCloseTo(Date.UTC(2026, 11, 1, 8, 53, 5) + 123.45675, 6);
     expect(await processStartTime(4243, host)).toBeUndefined();
     expect(await processCwd(4242, host)).toBeUndefined();

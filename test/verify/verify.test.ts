@@ -45,7 +45,8 @@ async function setup(classes: Record<string, string>, options: FakeAgentOptions 
   let n = 0;
   const build = async (edit: () => void): Promise<void> => {
     n += 1;
-    const ack = (request: string) => (e: { level: string; message: string }) => e.level === 'INFO' && e.message.startsWith(`BUILD_ACK ${request} `);
+    const ack = (request: string) => (e: { level: string; message: string }) =>
+      e.level === 'INFO' && e.message.startsWith(`BUILD_ACK ${request} `);
     await connection.request(`BUILD started request=s${n} owner=o`, (e) => (ack(`s${n}`)(e) ? e : undefined), 'started', 2000);
     edit();
     await connection.request(`BUILD ok request=k${n} owner=o`, (e) => (ack(`k${n}`)(e) ? e : undefined), 'ok', 2000);
@@ -54,7 +55,12 @@ async function setup(classes: Record<string, string>, options: FakeAgentOptions 
 }
 
 function target(s: Setup, name: string, bytes: string, previous?: string): VerifyTarget {
-  return { className: name, path: path.join(s.dir, ...name.split('.')) + '.class', sha256: sha(bytes), ...(previous === undefined ? {} : { previousSha256: sha(previous) }) };
+  return {
+    className: name,
+    path: path.join(s.dir, ...name.split('.')) + '.class',
+    sha256: sha(bytes),
+    ...(previous === undefined ? {} : { previousSha256: sha(previous) }),
+  };
 }
 
 describe('verifyClasses', () => {
@@ -82,7 +88,10 @@ describe('verifyClasses', () => {
     await new Promise((resolve) => setTimeout(resolve, 500)); // a2 is now the applied receipt
     await s.build(() => s.write('com.acme.A', 'a3'));
     // Until the capture (300 ms), VERIFY a3 reads "mismatch, observed a2".
-    const pending = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'a3', 'a2')], { sessionId: s.agent.sessionId, timeoutMs: 5000 });
+    const pending = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'a3', 'a2')], {
+      sessionId: s.agent.sessionId,
+      timeoutMs: 5000,
+    });
     expect(pending.verdicts[0]!.status).toBe('applied');
     expect(pending.requests).toBeGreaterThan(1);
   });
@@ -100,18 +109,27 @@ describe('verifyClasses', () => {
     const s = await setup({ 'com.acme.A': 'a1' });
     await s.build(() => s.write('com.acme.A', 'a2'));
     await new Promise((resolve) => setTimeout(resolve, 100));
-    const report = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'something else', 'a1')], { sessionId: s.agent.sessionId, timeoutMs: 5000 });
+    const report = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'something else', 'a1')], {
+      sessionId: s.agent.sessionId,
+      timeoutMs: 5000,
+    });
     expect(report.verdicts[0]).toMatchObject({ status: 'mismatch', receipt: { observedSha256: sha('a2') } });
   });
 
   it('failed and unverified receipts are final and not proof', async () => {
-    const s = await setup({ 'com.acme.A': 'a1', 'com.acme.B': 'b1' }, { verifyStatus: (name) => (name === 'com.acme.A' ? 'failed' : undefined) });
+    const s = await setup(
+      { 'com.acme.A': 'a1', 'com.acme.B': 'b1' },
+      { verifyStatus: (name) => (name === 'com.acme.A' ? 'failed' : undefined) },
+    );
     await s.build(() => {
       s.write('com.acme.A', 'a2');
       s.write('com.acme.B', 'b2');
       s.write('com.acme.New', 'n1'); // not loaded before: unverified
     });
-    const report = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'a2'), target(s, 'com.acme.New', 'n1')], { sessionId: s.agent.sessionId, timeoutMs: 5000 });
+    const report = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'a2'), target(s, 'com.acme.New', 'n1')], {
+      sessionId: s.agent.sessionId,
+      timeoutMs: 5000,
+    });
     expect(report.verdicts.map((v) => v.status)).toEqual(['failed', 'unverified']);
   });
 
@@ -119,7 +137,11 @@ describe('verifyClasses', () => {
     const names = Array.from({ length: 20 }, (_, i) => `com.acme.C${i}`);
     const s = await setup(Object.fromEntries(names.map((n) => [n, `${n} v1`])), { ledgerSize: 8 });
     await s.build(() => names.forEach((n) => s.write(n, `${n} v2`)));
-    const report = await verifyClasses(s.connection, names.map((n) => target(s, n, `${n} v2`)), { sessionId: s.agent.sessionId, timeoutMs: 5000, capacity: 8 });
+    const report = await verifyClasses(
+      s.connection,
+      names.map((n) => target(s, n, `${n} v2`)),
+      { sessionId: s.agent.sessionId, timeoutMs: 5000, capacity: 8 },
+    );
     expect(report.capacityLimited).toBe(true);
     expect(report.verdicts.filter((v) => v.status === 'applied')).toHaveLength(8);
     expect(report.verdicts.filter((v) => v.status === 'beyond-capacity')).toHaveLength(12);
@@ -144,13 +166,26 @@ describe('verifyClasses', () => {
   });
 
   it('a receipt from another session ends the round: the app restarted', async () => {
-    const s = await setup({ 'com.acme.A': 'a1' }, {
-      intercept: (cmd) => {
-        if (cmd.verb !== 'VERIFY') return undefined;
-        const body = { requestId: cmd.words[1], sessionId: 'other', className: cmd.words[2], expectedSha256: cmd.words[3], observedSha256: '', status: 'not_observed', source: '', detail: '', completedAt: '' };
-        return { kind: 'reply', lines: [formatEvent('INFO', `VERIFY_RESULT ${cmd.words[1]} ${JSON.stringify(body)}`)] };
+    const s = await setup(
+      { 'com.acme.A': 'a1' },
+      {
+        intercept: (cmd) => {
+          if (cmd.verb !== 'VERIFY') return undefined;
+          const body = {
+            requestId: cmd.words[1],
+            sessionId: 'other',
+            className: cmd.words[2],
+            expectedSha256: cmd.words[3],
+            observedSha256: '',
+            status: 'not_observed',
+            source: '',
+            detail: '',
+            completedAt: '',
+          };
+          return { kind: 'reply', lines: [formatEvent('INFO', `VERIFY_RESULT ${cmd.words[1]} ${JSON.stringify(body)}`)] };
+        },
       },
-    });
+    );
     const report = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'a1')], { sessionId: s.agent.sessionId, timeoutMs: 5000 });
     expect(report.sessionChangedTo).toBe('other');
     expect(report.verdicts[0]!.status).toBe('session-changed');
@@ -164,11 +199,18 @@ describe('verifyClasses', () => {
 
   it('the deadline ends the round; an abort interrupts it', async () => {
     const s = await setup({ 'com.acme.A': 'a1' });
-    const timedOut = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'never built')], { sessionId: s.agent.sessionId, timeoutMs: 300 });
+    const timedOut = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'never built')], {
+      sessionId: s.agent.sessionId,
+      timeoutMs: 300,
+    });
     expect(timedOut.verdicts[0]).toMatchObject({ status: 'timeout', detail: 'still not_observed at the deadline' });
     const controller = new AbortController();
     setTimeout(() => controller.abort('SIGINT'), 100);
-    const interrupted = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'never built')], { sessionId: s.agent.sessionId, timeoutMs: 5000, signal: controller.signal });
+    const interrupted = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'never built')], {
+      sessionId: s.agent.sessionId,
+      timeoutMs: 5000,
+      signal: controller.signal,
+    });
     expect(interrupted.verdicts[0]!.status).toBe('interrupted');
   });
 
@@ -187,7 +229,11 @@ describe('verifyClasses', () => {
     });
     await s.build(() => names.forEach((n) => s.write(n, `${n} v2`)));
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const report = await verifyClasses(s.connection, names.map((n) => target(s, n, `${n} v2`)), { sessionId: s.agent.sessionId, timeoutMs: 5000, window: 16 });
+    const report = await verifyClasses(
+      s.connection,
+      names.map((n) => target(s, n, `${n} v2`)),
+      { sessionId: s.agent.sessionId, timeoutMs: 5000, window: 16 },
+    );
     expect(report.verdicts.every((v) => v.status === 'applied')).toBe(true);
     expect(report.requests).toBe(300);
     expect(most).toBeLessThanOrEqual(16);

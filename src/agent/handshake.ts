@@ -1,0 +1,195 @@
+/**
+ * The one handshake every command uses: find the agent (discover.ts), connect and read
+ * CONNECTED (connection.ts), then, for the commands that need it, DOCTOR and its checks
+ * (protocol.md "Finding the agent", "The stream", "DOCTOR"). Every way this can fail comes back
+ * as the outcome that explains it; nothing here throws for the agent's behaviour.
+ */
+import type { DoctorObserved } from '../outcome/doctor.js';
+import { signalOf } from '../outcome/exit.js';
+import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
+import type { Need, Outcome } from '../outcome/outcome.js';
+import { AgentConnection, AgentConnectionError } from './connection.js';
+import { discoverAgent, type AgentLocation } from './discover.js';
+import type { AgentEvent, ConnectedEvent } from './protocol.js';
+import { askDoctor, type DoctorAnswer } from './requests.js';
+
+/** Where to look for the agent and how long to wait. */
+export interface AgentTarget {
+  /** Folder the search starts from (absolute). */
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  port?: number;
+  portFile?: string;
+  /** Bound for connecting and for each receipt, in ms. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Every event after CONNECTED, from the first one on. */
+  onEvent?: (event: AgentEvent) => void;
+}
+
+/** An open connection whose first line was a valid CONNECTED event. */
+export interface OpenAgent {
+  connection: AgentConnection;
+  connected: ConnectedEvent;
+  location: AgentLocation;
+  endpoint: AgentEndpoint;
+}
+
+/** A handshake step's result: what it found, or the outcome that ends the command. */
+export type Step<T> = ({ kind: 'ok' } & T) | { kind: 'refused'; outcome: Outcome };
+
+/**
+ * Finds the agent, connects and reads CONNECTED.
+ * @param offerNoAgent name `--allow-no-agent` in the advice when no agent is found (a build).
+ */
+export async function openAgent(target: AgentTarget, offerNoAgent = false): Promise<Step<OpenAgent>> {
+  const found = findAgent(target, offerNoAgent);
+  return found.kind === 'refused' ? found : connectAgent(found.location, target);
+}
+
+/** Discovery (discover.ts) with the advice a build or a subcommand gives when no agent is found. */
+export function findAgent(
+  target: Pick<AgentTarget, 'cwd' | 'env' | 'port' | 'portFile'>,
+  offerNoAgent: boolean,
+): Step<{ location: AgentLocation }> {
+  const found = discoverAgent(target);
+  if (found.kind === 'found') return { kind: 'ok', location: found.location };
+  return { kind: 'refused', outcome: found.outcome.reason === 'no-agent' ? { ...found.outcome, offerNoAgent } : found.outcome };
+}
+
+/** Connects to the agent at `location` and reads CONNECTED. */
+export async function connectAgent(location: AgentLocation, target: AgentTarget): Promise<Step<OpenAgent>> {
+  try {
+    const { connection, connected } = await AgentConnection.open(location.port, {
+      timeoutMs: target.timeoutMs,
+      ...(target.signal === undefined ? {} : { signal: target.signal }),
+      ...(target.onEvent === undefined ? {} : { onEvent: target.onEvent }),
+    });
+    return { kind: 'ok', connection, connected, location, endpoint: endpointOf(location, connected) };
+  } catch (error) {
+    if (!(error instanceof AgentConnectionError) && target.signal?.aborted !== true) throw error;
+    return { kind: 'refused', outcome: connectOutcome(error, location, target.signal) };
+  }
+}
+
+function endpointOf(location: AgentLocation, connected: ConnectedEvent): AgentEndpoint {
+  return {
+    port: location.port,
+    source: location.source,
+    portFile: location.portFile ?? null,
+    agentVersion: connected.agent === undefined || connected.agent.trim() === '' ? null : connected.agent,
+    protocolVersion: connected.version,
+  };
+}
+
+/** The outcome of a failed connect or handshake: interrupted, nothing listening, or not the agent's CONNECTED. */
+function connectOutcome(error: unknown, location: AgentLocation, signal: AbortSignal | undefined): Outcome {
+  const place = {
+    port: location.port,
+    source: location.source,
+    ...(location.portFile === undefined ? {} : { portFile: location.portFile }),
+  };
+  const kind = error instanceof AgentConnectionError ? error.kind : 'aborted';
+  if (kind === 'aborted' || signal?.aborted) return { reason: 'interrupted', signal: signalOf(signal), at: 'connecting' };
+  if (kind === 'refused') return { reason: 'stale-port', place };
+  const detail = (error as Error).message;
+  if (kind === 'closed-before-connected') return { reason: 'handshake', place, failure: 'closed-before-connected', detail };
+  if (kind === 'handshake-timeout' || kind === 'connect-timeout') return { reason: 'handshake', place, failure: 'timeout', detail };
+  return { reason: 'handshake', place, failure: kind === 'bad-handshake' ? 'bad-handshake' : 'closed', detail };
+}
+
+/** True when the CONNECTED line names an agent recent enough for owned builds, DOCTOR, VERIFY and RELOAD. */
+export function isCurrentAgent(connected: ConnectedEvent): boolean {
+  return connected.agent !== undefined && connected.agent.trim() !== '' && connected.version >= 1;
+}
+
+/** The old-agent refusal for `need`, when CONNECTED shows an agent from before build ownership. */
+export function requireCurrentAgent(open: OpenAgent, need: Need): Outcome | undefined {
+  return isCurrentAgent(open.connected) ? undefined : { reason: 'old-agent', port: open.location.port, need, evidence: 'connected' };
+}
+
+/** What a command needs DOCTOR to show before it goes on. */
+export interface Requirements {
+  need: Need;
+  /** `buildOwnershipSupported` (a build). */
+  ownedBuilds?: boolean;
+  /** `verifySupported` (a build that verifies, or `verify`); `offerNoVerify` names --no-verify in the advice. */
+  verify?: boolean;
+  offerNoVerify?: boolean;
+  /** A non-empty `sessionId` (VERIFY receipts are matched to it). */
+  session?: boolean;
+}
+
+/** The agent as DOCTOR described it. */
+export interface CheckedAgent {
+  doctor: DoctorObserved;
+  agent: AgentInfo;
+}
+
+/**
+ * Asks DOCTOR and checks what `requires` asks for. A DOCTOR that does not answer in time, or
+ * answers "unavailable", means "not ready" (protocol.md "Commands": the socket may answer
+ * before its handlers are wired).
+ * @param onAgent called with the agent's description once DOCTOR answered, before the checks.
+ */
+export async function checkAgent(
+  open: OpenAgent,
+  requires: Requirements,
+  timeoutMs: number,
+  signal?: AbortSignal,
+  onAgent: (agent: AgentInfo) => void = () => undefined,
+): Promise<Step<CheckedAgent> & { agent?: AgentInfo }> {
+  const old = requireCurrentAgent(open, requires.need);
+  if (old !== undefined) return { kind: 'refused', outcome: old };
+  const port = open.location.port;
+  let answer: DoctorAnswer;
+  try {
+    answer = await askDoctor(open.connection, timeoutMs, signal);
+  } catch (error) {
+    if (signal?.aborted) return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(signal), at: 'doctor' } };
+    if (!(error instanceof AgentConnectionError)) throw error;
+    if (error.kind === 'timeout') {
+      return {
+        kind: 'refused',
+        outcome: { reason: 'agent-not-ready', port, why: { kind: 'doctor-timeout', agent: open.connected.agent!, timeoutMs } },
+      };
+    }
+    return { kind: 'refused', outcome: { reason: 'agent-disconnected', port, during: { kind: 'doctor' } } };
+  }
+  if (answer.kind === 'unavailable') {
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port, why: { kind: 'doctor-unavailable', detail: answer.detail } } };
+  }
+  const doctor = answer.doctor;
+  const agent = agentInfo(open, doctor);
+  onAgent(agent);
+  const refused = (outcome: Outcome) => ({ kind: 'refused' as const, outcome, agent });
+  if (requires.ownedBuilds && !doctor.buildOwnershipSupported) {
+    return refused({ reason: 'unsupported', agentVersion: agent.agentVersion, flag: 'buildOwnershipSupported' });
+  }
+  if (requires.verify && !doctor.verifySupported) {
+    return refused({
+      reason: 'unsupported',
+      agentVersion: agent.agentVersion,
+      flag: 'verifySupported',
+      offerNoVerify: requires.offerNoVerify === true,
+    });
+  }
+  if (requires.session && doctor.sessionId === '') return refused({ reason: 'agent-not-ready', port, why: { kind: 'no-session' } });
+  return { kind: 'ok', doctor, agent };
+}
+
+/** The agent as a build reports it (`agent` events and results), from its port and DOCTOR evidence. */
+function agentInfo(open: OpenAgent, doctor: DoctorObserved): AgentInfo {
+  return {
+    port: open.location.port,
+    source: open.location.source,
+    agentVersion: doctor.agentVersion || open.connected.agent || 'unknown',
+    sessionId: doctor.sessionId,
+    pid: doctor.pid,
+    javaVersion: doctor.javaVersion,
+    workingDirectory: doctor.workingDirectory,
+    watchedDirectories: doctor.watchedDirectories,
+    watchSampleTruncated: doctor.watchSampleTruncated,
+    verifySupported: doctor.verifySupported,
+  };
+}

@@ -1,0 +1,21 @@
+/**
+ * What a build (and `verify`) reports while it runs, in the order it happens. The core never
+ * prints: report/ renders these as text or JSON lines. Times in ms.
+ */
+import type { AgentInfo } from './facts.js';
+
+/** Events in the order a run emits them. */
+export type RunEvent =
+  | { type: 'agent'; agent: AgentInfo }
+  | { type: 'warning'; message: string }
+  | { type: 'waiting'; what: string; elapsedMs: number }
+  | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new' }
+  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
+  | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
+  | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }
+  | { type: 'changes'; changed: number; added: number; removed: number; notVerifiable: number; total: number }
+  | { type: 'verify-progress'; final: number; applied: number; total: number }
+  | { type: 'agent-event'; level: string; message: string };
+
+/** The agent's own event levels a run shows while it waits (marked as the agent's; `--quiet` hides them). */
+export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);

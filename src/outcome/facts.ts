@@ -1,0 +1,166 @@
+/**
+ * The facts that outcomes, events and results carry: plain data shapes shared by every room.
+ * Each room fills in the facts it finds (agent/ the agent's, tool/ the build's, classes/ the
+ * class files', verify/ the verdicts); report/ reads them. No behaviour lives here.
+ */
+
+/** The agent as a build sees it at connect time (CONNECTED and DOCTOR). */
+export interface AgentInfo {
+  port: number;
+  /** Where the port came from: `--port`, `RECLAZZ_PORT`, or a port file path. */
+  source: string;
+  agentVersion: string;
+  sessionId: string;
+  pid: string;
+  javaVersion: string;
+  workingDirectory: string;
+  watchedDirectories: string[];
+  watchSampleTruncated: boolean;
+  verifySupported: boolean;
+}
+
+/** The agent as a subcommand sees it on connect (CONNECTED), before or without DOCTOR. */
+export interface AgentEndpoint {
+  port: number;
+  /** Where the port came from: `--port`, `RECLAZZ_PORT`, or the port file path. */
+  source: string;
+  /** The port file read, when one was. */
+  portFile: string | null;
+  /** CONNECTED's `agent` field; null for an agent from before build ownership. */
+  agentVersion: string | null;
+  /** CONNECTED's `version` field. */
+  protocolVersion: number;
+}
+
+/** Where a port was found: the words messages use for it. */
+export interface PortPlace {
+  port: number;
+  /** `--port`, `RECLAZZ_PORT`, or the port file's path (prefixed `--port-file ` or `RECLAZZ_PORT_FILE ` when named there). */
+  source: string;
+  /** The port file read, when one was. */
+  portFile?: string;
+}
+
+/** The signals reclazz-build handles. */
+export type StopSignal = 'SIGINT' | 'SIGTERM';
+
+/** How a build command ended. */
+export interface BuildRun {
+  /** The exit status, or 128+N when killed by signal N (the shell convention). */
+  exitCode: number;
+  /** The signal that ended the child, if any. */
+  signal?: string;
+  /** Wall time from spawn to exit, in ms. */
+  durationMs: number;
+  /** Set when the run was stopped because we received this signal. */
+  interruptedBy?: StopSignal;
+}
+
+/** The build tools reclazz-build knows by name; `command` is anything after `--`. */
+export type ToolKind = 'gradle' | 'mvn' | 'command';
+
+/** A class file whose bytes differ, appeared or disappeared. */
+export interface ClassChange {
+  path: string;
+  /** Binary class name derived from the path below its class output directory (`com.acme.Outer$Inner`). */
+  className: string;
+  /** False for names the agent's VERIFY rejects (`module-info`, `package-info`, non-identifiers). */
+  verifiable: boolean;
+  /** SHA-256 before the build, lower-case hex (absent for added files). */
+  before?: string;
+  /** SHA-256 after the build, lower-case hex (absent for removed files). */
+  after?: string;
+  /**
+   * True when these bytes were already on disk, unproven, at the last run: the agent has had its
+   * capture of them, so a VERIFY answer that is not final now is not worth a long wait.
+   */
+  settled?: boolean;
+}
+
+/** The class files a result reports on. */
+export interface ChangeSummary {
+  changed: ClassChange[];
+  added: ClassChange[];
+  removed: ClassChange[];
+  notVerifiable: ClassChange[];
+  /** Class files found in the scanned directories. */
+  total: number;
+}
+
+/**
+ * A class's final verdict. Only `applied` is proof. `timeout`: still not final at the
+ * deadline; `beyond-capacity`: not awaited because more classes changed than the agent keeps
+ * receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`.
+ */
+export type VerdictStatus =
+  'applied' | 'failed' | 'mismatch' | 'unverified' | 'timeout' | 'beyond-capacity' | 'session-changed' | 'connection-lost' | 'interrupted';
+
+/** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
+export interface VerifyReceipt {
+  requestId: string;
+  sessionId: string;
+  className: string;
+  expectedSha256: string;
+  observedSha256: string;
+  status: 'applied' | 'running' | 'not_observed' | 'failed' | 'mismatch' | 'unverified';
+  source: string;
+  detail: string;
+  completedAt: string;
+}
+
+/** The verdict for one class. */
+export interface ClassVerdict {
+  className: string;
+  path: string;
+  sha256: string;
+  status: VerdictStatus;
+  /** Human detail: the agent's detail, or why there is no proof. */
+  detail: string;
+  /** The last receipt seen for this class, if any. */
+  receipt?: VerifyReceipt;
+}
+
+/** The outcome of a VERIFY round. `verdicts` is in the order of the targets. */
+export interface VerifyReport {
+  verdicts: ClassVerdict[];
+  /** Set when a receipt named another session: the app restarted. */
+  sessionChangedTo?: string;
+  /** True when more classes changed than the agent keeps receipts for and the rest were not awaited. */
+  capacityLimited: boolean;
+  /** How many receipts the agent keeps (protocol.md "VERIFY"). */
+  capacity: number;
+  /** VERIFY requests sent, including re-asks. */
+  requests: number;
+  /** Replies presumed lost (asked again). */
+  lostReplies: number;
+  elapsedMs: number;
+}
+
+/** RELOAD actions are lower case and case-sensitive (protocol.md "RELOAD"). */
+export type ReloadAction = 'pause' | 'resume' | 'status';
+
+/** RELOAD_STATE fields (protocol.md "RELOAD"). */
+export interface ReloadState {
+  action: ReloadAction;
+  paused: boolean;
+  pendingClasses: number;
+  pendingActions: number;
+  buildHold: 'none' | 'named' | 'legacy';
+}
+
+/** Whether the agent watches one class output directory of the project here. */
+export interface DirCoverage {
+  dir: string;
+  /** true: a watched directory is it, contains it or lies inside it; false: not watched; null: unknown (the agent's sample is truncated or empty). */
+  watched: boolean | null;
+}
+
+/**
+ * What a reconnect after a lost connection found: nobody answering (`gone`: the app stopped, is
+ * restarting or hangs), the same agent session (its hold, if any, is still there), or a new
+ * session (the app restarted; a hold is gone with the old session).
+ */
+export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionId: string } | { kind: 'restarted'; sessionId: string };
+
+/** What the hold was left as: released (or never taken), held by our owner token, or unknown. */
+export type HoldLeft = 'none' | 'held' | 'unknown';

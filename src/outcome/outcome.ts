@@ -1,0 +1,145 @@
+/**
+ * Why a build, `verify` or a subcommand ended: one union of reasons, each with the facts that
+ * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
+ * each its exit status, and report/ gives each its words and its `next:` hint.
+ */
+import type { AgentAfterLoss, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+
+/** What a usage error was about (exit 2, nothing was sent). */
+export type UsageProblem =
+  /** Commander, a class path, or the build tool's arguments: `text` names the input and the fix. */
+  | { kind: 'input'; text: string; forBuild?: boolean }
+  /** The config file (`reclazz.config.json`, package.json "reclazz", --config): `text` names the file, the key and the shape. */
+  | { kind: 'config'; text: string }
+  /** Gradle's continuous mode never finishes, so no BUILD ok could follow. */
+  | { kind: 'never-ending'; argument: string }
+  /** `verify` found no class file in what it was given. */
+  | { kind: 'no-class-files'; paths: string[] };
+
+/** What was wrong with a port file or with `RECLAZZ_PORT` (protocol.md "Finding the agent"). */
+export type PortFault =
+  | { input: 'file'; file: string; problem: 'missing' | 'directory' | 'not-regular' }
+  | { input: 'file'; file: string; problem: 'cannot-stat' | 'unreadable'; code: string }
+  | { input: 'file'; file: string; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string }
+  | { input: 'RECLAZZ_PORT'; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string };
+
+/** What a build or `verify` could prove, when it ended well. */
+export type Proof =
+  /** Every changed class that existed before is applied: `applied` of them. */
+  | { kind: 'proven'; applied: number; files?: boolean }
+  /** No class that was loaded before changed bytes. */
+  | { kind: 'nothing-to-prove' }
+  /** `--no-verify`: `changed` classes were not asked about. */
+  | { kind: 'not-verified'; changed: number }
+  /** No class output directory was found, so nothing was checked. */
+  | { kind: 'no-class-dirs'; searchRoot: string }
+  /** `verify`: none of the files has a name VERIFY accepts. */
+  | { kind: 'none-verifiable'; files: number };
+
+/** What a subcommand that ended well found. */
+export type Done =
+  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number }
+  | { kind: 'reload'; action: ReloadAction; state: ReloadState }
+  | { kind: 'scan'; delivered: boolean; hold: string };
+
+/** Why not every changed class is proven live. */
+export type Shortfall =
+  | { kind: 'restarted' }
+  | { kind: 'connection-lost'; found: AgentAfterLoss }
+  | { kind: 'capacity'; capacity: number }
+  /** Some classes ended without proof; `timedOut` when any was still unanswered at the deadline. */
+  | { kind: 'not-proven'; timedOut: boolean }
+  /** Every class asked about is fine, but `unreadable` class files could not be read. */
+  | { kind: 'unreadable'; unreadable: number };
+
+/** Where a run or subcommand was when SIGINT or SIGTERM came. */
+export type InterruptPoint =
+  | 'waiting-for-lock'
+  | 'connecting'
+  | 'doctor'
+  | 'waiting-for-hold'
+  | 'started-receipt'
+  | 'before-build'
+  | 'build'
+  | 'ok-receipt'
+  | 'failed-receipt'
+  | 'verify'
+  | 'reload-receipt'
+  | 'after-scan'
+  | 'following';
+
+/** What the agent must support for what was asked. */
+export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';
+
+/** One reason and its facts. */
+export type Outcome =
+  | { reason: 'ok'; proof: Proof }
+  | { reason: 'ok'; done: Done }
+  | { reason: 'no-agent-build' }
+  | { reason: 'build-failed'; status: number; owner?: string }
+  | { reason: 'usage'; problem: UsageProblem }
+  | { reason: 'nested'; variable: string }
+  | { reason: 'command-not-found'; file: string; tool: ToolKind }
+  | { reason: 'command-not-executable'; path: string }
+  | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean }
+  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[] }
+  | { reason: 'bad-port-file'; fault: PortFault }
+  | { reason: 'lock-busy'; lockPath: string; waitedMs: number }
+  | { reason: 'stale-port'; place: PortPlace }
+  | {
+      reason: 'handshake';
+      place: PortPlace;
+      failure: 'closed-before-connected' | 'timeout' | 'bad-handshake' | 'closed';
+      /** The connection's own account of it (what came, or what did not within how long). */
+      detail: string;
+    }
+  | { reason: 'old-agent'; port: number; need: Need; evidence: 'connected' | 'unowned-receipt' }
+  | {
+      reason: 'agent-not-ready';
+      port: number;
+      why:
+        | { kind: 'doctor-timeout'; agent: string; timeoutMs: number }
+        | { kind: 'doctor-unavailable'; detail: string }
+        | { kind: 'no-session' };
+    }
+  | {
+      reason: 'unsupported';
+      agentVersion: string;
+      flag: 'buildOwnershipSupported' | 'verifySupported' | 'scanSupported';
+      offerNoVerify?: boolean;
+    }
+  | { reason: 'hold-busy'; waitedMs: number }
+  /** An awaited receipt did not come in time: the outcome of what it answers is uncertain. */
+  | {
+      reason: 'no-receipt';
+      awaited:
+        | { kind: 'build-started'; owner: string; detail: string }
+        | { kind: 'reload'; action: ReloadAction; timeoutMs: number }
+        | { kind: 'doctor-after-scan'; why: string };
+    }
+  /** The agent closed the connection while an answer was awaited. */
+  | {
+      reason: 'agent-disconnected';
+      port: number;
+      during: { kind: 'doctor' } | { kind: 'build-started'; owner: string; detail: string } | { kind: 'reload'; action: ReloadAction };
+    }
+  | { reason: 'unexpected-receipt'; action: ReloadAction; paused: boolean }
+  | {
+      reason: 'not-safe';
+      owner: string;
+      what:
+        | { kind: 'lost-during-build'; found: AgentAfterLoss }
+        | { kind: 'finish'; succeeded: boolean; receipt: 'rejected' | 'lost'; found?: AgentAfterLoss };
+    }
+  | { reason: 'verify-incomplete'; applied: number; total: number; shortfall: Shortfall; files?: boolean; noneChanged?: boolean }
+  | { reason: 'interrupted'; signal: StopSignal; at: InterruptPoint; holdOwner?: string; events?: number; action?: ReloadAction }
+  | { reason: 'state-error'; problem: string; dir: string; file: string; holdOwner?: string }
+  | { reason: 'internal-error'; problem: string; holdOwner?: string }
+  /** `events`: the agent ended the stream (the app stopped or restarted). */
+  | { reason: 'stream-ended'; port: number; events: number };
+
+/** Every reason. */
+export type Reason = Outcome['reason'];
+
+/** The outcome of one reason. */
+export type OutcomeOf<R extends Reason> = Extract<Outcome, { reason: R }>;

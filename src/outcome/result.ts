@@ -1,0 +1,121 @@
+/**
+ * Results: an outcome with its exit status, its words and the facts of the command that ended
+ * with it. {@link buildResult} is the one place a result is made.
+ */
+import type { DoctorObserved } from './doctor.js';
+import { exitStatus, provesLive } from './exit.js';
+import type {
+  AgentEndpoint,
+  AgentInfo,
+  BuildRun,
+  ChangeSummary,
+  ClassVerdict,
+  DirCoverage,
+  HoldLeft,
+  ReloadAction,
+  ReloadState,
+  VerifyReport,
+} from './facts.js';
+import type { Outcome, Reason } from './outcome.js';
+
+/** What a user reads about an outcome: one plain sentence, and what to do next when there is something to do. */
+export interface Words {
+  message: string;
+  hint?: string;
+}
+
+/** What every result has. */
+export interface ResultBase extends Words {
+  outcome: Outcome;
+  reason: Reason;
+  /** What the CLI exits with (see outcome/exit.ts). */
+  exitCode: number;
+  durationMs: number;
+}
+
+/** How a build (or `verify`) ended. */
+export interface RunResult extends ResultBase {
+  agent?: AgentInfo;
+  owner?: string;
+  command?: string;
+  build?: BuildRun;
+  changes?: ChangeSummary;
+  verify?: Omit<VerifyReport, 'verdicts'>;
+  verdicts: ClassVerdict[];
+  hold: HoldLeft;
+  /** True when every changed class that existed before is proven applied (or there was nothing to prove). */
+  provenLive: boolean;
+}
+
+/** The subcommands that talk to the agent without building. */
+export type AgentAction = 'doctor' | ReloadAction | 'scan' | 'events';
+
+interface CommandBase extends ResultBase {
+  endpoint?: AgentEndpoint;
+}
+
+/** `reclazz-build doctor`. */
+export interface DoctorResult extends CommandBase {
+  action: 'doctor';
+  /** The agent's DOCTOR evidence (status observed). */
+  doctor?: DoctorObserved;
+  /** The class output directories of the project here and whether the agent watches them. */
+  classDirs: DirCoverage[];
+}
+
+/** `reclazz-build status|pause|resume`. */
+export interface ReloadResult extends CommandBase {
+  action: ReloadAction;
+  /** The exact RELOAD_STATE receipt; absent when none came (outcome uncertain). */
+  state?: ReloadState;
+}
+
+/** `reclazz-build scan`. */
+export interface ScanResult extends CommandBase {
+  action: 'scan';
+  /** True once the SCAN line was written to the socket. */
+  sent: boolean;
+  /** True when the agent answered a DOCTOR sent after SCAN on the same connection: it has read the SCAN line. */
+  delivered: boolean;
+}
+
+/** `reclazz-build events`. */
+export interface EventsResult extends CommandBase {
+  action: 'events';
+  /** Events received after CONNECTED. */
+  events: number;
+}
+
+/** A subcommand's result. */
+export type CommandResult = DoctorResult | ReloadResult | ScanResult | EventsResult;
+
+/** Which command a `result` line ends. */
+export type JsonAction = 'build' | 'verify' | AgentAction;
+
+/** The facts of a run result, before it ends (`provenLive` follows from the outcome). */
+export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdicts' | 'hold'> & {
+  verdicts?: ClassVerdict[];
+  hold?: HoldLeft;
+};
+
+/**
+ * Makes the result of `outcome`: its reason and exit status, `words` (from report/words.ts)
+ * and `facts`; for a build or `verify` also whether it is proven live.
+ * @param startedMs `performance.now()` when the command started, for `durationMs`.
+ */
+export function buildResult<F extends object>(outcome: Outcome, words: Words, facts: F, startedMs: number): F & ResultBase {
+  return {
+    ...facts,
+    outcome,
+    reason: outcome.reason,
+    exitCode: exitStatus(outcome),
+    message: words.message,
+    ...(words.hint === undefined ? {} : { hint: words.hint }),
+    durationMs: Math.max(0, Math.round(performance.now() - startedMs)),
+  };
+}
+
+/** {@link buildResult} for a build or `verify`. */
+export function buildRunResult(outcome: Outcome, words: Words, facts: RunFacts, startedMs: number): RunResult {
+  return buildResult(outcome, words, { verdicts: [], hold: 'none' as HoldLeft, ...facts, provenLive: provesLive(outcome) }, startedMs);
+}

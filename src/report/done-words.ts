@@ -1,0 +1,65 @@
+/**
+ * The words of the subcommands that ended well (doctor, status, pause, resume, scan): what the
+ * agent's answer says, and what to mind about it.
+ */
+import type { Done } from '../outcome/outcome.js';
+import type { ReloadAction, ReloadState } from '../outcome/facts.js';
+import type { Words } from '../outcome/result.js';
+
+/** The words for a subcommand's good ending. */
+export function describeDone(done: Done): Words {
+  switch (done.kind) {
+    case 'doctor':
+      return doctorWords(done);
+    case 'reload':
+      return {
+        message: describeState(done.action, done.state),
+        ...(done.state.buildHold === 'none'
+          ? {}
+          : {
+              hint: `a ${done.state.buildHold} build hold still keeps class files back until its owner's BUILD ok; resume never releases it`,
+            }),
+      };
+    case 'scan':
+      if (!done.delivered) {
+        return { message: 'SCAN sent to an agent from before build ownership; the agent never answers SCAN, so nothing confirms it' };
+      }
+      return {
+        message:
+          'SCAN sent and read by the agent (it answered the DOCTOR sent after it); SCAN has no reply, so what it found and reloaded is not reported',
+        ...(done.hold !== 'none' && done.hold !== 'unavailable'
+          ? { hint: `a ${done.hold} build hold is active: SCAN does not release it, held class files stay back until BUILD ok` }
+          : {}),
+      };
+  }
+}
+
+function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
+  const dirs = `class output director${done.dirs === 1 ? 'y' : 'ies'} here`;
+  if (done.dirs === 0) {
+    return {
+      message: 'DOCTOR observed; no class output directory found here to compare with what the agent watches',
+      hint: 'build the project first, or name its class output directory with --classes-dir',
+    };
+  }
+  if (done.unwatched > 0) {
+    return {
+      message: `DOCTOR observed; ${done.unwatched} of ${done.dirs} ${dirs} NOT watched by the agent: changes there will not reload`,
+      hint: 'run the app from this project (its attach plugin registers its class output), or check the agent configuration',
+    };
+  }
+  const unknown = done.unknown > 0 ? ' (the rest unknown: the agent lists only a sample)' : '';
+  return { message: `DOCTOR observed; ${done.watched} of ${done.dirs} ${dirs} watched${unknown}` };
+}
+
+function describeState(action: ReloadAction, state: ReloadState): string {
+  const counts = `${state.pendingClasses} pending class${state.pendingClasses === 1 ? '' : 'es'}, ${state.pendingActions} pending action${state.pendingActions === 1 ? '' : 's'}, build hold ${state.buildHold}`;
+  switch (action) {
+    case 'pause':
+      return `automatic reload paused (agent-wide: any client may resume it); ${counts}`;
+    case 'resume':
+      return `automatic reload resumed; pending work is scheduled, not yet reloaded; ${counts}`;
+    case 'status':
+      return `automatic reload is ${state.paused ? 'PAUSED' : 'running'}; ${counts}`;
+  }
+}

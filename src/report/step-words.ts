@@ -1,0 +1,36 @@
+/**
+ * The words of what happens on the way: the waits a run reports, its warnings, and the last
+ * line after a second interrupt. The flow emits these as `waiting` and `warning` events.
+ */
+import { noClassDirs } from './words.js';
+
+/** What a run is waiting for (`waiting` events' `what`). */
+export const WAITING_FOR = {
+  lock: 'another reclazz-build run in this checkout to finish',
+  hold: 'the build hold, held by another owner (the IDE or another terminal)',
+  capture: "the agent to capture the previous build's classes",
+} as const;
+
+/** The warnings a run can give (`warning` events' `message`). */
+export const warningText = {
+  lockLost: (lockPath: string) => `another run took over the run lock (${lockPath}): runs in this checkout may overlap`,
+  missingClassesDir: (dir: string) => `--classes-dir ${dir} does not exist: nothing there is checked unless the build creates it`,
+  givenAroundFound: (outer: string, inner: string) =>
+    `--classes-dir ${outer} holds the class output directory ${inner}, which is used instead`,
+  nested: (inner: string, outer: string) =>
+    `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`,
+  unreadable: (files: readonly string[]) =>
+    `cannot read ${files.length} class file(s), so their changes are not checked (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): check their permissions`,
+  unwatched: (dir: string, watched: readonly string[]) =>
+    `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})`,
+  noClassDirs,
+  noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
+  notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
+  internalError: (stack: string) => `internal error: ${stack}`,
+} as const;
+
+/** The line after a second SIGINT/SIGTERM, which exits at once. */
+export function interruptedAgainText(owner: string | undefined): string {
+  const recover = owner ? ` with owner ${owner}: run again here (or pass --owner ${owner}) to recover it` : '';
+  return `\nreclazz-build: interrupted again, exiting now; the hold may be left${recover}\n`;
+}

@@ -1,0 +1,437 @@
+/**
+ * Every sentence a user reads about how a command ended, and its `next:` hint, keyed by reason
+ * (wireit's `src/logging/default-logger.ts` is the model). Outcomes carry facts; only this file
+ * turns them into words. Every refusal gets a hint.
+ */
+import type { AgentAfterLoss, PortPlace } from '../outcome/facts.js';
+import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
+import type { Words } from '../outcome/result.js';
+import { describeDone } from './done-words.js';
+
+/** The words for `outcome`. */
+export function describeOutcome(outcome: Outcome): Words {
+  switch (outcome.reason) {
+    case 'ok':
+      return 'proof' in outcome ? describeProof(outcome.proof) : describeDone(outcome.done);
+    case 'no-agent-build':
+      return { message: 'build ok without an agent: nothing is proven live' };
+    case 'build-failed':
+      return outcome.owner === undefined
+        ? { message: `build failed (exit status ${outcome.status}) without an agent: nothing is proven live` }
+        : {
+            message: `the build failed (exit status ${outcome.status}); the agent keeps holding its output for owner ${outcome.owner}`,
+            hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
+          };
+    case 'usage':
+      return describeUsage(outcome.problem);
+    case 'nested':
+      return {
+        message: `refusing to run inside another safe build (${outcome.variable}=1 is set)`,
+        hint: 'run the inner build command directly; the outer reclazz-build already holds the agent',
+      };
+    case 'command-not-found':
+      return {
+        message: `build command not found: ${outcome.file}`,
+        hint: outcome.tool === 'command' ? 'check the command after --' : `install ${outcome.tool} or add the project's wrapper script`,
+      };
+    case 'command-not-executable':
+      return {
+        message: `build command is not executable: ${outcome.path}`,
+        hint: `make it executable (chmod +x ${outcome.path}) or run it through its interpreter`,
+      };
+    case 'no-agent':
+      return {
+        message: `no running agent found: no .reclazz/agent.port or .idea/reclazz/agent.port in ${outcome.cwd}, its parents, or up to ${outcome.depth} levels below`,
+        hint: `start the app with the reclazz agent, or point at it with --port <n> or --port-file <path>${outcome.offerNoAgent ? ' (or run the build without a hold: --allow-no-agent)' : ''}`,
+      };
+    case 'ambiguous-agent':
+      return {
+        message: `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
+        hint: 'pick one with --port-file <path>, or run from the subproject the app runs in',
+      };
+    case 'bad-port-file':
+      return describePortFault(outcome.fault);
+    case 'lock-busy':
+      return {
+        message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms`,
+        hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${outcome.lockPath} and ${outcome.lockPath}.holder`,
+      };
+    case 'stale-port':
+      return {
+        message: `nothing is listening on ${where(outcome.place)}: the agent is not running`,
+        hint:
+          outcome.place.portFile === undefined
+            ? 'check the port'
+            : `the port file is stale (left by a killed app): start the app with the agent, or delete ${outcome.place.portFile}`,
+      };
+    case 'handshake':
+      return describeHandshake(outcome);
+    case 'old-agent':
+      return describeOldAgent(outcome);
+    case 'agent-not-ready':
+      return describeNotReady(outcome);
+    case 'unsupported':
+      return describeUnsupported(outcome);
+    case 'hold-busy':
+      return {
+        message: `another owner still holds the agent's build hold after ${outcome.waitedMs} ms; the build did not run`,
+        hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
+      };
+    case 'no-receipt':
+      return describeNoReceipt(outcome);
+    case 'agent-disconnected':
+      return describeDisconnected(outcome);
+    case 'unexpected-receipt':
+      return {
+        message: `the agent answered RELOAD ${outcome.action} with paused=${outcome.paused}: automatic reload is ${outcome.paused ? 'still paused' : 'not paused'}`,
+        hint: 'check with `reclazz-build status`',
+      };
+    case 'not-safe':
+      return describeNotSafe(outcome);
+    case 'verify-incomplete':
+      return describeShortfall(outcome);
+    case 'interrupted':
+      return { message: describeInterrupt(outcome) };
+    case 'state-error':
+      return {
+        message: `${outcome.problem}; the build did not run${holdStays(outcome.holdOwner)}`,
+        hint: `reclazz-build keeps its state in ${outcome.dir}: make it readable and writable for this user, or move away whatever is in the way of ${outcome.file}`,
+      };
+    case 'internal-error':
+      return {
+        message: `internal error: ${outcome.problem}${holdStays(outcome.holdOwner)}`,
+        hint: 'this is a bug in reclazz-build: please report it with the output above',
+      };
+    case 'stream-ended':
+      return {
+        message: `the agent on port ${outcome.port} closed the stream after ${outcome.events} event(s): the app stopped or restarted`,
+      };
+  }
+}
+
+/** `port N (source)`, or `port N from <port file>`. */
+function where(place: PortPlace): string {
+  return place.portFile === undefined ? `port ${place.port} (${place.source})` : `port ${place.port} from ${place.portFile}`;
+}
+
+function holdStays(owner: string | undefined): string {
+  return owner === undefined ? '' : `; the hold stays with owner ${owner}: run again here once fixed to recover it`;
+}
+
+function describeProof(proof: Proof): Words {
+  switch (proof.kind) {
+    case 'proven':
+      return { message: `all ${proof.applied} ${proof.files ? '' : 'changed '}class(es) proven live (VERIFY applied, SHA-256 matched)` };
+    case 'nothing-to-prove':
+      return { message: 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove' };
+    case 'not-verified':
+      return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
+    case 'no-class-dirs':
+      return {
+        message: `build ok and acknowledged; ${noClassDirs(proof.searchRoot)}`,
+        hint: 'run from the project folder, or name the directory with --classes-dir <dir>',
+      };
+    case 'none-verifiable':
+      return { message: `none of the ${proof.files} class file(s) has a name VERIFY accepts: nothing to prove` };
+  }
+}
+
+/** The clause for a build that found no class output directory (its warning says the same). */
+export function noClassDirs(searchRoot: string): string {
+  return `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
+}
+
+function describeUsage(problem: UsageProblem): Words {
+  switch (problem.kind) {
+    case 'input':
+      return {
+        message: problem.text,
+        hint: problem.forBuild ? 'usage: reclazz-build [options] -- <command> [args...]' : 'run reclazz-build --help for usage',
+      };
+    case 'config':
+      return { message: problem.text, hint: 'fix the key named above, or name another config file with --config <file>' };
+    case 'never-ending':
+      return {
+        message: `Gradle's ${problem.argument} never finishes, so the hold could never be released with BUILD ok`,
+        hint: `run single builds instead (drop ${problem.argument})`,
+      };
+    case 'no-class-files':
+      return {
+        message: `no class files found in ${problem.paths.join(', ') || 'the class output directories here'}`,
+        hint: 'give .class files or the directories holding them (for example target/classes)',
+      };
+  }
+}
+
+function describePortFault(fault: PortFault): Words {
+  if (fault.input === 'RECLAZZ_PORT') {
+    return {
+      message: portText('RECLAZZ_PORT', fault.problem, fault.text),
+      hint: 'set RECLAZZ_PORT to the agent port (1-65535) or unset it',
+    };
+  }
+  const file = fault.file;
+  switch (fault.problem) {
+    case 'missing':
+      return {
+        message: `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere`,
+        hint: 'start the app with the agent, check the path, or pass --port <n>',
+      };
+    case 'cannot-stat':
+      return {
+        message: `cannot look at port file ${file} (${fault.code})`,
+        hint: 'check the permissions of the folders on its path, or pass --port <n>',
+      };
+    case 'directory':
+      return {
+        message: `port file ${file} is a directory, not a file`,
+        hint: 'pass the agent.port file itself with --port-file <path>, or remove the directory so the agent can write its port file there',
+      };
+    case 'not-regular':
+      return {
+        message: `port file ${file} is not a regular file (a device, pipe or socket)`,
+        hint: 'point --port-file at the agent.port file the agent writes, or pass --port <n>',
+      };
+    case 'unreadable':
+      return {
+        message: `cannot read port file ${file} (${fault.code})`,
+        hint: 'check its permissions (the agent writes it as the user running the app), or pass --port <n>',
+      };
+    default:
+      return {
+        message: portText(`port file ${file}`, fault.problem, fault.text),
+        hint: 'the agent writes it whole at start-up, so it was left by something else or damaged; delete it and restart the app, or pass --port <n>',
+      };
+  }
+}
+
+function portText(what: string, problem: 'empty' | 'not-a-number' | 'out-of-range', text: string): string {
+  if (problem === 'empty') return `${what} is empty`;
+  if (problem === 'not-a-number') return `${what} does not hold a port number (${JSON.stringify(text.slice(0, 40))})`;
+  return `${what} holds ${text}, outside 1-65535`;
+}
+
+function describeHandshake(outcome: OutcomeOf<'handshake'>): Words {
+  switch (outcome.failure) {
+    case 'closed-before-connected':
+      return {
+        message: `the agent on ${where(outcome.place)} closed the connection before CONNECTED`,
+        hint: 'it already serves 5 clients (close an IDE window or an `events` follower) or this port is not the agent',
+      };
+    case 'timeout':
+      return {
+        message: `${outcome.detail} (${where(outcome.place)})`,
+        hint: 'is the agent still starting, or is this port another program? try again, or raise --timeout',
+      };
+    default:
+      return { message: `${outcome.detail} (${where(outcome.place)})`, hint: 'check that the port belongs to the reclazz agent' };
+  }
+}
+
+function describeOldAgent(outcome: OutcomeOf<'old-agent'>): Words {
+  if (outcome.evidence === 'unowned-receipt') {
+    return {
+      message: 'the agent acknowledged BUILD started without the owner suffix: it is too old for owned builds; the build did not run',
+      hint: 'update the reclazz agent in the app; an unowned hold it may have taken is released by its next successful BUILD ok, or by restarting the app',
+    };
+  }
+  return {
+    message: `the agent on port ${outcome.port} is too old for ${outcome.need} (its CONNECTED line has no agent version); nothing was sent`,
+    hint: `update the reclazz agent in the app${outcome.need === 'DOCTOR' ? '; `reclazz-build events` still works with it' : ''}`,
+  };
+}
+
+function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
+  const why = outcome.why;
+  switch (why.kind) {
+    case 'doctor-timeout':
+      return {
+        message: `the agent ${why.agent} on port ${outcome.port} did not answer DOCTOR within ${why.timeoutMs} ms: it is not ready (still starting) or too old`,
+        hint: 'wait until the app has started and try again, or raise --timeout',
+      };
+    case 'doctor-unavailable':
+      return {
+        message: `the agent on port ${outcome.port} cannot describe itself yet (DOCTOR: ${why.detail})`,
+        hint: 'wait until the app has started and try again',
+      };
+    case 'no-session':
+      return { message: 'the agent reports no session id yet: it is still starting', hint: 'try again in a moment' };
+  }
+}
+
+function describeUnsupported(outcome: OutcomeOf<'unsupported'>): Words {
+  switch (outcome.flag) {
+    case 'buildOwnershipSupported':
+      return {
+        message: `the agent ${outcome.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`,
+        hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
+      };
+    case 'verifySupported':
+      return {
+        message: `the agent ${outcome.agentVersion} cannot VERIFY classes (verifySupported=false), so nothing could be proven live`,
+        hint: outcome.offerNoVerify
+          ? 'try again once the app has started, or pass --no-verify to build under the hold only'
+          : 'try again once the app has started, or update the agent',
+      };
+    case 'scanSupported':
+      return {
+        message: 'the agent read SCAN but reports scanSupported=false: its SCAN handler is not wired yet, so nothing was scanned',
+        hint: 'wait until the app has started and try again',
+      };
+  }
+}
+
+/** What is unknown when a RELOAD receipt did not come. */
+function reloadUncertain(action: 'pause' | 'resume' | 'status'): string {
+  return action === 'status' ? 'the reload state is unknown' : `uncertain whether the agent ${action === 'pause' ? 'paused' : 'resumed'}`;
+}
+
+function reloadHint(action: 'pause' | 'resume' | 'status'): string {
+  return action === 'status'
+    ? 'the agent may still be starting; try again, or raise --timeout'
+    : 'check with `reclazz-build status` before retrying';
+}
+
+function startedLost(owner: string, detail: string): Words {
+  return {
+    message: `the agent did not acknowledge BUILD started (${detail}); the build did not run`,
+    hint: `the hold may have been taken by owner ${owner}; the next run here reuses that owner and recovers it`,
+  };
+}
+
+function describeNoReceipt(outcome: OutcomeOf<'no-receipt'>): Words {
+  const awaited = outcome.awaited;
+  switch (awaited.kind) {
+    case 'build-started':
+      return startedLost(awaited.owner, awaited.detail);
+    case 'reload':
+      return {
+        message: `no RELOAD_STATE receipt for RELOAD ${awaited.action} within ${awaited.timeoutMs} ms: ${reloadUncertain(awaited.action)}`,
+        hint: reloadHint(awaited.action),
+      };
+    case 'doctor-after-scan':
+      return {
+        message: `SCAN sent, but the DOCTOR sent after it got no answer (${awaited.why}): uncertain whether the agent read it`,
+        hint: 'the agent may still be starting; check with `reclazz-build doctor`, then send SCAN again',
+      };
+  }
+}
+
+function describeDisconnected(outcome: OutcomeOf<'agent-disconnected'>): Words {
+  const during = outcome.during;
+  switch (during.kind) {
+    case 'doctor':
+      return {
+        message: `the agent on port ${outcome.port} closed the connection during DOCTOR`,
+        hint: 'check that the app is still running',
+      };
+    case 'build-started':
+      return startedLost(during.owner, during.detail);
+    case 'reload':
+      return {
+        message: `the agent closed the connection before the RELOAD_STATE receipt for RELOAD ${during.action}: ${reloadUncertain(during.action)}`,
+        hint: reloadHint(during.action),
+      };
+  }
+}
+
+/** One clause: what a reconnect after a lost connection found, in the user's terms. */
+function describeAgentAfterLoss(found: AgentAfterLoss): string {
+  switch (found.kind) {
+    case 'gone':
+      return 'the agent is not answering any more (the app stopped, is restarting, or hangs)';
+    case 'same-session':
+      return 'the agent is back with the same session (the app did not restart)';
+    case 'restarted':
+      return `the agent is back with a new session ${found.sessionId}: the app restarted and loads classes fresh from disk`;
+  }
+}
+
+function describeNotSafe(outcome: OutcomeOf<'not-safe'>): Words {
+  const { owner, what } = outcome;
+  if (what.kind === 'lost-during-build') {
+    const found = what.found;
+    return {
+      message: `the agent closed the connection during the build; ${describeAgentAfterLoss(found)}. The reload state is unknown: not completed safely`,
+      hint:
+        found.kind === 'restarted'
+          ? 'the app restarted, so its hold is gone: check the app, and run again to rebuild under a hold'
+          : found.kind === 'same-session'
+            ? `the agent still holds this build for owner ${owner}: run again here to rebuild and release it`
+            : `check the app; when it is back, run again here (owner ${owner} is reused if the app did not restart)`,
+    };
+  }
+  const state = what.succeeded ? 'ok' : 'failed';
+  const closed = what.found === undefined ? '' : ` (the connection closed; ${describeAgentAfterLoss(what.found)})`;
+  return {
+    message: `the build ${what.succeeded ? 'succeeded' : 'failed'} but the BUILD ${state} receipt was ${what.receipt}${closed}: not completed safely; the reload state is unknown`,
+    hint:
+      what.found?.kind === 'restarted'
+        ? 'the app restarted: check it, and run again to rebuild under a hold'
+        : `run again here to recover the hold with owner ${owner}, then check the app`,
+  };
+}
+
+function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
+  const { applied, total, shortfall, files } = outcome;
+  if (shortfall.kind === 'unreadable') {
+    const proven = outcome.noneChanged ? 'no class that was loaded before changed bytes' : `all ${applied} changed class(es) applied`;
+    return {
+      message: `build ok; ${proven}, but ${shortfall.unreadable} class file(s) could not be read, so whether they changed is unknown: not proven live`,
+      hint: 'make the class files named in the warning above readable, and run again',
+    };
+  }
+  const what = files ? `only ${applied} of ${total} class(es)` : `build ok, but only ${applied} of ${total} changed class(es)`;
+  return {
+    message: `${what} are proven live: ${shortfallWhy(shortfall, applied, total, files === true)}`,
+    hint: shortfallHint(shortfall, files === true),
+  };
+}
+
+function shortfallWhy(shortfall: Exclude<Shortfall, { kind: 'unreadable' }>, applied: number, total: number, files: boolean): string {
+  switch (shortfall.kind) {
+    case 'restarted':
+      return 'the app restarted during VERIFY (new agent session)';
+    case 'connection-lost':
+      return `the agent closed the connection during VERIFY; ${describeAgentAfterLoss(shortfall.found)}`;
+    case 'capacity':
+      return `more classes ${files ? '' : 'changed '}than the agent keeps receipts for (${total} > ${shortfall.capacity})`;
+    case 'not-proven':
+      return `${total - applied} not proven`;
+  }
+}
+
+function shortfallHint(shortfall: Exclude<Shortfall, { kind: 'unreadable' }>, files: boolean): string {
+  if (shortfall.kind === 'capacity' && !files) {
+    return `the agent keeps receipts for the last ${shortfall.capacity} reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live`;
+  }
+  if (!files) return 'see the classes listed above; exercise the app or restart it if the change must be live';
+  return shortfall.kind === 'not-proven' && shortfall.timedOut
+    ? 'a class still not_observed at the deadline has no receipt in this agent session (never reloaded, evicted, or the app restarted); rebuild with reclazz-build, or raise --verify-timeout'
+    : "see the agent's detail for each class; exercise the app, or restart it if the change must be live";
+}
+
+const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
+  'waiting-for-lock': 'while waiting for another run',
+  connecting: 'while connecting to the agent',
+  doctor: 'while asking the agent for DOCTOR',
+  'waiting-for-hold': 'while waiting for the build hold another owner holds; the build did not run',
+  'started-receipt': 'while waiting for the BUILD started receipt',
+  'before-build': 'before the build started',
+  build: 'during the build',
+  'ok-receipt': 'while waiting for the BUILD ok receipt',
+  'failed-receipt': 'while waiting for the BUILD failed receipt',
+  verify: 'during VERIFY',
+  'reload-receipt': 'while waiting for the RELOAD_STATE receipt',
+  'after-scan': 'after sending SCAN',
+};
+
+function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {
+  if (outcome.at === 'following') return `stopped following after ${outcome.events ?? 0} event(s)`;
+  const uncertain = outcome.at === 'reload-receipt' && outcome.action !== undefined ? `: ${reloadUncertain(outcome.action)}` : '';
+  const hold =
+    outcome.holdOwner === undefined
+      ? ''
+      : `; the hold may be left with owner ${outcome.holdOwner}: the next run here reuses it and recovers`;
+  return `interrupted (${outcome.signal}) ${WHEN[outcome.at]}${uncertain}${hold}`;
+}

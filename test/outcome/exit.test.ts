@@ -1,0 +1,51 @@
+/**
+ * The one exit-status table (src/outcome/exit.ts) against what users read: the README's
+ * "Exit statuses" section is the table as `npm run docs` writes it, and `--help` shows it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { EXIT_TABLE, exitStatus, reasonsOf, REASON_EXIT } from '../../src/outcome/exit.js';
+import { exitHelp, exitMarkdown } from '../../src/report/help.js';
+import { runCli, tempDir } from '../support/cli.js';
+import { SAMPLE_OUTCOMES } from '../support/outcomes.js';
+
+const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
+
+describe('the exit-status table', () => {
+  it('puts every reason in exactly one row', () => {
+    const rows = EXIT_TABLE.flatMap((row) => reasonsOf(row));
+    expect(rows.sort()).toEqual(Object.keys(REASON_EXIT).sort());
+  });
+
+  it("gives the build's own status for build-failed and 128+N for an interrupt", () => {
+    expect(exitStatus({ reason: 'build-failed', status: 3 })).toBe(3);
+    expect(exitStatus({ reason: 'interrupted', signal: 'SIGTERM', at: 'build' })).toBe(143);
+    expect(exitStatus({ reason: 'interrupted', signal: 'SIGINT', at: 'build' })).toBe(130);
+  });
+
+  it.each(SAMPLE_OUTCOMES)('%s exits with the status of its row', (_label, outcome) => {
+    const row = EXIT_TABLE.find((r) => reasonsOf(r).includes(outcome.reason))!;
+    if (typeof row.rule === 'number') expect(exitStatus(outcome)).toBe(row.rule);
+  });
+
+  it('is the README\'s "Exit statuses" table (run npm run docs after changing it)', () => {
+    const start = README.indexOf('<!-- exit-statuses: written by npm run docs -->\n');
+    const end = README.indexOf('\n<!-- /exit-statuses -->');
+    expect(start).toBeGreaterThan(0);
+    expect(README.slice(README.indexOf('\n', start) + 1, end)).toBe(exitMarkdown());
+  });
+
+  it.each([
+    [[], 'build'],
+    [['doctor'], 'agent'],
+    [['status'], 'agent'],
+    [['events'], 'agent'],
+    [['verify'], 'verify'],
+  ] as const)('%j --help shows the %s column', async (words, column) => {
+    const run = await runCli([...words, '--help'], { cwd: tempDir() });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toContain(exitHelp(column));
+  });
+});

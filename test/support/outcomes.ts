@@ -1,0 +1,69 @@
+/**
+ * One outcome of every kind the code can end with: each reason, and each variant of its facts
+ * that has words of its own. The words and exit-status tests run over all of them.
+ */
+import type { Outcome } from '../../src/outcome/outcome.js';
+
+const place = { port: 4711, source: '/p/.reclazz/agent.port', portFile: '/p/.reclazz/agent.port' };
+const state = { action: 'status', paused: false, pendingClasses: 1, pendingActions: 0, buildHold: 'named' } as const;
+
+/** Every outcome variant, labelled. */
+export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
+  ['proven', { reason: 'ok', proof: { kind: 'proven', applied: 3 } }],
+  ['files proven', { reason: 'ok', proof: { kind: 'proven', applied: 3, files: true } }],
+  ['nothing to prove', { reason: 'ok', proof: { kind: 'nothing-to-prove' } }],
+  ['--no-verify', { reason: 'ok', proof: { kind: 'not-verified', changed: 2 } }],
+  ['no class dirs', { reason: 'ok', proof: { kind: 'no-class-dirs', searchRoot: '/p' } }],
+  ['none verifiable', { reason: 'ok', proof: { kind: 'none-verifiable', files: 1 } }],
+  ['doctor', { reason: 'ok', done: { kind: 'doctor', dirs: 2, watched: 1, unwatched: 1, unknown: 0 } }],
+  ['status', { reason: 'ok', done: { kind: 'reload', action: 'status', state } }],
+  ['scan', { reason: 'ok', done: { kind: 'scan', delivered: true, hold: 'none' } }],
+  ['no agent build', { reason: 'no-agent-build' }],
+  ['stream ended', { reason: 'stream-ended', port: 4711, events: 12 }],
+  ['build failed', { reason: 'build-failed', status: 3, owner: 'owner-1' }],
+  ['usage', { reason: 'usage', problem: { kind: 'input', text: 'no build command given after --', forBuild: true } }],
+  ['config', { reason: 'usage', problem: { kind: 'config', text: 'invalid config in /p/reclazz.config.json: key "timeoutMs"' } }],
+  ['continuous', { reason: 'usage', problem: { kind: 'never-ending', argument: '--continuous' } }],
+  ['no class files', { reason: 'usage', problem: { kind: 'no-class-files', paths: ['out'] } }],
+  ['nested', { reason: 'nested', variable: 'RECLAZZ_SAFE_BUILD_ACTIVE' }],
+  ['no agent', { reason: 'no-agent', cwd: '/p', depth: 4, offerNoAgent: true }],
+  ['ambiguous', { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'] }],
+  ['port file missing', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'missing' } }],
+  ['port file garbage', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'not-a-number', text: 'abc' } }],
+  ['RECLAZZ_PORT', { reason: 'bad-port-file', fault: { input: 'RECLAZZ_PORT', problem: 'out-of-range', text: '70000' } }],
+  ['lock busy', { reason: 'lock-busy', lockPath: '/p/.reclazz/build.lock', waitedMs: 30000 }],
+  ['stale port', { reason: 'stale-port', place }],
+  ['sixth client', { reason: 'handshake', place, failure: 'closed-before-connected', detail: 'closed' }],
+  [
+    'not CONNECTED',
+    { reason: 'handshake', place, failure: 'bad-handshake', detail: '127.0.0.1:4711 did not start with a valid CONNECTED line' },
+  ],
+  ['old agent', { reason: 'old-agent', port: 4711, need: 'owned builds', evidence: 'connected' }],
+  ['unowned receipt', { reason: 'old-agent', port: 4711, need: 'owned builds', evidence: 'unowned-receipt' }],
+  ['DOCTOR timeout', { reason: 'agent-not-ready', port: 4711, why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000 } }],
+  ['no session', { reason: 'agent-not-ready', port: 4711, why: { kind: 'no-session' } }],
+  ['no owned builds', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'buildOwnershipSupported' }],
+  ['no VERIFY', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'verifySupported', offerNoVerify: true }],
+  ['hold busy', { reason: 'hold-busy', waitedMs: 30000 }],
+  [
+    'no started receipt',
+    { reason: 'no-receipt', awaited: { kind: 'build-started', owner: 'owner-1', detail: 'no BUILD started receipt within 5000 ms' } },
+  ],
+  ['no RELOAD_STATE', { reason: 'no-receipt', awaited: { kind: 'reload', action: 'pause', timeoutMs: 5000 } }],
+  ['DOCTOR after SCAN', { reason: 'no-receipt', awaited: { kind: 'doctor-after-scan', why: 'none within 5000 ms' } }],
+  ['closed during DOCTOR', { reason: 'agent-disconnected', port: 4711, during: { kind: 'doctor' } }],
+  ['unexpected receipt', { reason: 'unexpected-receipt', action: 'pause', paused: false }],
+  ['lost during build', { reason: 'not-safe', owner: 'owner-1', what: { kind: 'lost-during-build', found: { kind: 'gone' } } }],
+  ['ok receipt lost', { reason: 'not-safe', owner: 'owner-1', what: { kind: 'finish', succeeded: true, receipt: 'lost' } }],
+  ['not proven', { reason: 'verify-incomplete', applied: 1, total: 3, shortfall: { kind: 'not-proven', timedOut: true } }],
+  ['beyond receipts', { reason: 'verify-incomplete', applied: 512, total: 600, shortfall: { kind: 'capacity', capacity: 512 } }],
+  ['unreadable', { reason: 'verify-incomplete', applied: 2, total: 2, shortfall: { kind: 'unreadable', unreadable: 1 } }],
+  ['interrupted', { reason: 'interrupted', signal: 'SIGTERM', at: 'build', holdOwner: 'owner-1' }],
+  [
+    'state error',
+    { reason: 'state-error', problem: 'cannot write /p/.reclazz/owner.json (EACCES)', dir: '/p/.reclazz', file: 'owner.json' },
+  ],
+  ['internal error', { reason: 'internal-error', problem: 'boom' }],
+  ['not executable', { reason: 'command-not-executable', path: '/p/build.sh' }],
+  ['not found', { reason: 'command-not-found', file: 'mvn', tool: 'mvn' }],
+];
