@@ -4,13 +4,15 @@
 #   maven, maven-debian-helper, libmaven-compiler-plugin-java,
 #   libmaven-resources-plugin-java (Maven plus Debian's offline repository
 #   /usr/share/maven-repo that fixtures/maven-app builds against),
-#   gradle (Debian's 4.4.1, for fixtures/gradle-app),
+#   gradle (Debian's 4.4.1, for fixtures/gradle-app and fixtures/gradle-multi),
+#   ant (Debian's 1.10, for fixtures/sap-commerce's `ant build`),
+#   kotlin (Debian's kotlinc 1.3.31, for fixtures/kotlin-classes/build.sh),
 #   and default-jdk-headless when no javac is on PATH.
 # Idempotent: when everything is present it runs no apt command at all.
 # Used by .ci/run; developers run it too: `bash .ci/install-build-tools.sh`.
 set -euo pipefail
 
-packages=(maven maven-debian-helper libmaven-compiler-plugin-java libmaven-resources-plugin-java gradle)
+packages=(maven maven-debian-helper libmaven-compiler-plugin-java libmaven-resources-plugin-java gradle ant kotlin)
 
 missing=()
 for pkg in "${packages[@]}"; do
@@ -25,7 +27,7 @@ fi
 
 if ((${#missing[@]} > 0)); then
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-build-tools: missing ${missing[*]}, and there is no apt-get here; install a JDK 17, Maven and Gradle by hand" >&2
+    echo "install-build-tools: missing ${missing[*]}, and there is no apt-get here; install a JDK 17, Maven, Gradle, Ant and kotlinc by hand" >&2
     exit 1
   fi
   sudo=()
@@ -36,6 +38,8 @@ if ((${#missing[@]} > 0)); then
   # Recommends are not needed: with --no-install-recommends `mvn compile` and
   # `gradle classes` of the fixtures work and touch no file of a recommended
   # package (checked with strace); it skips ~31 packages (debhelper, autotools, groovy extras).
+  # kotlinc works without its recommends too, and the ant build uses only core
+  # tasks (javac, mkdir, macrodef, presetdef), none from ant-optional.
   "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=300 update -q
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q \
     --no-install-recommends "${missing[@]}"
@@ -54,7 +58,7 @@ for jar in \
   fi
 done
 
-for cmd in java javac mvn gradle; do
+for cmd in java javac javap mvn gradle ant kotlinc; do
   if ! command -v "$cmd" >/dev/null 2>&1; then
     echo "install-build-tools: '$cmd' is still not on PATH" >&2
     exit 1

@@ -55,9 +55,14 @@ export interface CachedHash {
  * Missing directories are skipped; any other read error throws (a failed capture).
  * With `cache`, a file whose size, mtime, ctime and inode are unchanged since it was last
  * hashed keeps its hash (any write moves ctime, so new bytes are still seen); the cache is
- * updated in place and forgets files that are gone.
+ * updated in place and forgets files that are gone. `onRead` sees the bytes of every file
+ * this scan actually read (all of them without a cache).
  */
-export function scanClassFiles(dirs: readonly string[], cache?: Map<string, CachedHash>): ClassFile[] {
+export function scanClassFiles(
+  dirs: readonly string[],
+  cache?: Map<string, CachedHash>,
+  onRead?: (file: ClassFile, bytes: Buffer) => void,
+): ClassFile[] {
   const found: ClassFile[] = [];
   for (const root of dirs) {
     if (!isDirectory(root)) continue;
@@ -70,7 +75,14 @@ export function scanClassFiles(dirs: readonly string[], cache?: Map<string, Cach
           stack.push(path);
         } else if (entry.isFile()) {
           const className = binaryName(root, path);
-          if (className !== null) found.push({ path, className, sha256: cache ? cachedHash(path, cache) : sha256Hex(readFileSync(path)) });
+          if (className === null) continue;
+          const read = (): string => {
+            const bytes = readFileSync(path);
+            const sha256 = sha256Hex(bytes);
+            onRead?.({ path, className, sha256 }, bytes);
+            return sha256;
+          };
+          found.push({ path, className, sha256: cache ? cachedHash(path, cache, read) : read() });
         }
       }
     }
@@ -82,13 +94,13 @@ export function scanClassFiles(dirs: readonly string[], cache?: Map<string, Cach
   return found;
 }
 
-function cachedHash(path: string, cache: Map<string, CachedHash>): string {
+function cachedHash(path: string, cache: Map<string, CachedHash>, readAndHash: () => string): string {
   const stat: Stats = statSync(path);
   const known = cache.get(path);
   if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino) {
     return known.sha256;
   }
-  const sha256 = sha256Hex(readFileSync(path));
+  const sha256 = readAndHash();
   cache.set(path, { size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino, sha256 });
   return sha256;
 }

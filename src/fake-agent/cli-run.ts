@@ -2,15 +2,14 @@
  * Argument parsing and start-up of the `reclazz-fake-agent` command (cli.ts runs it with
  * process.argv and signal handling; tests call it directly).
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
 import { parseBuild } from './commands.js';
 import { startFakeAgent } from './server.js';
-import type { FakeAgent, FakeAgentOptions, FinalStatus, InterceptAction, InterceptCommand } from './types.js';
+import type { FakeAgent, FakeAgentOptions, FinalStatus, HostileOptions, InterceptAction, InterceptCommand } from './types.js';
 import { formatEvent } from './wire.js';
 
 interface CliOptions {
@@ -27,6 +26,71 @@ interface CliOptions {
   rejectStarted?: boolean;
   silent: string[];
   log?: boolean;
+  standInJvm: boolean;
+  appDir?: string;
+  reportPid?: string;
+  reportWorkingDir?: string;
+  pathMap: string[];
+  watchSampleTruncated?: boolean;
+  startingMs?: number;
+  startingDoctor?: 'observed' | 'silent';
+  portFileDelayMs?: number;
+  listenDelayMs?: number;
+  lingeringSlots?: boolean;
+  unreadableClass: string[];
+  restartRequired: string[];
+  autoReload?: boolean;
+  watchDebounceMs?: number;
+  hostile: HostileFeature[];
+}
+
+/** `--hostile` features, each a switch of {@link HostileOptions}. */
+const HOSTILE_FEATURES = ['levels', 'messages', 'doctor', 'verify', 'reload', 'health', 'oversized-line', 'flood', 'silent-connect', 'half-line'] as const;
+type HostileFeature = (typeof HOSTILE_FEATURES)[number];
+
+function hostileOptions(features: HostileFeature[]): HostileOptions | undefined {
+  if (features.length === 0) return undefined;
+  const on = (feature: HostileFeature): true | undefined => (features.includes(feature) ? true : undefined);
+  return {
+    levels: on('levels'),
+    messages: on('messages'),
+    doctor: on('doctor'),
+    verify: on('verify'),
+    reload: on('reload'),
+    health: on('health'),
+    oversizedLine: on('oversized-line'),
+    flood: on('flood'),
+    silentConnect: on('silent-connect'),
+    halfLine: on('half-line'),
+  };
+}
+
+/** `<agent path>=<local path>` pairs of --path-map as an object. */
+function pathMapOf(pairs: string[]): Record<string, string> | undefined {
+  if (pairs.length === 0) return undefined;
+  return Object.fromEntries(pairs.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+}
+
+function pathPair(value: string, previous: string[]): string[] {
+  const eq = value.indexOf('=');
+  if (eq <= 0 || eq === value.length - 1) throw new InvalidArgumentError('expected <agent path>=<local path>, e.g. /app=.');
+  return [...previous, value];
+}
+
+function msOrForever(value: string): number {
+  return value === 'forever' ? Infinity : nonNegativeInt(value);
+}
+
+/** The `<class>[=<change>]` entries of --restart-required as a lookup. */
+function restartRequiredOf(entries: string[]): FakeAgentOptions['restartRequired'] {
+  if (entries.length === 0) return undefined;
+  const changes = new Map(
+    entries.map((entry) => {
+      const eq = entry.indexOf('=');
+      return eq < 0 ? [entry, 'hierarchy changed (configured)'] : [entry.slice(0, eq), entry.slice(eq + 1)];
+    }),
+  );
+  return (className) => changes.get(className);
 }
 
 function nonNegativeInt(value: string): number {
@@ -43,8 +107,9 @@ function createProgram(): Command {
   return new Command('reclazz-fake-agent')
     .version(packageVersion(), '-V, --version')
     .description(
-      "A fake of the reclazz agent's loopback status socket (protocol.md): heartbeats, BUILD hold rules with " +
-        'receipts, capture of changed class files, VERIFY, DOCTOR, RELOAD.',
+      "A fake of the reclazz agent's loopback status socket: heartbeats, BUILD hold rules with receipts, " +
+        'capture of changed class files, VERIFY, DOCTOR, RELOAD, and switches for what the running agent does ' +
+        `that its docs do not say. Documented in ${readmePath()}, section "The fake agent".`,
     )
     .option('--port-file <path>', 'where to write the port (deleted on exit)', '.reclazz/agent.port')
     .option('--port <n>', 'TCP port on 127.0.0.1 (default: ephemeral)', nonNegativeInt)
@@ -61,6 +126,32 @@ function createProgram(): Command {
     .option('--reject-started', 'answer every "BUILD started request=..." with BUILD_REJECTED (the hold is not taken)')
     .option('--silent <verb>', 'act on commands with this verb but never reply (lost receipts); repeatable', collect, [])
     .option('--log', 'print each received command line to stderr')
+    .option('--no-stand-in-jvm', "report this process as the app's JVM instead of starting an idle stand-in process in the app folder")
+    .option('--app-dir <dir>', 'the app folder, where the stand-in JVM runs (default: the folder holding .reclazz/ of --port-file)')
+    .option('--report-pid <pid>', 'DOCTOR pid to report instead of the stand-in\'s (e.g. one not visible here)')
+    .option('--report-working-dir <path>', 'DOCTOR workingDirectory to report instead of the stand-in\'s')
+    .option('--path-map <agent>=<local>', 'report paths under <local> as under <agent> (an app in a container); repeatable', pathPair, [])
+    .option('--watch-sample-truncated', 'DOCTOR watchSampleTruncated true whatever the sample')
+    .option('--starting-ms <n>', "handlers not wired for n ms after start ('forever' for ever): no BUILD/VERIFY/RELOAD replies", msOrForever)
+    .addOption(new Option('--starting-doctor <mode>', "DOCTOR while starting: 'observed' (unwired observation) or 'silent'").choices(['observed', 'silent']))
+    .option('--port-file-delay-ms <n>', 'write the port file only n ms after start', nonNegativeInt)
+    .option('--listen-delay-ms <n>', 'write the port file at once but listen only n ms after start', nonNegativeInt)
+    .option('--lingering-slots', 'a closed client keeps its slot until the second write to it (about two heartbeats)')
+    .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: its whole batch is unverified; repeatable', collect, [])
+    .option('--restart-required <class[=change]>', 'class whose reload is a hierarchy change (restart required); repeatable', collect, [])
+    .option('--auto-reload', "the agent's own watcher: reload changes with no BUILD or SCAN after a debounce")
+    .option('--watch-debounce-ms <n>', 'debounce of --auto-reload in ms (default 500)', nonNegativeInt)
+    .addOption(
+      new Option('--hostile <feature>', 'misbehave: taint a field with escape sequences, or break connections; repeatable')
+        .choices(HOSTILE_FEATURES)
+        .argParser((value: string, previous: string[] = []) => {
+          if (!(HOSTILE_FEATURES as readonly string[]).includes(value)) {
+            throw new InvalidArgumentError(`Allowed choices are ${HOSTILE_FEATURES.join(', ')}.`);
+          }
+          return [...previous, value];
+        })
+        .default([]),
+    )
     .addHelpText(
       'after',
       `
@@ -70,23 +161,38 @@ Examples:
   $ reclazz-fake-agent --watch target/classes --verify-status failed
   $ reclazz-fake-agent --silent VERIFY          # receipts for VERIFY never arrive
   $ reclazz-fake-agent --old-agent              # client must refuse an owned build
+  $ reclazz-fake-agent --watch target/classes --auto-reload    # a plain mvn compile reloads by itself
+  $ reclazz-fake-agent --watch target/classes --path-map /app=.   # an app in a container
+  $ reclazz-fake-agent --starting-ms 5000 --listen-delay-ms 2000  # an app still starting
+  $ reclazz-fake-agent --hostile messages --hostile doctor      # escape sequences in what it says
 
 Talk to it by hand (bash's /dev/tcp, no extra tools):
   $ exec 3<>/dev/tcp/127.0.0.1/"$(cat .reclazz/agent.port)"; printf 'DOCTOR d1\\n' >&3; head -2 <&3`,
     );
 }
 
-/** The version of the reclazz-build package this file belongs to (found upward), or `unknown`. */
-function packageVersion(): string {
+/** The folder of the reclazz-build package this file belongs to (found upward), or undefined. */
+function packageRoot(): { dir: string; version: string } | undefined {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'reclazz-build' && pkg.version !== undefined) return pkg.version;
+      if (pkg.name === 'reclazz-build' && pkg.version !== undefined) return { dir, version: pkg.version };
     } catch {
       // no package.json here
     }
-    if (dirname(dir) === dir) return 'unknown';
+    if (dirname(dir) === dir) return undefined;
   }
+}
+
+function packageVersion(): string {
+  return packageRoot()?.version ?? 'unknown';
+}
+
+/** The README.md the package ships (its path when found, else its name). */
+function readmePath(): string {
+  const root = packageRoot();
+  const readme = root && join(root.dir, 'README.md');
+  return readme && existsSync(readme) ? readme : "reclazz-build's README.md";
 }
 
 /** Build the intercept hook for --reject-started, --silent and --log, or undefined. */
@@ -110,7 +216,7 @@ function interceptFor(options: CliOptions): FakeAgentOptions['intercept'] {
 /**
  * Parse `argv` (user arguments only, without node and script path), start the fake agent and
  * write the ready line `fake agent listening on 127.0.0.1:<port> (port file <path>)` to `out`.
- * Relative `--port-file` / `--watch` paths resolve against process.cwd(). Throws on bad
+ * Relative `--port-file` / `--watch` / `--app-dir` / `--path-map` paths resolve against process.cwd(). Throws on bad
  * arguments (commander's own messages go to stderr) or when the port cannot be bound.
  */
 export async function runFakeAgentCli(argv: string[], out: Writable = process.stdout): Promise<FakeAgent> {
@@ -130,6 +236,22 @@ export async function runFakeAgentCli(argv: string[], out: Writable = process.st
     crlf: options.crlf,
     verifyStatus: options.verifyStatus ? () => options.verifyStatus : undefined,
     intercept: interceptFor(options),
+    standInJvm: options.standInJvm,
+    appDir: options.appDir,
+    reportedPid: options.reportPid,
+    reportedWorkingDirectory: options.reportWorkingDir,
+    pathMap: pathMapOf(options.pathMap),
+    forceWatchSampleTruncated: options.watchSampleTruncated,
+    startingMs: options.startingMs,
+    startingDoctor: options.startingDoctor,
+    portFileDelayMs: options.portFileDelayMs,
+    listenDelayMs: options.listenDelayMs,
+    lingeringSlots: options.lingeringSlots,
+    unreadableClassFile: options.unreadableClass.length > 0 ? (_path, className) => options.unreadableClass.includes(className) : undefined,
+    restartRequired: restartRequiredOf(options.restartRequired),
+    autoReload: options.autoReload,
+    watchDebounceMs: options.watchDebounceMs,
+    hostile: hostileOptions(options.hostile),
   });
   out.write(`fake agent listening on 127.0.0.1:${agent.port} (port file ${portFile})\n`);
   return agent;

@@ -1,6 +1,7 @@
 /**
  * One status-socket connection: command line framing in, and a bounded outbox out
- * (protocol.md, "The stream" and "Commands").
+ * (protocol.md, "The stream" and "Commands"; "A client that stops reading harms others";
+ * "Slots linger").
  */
 import type { Socket } from 'node:net';
 import { MAX_COMMAND_CHARS } from './wire.js';
@@ -13,32 +14,41 @@ export interface ConnectionHooks {
   crlf: boolean;
   /** A complete command line (no `\n`, every `\r` removed). Called synchronously, in order. */
   onLine(client: StatusClient, line: string): void;
-  /** The outbox just started dropping lines (once per stall, until it drains again). */
-  onOverflow(client: StatusClient): void;
+  /**
+   * A line was dropped because the outbox was full; `dropped` counts every drop on this
+   * connection so far. Called for each drop: the caller decides when to warn.
+   */
+  onDrop(client: StatusClient, dropped: number): void;
   /** The socket closed, for whatever reason. */
   onClose(client: StatusClient): void;
 }
+
+/**
+ * Writes to a closed peer before one fails: the first lands in the kernel and draws a reset,
+ * the second fails (protocol.md, "Slots linger").
+ */
+const WRITES_UNTIL_FAILURE = 2;
 
 /**
  * A connected client. Incoming bytes are decoded as UTF-8 and split on `\n`; `\r` is ignored;
  * a line (or an unterminated partial line) of 513+ characters closes the connection.
  * Outgoing lines are written directly while the socket drains; once `write()` returns false
  * they wait in an outbox of `outboxLimit` lines, and past that limit they are dropped
- * (receipts included), reported once per stall through `onOverflow`.
+ * (receipts included), each drop reported through `onDrop`.
  */
 export class StatusClient {
-  /** Lines dropped because the outbox was full. */
+  /** Lines dropped because the outbox was full, over the connection's life. */
   dropped = 0;
   private closed = false;
+  private writesAfterClose = 0;
   private pending = '';
   private readonly outbox: string[] = [];
   private blocked = false;
-  private overflowing = false;
   private readonly eol: string;
 
   constructor(
     readonly id: number,
-    private readonly socket: Socket,
+    readonly socket: Socket,
     private readonly hooks: ConnectionHooks,
   ) {
     this.eol = hooks.crlf ? '\r\n' : '\n';
@@ -66,23 +76,30 @@ export class StatusClient {
     return this.outbox.length;
   }
 
-  /** Queue one line (JSON text without terminator) for sending; dropped when the outbox is full. */
-  send(line: string): void {
-    if (this.isClosed) return;
+  /**
+   * Queue one line (JSON text without terminator) for sending; dropped when the outbox is full.
+   * Returns false when this write "failed": the connection is closed and this is the second
+   * write since (the first one after a peer's close still succeeds on a real socket).
+   */
+  send(line: string): boolean {
+    if (this.isClosed) return ++this.writesAfterClose < WRITES_UNTIL_FAILURE;
     const framed = line + this.eol;
     if (this.blocked || this.outbox.length > 0) {
       if (this.outbox.length >= this.hooks.outboxLimit) {
         this.dropped++;
-        if (!this.overflowing) {
-          this.overflowing = true;
-          this.hooks.onOverflow(this);
-        }
-        return;
+        this.hooks.onDrop(this, this.dropped);
+        return true;
       }
       this.outbox.push(framed);
-      return;
+      return true;
     }
     if (!this.socket.write(framed)) this.blocked = true;
+    return true;
+  }
+
+  /** Write raw text straight to the socket, bypassing the outbox (hostile-peer switches). */
+  writeRaw(text: string): boolean {
+    return this.isClosed ? false : this.socket.write(text);
   }
 
   /** Close the connection at once; unsent lines are discarded. */
@@ -101,7 +118,6 @@ export class StatusClient {
         return;
       }
     }
-    this.overflowing = false;
   }
 
   private receive(chunk: string): void {

@@ -1,6 +1,7 @@
 /**
- * A fake of the reclazz hot-reload agent's loopback status socket, following
- * /work/shared/protocol.md, for end-to-end tests, the demo and integration work.
+ * A fake of the reclazz hot-reload agent's loopback status socket, following protocol.md (the
+ * agent's status-socket contract, as the running agent implements it), for end-to-end tests,
+ * the demo and integration work. README.md, section "The fake agent", describes it.
  *
  * Independent of the reclazz-build client code on purpose: it imports nothing from it.
  *
@@ -13,7 +14,11 @@
  * ```
  */
 export { startFakeAgent } from './server.js';
+export { HOSTILE_PAYLOAD } from './hostile.js';
+export { STAND_IN_MARKER } from './jvm.js';
 export type {
+  ClientInfo,
+  DoctorStringField,
   FakeAgent,
   FakeAgentOptions,
   FinalStatus,
@@ -21,6 +26,7 @@ export type {
   HoldKind,
   HoldLogEntry,
   HoldSnapshot,
+  HostileOptions,
   InterceptAction,
   InterceptCommand,
   ReceivedLine,

@@ -3,18 +3,26 @@
  */
 import type { VerifyStatus } from './types.js';
 
+/** Longest VERIFY `detail` and `source` (protocol.md, "Batch-wide verdicts"). Characters. */
+const MAX_RECEIPT_TEXT_CHARS = 200;
+
+/** `text` cut to {@link MAX_RECEIPT_TEXT_CHARS}. */
+export function receiptText(text: string): string {
+  return text.slice(0, MAX_RECEIPT_TEXT_CHARS);
+}
+
 /** The latest reload attempt of one class. */
 export interface Receipt {
   /** SHA-256 of the bytes the attempt used (observedSha256). */
   sha256: string;
   status: 'running' | 'applied' | 'failed' | 'unverified';
-  /** Where the batch came from, e.g. `external-class-file`. */
+  /** The class file the batch read, as the agent reports its path. */
   source: string;
   detail: string;
   /** ISO-8601 UTC completion time; `''` while running. */
   completedAt: string;
-  /** Attempt number, so a late completion cannot overwrite a newer attempt. */
-  attempt: number;
+  /** Number of the batch that made the attempt, so a late completion cannot overwrite a newer attempt. */
+  batch: number;
 }
 
 /**
@@ -53,14 +61,23 @@ export class VerifyLedger {
     return this.receipts.get(className);
   }
 
-  /** Store `receipt` as the latest for `className`, evicting the least recently updated beyond the limit. */
+  /**
+   * Store `receipt` as the latest for `className` (its source and detail cut to 200 characters),
+   * evicting the least recently updated beyond the limit.
+   */
   record(className: string, receipt: Receipt): void {
     this.receipts.delete(className);
-    this.receipts.set(className, receipt);
+    this.receipts.set(className, { ...receipt, source: receiptText(receipt.source), detail: receiptText(receipt.detail) });
     while (this.receipts.size > this.limit) {
       const oldest = this.receipts.keys().next().value as string;
       this.receipts.delete(oldest);
     }
+  }
+
+  /** Forget every receipt whose source is `source` (cut as recorded): a new batch read that file again. */
+  forgetSource(source: string): void {
+    const cut = receiptText(source);
+    for (const [className, receipt] of this.receipts) if (receipt.source === cut) this.receipts.delete(className);
   }
 
   /** Forget everything (an application restart). */

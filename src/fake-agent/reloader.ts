@@ -1,14 +1,17 @@
 /**
  * What the "application" has loaded and the reload batches the agent runs on it, feeding the
  * VERIFY ledger (protocol.md, "VERIFY": receipts, running -> final status, not-loaded classes,
- * batch warnings).
+ * batch warnings; "Batch-wide verdicts").
  */
+import { readFileSync } from 'node:fs';
 import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
-import { VerifyLedger } from './ledger.js';
+import { describeHierarchyChange, readHierarchy, type Hierarchy } from './classfile.js';
+import { VerifyLedger, receiptText } from './ledger.js';
+import type { PathReporter } from './paths.js';
 import type { FinalStatus } from './types.js';
 
-/** `source` of receipts for batches the watcher captured from class files. */
-const RECEIPT_SOURCE = 'external-class-file';
+/** Detail of a class that was not loaded exactly once, or of a batch with ambiguous input (protocol.md, "Batch-wide verdicts"). */
+const AMBIGUOUS_DETAIL = 'class was not loaded exactly once before the batch, or input class names were ambiguous';
 
 /** Settings and side-effect hooks of a {@link ClassReloader}. Durations in ms. */
 export interface ReloaderOptions {
@@ -22,6 +25,12 @@ export interface ReloaderOptions {
   scanCache?: boolean;
   /** Final status of a loaded class's attempt; undefined -> applied. */
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
+  /** See FakeAgentOptions.unreadableClassFile. */
+  unreadableClassFile?: (path: string, className: string) => boolean;
+  /** See FakeAgentOptions.restartRequired. */
+  restartRequired?: (className: string, sha256: string) => string | undefined;
+  /** A class file's path as the agent reports it (VERIFY `source`). */
+  reportPath: PathReporter;
   /** Run `run` after `ms` (cancelled when the agent stops or restarts). */
   later(ms: number, run: () => void): void;
   /** Broadcast one status event to every client. */
@@ -29,9 +38,17 @@ export interface ReloaderOptions {
 }
 
 /** One class of a reload batch. */
-interface BatchEntry extends ClassFile {
-  /** Present when the rules decide the outcome, not `verifyStatus`. */
-  forced?: { status: FinalStatus; detail: string };
+interface Attempt extends ClassFile {
+  /** Loaded exactly once before the batch, and the batch's input was unambiguous. */
+  unique: boolean;
+}
+
+/** One admitted reload batch, open from admission until its statuses are final. */
+interface Batch {
+  number: number;
+  attempts: Attempt[];
+  /** The first WARN or ERROR broadcast while the batch was open, as `LEVEL: message`. */
+  warning?: string;
 }
 
 /**
@@ -41,11 +58,16 @@ interface BatchEntry extends ClassFile {
 export class ClassReloader {
   /** Latest receipt per class, answered by VERIFY and DIAGNOSE. */
   readonly ledger: VerifyLedger;
+  /** Restart-required changes of this session, per class (PENDING). */
+  readonly restartNotes = new Map<string, string>();
   /** sha256 of the bytes last admitted, per absolute class file path. */
   private readonly known = new Map<string, string>();
-  /** Binary names loaded "by the application": the classes present at (re)start. */
-  private readonly loaded = new Set<string>();
-  private attempts = 0;
+  /** Binary names loaded "by the application": the classes present at (re)start, with their hierarchy when readable. */
+  private readonly loaded = new Map<string, Hierarchy | null>();
+  /** Hierarchy of the bytes last read per class file path. */
+  private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
+  private readonly open = new Set<Batch>();
+  private batches = 0;
 
   private readonly hashCache: Map<string, CachedHash> | undefined;
 
@@ -54,20 +76,22 @@ export class ClassReloader {
     this.ledger = new VerifyLedger(options.ledgerSize);
   }
 
-  /** An application (re)start: the classes on disk now are loaded and known; no receipts. */
+  /** An application (re)start: the classes on disk now are loaded and known; no receipts, no notes, no open batch. */
   reset(): void {
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
-    for (const file of scanClassFiles(this.options.watchDirs, this.hashCache)) {
+    this.restartNotes.clear();
+    this.open.clear();
+    for (const file of this.scan()) {
       this.known.set(file.path, file.sha256);
-      this.loaded.add(file.className);
+      if (!this.loaded.has(file.className)) this.loaded.set(file.className, this.hierarchyOf(file));
     }
   }
 
   /** Class files whose bytes differ from the last admitted ones (new files included). Throws on read errors. */
   changedFiles(): ClassFile[] {
-    return scanClassFiles(this.options.watchDirs, this.hashCache).filter((file) => this.known.get(file.path) !== file.sha256);
+    return this.scan().filter((file) => this.known.get(file.path) !== file.sha256);
   }
 
   /** Number of changed class files; 0 when the scan fails. */
@@ -80,78 +104,119 @@ export class ClassReloader {
   }
 
   /**
-   * Admit `changed` as one reload batch: each class gets a `running` receipt for its new bytes
-   * now and its final status after reloadMs. A class not loaded before the reload, or whose
-   * binary name appears twice in the batch, ends `unverified`; otherwise `verifyStatus` decides
-   * (default `applied`), and an `unverified` from it (a batch WARN) makes the batch's applied
-   * members `unverified` too.
+   * Note one broadcast event: a WARN or ERROR while a batch is open makes that whole batch
+   * `unverified` (protocol.md, "A client that stops reading harms others").
+   */
+  noteEvent(level: string, message: string): void {
+    if (level !== 'WARN' && level !== 'ERROR') return;
+    for (const batch of this.open) batch.warning ??= receiptText(`${level}: ${message}`);
+  }
+
+  /**
+   * Admit `changed` as one reload batch. Older receipts read from the same files are forgotten;
+   * each class gets a `running` receipt for its new bytes now and its final status after
+   * reloadMs. An unreadable class file (no receipt of its own) or two files with one binary
+   * name (the later one is attempted) make the input ambiguous: every class is `unverified`.
    */
   admit(changed: ClassFile[]): void {
     if (changed.length === 0) return;
-    const attempt = ++this.attempts;
-    const perName = new Map<string, number>();
-    for (const file of changed) perName.set(file.className, (perName.get(file.className) ?? 0) + 1);
-    const batch: BatchEntry[] = changed.map((file) => {
-      if (!this.loaded.has(file.className)) {
-        return { ...file, forced: { status: 'unverified', detail: 'class was not loaded before the reload' } };
-      }
-      if ((perName.get(file.className) ?? 0) > 1) {
-        return { ...file, forced: { status: 'unverified', detail: 'duplicate input name in one batch' } };
-      }
-      return file;
-    });
-    for (const file of batch) {
+    let ambiguous = false;
+    const byName = new Map<string, ClassFile>();
+    for (const file of changed) {
       this.known.set(file.path, file.sha256);
-      this.ledger.record(file.className, {
-        sha256: file.sha256,
+      this.ledger.forgetSource(this.options.reportPath(file.path));
+      if (this.options.unreadableClassFile?.(file.path, file.className)) {
+        ambiguous = true;
+        continue;
+      }
+      if (byName.has(file.className)) ambiguous = true;
+      byName.set(file.className, file);
+    }
+    const batch: Batch = {
+      number: ++this.batches,
+      attempts: [...byName.values()].map((file) => ({ ...file, unique: !ambiguous && this.loaded.has(file.className) })),
+    };
+    for (const attempt of batch.attempts) {
+      this.ledger.record(attempt.className, {
+        sha256: attempt.sha256,
         status: 'running',
-        source: RECEIPT_SOURCE,
-        detail: 'reload in progress',
+        source: this.options.reportPath(attempt.path),
+        detail: 'reload batch has not completed',
         completedAt: '',
-        attempt,
+        batch: batch.number,
       });
     }
+    this.open.add(batch);
     const startedMs = Date.now();
-    this.options.later(this.options.reloadMs, () => this.complete(batch, attempt, Date.now() - startedMs));
+    this.options.later(this.options.reloadMs, () => this.complete(batch, Date.now() - startedMs));
   }
 
-  private complete(batch: BatchEntry[], attempt: number, elapsedMs: number): void {
-    const outcomes = batch.map((file) => {
-      if (file.forced) return { file, ...file.forced, warned: false };
-      const status = this.options.verifyStatus?.(file.className, file.sha256) ?? 'applied';
-      return { file, status, detail: outcomeDetail(status, elapsedMs), warned: status === 'unverified' };
-    });
-    const batchWarned = outcomes.some((outcome) => outcome.warned);
-    const completedAt = new Date().toISOString();
-    const events: Array<[string, string]> = [];
-    for (const outcome of outcomes) {
-      const { file } = outcome;
-      let { status, detail } = outcome;
-      if (status === 'applied' && batchWarned) {
-        status = 'unverified';
-        detail = 'a warning in the same reload batch';
+  /** Apply the batch (its events are broadcast while it is still open), then record final statuses. */
+  private complete(batch: Batch, elapsedMs: number): void {
+    const statuses = new Map<Attempt, FinalStatus>();
+    for (const attempt of batch.attempts) {
+      const status = attempt.unique ? (this.options.verifyStatus?.(attempt.className, attempt.sha256) ?? 'applied') : 'unverified';
+      statuses.set(attempt, status);
+      const change = attempt.unique ? this.hierarchyChange(attempt) : undefined;
+      if (change !== undefined) {
+        this.restartNotes.set(attempt.className, change);
+        this.options.broadcast('WARN', `Hierarchy of ${attempt.className} changed (${change}); restart required to apply it`);
       }
-      // A newer attempt (even with the same bytes) keeps its own receipt.
-      const current = this.ledger.get(file.className);
-      if (current?.attempt === attempt && current.sha256 === file.sha256) {
-        this.ledger.record(file.className, { ...current, status, detail, completedAt });
-      }
-      if (outcome.warned) events.push(['WARN', `Reload of ${file.className} finished with a warning (fake)`]);
-      else if (status === 'failed') events.push(['ERROR', `Reload failed for ${file.className} (fake)`]);
-      else if (file.forced) events.push(['INFO', `${file.className}: ${detail}`]);
-      else events.push(['RELOAD', `Reloaded ${file.className} (${elapsedMs}ms)`]);
+      if (status === 'unverified' && attempt.unique) this.options.broadcast('WARN', `Reload of ${attempt.className} finished with a warning (fake)`);
+      else if (status === 'applied' && change === undefined) this.options.broadcast('RELOAD', `Reloaded ${attempt.className} (${elapsedMs}ms)`);
     }
-    for (const [level, message] of events) this.options.broadcast(level, message);
+    this.open.delete(batch);
+    const completedAt = new Date().toISOString();
+    const after: Array<[string, string]> = [];
+    for (const attempt of batch.attempts) {
+      let status = statuses.get(attempt) as FinalStatus;
+      let detail: string;
+      if (status === 'failed') {
+        detail = 'the reload attempt reported failure (fake)';
+        after.push(['ERROR', `Reload failed for ${attempt.className} (fake)`]);
+      } else if (!attempt.unique) {
+        detail = AMBIGUOUS_DETAIL;
+        after.push(['INFO', `${attempt.className}: ${detail}`]);
+      } else if (batch.warning !== undefined) {
+        status = 'unverified';
+        detail = batch.warning;
+      } else {
+        detail = `reloaded in ${elapsedMs}ms`;
+      }
+      // A newer attempt (even with the same bytes), or a forgotten receipt, stays as it is.
+      const current = this.ledger.get(attempt.className);
+      if (current?.batch === batch.number && current.sha256 === attempt.sha256) {
+        this.ledger.record(attempt.className, { ...current, status, detail, completedAt });
+      }
+    }
+    for (const [level, message] of after) this.options.broadcast(level, message);
   }
-}
 
-function outcomeDetail(status: FinalStatus, elapsedMs: number): string {
-  switch (status) {
-    case 'applied':
-      return `reloaded in ${elapsedMs}ms`;
-    case 'failed':
-      return 'the reload attempt reported failure (fake)';
-    case 'unverified':
-      return 'the reload finished with a warning (fake)';
+  /** The hierarchy change of `attempt` against the class as loaded at start, if any. */
+  private hierarchyChange(attempt: Attempt): string | undefined {
+    const configured = this.options.restartRequired?.(attempt.className, attempt.sha256);
+    if (configured !== undefined) return configured;
+    const before = this.loaded.get(attempt.className);
+    const after = this.hierarchyOf(attempt);
+    return before && after ? describeHierarchyChange(before, after) : undefined;
+  }
+
+  private scan(): ClassFile[] {
+    return scanClassFiles(this.options.watchDirs, this.hashCache, (file, bytes) =>
+      this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
+    );
+  }
+
+  /** Hierarchy of `file`'s bytes (read again if the scan that hashed them did not read them). */
+  private hierarchyOf(file: ClassFile): Hierarchy | null {
+    const known = this.hierarchies.get(file.path);
+    if (known?.sha256 === file.sha256) return known.hierarchy;
+    try {
+      const hierarchy = readHierarchy(readFileSync(file.path));
+      this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy });
+      return hierarchy;
+    } catch {
+      return null;
+    }
   }
 }

@@ -1,18 +1,25 @@
 /**
- * The fake agent: a loopback status server that follows /work/shared/protocol.md.
- * Wires connections (connection.ts), the command grammar (commands.ts), the hold rules
- * (hold.ts), capture (capture.ts) and the VERIFY ledger (ledger.ts).
+ * The fake agent: a loopback status server that follows protocol.md, the agent's status-socket
+ * contract. Wires connections (connection.ts), the command grammar (commands.ts), the hold
+ * rules (hold.ts), capture and reload (capture.ts, reloader.ts, watcher.ts), DOCTOR (doctor.ts),
+ * the stand-in JVM (jvm.ts) and the hostile-peer switches (hostile.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { isDirectory, type ClassFile } from './capture.js';
 import { parseCommand, type ParsedCommand, type ReloadAction } from './commands.js';
 import { StatusClient } from './connection.js';
+import { doctorJson } from './doctor.js';
+import { halfConnectedLine, Hostility } from './hostile.js';
 import { decideBuild, NO_HOLD, type HoldState } from './hold.js';
+import { startStandIn, type StandIn } from './jvm.js';
+import { pathReporter, type PathReporter } from './paths.js';
+import { appDirOfPortFile, removePortFile, writePortFile } from './port-file.js';
 import { ClassReloader } from './reloader.js';
 import type {
+  ClientInfo,
   FakeAgent,
   FakeAgentOptions,
   HoldEvent,
@@ -21,24 +28,61 @@ import type {
   InterceptAction,
   ReceivedLine,
 } from './types.js';
+import { startWatcher, type Watcher } from './watcher.js';
 import { formatEvent } from './wire.js';
 
-/** DOCTOR: at most this many sampled directories, each at most this long (protocol.md, "DOCTOR"). */
-const DOCTOR_SAMPLE_DIRS = 8;
-const DOCTOR_SAMPLE_PATH_CHARS = 256;
-const DOCTOR_STRING_CHARS = 512;
-const DOCTOR_JSON_CHARS = 3900;
+/** Drops after the first that warn again: the agent warns at its first drop and every 1000th. */
+const DROP_WARN_EVERY = 1000;
 
 /** How the requester-only answer of one command is delivered. */
 type Reply = (message: string) => void;
 
 /** Resolved options: every default filled in. */
-type Settings = Required<Omit<FakeAgentOptions, 'portFile' | 'sessionId' | 'verifyStatus' | 'intercept' | 'failCapture'>> &
-  Pick<FakeAgentOptions, 'verifyStatus' | 'intercept' | 'failCapture'> & { portFile?: string };
+interface Settings {
+  portFile?: string;
+  port: number;
+  watchDirs: string[];
+  heartbeatMs: number;
+  agentVersion: string | null;
+  protocolVersion: number;
+  captureDelayMs: number;
+  reloadMs: number;
+  crlf: boolean;
+  ledgerSize: number;
+  outboxLimit: number;
+  maxClients: number;
+  holdWarnMs: number;
+  scanCache: boolean;
+  verifyStatus?: FakeAgentOptions['verifyStatus'];
+  intercept?: FakeAgentOptions['intercept'];
+  failCapture?: FakeAgentOptions['failCapture'];
+  unreadableClassFile?: FakeAgentOptions['unreadableClassFile'];
+  restartRequired?: FakeAgentOptions['restartRequired'];
+  standInJvm: boolean;
+  appDir: string;
+  reportedPid?: string;
+  reportedWorkingDirectory?: string;
+  reportPath: PathReporter;
+  forceWatchSampleTruncated: boolean;
+  startingMs: number;
+  startingDoctor: 'observed' | 'silent';
+  portFileDelayMs: number;
+  listenDelayMs: number;
+  lingeringSlots: boolean;
+  autoReload: boolean;
+  watchDebounceMs: number;
+  watchPollMs: number;
+  hostile: Hostility;
+}
 
 function settingsFrom(options: FakeAgentOptions): Settings {
+  const portFile = options.portFile === undefined ? undefined : resolve(options.portFile);
+  const impliedAppDir = portFile === undefined ? undefined : appDirOfPortFile(portFile);
+  const appDir = options.appDir !== undefined ? resolve(options.appDir) : (impliedAppDir ?? process.cwd());
+  // The port file's folder is created anyway; its app folder must exist for the stand-in JVM.
+  if (options.appDir === undefined && impliedAppDir !== undefined) mkdirSync(impliedAppDir, { recursive: true });
   return {
-    portFile: options.portFile === undefined ? undefined : resolve(options.portFile),
+    portFile,
     port: options.port ?? 0,
     watchDirs: (options.watchDirs ?? []).map((dir) => resolve(dir)),
     heartbeatMs: options.heartbeatMs ?? 10_000,
@@ -47,7 +91,6 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     captureDelayMs: options.captureDelayMs ?? 100,
     reloadMs: options.reloadMs ?? 50,
     crlf: options.crlf ?? false,
-    notReady: options.notReady ?? false,
     verifyStatus: options.verifyStatus,
     intercept: options.intercept,
     ledgerSize: options.ledgerSize ?? 512,
@@ -55,38 +98,65 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     maxClients: options.maxClients ?? 5,
     holdWarnMs: options.holdWarnMs ?? 300_000,
     failCapture: options.failCapture,
-    scanCache: options.scanCache ?? false,
+    // The watcher polls: reuse hashes of unchanged files (answers are the same).
+    scanCache: (options.scanCache ?? false) || (options.autoReload ?? false),
+    unreadableClassFile: options.unreadableClassFile,
+    restartRequired: options.restartRequired,
+    standInJvm: options.standInJvm ?? true,
+    appDir,
+    reportedPid: options.reportedPid,
+    reportedWorkingDirectory: options.reportedWorkingDirectory,
+    reportPath: pathReporter(options.pathMap),
+    forceWatchSampleTruncated: options.forceWatchSampleTruncated ?? false,
+    startingMs: options.notReady ? Infinity : (options.startingMs ?? 0),
+    startingDoctor: options.notReady ? 'silent' : (options.startingDoctor ?? 'observed'),
+    portFileDelayMs: options.portFileDelayMs ?? 0,
+    listenDelayMs: options.listenDelayMs ?? 0,
+    lingeringSlots: options.lingeringSlots ?? false,
+    autoReload: options.autoReload ?? false,
+    watchDebounceMs: options.watchDebounceMs ?? 500,
+    watchPollMs: options.watchPollMs ?? 100,
+    hostile: new Hostility(options.hostile),
   };
 }
 
 /**
  * Start a fake agent on 127.0.0.1 following protocol.md ("Finding the agent", "The stream",
- * "Commands"). Resolves once it listens, the watched directories are snapshotted (those classes
- * count as loaded) and the port file, if any, is written; rejects if the port cannot be bound.
+ * "Commands"). Starts the stand-in JVM, snapshots the watched directories (those classes count
+ * as loaded), listens (unless `listenDelayMs`) and writes the port file (unless
+ * `portFileDelayMs`). Rejects if the port cannot be bound or the stand-in cannot start.
  * Defaults: ephemeral port, heartbeat 10000 ms, captureDelayMs 100, reloadMs 50, 5 clients,
  * outbox 1000 lines, ledger 512 classes (see {@link FakeAgentOptions}). Always `stop()` it.
  */
 export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<FakeAgent> {
   const agent = new FakeAgentServer(settingsFrom(options), options.sessionId ?? randomUUID());
-  await agent.listen();
+  await agent.start();
   return agent;
 }
 
 class FakeAgentServer implements FakeAgent {
   readonly received: ReceivedLine[] = [];
   readonly holdLog: HoldLogEntry[] = [];
+  readonly listening: Promise<void>;
+  private markListening: (error?: Error) => void = () => {};
   private portValue = 0;
   private capturesValue = 0;
   private readonly server: Server;
-  private readonly clients = new Map<number, StatusClient>();
-  /** Sockets refused for being one too many, until they close. */
-  private readonly refused = new Set<Socket>();
+  private readonly clientMap = new Map<number, StatusClient>();
+  /** Sockets refused for being one too many, or held open by a hostile switch, until they close. */
+  private readonly rawSockets = new Set<Socket>();
+  private connections = 0;
   private nextClientId = 1;
+  /** Application timers: cancelled by restart() and stop(). */
   private readonly timers = new Set<NodeJS.Timeout>();
-  private heartbeat: NodeJS.Timeout | undefined;
+  /** Agent-process timers (heartbeat, delayed listen and port file): cancelled by stop() only. */
+  private readonly processTimers = new Set<NodeJS.Timeout>();
+  private watcher: Watcher | undefined;
   private stopping: Promise<void> | undefined;
+  private standIn: StandIn | undefined;
 
   // Application state, reset by restart().
+  private wired = true;
   private holdState: HoldState = NO_HOLD;
   private holdWarning: NodeJS.Timeout | undefined;
   private pendingCapture: NodeJS.Timeout | undefined;
@@ -103,10 +173,19 @@ class FakeAgentServer implements FakeAgent {
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
       verifyStatus: settings.verifyStatus,
+      unreadableClassFile: settings.unreadableClassFile,
+      restartRequired: settings.restartRequired,
+      reportPath: settings.reportPath,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
     });
     this.server = createServer((socket) => this.accept(socket));
+    this.listening = new Promise<void>((resolveListening, rejectListening) => {
+      this.markListening = (error) => (error ? rejectListening(error) : resolveListening());
+    });
+    this.listening.catch(() => {
+      /* surfaced to whoever awaits it */
+    });
   }
 
   get port(): number {
@@ -121,23 +200,77 @@ class FakeAgentServer implements FakeAgent {
     return this.capturesValue;
   }
 
-  /** Listen, snapshot the loaded classes, start heartbeats, write the port file. */
-  async listen(): Promise<void> {
-    await new Promise<void>((resolveListen, rejectListen) => {
+  get jvm(): { pid: number; cwd: string } | undefined {
+    return this.standIn && { pid: this.standIn.pid, cwd: this.standIn.cwd };
+  }
+
+  get starting(): boolean {
+    return !this.wired;
+  }
+
+  /** Stand-in JVM, snapshot, listen (now or later), heartbeats, port file (now or later), watcher. */
+  async start(): Promise<void> {
+    await this.startApplication();
+    try {
+      if (this.settings.listenDelayMs > 0) {
+        this.portValue = await reservePort(this.settings.port);
+        this.processLater(this.settings.listenDelayMs, () => {
+          this.bind(this.portValue).then(
+            () => this.markListening(),
+            (error: Error) => this.markListening(error),
+          );
+        });
+      } else {
+        await this.bind(this.settings.port);
+        this.markListening();
+      }
+    } catch (error) {
+      await this.standIn?.stop();
+      throw error;
+    }
+    if (this.settings.heartbeatMs > 0) {
+      const heartbeat = setInterval(() => this.broadcast('HEARTBEAT', ''), this.settings.heartbeatMs);
+      heartbeat.unref();
+      this.processTimers.add(heartbeat);
+    }
+    const { portFile } = this.settings;
+    if (portFile) {
+      if (this.settings.portFileDelayMs > 0) this.processLater(this.settings.portFileDelayMs, () => writePortFile(portFile, this.portValue));
+      else writePortFile(portFile, this.portValue);
+    }
+    if (this.settings.autoReload) {
+      this.watcher = startWatcher({
+        debounceMs: this.settings.watchDebounceMs,
+        pollMs: this.settings.watchPollMs,
+        changedFiles: () => this.reloader.changedFiles(),
+        mayCapture: () => this.wired && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture,
+        capture: () => this.capture(),
+      });
+    }
+  }
+
+  /** The application's (re)start: its JVM, the classes it loads, the agent's wiring. */
+  private async startApplication(): Promise<void> {
+    this.standIn = this.settings.standInJvm ? await startStandIn(this.settings.appDir) : undefined;
+    this.reloader.reset();
+    this.wired = this.settings.startingMs <= 0;
+    if (Number.isFinite(this.settings.startingMs) && !this.wired) this.later(this.settings.startingMs, () => this.finishStarting());
+  }
+
+  private bind(port: number): Promise<void> {
+    return new Promise<void>((resolveListen, rejectListen) => {
       this.server.once('error', rejectListen);
-      this.server.listen({ host: '127.0.0.1', port: this.settings.port }, () => {
+      this.server.listen({ host: '127.0.0.1', port }, () => {
         this.server.off('error', rejectListen);
+        const address = this.server.address();
+        this.portValue = typeof address === 'object' && address ? address.port : 0;
         resolveListen();
       });
     });
-    const address = this.server.address();
-    this.portValue = typeof address === 'object' && address ? address.port : 0;
-    this.reloader.reset();
-    if (this.settings.heartbeatMs > 0) {
-      this.heartbeat = setInterval(() => this.broadcast('HEARTBEAT', ''), this.settings.heartbeatMs);
-      this.heartbeat.unref();
-    }
-    if (this.settings.portFile) writePortFile(this.settings.portFile, this.portValue);
+  }
+
+  finishStarting(): void {
+    this.wired = true;
   }
 
   hold(): HoldSnapshot {
@@ -147,12 +280,26 @@ class FakeAgentServer implements FakeAgent {
   }
 
   clientCount(): number {
-    return this.clients.size;
+    return [...this.clientMap.values()].filter((client) => !client.isClosed).length;
+  }
+
+  slotsInUse(): number {
+    return this.clientMap.size;
+  }
+
+  clients(): ClientInfo[] {
+    return [...this.clientMap.values()].map((client) => ({ id: client.id, open: !client.isClosed, queued: client.queued, dropped: client.dropped }));
   }
 
   broadcast(level: string, message: string, extra?: Record<string, unknown>): void {
-    const line = formatEvent(level, message, extra);
-    for (const client of [...this.clients.values()]) client.send(line);
+    this.reloader.noteEvent(level, message);
+    const { hostile } = this.settings;
+    const text = level === 'RELOAD' || level === 'STRUCTURAL_RELOAD' ? hostile.reloadText(message) : message;
+    const line = formatEvent(hostile.level(level), hostile.message(text), extra);
+    for (const client of [...this.clientMap.values()]) {
+      // A lingering slot frees when a write to its closed peer fails.
+      if (!client.send(line)) this.clientMap.delete(client.id);
+    }
   }
 
   async restart(): Promise<void> {
@@ -161,7 +308,8 @@ class FakeAgentServer implements FakeAgent {
     this.session = randomUUID();
     this.holdState = NO_HOLD;
     this.paused = false;
-    this.reloader.reset();
+    await this.standIn?.stop();
+    await this.startApplication();
     await new Promise((resolveTick) => setImmediate(resolveTick));
   }
 
@@ -171,10 +319,14 @@ class FakeAgentServer implements FakeAgent {
   }
 
   private async shutdown(): Promise<void> {
-    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const timer of this.processTimers) clearTimeout(timer);
+    this.processTimers.clear();
+    this.watcher?.stop();
     this.clearTimers();
     this.dropAllConnections();
-    await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
+    if (this.server.listening) await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
+    this.markListening(new Error('the fake agent stopped before it listened'));
+    await this.standIn?.stop();
     if (this.settings.portFile) removePortFile(this.settings.portFile, this.portValue);
   }
 
@@ -184,38 +336,54 @@ class FakeAgentServer implements FakeAgent {
     socket.on('error', () => {
       /* ignored: a reset client is a closed client */
     });
-    if (this.stopping || this.clients.size >= this.settings.maxClients) {
+    if (this.stopping || this.clientMap.size >= this.settings.maxClients) {
       // One too many: accepted and closed at once, EOF before any CONNECTED.
-      this.refused.add(socket);
-      socket.on('close', () => this.refused.delete(socket));
-      socket.resume();
+      this.holdRaw(socket);
       socket.end();
+      return;
+    }
+    const mode = this.settings.hostile.connectMode(++this.connections);
+    if (mode !== 'normal') {
+      // A broken peer: reads and ignores everything, sends nothing (or half a line) and stalls.
+      this.holdRaw(socket);
+      if (mode === 'half-line') socket.write(halfConnectedLine());
       return;
     }
     const client = new StatusClient(this.nextClientId++, socket, {
       outboxLimit: this.settings.outboxLimit,
       crlf: this.settings.crlf,
       onLine: (from, line) => this.onLine(from, line),
-      onOverflow: (slow) =>
-        this.broadcast(
-          'WARN',
-          `Status client ${slow.id} is not keeping up; dropping events (outbox of ${this.settings.outboxLimit} lines is full)`,
-        ),
+      onDrop: (slow, dropped) => {
+        if (dropped === 1 || dropped % DROP_WARN_EVERY === 0) {
+          this.broadcast('WARN', `Status client ${slow.id} is not keeping up; dropped ${dropped} event(s)`);
+        }
+      },
       onClose: (gone) => {
-        if (this.clients.get(gone.id) === gone) this.clients.delete(gone.id);
+        if (!this.settings.lingeringSlots && this.clientMap.get(gone.id) === gone) this.clientMap.delete(gone.id);
       },
     });
-    this.clients.set(client.id, client);
+    this.clientMap.set(client.id, client);
+    const { hostile } = this.settings;
     const extra: Record<string, unknown> = { version: this.settings.protocolVersion };
-    if (this.settings.agentVersion !== null) extra.agent = this.settings.agentVersion;
-    client.send(formatEvent('CONNECTED', 'Agent status server connected', extra));
+    if (this.settings.agentVersion !== null) extra.agent = hostile.message(this.settings.agentVersion);
+    client.send(formatEvent('CONNECTED', hostile.message('Agent status server connected'), extra));
+    const oversized = hostile.oversizedLine();
+    if (oversized) client.writeRaw(oversized);
+    const flood = hostile.floodEvents();
+    if (flood > 0) void floodClient(client, flood, this.settings.crlf ? '\r\n' : '\n');
+  }
+
+  private holdRaw(socket: Socket): void {
+    this.rawSockets.add(socket);
+    socket.on('close', () => this.rawSockets.delete(socket));
+    socket.resume();
   }
 
   private dropAllConnections(): void {
-    for (const client of this.clients.values()) client.close();
-    this.clients.clear();
-    for (const socket of this.refused) socket.destroy();
-    this.refused.clear();
+    for (const client of this.clientMap.values()) client.close();
+    this.clientMap.clear();
+    for (const socket of this.rawSockets) socket.destroy();
+    this.rawSockets.clear();
   }
 
   /** setTimeout that stop()/restart() cancel, and that never keeps the process alive. */
@@ -227,6 +395,16 @@ class FakeAgentServer implements FakeAgent {
     timer.unref();
     this.timers.add(timer);
     return timer;
+  }
+
+  /** setTimeout that only stop() cancels (the agent process, not the application). */
+  private processLater(ms: number, run: () => void): void {
+    const timer = setTimeout(() => {
+      this.processTimers.delete(timer);
+      run();
+    }, ms);
+    timer.unref();
+    this.processTimers.add(timer);
   }
 
   private cancel(timer: NodeJS.Timeout | undefined): void {
@@ -279,30 +457,23 @@ class FakeAgentServer implements FakeAgent {
   private execute(line: string, reply: Reply): void {
     const command = parseCommand(line);
     if (!command) return;
-    const { notReady } = this.settings;
+    const { wired } = this;
     const modern = this.settings.agentVersion !== null;
     switch (command.kind) {
       case 'build':
-        if (!notReady) this.onBuild(command, reply);
+        if (wired) this.onBuild(command, reply);
         return;
       case 'verify':
-        if (notReady || !modern) return;
-        reply(
-          `VERIFY_RESULT ${command.token} ${JSON.stringify(
-            this.reloader.ledger.verify(command.token, this.session, command.className, command.sha256),
-          )}`,
-        );
+        if (wired && modern) this.onVerify(command, reply);
         return;
       case 'doctor':
-        if (!notReady && modern) reply(`DOCTOR_RESULT ${command.token} ${this.doctorJson(command.token)}`);
+        if (modern && (wired || this.settings.startingDoctor === 'observed')) reply(`DOCTOR_RESULT ${command.token} ${this.doctor(command.token)}`);
         return;
       case 'reload':
-        if (!notReady && modern) this.onReload(command.action, command.token, reply);
+        if (wired && modern) this.onReload(command.action, command.token, reply);
         return;
       case 'scan':
-        if (!notReady && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) {
-          this.scheduleCapture();
-        }
+        if (wired && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.scheduleCapture();
         return;
       case 'pending':
         return this.onPending();
@@ -341,6 +512,13 @@ class FakeAgentServer implements FakeAgent {
     if (command.request) reply(`BUILD_ACK ${command.request} ${command.state}${suffix}`);
   }
 
+  private onVerify(command: Extract<ParsedCommand, { kind: 'verify' }>, reply: Reply): void {
+    const { hostile } = this.settings;
+    const result = this.reloader.ledger.verify(command.token, this.session, command.className, command.sha256);
+    const shown = { ...result, source: hostile.verifyText(result.source), detail: hostile.verifyText(result.detail) };
+    reply(`VERIFY_RESULT ${command.token} ${JSON.stringify(shown)}`);
+  }
+
   private onReload(action: ReloadAction, token: string, reply: Reply): void {
     if (action === 'pause') this.paused = true;
     if (action === 'resume' && this.paused) {
@@ -349,69 +527,63 @@ class FakeAgentServer implements FakeAgent {
       if (this.holdState.kind === 'none' && !this.pendingCapture) this.scheduleCapture();
     }
     reply(
-      `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.reloader.countChanged()} ` +
-        `pendingActions=0 buildHold=${this.holdState.kind}`,
+      this.settings.hostile.reloadText(
+        `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.reloader.countChanged()} ` +
+          `pendingActions=0 buildHold=${this.holdState.kind}`,
+      ),
     );
   }
 
+  /** HEALTH, PENDING and DIAGNOSE lines: broadcast INFO. */
+  private report(message: string): void {
+    this.broadcast('INFO', this.settings.hostile.healthText(message));
+  }
+
   private onPending(): void {
-    this.broadcast(
-      'INFO',
-      `Pending: ${this.reloader.countChanged()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`,
-    );
-    this.broadcast('INFO', 'No restart-required changes recorded in this session');
+    this.report(`Pending: ${this.reloader.countChanged()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`);
+    const notes = this.reloader.restartNotes;
+    if (notes.size === 0) this.report('No restart-required changes recorded in this session');
+    for (const [className, change] of notes) this.report(`Restart required: ${className}: ${change}`);
   }
 
   private onHealth(): void {
     const watched = this.settings.watchDirs.filter(isDirectory).length;
-    this.broadcast('INFO', `Agent ${this.settings.agentVersion ?? 'unknown'} healthy; watching ${watched} directories`);
+    this.report(`Agent ${this.settings.agentVersion ?? 'unknown'} healthy; watching ${watched} directories`);
     if (this.holdState.kind !== 'none') {
-      this.broadcast(
-        'INFO',
+      this.report(
         `Build holding ${this.reloader.countChanged()} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`,
       );
     }
-    if (this.paused) this.broadcast('INFO', 'Automatic reload paused manually (RELOAD resume to continue)');
+    if (this.paused) this.report('Automatic reload paused manually (RELOAD resume to continue)');
   }
 
   private onDiagnose(className: string): void {
     const receipt = this.reloader.ledger.get(className);
-    this.broadcast(
-      'INFO',
+    this.report(
       receipt
         ? `Diagnose ${className}: ${receipt.status} sha256=${receipt.sha256}${receipt.detail ? ` (${receipt.detail})` : ''}`
         : `Diagnose ${className}: no reload receipt in this session`,
     );
   }
 
-  private doctorJson(token: string): string {
-    const bound = (text: string) => text.slice(0, DOCTOR_STRING_CHARS);
-    const watched = this.settings.watchDirs.filter(isDirectory);
-    const sample = watched.filter((dir) => dir.length <= DOCTOR_SAMPLE_PATH_CHARS).slice(0, DOCTOR_SAMPLE_DIRS);
-    const json = JSON.stringify({
-      requestId: token,
-      status: 'observed',
-      detail: 'fake agent observation; not readiness and not reload proof',
-      sessionId: this.session,
-      agentVersion: bound(this.settings.agentVersion ?? 'unknown'),
-      pid: String(process.pid),
-      javaVersion: '21.0.4',
-      vmName: 'OpenJDK 64-Bit Server VM (reclazz fake agent)',
-      workingDirectory: bound(process.cwd()),
-      watcherState: 'watching',
-      buildHold: this.holdState.kind,
-      watchedDirectoryCount: watched.length,
-      unwatchableDirectoryCount: this.settings.watchDirs.length - watched.length,
-      watchSampleTruncated: sample.length < watched.length,
-      watchedDirectories: sample,
-      buildOwnershipSupported: !this.settings.notReady,
-      verifySupported: !this.settings.notReady,
-      scanSupported: !this.settings.notReady,
-      reloadConfirmed: false,
-    });
-    return json.length <= DOCTOR_JSON_CHARS
-      ? json
-      : JSON.stringify({ requestId: token, status: 'unavailable', detail: 'observation exceeds 3900 characters' });
+  private doctor(token: string): string {
+    const { settings } = this;
+    const watched = settings.watchDirs.filter(isDirectory);
+    return doctorJson(
+      token,
+      {
+        wired: this.wired,
+        sessionId: this.session,
+        agentVersion: settings.agentVersion ?? 'unknown',
+        pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
+        workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
+        buildHold: this.holdState.kind,
+        watched: watched.map(settings.reportPath),
+        unwatchable: settings.watchDirs.length - watched.length,
+        forceTruncated: settings.forceWatchSampleTruncated,
+      },
+      settings.hostile,
+    );
   }
 
   // ---- hold, capture, reload ---------------------------------------------------------------
@@ -469,19 +641,32 @@ class FakeAgentServer implements FakeAgent {
   }
 }
 
-/** Write `port` as decimal text without newline, whole: temp file in the same dir, then rename. */
-function writePortFile(path: string, port: number): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
-  writeFileSync(temp, String(port));
-  renameSync(temp, path);
+/** Bind `port` (0: any) on 127.0.0.1 for a moment and return the port it got. */
+function reservePort(port: number): Promise<number> {
+  return new Promise((resolvePort, rejectPort) => {
+    const probe = createServer();
+    probe.once('error', rejectPort);
+    probe.listen({ host: '127.0.0.1', port }, () => {
+      const address = probe.address();
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(bound));
+    });
+  });
 }
 
-/** Delete the port file if it still names our port (another agent may have replaced it). */
-function removePortFile(path: string, port: number): void {
-  try {
-    if (readFileSync(path, 'utf8').trim() === String(port)) unlinkSync(path);
-  } catch {
-    /* already gone */
+/** Send `events` INFO events to `client` as fast as its socket drains, bypassing the outbox. */
+async function floodClient(client: StatusClient, events: number, eol: string): Promise<void> {
+  for (let i = 1; i <= events && !client.isClosed; i++) {
+    if (!client.writeRaw(formatEvent('INFO', `flood ${i} of ${events}`) + eol)) {
+      await new Promise<void>((resolveDrain) => {
+        const done = (): void => {
+          client.socket.off('drain', done);
+          client.socket.off('close', done);
+          resolveDrain();
+        };
+        client.socket.on('drain', done);
+        client.socket.on('close', done);
+      });
+    }
   }
 }

@@ -1,5 +1,6 @@
 /**
- * Public types of the fake reclazz agent. Section names refer to /work/shared/protocol.md.
+ * Public types of the fake reclazz agent. Section names refer to protocol.md, the agent's
+ * status-socket contract as the running agent implements it.
  */
 
 /** Final status of one reload attempt, as later reported by VERIFY (protocol.md, "VERIFY"). */
@@ -67,15 +68,25 @@ export interface FakeAgentOptions {
   reloadMs?: number;
   /** End every sent line with `\r\n` instead of `\n` (a Windows JVM). */
   crlf?: boolean;
-  /** Handlers not wired yet: BUILD, VERIFY, DOCTOR and RELOAD get no reply and change nothing; SCAN does nothing. */
+  /** Handlers never wired: BUILD, VERIFY, DOCTOR and RELOAD get no reply and change nothing; SCAN does nothing. Same as `startingMs: Infinity, startingDoctor: 'silent'` (finishStarting() ends it). */
   notReady?: boolean;
-  /** Final status of a reload attempt of a class that was loaded at start; `undefined` => `'applied'`. Classes not loaded before the reload are always `'unverified'`. A returned `'unverified'` counts as a batch WARN, making the batch's `applied` classes `unverified` too. */
+  /**
+   * Final status of a reload attempt of a class that was loaded at start; `undefined` => `'applied'`.
+   * Classes not loaded before the reload are always `'unverified'`. A returned `'unverified'`
+   * broadcasts a WARN during the batch, making every class of it `unverified` (protocol.md,
+   * "VERIFY"); a `'failed'` class's ERROR is reported after the batch and taints nothing else.
+   * Also decides the classes the watcher reloads on its own (`autoReload`).
+   */
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
   /** Called for every received command line (after `\r` removal) before processing; return an action to misbehave, or undefined for normal processing. */
   intercept?: (cmd: InterceptCommand) => InterceptAction | undefined;
   /** Classes whose latest receipt the VERIFY ledger keeps; default 512 (least recently updated evicted first). */
   ledgerSize?: number;
-  /** Lines queued per client while its socket is not draining; default 1000. Beyond it lines are dropped and a WARN broadcast. */
+  /**
+   * Lines queued per client while its socket is not draining; default 1000. Beyond it lines are
+   * dropped (receipts included) and `Status client <id> is not keeping up; dropped <n> event(s)`
+   * is broadcast as WARN at the first drop and every 1000th; during a batch it makes the batch `unverified`.
+   */
   outboxLimit?: number;
   /** Simultaneous clients; default 5. One more is accepted and closed before CONNECTED. */
   maxClients?: number;
@@ -94,6 +105,145 @@ export interface FakeAgentOptions {
    * whole build held for another BUILD ok). Root reads every file, so tests use this instead of chmod.
    */
   failCapture?: () => string | undefined;
+
+  // ---- the application's JVM (protocol.md, "DOCTOR": pid, workingDirectory) -----------------
+
+  /**
+   * Start a real stand-in process for the app's JVM (an idle `/bin/sh` + `cat`; node on Windows; cwd `appDir`)
+   * before the classes are snapshotted, and again on restart(); DOCTOR reports its pid and cwd.
+   * It exits when the fake stops, and also when the fake's process dies (its stdin closes).
+   * Default true. false: DOCTOR reports this process's pid and `appDir`.
+   */
+  standInJvm?: boolean;
+  /**
+   * The app's folder: the stand-in JVM's working directory. Default: the folder the agent would
+   * write `portFile` into without `portFile=` (`<dir>` for `<dir>/.reclazz/agent.port` and
+   * `<dir>/.idea/reclazz/agent.port`, created if missing), else process.cwd().
+   */
+  appDir?: string;
+  /** DOCTOR `pid` instead of the stand-in's, e.g. a pid not visible here (an app in a container). */
+  reportedPid?: string;
+  /** DOCTOR `workingDirectory` instead of the stand-in's (mapped) cwd, e.g. a folder outside the project. */
+  reportedWorkingDirectory?: string;
+  /**
+   * Agent path -> local path, the pairs reclazz-build's `--path-map` takes (`{ '/app': '/home/me/shop' }`):
+   * DOCTOR `watchedDirectories` and `workingDirectory`, and VERIFY `source`, report a local path
+   * under the longest matching local path with that prefix replaced (`/app/target/classes`).
+   * Agent paths must be absolute. Default: no mapping.
+   */
+  pathMap?: Record<string, string>;
+  /** DOCTOR `watchSampleTruncated` true whatever the sample (it is true by itself when more than 8 directories are watched, or one is longer than 256 characters). Default false. */
+  forceWatchSampleTruncated?: boolean;
+
+  // ---- start-up (protocol.md, "Commands": early in agent start-up) ---------------------------
+
+  /**
+   * For this many ms after start (and after each restart()) the handlers are not wired yet: BUILD,
+   * VERIFY and RELOAD get no reply and change nothing, SCAN and the watcher do nothing, and DOCTOR
+   * answers per `startingDoctor`. `Infinity`: until finishStarting(). Default 0 (wired at once).
+   */
+  startingMs?: number;
+  /**
+   * DOCTOR while starting: `'observed'` answers `status` "observed" with `sessionId` "",
+   * `watcherState` and `buildHold` "unavailable", no watched directories and every `*Supported`
+   * false; `'silent'` gives no answer. Default `'observed'`.
+   */
+  startingDoctor?: 'observed' | 'silent';
+  /** Write the port file only this many ms after start (the socket listens at once). Default 0. */
+  portFileDelayMs?: number;
+  /**
+   * The port file is written at once, but nothing listens on its port (connections are refused)
+   * until this many ms after start. The port is reserved by a short bind first, so another
+   * process could take it meanwhile: then {@link FakeAgent.listening} rejects. Default 0.
+   */
+  listenDelayMs?: number;
+
+  // ---- clients (protocol.md, "Slots linger") ------------------------------------------------
+
+  /**
+   * A client that disconnected keeps its slot until the second line written to it afterwards
+   * (the first write to a closed peer still succeeds, the second fails): with heartbeats alone,
+   * up to about two heartbeats. Meanwhile a 6th connection is accepted and closed at once.
+   * Default false (a slot frees as soon as its client closes).
+   */
+  lingeringSlots?: boolean;
+
+  // ---- reload batches (protocol.md, "Batch-wide verdicts", "VERIFY") ------------------------
+
+  /**
+   * True for a class file whose bytes the agent cannot read as a class (corrupt, truncated):
+   * it gets no receipt, and every class of its batch is `unverified` ("input class names were
+   * ambiguous"), as when two class files of one batch have the same binary name. Called with
+   * the absolute local path and the binary name from the path. Default: none.
+   */
+  unreadableClassFile?: (path: string, className: string) => boolean;
+  /**
+   * A description of the hierarchy change of `className` with these bytes (e.g. `superclass a.Base
+   * -> a.Other`), or undefined. Real class files are also compared by themselves: a superclass or
+   * interface list that differs from the one loaded at start counts. A change broadcasts a WARN
+   * during the batch ("Hierarchy of <class> changed (...); restart required"), so the batch is
+   * `unverified` with that WARN as detail, and PENDING lists the class as restart-required
+   * ("Restart required: <class>: <change>") until restart().
+   */
+  restartRequired?: (className: string, sha256: string) => string | undefined;
+  /**
+   * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): a change
+   * in a watched directory with no hold, no pause and wired handlers is captured and reloaded
+   * `watchDebounceMs` after it was last seen to change, with no BUILD or SCAN; `verifyStatus`
+   * decides whether each class reloads. Default false (only BUILD ok, SCAN and resume capture).
+   */
+  autoReload?: boolean;
+  /** Quiet time of the watcher before it captures, in ms; default 500 (the agent's debounce). */
+  watchDebounceMs?: number;
+  /** How often the watcher looks at the watched directories, in ms; default 100. */
+  watchPollMs?: number;
+
+  // ---- a hostile or broken peer --------------------------------------------------------------
+
+  /** Misbehave on purpose: each switch is independent. Default: none. */
+  hostile?: HostileOptions;
+}
+
+/** DOCTOR string fields a hostile peer can taint (requestId and status never are). */
+export type DoctorStringField =
+  | 'detail'
+  | 'sessionId'
+  | 'agentVersion'
+  | 'pid'
+  | 'javaVersion'
+  | 'vmName'
+  | 'workingDirectory'
+  | 'watcherState'
+  | 'buildHold'
+  | 'watchedDirectories';
+
+/**
+ * Switches of a hostile peer. Tainted fields get `payload` appended (still valid JSON: control
+ * characters are JSON-escaped, as the agent does; U+009B and bidi controls go out raw in UTF-8).
+ */
+export interface HostileOptions {
+  /** Text appended to tainted fields; default {@link HOSTILE_PAYLOAD} (OSC title, clear screen, colours, CR, LF, DEL, U+009B, U+202E, U+2066). */
+  payload?: string;
+  /** The level of every broadcast event (HEARTBEAT included; CONNECTED and requester-only replies are not broadcasts). */
+  levels?: boolean;
+  /** The message of every broadcast event, and CONNECTED's message and `agent` field. */
+  messages?: boolean;
+  /** DOCTOR string fields: true for all but requestId and status (each watched directory too), or the listed ones. */
+  doctor?: boolean | DoctorStringField[];
+  /** VERIFY_RESULT `detail` and `source`. */
+  verify?: boolean;
+  /** RELOAD_STATE replies (after their last field) and the messages of RELOAD / STRUCTURAL_RELOAD events. */
+  reload?: boolean;
+  /** HEALTH, PENDING and DIAGNOSE lines. */
+  health?: boolean;
+  /** Right after CONNECTED, send one line of `bytes` (default 1 MiB) starting like an event, with no newline unless `newline`. */
+  oversizedLine?: boolean | { bytes?: number; newline?: boolean };
+  /** Right after CONNECTED, send `events` INFO events (default 100000) as fast as the socket takes them. */
+  flood?: boolean | { events?: number };
+  /** Accept the connection (all, or those for which this returns true; 1-based accept order) and never send anything, CONNECTED included. */
+  silentConnect?: boolean | ((connection: number) => boolean);
+  /** Accept the connection (all, or the chosen ones) and send half a CONNECTED line, then nothing more. */
+  halfLine?: boolean | ((connection: number) => boolean);
 }
 
 /** One received command line (protocol.md, "Commands"). */
@@ -156,4 +306,28 @@ export interface FakeAgent {
   stop(): Promise<void>;
   /** Connected clients (those that received CONNECTED and are still open). */
   clientCount(): number;
+  /** Slots taken against the client limit: open clients plus, with `lingeringSlots`, closed ones not yet noticed. */
+  slotsInUse(): number;
+  /** Every client holding a slot, in accept order. */
+  clients(): ClientInfo[];
+  /** The stand-in JVM (changes on restart()), or undefined with `standInJvm: false`. */
+  readonly jvm: { pid: number; cwd: string } | undefined;
+  /** Resolves once the socket listens (at once, or after `listenDelayMs`); rejects if the delayed bind fails. */
+  readonly listening: Promise<void>;
+  /** True while the handlers are not wired yet (`startingMs`, `notReady`). */
+  readonly starting: boolean;
+  /** Wire the handlers now, ending `startingMs` / `notReady` early. */
+  finishStarting(): void;
+}
+
+/** One client as seen by the agent. */
+export interface ClientInfo {
+  /** Connection id (1, 2, ... in accept order). */
+  id: number;
+  /** False once the peer closed (a lingering slot). */
+  open: boolean;
+  /** Lines waiting in its outbox. */
+  queued: number;
+  /** Lines dropped because its outbox was full. */
+  dropped: number;
 }

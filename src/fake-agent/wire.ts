@@ -12,26 +12,14 @@ export const TRUNCATION_SUFFIX = '...(truncated)';
 /** Longest accepted command line, without its terminator; 513+ closes the connection (protocol.md, "Commands"). */
 export const MAX_COMMAND_CHARS = 512;
 /** Request, owner and doctor tokens (protocol.md, "Commands"). */
-export const TOKEN_RE = /^[A-Za-z0-9_-]{1,64}$/;
+const TOKEN_RE = /^[A-Za-z0-9_-]{1,64}$/;
 /** SHA-256 of class file bytes: exactly 64 lower-case hex digits (protocol.md, "VERIFY"). */
-export const SHA256_RE = /^[0-9a-f]{64}$/;
+const SHA256_RE = /^[0-9a-f]{64}$/;
 /** Longest binary class name VERIFY accepts (protocol.md, "VERIFY"). Characters. */
-export const MAX_CLASS_NAME_CHARS = 256;
-
-/** Event levels the agent emits (protocol.md, "The stream"). */
-export type EventLevel =
-  | 'CONNECTED'
-  | 'HEARTBEAT'
-  | 'INFO'
-  | 'OK'
-  | 'WARN'
-  | 'ERROR'
-  | 'RELOAD'
-  | 'STRUCTURAL_RELOAD'
-  | 'COMPILE';
+const MAX_CLASS_NAME_CHARS = 256;
 
 /** Current time as ISO-8601 UTC with 3 fraction digits and a `Z`, e.g. `2026-09-08T09:12:44.120Z`. */
-export function isoNow(): string {
+function isoNow(): string {
   return new Date().toISOString();
 }
 
@@ -39,7 +27,7 @@ export function isoNow(): string {
  * Cut a message longer than 4096 characters to its first 4096 plus `...(truncated)`
  * (protocol.md, "The stream"). Shorter messages are returned unchanged.
  */
-export function truncateMessage(message: string): string {
+function truncateMessage(message: string): string {
   return message.length > MAX_MESSAGE_CHARS
     ? message.slice(0, MAX_MESSAGE_CHARS) + TRUNCATION_SUFFIX
     : message;

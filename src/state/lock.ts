@@ -8,13 +8,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
-import { StateError, stateDir, writingState } from './store.js';
+import * as z from 'zod/mini';
+import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
+import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } from './folder.js';
 
 /**
  * A lock not refreshed for this long belongs to a dead run, in ms, when its holder cannot be
  * checked (no holder file yet, or a run on another host sharing the folder).
  */
-export const LOCK_STALE_MS = 5000;
+const LOCK_STALE_MS = 5000;
 /**
  * proper-lockfile's own staleness: long, because a run that is alive but not refreshing the lock
  * (suspended with Ctrl-Z, stopped in a debugger, a paused VM) must keep it; a run that is gone
@@ -22,7 +24,7 @@ export const LOCK_STALE_MS = 5000;
  */
 const LOCK_REFRESH_STALE_MS = 10 * 60_000;
 /** How often a waiting run tries again, in ms. */
-export const LOCK_RETRY_MS = 100;
+const LOCK_RETRY_MS = 100;
 
 /** The result of {@link acquireRunLock}. */
 export type LockResult =
@@ -30,14 +32,19 @@ export type LockResult =
   | { kind: 'busy'; waitedMs: number; lockPath: string }
   | { kind: 'aborted' };
 
+/** The holder file's content. */
+const holderSchema = z.object({ pid: z.number().check(z.int(), z.positive()), host: z.string() });
+
 /**
  * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms while
  * another run holds it and reporting the wait through `onWait`. Next to the lock,
  * `build.lock.holder` names this process, so that a later run can tell a lock left by a run
  * that is gone (taken over at once) from one of a run that is only slow or suspended (waited
  * for). `onLost` is called if the lock is taken over all the same (its folder was removed).
+ * Opens the state folder first (see {@link openStateFolder}: a symbolic link there is refused),
+ * and once locked removes the temp files of interrupted writes (see {@link removeInterruptedWrites}).
  * @throws StateError when the state folder or the lock cannot be created (for example a
- *   read-only checkout).
+ *   read-only checkout), or a symbolic link stands in the place of the folder or a state file.
  */
 export async function acquireRunLock(
   projectDir: string,
@@ -46,12 +53,13 @@ export async function acquireRunLock(
   signal?: AbortSignal,
   onLost: () => void = () => undefined,
 ): Promise<LockResult> {
-  const dir = stateDir(projectDir);
-  const lockPath = path.join(dir, 'build.lock');
-  const holderPath = `${lockPath}.holder`;
-  writingState(dir, () => fs.mkdirSync(dir, { recursive: true }));
+  const dir = openStateFolder(projectDir);
+  const lockPath = path.join(dir, LOCK_DIR);
+  const holderPath = path.join(dir, LOCK_HOLDER_FILE);
   const start = performance.now();
   for (;;) {
+    // proper-lockfile stats through a link in the lock's place (and takes its target's age for the lock's).
+    refuseLink(lockPath, 'write');
     try {
       const release = await lockfile.lock(dir, {
         lockfilePath: lockPath,
@@ -61,12 +69,18 @@ export async function acquireRunLock(
         // Another run took the lock over (it found this one gone, or the lock folder was removed).
         onCompromised: onLost,
       });
-      writingState(holderPath, () => fs.writeFileSync(holderPath, JSON.stringify({ pid: process.pid, host: os.hostname() })));
+      try {
+        removeInterruptedWrites(dir);
+        writeStateFile(holderPath, JSON.stringify({ pid: process.pid, host: os.hostname() }));
+      } catch (error) {
+        await release().catch(() => undefined);
+        throw error;
+      }
       return {
         kind: 'locked',
         release: () => {
           // The holder file goes first: a lock without one is never taken for a dead run's.
-          fs.rmSync(holderPath, { force: true });
+          removeQuietly(holderPath);
           return release().catch(() => undefined);
         },
       };
@@ -86,24 +100,30 @@ export async function acquireRunLock(
   }
 }
 
+/** Removes a state file we made, leaving anything else (a link stays, and is refused by the next run). */
+function removeQuietly(file: string): void {
+  try {
+    removeStateFile(file);
+  } catch {
+    // Releasing must not fail; what is left is refused or taken over by the next run.
+  }
+}
+
 /**
  * Removes the lock when the run holding it is gone: its holder file names a process on this
- * host that no longer exists, or there is no holder file and the lock has not been refreshed
- * for {@link LOCK_STALE_MS} ms. The holder file is first renamed to a name of our own, so of
- * several waiting runs only one removes the lock. A lock held by a live process is never
+ * host that no longer exists, or there is no valid holder file and the lock has not been
+ * refreshed for {@link LOCK_STALE_MS} ms. The holder file is first renamed to a name of our own,
+ * so of several waiting runs only one removes the lock. A lock held by a live process is never
  * removed, however long since it was refreshed.
  * @returns true when the lock was removed (try to take it again at once).
+ * @throws StateError when the lock or its holder file is a symbolic link.
  */
 function takeOverFromTheGone(lockPath: string, holderPath: string): boolean {
-  let holder: { pid: number; host: string } | undefined;
-  try {
-    holder = JSON.parse(fs.readFileSync(holderPath, 'utf8')) as { pid: number; host: string };
-  } catch {
-    holder = undefined;
-  }
+  const holder = readHolder(holderPath);
   try {
     if (holder === undefined) {
-      if (Date.now() - fs.statSync(lockPath).mtimeMs < LOCK_STALE_MS) return false;
+      const lock = refuseLink(lockPath, 'write');
+      if (lock === undefined || Date.now() - lock.mtimeMs < LOCK_STALE_MS) return false;
       fs.rmdirSync(lockPath);
       return true;
     }
@@ -111,11 +131,29 @@ function takeOverFromTheGone(lockPath: string, holderPath: string): boolean {
     const claimed = `${holderPath}.${process.pid}`;
     fs.renameSync(holderPath, claimed);
     fs.rmdirSync(lockPath);
-    fs.rmSync(claimed, { force: true });
+    removeQuietly(claimed);
     return true;
-  } catch {
+  } catch (error) {
+    if (error instanceof StateError) throw error;
     // Another run got there first, or the lock was just released: try again.
     return false;
+  }
+}
+
+/**
+ * The holder file's process, or undefined when there is none or it cannot be read or is not
+ * valid (then the lock's age decides: a pid that is not a number must not pass for a dead process).
+ * @throws StateError when it is a symbolic link.
+ */
+function readHolder(holderPath: string): z.infer<typeof holderSchema> | undefined {
+  try {
+    const read = readStateFile(holderPath, 4096);
+    if (read === undefined || !read.whole) return undefined;
+    const parsed = holderSchema.safeParse(JSON.parse(read.bytes.toString('utf8')));
+    return parsed.success ? parsed.data : undefined;
+  } catch (error) {
+    if (error instanceof StateError) throw error;
+    return undefined;
   }
 }
 

@@ -1,42 +1,19 @@
 /**
  * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
  * the owner token used against an agent session (`owner.json`) and the class index
- * (`classes.idx`: the class files' stamps and hashes). Files are written whole (temp file and
- * rename); a corrupt or unreadable one is ignored with a warning, never trusted.
+ * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
+ * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
+ * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import writeFileAtomic from 'write-file-atomic';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
 import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
+import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
+import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
-/** A file or folder in the state folder that cannot be written (or read); `path` names it. */
-export class StateError extends Error {
-  constructor(
-    readonly path: string,
-    cause: unknown,
-    access: 'read' | 'write' = 'write',
-  ) {
-    super(`cannot ${access} ${path} (${(cause as Error).message})`, { cause });
-    this.name = 'StateError';
-  }
-}
-
-/** Runs `write`, turning a file-system error into a {@link StateError} naming `file`. */
-export function writingState<T>(file: string, write: () => T): T {
-  try {
-    return write();
-  } catch (error) {
-    throw new StateError(file, error);
-  }
-}
-
-/** The state folder of a project. */
-export function stateDir(projectDir: string): string {
-  return path.join(projectDir, '.reclazz');
-}
+export { StateError } from './files.js';
 
 const ownerStateSchema = z.object({
   owner: z.string().check(z.refine(isToken, 'not a valid owner token')),
@@ -53,29 +30,84 @@ const ownerStateSchema = z.object({
 /** The owner token used against one agent session. */
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
-const OWNER_FILE = 'owner.json';
+/**
+ * What {@link readOwnerState} found. With `recoveredFrom`, the file was corrupt and has been
+ * moved there, and `owner` is the token still readable in it: a hold left behind may be this
+ * token's, so try it before making a new one. Then `sessionId` is the one still readable, or ''
+ * (no agent session matches it), `port` 0 and `updatedAt` '' when not readable.
+ */
+export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
+
+/** An owner file is a line of JSON; anything larger than this is corrupt, in bytes. */
+const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the saved owner token. Returns undefined when there is none; a corrupt file is
- * reported through `warn` and ignored.
- * @throws StateError when the file exists but cannot be read: it may name the owner of a hold
+ * Reads the saved owner token from `.reclazz/owner.json`. A corrupt one is never replaced or
+ * deleted: it is moved aside to `owner.json.corrupt-<UTC time>`, a warning through `warn` names
+ * where, and an owner token still readable in it is returned with `recoveredFrom` (see
+ * {@link SavedOwnerState}).
+ * @returns the state, or undefined when there is none (or a corrupt one without a readable token).
+ * @throws StateError when the file exists but cannot be read, is not a regular file or is a
+ *   symbolic link, or when a corrupt one cannot be moved aside: it may name the owner of a hold
  *   left behind, so it must not be replaced by a new token.
  */
-export function readOwnerState(projectDir: string, warn: (message: string) => void): OwnerState | undefined {
-  return readJson(path.join(stateDir(projectDir), OWNER_FILE), ownerStateSchema, warn);
+export function readOwnerState(projectDir: string, warn: (message: string) => void): SavedOwnerState | undefined {
+  const dir = existingStateFolder(projectDir);
+  if (dir === undefined) return undefined;
+  const file = path.join(dir, OWNER_FILE);
+  let read;
+  try {
+    read = readStateFile(file, OWNER_MAX_BYTES);
+  } catch (error) {
+    throw error instanceof StateError ? error : new StateError(file, error, 'read');
+  }
+  if (read === undefined) return undefined;
+  const text = read.bytes.toString('utf8');
+  if (read.whole) {
+    const parsed = parseJson(text, ownerStateSchema);
+    if (parsed !== undefined) return parsed;
+  }
+  const aside = moveCorruptAside(file);
+  const recovered = recoverOwner(text);
+  warn(
+    `${file} is corrupt; ignoring it: moved to ${aside}` +
+      (recovered === undefined ? ' (no owner token could be read from it)' : ` (owner token ${recovered.owner} could still be read from it)`),
+  );
+  return recovered === undefined ? undefined : { ...recovered, recoveredFrom: aside };
+}
+
+/** What can still be read of a damaged owner file: the token (whole, between its quotes) and the session, if any. */
+function recoverOwner(text: string): OwnerState | undefined {
+  let fields: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed === 'object' && parsed !== null) fields = parsed as Record<string, unknown>;
+  } catch {
+    // Cut short or damaged: pick the fields out of the text. A token has no characters JSON escapes.
+    const owner = /"owner"\s*:\s*"([A-Za-z0-9_-]{1,64})"/.exec(text)?.[1];
+    const sessionId = /"sessionId"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(text)?.[1];
+    fields = { owner, sessionId: sessionId === undefined ? undefined : parseJson(sessionId, z.string()) };
+  }
+  const { owner, sessionId, port, updatedAt } = fields;
+  if (typeof owner !== 'string' || !isToken(owner)) return undefined;
+  return {
+    owner,
+    sessionId: typeof sessionId === 'string' ? sessionId : '',
+    port: Number.isInteger(port) ? (port as number) : 0,
+    updatedAt: typeof updatedAt === 'string' ? updatedAt : '',
+  };
 }
 
 /**
- * Saves the owner token for this agent session, whole (temp file and rename).
+ * Saves the owner token for this agent session, whole (see {@link writeStateFile}); only the
+ * fields of {@link OwnerState} are written.
  * @throws StateError when it cannot be written.
  */
 export function writeOwnerState(projectDir: string, state: OwnerState): void {
-  writeJson(path.join(stateDir(projectDir), OWNER_FILE), state);
+  const { owner, sessionId, port, updatedAt, held } = state;
+  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
 }
 
-const INDEX_FILE = 'classes.idx';
-/** The JSON class state of earlier versions; removed when the index is written. */
-const LEGACY_CLASS_STATE_FILE = 'classes.json';
 const INDEX_MAGIC = Buffer.from('RCLZIDX2', 'latin1');
 /** The magic without its version digit: an index of another version is rebuilt without a warning. */
 const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
@@ -97,15 +129,21 @@ const indexHeaderSchema = z.object({
  * row one byte, 1 when not proven (see {@link ClassIndex.unproven});
  * then the SHA-256 of everything before it.
  * @returns the index, or an empty one (everything is hashed again) when it is missing, or
- *   corrupt (reported through `warn`).
+ *   corrupt or unreadable (reported through `warn`).
+ * @throws StateError when the state folder or the index is a symbolic link.
  */
 export function readClassIndex(projectDir: string, warn: (message: string) => void): ClassIndex {
-  const file = path.join(stateDir(projectDir), INDEX_FILE);
+  const dir = existingStateFolder(projectDir);
+  if (dir === undefined) return emptyIndex();
+  const file = path.join(dir, INDEX_FILE);
   let bytes: Buffer;
   try {
-    bytes = fs.readFileSync(file);
+    const read = readStateFile(file);
+    if (read === undefined) return emptyIndex();
+    bytes = read.bytes;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
+    if (error instanceof StateError) throw error;
+    warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
     return emptyIndex();
   }
   const otherVersion = bytes.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) && !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC);
@@ -116,17 +154,14 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
 }
 
 /**
- * Saves the class index whole (temp file and rename); see {@link readClassIndex} for the layout.
- * @throws StateError when it cannot be written.
+ * Saves the class index whole (see {@link writeStateFile}), then removes the JSON class state
+ * of earlier versions; see {@link readClassIndex} for the layout.
+ * @throws StateError when it cannot be written (the previous index is then kept as it was).
  */
 export function writeClassIndex(projectDir: string, index: ClassIndex): void {
-  const dir = stateDir(projectDir);
-  const file = path.join(dir, INDEX_FILE);
-  writingState(file, () => {
-    fs.mkdirSync(dir, { recursive: true });
-    writeFileAtomic.sync(file, encodeIndex(index));
-    fs.rmSync(path.join(dir, LEGACY_CLASS_STATE_FILE), { force: true });
-  });
+  const dir = createStateFolder(projectDir);
+  writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
+  removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
 }
 
 /** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
@@ -191,27 +226,12 @@ function bytesOf(array: Uint32Array | Float64Array): Buffer {
   return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
-function readJson<T>(file: string, schema: z.ZodMiniType<T>, warn: (message: string) => void): T | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new StateError(file, error, 'read');
-  }
+/** `text` parsed as JSON and checked by `schema`, or undefined. */
+function parseJson<T>(text: string, schema: z.ZodMiniType<T>): T | undefined {
   try {
     const parsed = schema.safeParse(JSON.parse(text));
-    if (parsed.success) return parsed.data;
+    return parsed.success ? parsed.data : undefined;
   } catch {
-    // fall through to the warning
+    return undefined;
   }
-  warn(`${file} is corrupt; ignoring it (it is rewritten at the end of this run)`);
-  return undefined;
-}
-
-function writeJson(file: string, value: unknown): void {
-  writingState(file, () => {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    writeFileAtomic.sync(file, `${JSON.stringify(value)}\n`);
-  });
 }

@@ -68,6 +68,21 @@ describe('the owner token of a hold left behind', () => {
     expect(JSON.parse(fs.readFileSync(ownerFile(p), 'utf8'))).toMatchObject({ owner: after, sessionId: agent.sessionId, port: agent.port });
   });
 
+  it('a corrupt owner.json whose session id was cut off: its token is still tried and recovers the hold', async () => {
+    const { p, agent } = await setup();
+    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    const left = savedOwner(p);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: left });
+    // Cut short right after the token: the session id is gone, the token is whole.
+    fs.writeFileSync(ownerFile(p), `{"owner":"${left}","sess`);
+    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(next.stderr).toMatch(/owner\.json is corrupt; ignoring it: moved to .*owner\.json\.corrupt-/);
+    expect(next.stderr).toContain(`owner token ${left} (reused`);
+    await until(() => agent.hold().kind === 'none', 'the capture to release the hold', 2000);
+    expect(agent.holdLog.filter((h) => h.event === 'released').map((h) => h.owner)).toEqual([left]);
+  });
+
   it('--owner overrides the saved token, and a run whose started is rejected does not lose the saved one', async () => {
     const { p, agent } = await setup();
     expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
@@ -95,8 +110,11 @@ describe('the owner token of a hold left behind', () => {
     expect(run.stderr).toMatch(/warning: .*owner\.json is corrupt; ignoring it/);
     expect(run.stderr).toMatch(/warning: .*classes\.idx is corrupt; ignoring it \(class files are hashed again and it is rewritten\)/);
     expect(savedOwner(p)).toMatch(/^[0-9a-f-]{36}$/);
-    // Written by temp file and rename: nothing else is left in the state folder.
-    expect(fs.readdirSync(state).sort()).toEqual(['agent.port', 'classes.idx', 'owner.json']);
+    // Written by temp file and rename: nothing else is left in the state folder but the corrupt
+    // owner.json, moved aside (never overwritten: it may hold the only recovery token).
+    const left = fs.readdirSync(state).sort();
+    expect(left.filter((f) => !f.startsWith('owner.json.corrupt-'))).toEqual(['agent.port', 'classes.idx', 'owner.json']);
+    expect(left.filter((f) => f.startsWith('owner.json.corrupt-'))).toHaveLength(1);
   });
 });
 

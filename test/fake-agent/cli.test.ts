@@ -5,6 +5,7 @@ import {
   mkdirSync,
   mkdtempSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -15,8 +16,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFakeAgentCli } from '../../src/fake-agent/cli-run.js';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { onCleanup, sha, tempDir, writeClass } from './fixture.js';
-import { LineClient, until } from './line-client.js';
+import { doctor, finalVerify, isRunning, onCleanup, sha, tempDir, writeClass } from './fixture.js';
+import { LineClient, sleep, until } from './line-client.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -96,12 +97,89 @@ describe('runFakeAgentCli', () => {
     expect(notReady.hold().kind).toBe('none');
   });
 
+  it('passes the stand-in JVM and container switches through', async () => {
+    const project = tempDir();
+    const classes = join(project, 'target', 'classes');
+    mkdirSync(classes, { recursive: true });
+    const { agent } = await run([
+      '--port-file', join(tempDir(), 'agent.port'), '--app-dir', project, '--watch', classes,
+      '--path-map', `/app=${project}`, '--watch-sample-truncated',
+    ]);
+    const client = await connected(agent);
+    expect(await doctor(client, 'd')).toMatchObject({
+      pid: String(agent.jvm!.pid),
+      workingDirectory: '/app',
+      watchedDirectories: ['/app/target/classes'],
+      watchSampleTruncated: true,
+    });
+    const other = (await run(['--port-file', join(tempDir(), 'p'), '--report-pid', '77', '--report-working-dir', '/elsewhere', '--no-stand-in-jvm'])).agent;
+    expect(other.jvm).toBeUndefined();
+    expect(await doctor(await connected(other), 'd')).toMatchObject({ pid: '77', workingDirectory: '/elsewhere' });
+  });
+
+  it('passes the start-up switches through', async () => {
+    const dir = tempDir();
+    const { agent } = await run(['--port-file', join(dir, 'agent.port'), '--starting-ms', 'forever', '--starting-doctor', 'silent', '--port-file-delay-ms', '150']);
+    expect(agent.starting).toBe(true);
+    expect(existsSync(join(dir, 'agent.port'))).toBe(false);
+    const client = await connected(agent);
+    client.send('DOCTOR d');
+    client.send('PENDING');
+    await client.next((e) => e.message.startsWith('Pending: '));
+    expect(client.infos().some((m) => m.startsWith('DOCTOR_RESULT'))).toBe(false);
+    await until(() => existsSync(join(dir, 'agent.port')));
+    const late = (await run(['--port-file', join(tempDir(), 'agent.port'), '--listen-delay-ms', '100', '--starting-ms', '50'])).agent;
+    await expect(LineClient.connect(late.port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await late.listening;
+    expect((await doctor(await connected(late), 'd')).verifySupported).toBe(true);
+  });
+
+  it('passes the batch, watcher and slot switches through', async () => {
+    const dir = tempDir();
+    for (const name of ['A', 'B', 'Bad', 'Moved']) writeClass(dir, `p/${name}.class`, 'v1');
+    const { agent } = await run([
+      '--port-file', join(dir, 'port'), '--watch', dir, '--auto-reload', '--watch-debounce-ms', '50',
+      '--unreadable-class', 'p.Bad', '--restart-required', 'p.Moved=superclass p.X -> p.Y', '--lingering-slots',
+      '--capture-delay-ms', '5', '--reload-ms', '5',
+    ]);
+    const client = await connected(agent);
+    const a = writeClass(dir, 'p/A.class', 'v2');
+    expect((await finalVerify(client, 'p.A', a)).status).toBe('applied');
+    writeClass(dir, 'p/Bad.class', 'v2');
+    const b = writeClass(dir, 'p/B.class', 'v2');
+    expect((await finalVerify(client, 'p.B', b)).detail).toContain('input class names were ambiguous');
+    const moved = writeClass(dir, 'p/Moved.class', 'v2');
+    expect((await finalVerify(client, 'p.Moved', moved)).detail).toBe(
+      'WARN: Hierarchy of p.Moved changed (superclass p.X -> p.Y); restart required to apply it',
+    );
+    const second = await connected(agent);
+    second.close();
+    await until(() => agent.clientCount() === 1);
+    expect(agent.slotsInUse()).toBe(2);
+  });
+
+  it('passes --hostile features through', async () => {
+    const { agent } = await run(['--port-file', join(tempDir(), 'port'), '--hostile', 'messages', '--hostile', 'doctor']);
+    const client = await connected(agent);
+    expect(client.events()[0].message).toContain('\u001b');
+    expect(String((await doctor(client, 'd')).vmName)).toContain('\u001b[2J');
+    const silent = (await run(['--port-file', join(tempDir(), 'port'), '--hostile', 'silent-connect'])).agent;
+    const raw = await LineClient.connect(silent.port);
+    onCleanup(() => raw.close());
+    await sleep(50);
+    expect(raw.rawText).toBe('');
+  });
+
   it('rejects bad arguments', async () => {
     const stderr = process.stderr.write;
     process.stderr.write = (() => true) as typeof process.stderr.write;
     try {
       await expect(runFakeAgentCli(['--verify-status', 'maybe'])).rejects.toThrow();
       await expect(runFakeAgentCli(['--port', 'x'])).rejects.toThrow();
+      await expect(runFakeAgentCli(['--hostile', 'rude'])).rejects.toThrow();
+      await expect(runFakeAgentCli(['--path-map', '/app'])).rejects.toThrow();
+      await expect(runFakeAgentCli(['--starting-ms', 'soon'])).rejects.toThrow();
+      await expect(runFakeAgentCli(['--starting-doctor', 'loud'])).rejects.toThrow();
     } finally {
       process.stderr.write = stderr;
     }
@@ -127,7 +205,8 @@ describe('reclazz-fake-agent binary', () => {
     );
     mkdirSync(join(pkg, 'bin'));
     copyFileSync(join(root, 'bin/reclazz-fake-agent.js'), join(pkg, 'bin/reclazz-fake-agent.js'));
-    writeFileSync(join(pkg, 'package.json'), '{"type":"module"}');
+    copyFileSync(join(root, 'README.md'), join(pkg, 'README.md'));
+    writeFileSync(join(pkg, 'package.json'), '{"name":"reclazz-build","version":"0.0.0-test","type":"module"}');
     symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
   }, 60_000);
   afterAll(() => rmSync(pkg, { recursive: true, force: true }));
@@ -158,7 +237,7 @@ describe('reclazz-fake-agent binary', () => {
       const doctor = await client.ask('DOCTOR d1', 'DOCTOR_RESULT', 'd1');
       expect(JSON.parse(doctor.slice('DOCTOR_RESULT d1 '.length))).toMatchObject({
         watchedDirectories: [join(cwd, 'classes')],
-        workingDirectory: cwd,
+        workingDirectory: realpathSync(cwd),
       });
       await until(() => stderr.includes('DOCTOR d1'), 2000, 'the logged command');
       expect(stderr).toBe('[client 1] DOCTOR d1\n');
@@ -171,10 +250,34 @@ describe('reclazz-fake-agent binary', () => {
     20_000,
   );
 
-  it('--help shows usage with examples and exits 0', () => {
+  it('--help shows usage with examples, points at the README section the package ships, and exits 0', () => {
     const help = execFileSync(process.execPath, [join(pkg, 'bin/reclazz-fake-agent.js'), '--help'], { encoding: 'utf8' });
     expect(help).toContain('Usage: reclazz-fake-agent');
     expect(help).toContain('--reject-started');
+    expect(help).toContain('--hostile <feature>');
     expect(help).toContain('Examples:');
+    expect(help).not.toContain('protocol.md');
+    expect(help.replace(/\s+/g, ' ')).toContain(`Documented in ${join(pkg, 'README.md')}, section "The fake agent".`);
+    // That section exists, and the package ships the file.
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^## The fake agent$/m);
+    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files).toContain('README.md');
   });
+
+  it('a killed fake agent leaves no stand-in JVM behind (its stdin closes)', async () => {
+    const cwd = tempDir();
+    const child = spawn(process.execPath, [join(pkg, 'bin/reclazz-fake-agent.js')], { cwd, stdio: ['ignore', 'pipe', 'ignore'] });
+    onCleanup(() => void child.kill('SIGKILL'));
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    await until(() => stdout.includes('\n'), 10_000, 'the ready line');
+    const client = await LineClient.ready(Number(readFileSync(join(cwd, '.reclazz', 'agent.port'), 'utf8')));
+    onCleanup(() => client.close());
+    const result = await doctor(client, 'd');
+    const pid = Number(result.pid);
+    expect(pid).not.toBe(child.pid);
+    expect(result.workingDirectory).toBe(realpathSync(cwd));
+    expect(isRunning(pid)).toBe(true);
+    child.kill('SIGKILL');
+    await until(() => !isRunning(pid), 5000, 'the stand-in to exit');
+  }, 20_000);
 });

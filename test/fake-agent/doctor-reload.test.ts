@@ -1,12 +1,8 @@
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentFor, clientOf, tempDir, writeClass } from './fixture.js';
-import { sleep, until, type LineClient } from './line-client.js';
-
-async function doctor(client: LineClient, token: string): Promise<Record<string, unknown>> {
-  const message = await client.ask(`DOCTOR ${token}`, 'DOCTOR_RESULT', token);
-  return JSON.parse(message.slice(`DOCTOR_RESULT ${token} `.length)) as Record<string, unknown>;
-}
+import { agentFor, clientOf, doctor, tempDir, writeClass } from './fixture.js';
+import { sleep, until } from './line-client.js';
 
 describe('DOCTOR', () => {
   it('answers the requester with every observed field', async () => {
@@ -41,8 +37,8 @@ describe('DOCTOR', () => {
       status: 'observed',
       sessionId: agent.sessionId,
       agentVersion: '1.4.0-fake',
-      pid: String(process.pid),
-      workingDirectory: process.cwd(),
+      pid: String(agent.jvm!.pid),
+      workingDirectory: realpathSync(process.cwd()),
       watcherState: 'watching',
       buildHold: 'none',
       watchedDirectoryCount: 2,

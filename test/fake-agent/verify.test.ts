@@ -145,7 +145,7 @@ describe('capture and VERIFY', () => {
     await client.next((e) => e.message.startsWith('n.New: '));
     const result = await client.verify('u', 'n.New', fresh);
     expect(result.status).toBe('unverified');
-    expect(result.detail).toContain('not loaded before the reload');
+    expect(result.detail).toBe('class was not loaded exactly once before the batch, or input class names were ambiguous');
     expect(result.completedAt).not.toBe('');
   });
 

@@ -1,0 +1,90 @@
+/**
+ * The fake agent's stand-in for the application's JVM: a real, idle process started in the
+ * app's folder, so that DOCTOR's `pid` and `workingDirectory` (protocol.md, "DOCTOR") name a
+ * process a client can look up (its start time, its cwd) as it would a real JVM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { realpathSync, statSync } from 'node:fs';
+
+/** Marker in the stand-in's command line, so a test can find leftovers with `ps`. */
+export const STAND_IN_MARKER = 'reclazz-fake-jvm';
+
+/** How long stop() waits for the stand-in to leave after its stdin closes, before SIGKILL. Milliseconds. */
+const STOP_GRACE_MS = 2000;
+
+// Both idle until their stdin closes: that happens on stop(), and also when the parent dies in
+// any way (even SIGKILL), so a stand-in never outlives the fake agent that started it. A shell
+// running cat starts in a millisecond; node (for Windows) takes about 100 ms.
+const POSIX_KEEP_ALIVE = ['/bin/sh', ['-c', 'cat >/dev/null; :', STAND_IN_MARKER, `parent=${process.pid}`]] as const;
+const NODE_KEEP_ALIVE = [
+  process.execPath,
+  ["-e", "process.stdin.on('data',()=>{});process.stdin.on('end',()=>process.exit(0));process.stdin.on('error',()=>process.exit(0));", STAND_IN_MARKER, `parent=${process.pid}`],
+] as const;
+
+/** A running stand-in JVM. */
+export interface StandIn {
+  /** Its process id. */
+  readonly pid: number;
+  /** Its working directory as the process sees it (symbolic links resolved, as `user.dir` would be). */
+  readonly cwd: string;
+  /** End it (stdin closed, then SIGKILL after 2 s) and wait until it has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Start a stand-in in `cwd` (`/bin/sh` running `cat` from a pipe; on Windows node running a
+ * keep-alive script). Its command line holds `reclazz-fake-jvm parent=<this pid>`. Resolves once
+ * the process exists. Rejects with an error naming `cwd` when it is not a directory, or when
+ * the process cannot be started.
+ */
+export async function startStandIn(cwd: string): Promise<StandIn> {
+  let resolved: string;
+  try {
+    if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
+    resolved = realpathSync(cwd);
+  } catch {
+    throw new Error(`the app folder ${cwd} is not a directory; create it or pass another appDir (the stand-in JVM runs there)`);
+  }
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS; // a keep-alive needs no preloaded modules
+  const [command, args] = process.platform === 'win32' ? NODE_KEEP_ALIVE : POSIX_KEEP_ALIVE;
+  const child = spawn(command, args, {
+    cwd: resolved,
+    env,
+    stdio: ['pipe', 'ignore', 'ignore'],
+    windowsHide: true,
+  });
+  await new Promise<void>((resolveSpawn, rejectSpawn) => {
+    child.once('spawn', resolveSpawn);
+    child.once('error', (error) => rejectSpawn(new Error(`cannot start the stand-in JVM in ${cwd}: ${error.message}`)));
+  });
+  child.on('error', () => {
+    /* after spawn: a failed write to stdin of an exited stand-in */
+  });
+  // Neither the process nor its stdin pipe may keep a test runner or the CLI alive.
+  child.unref();
+  unrefStdin(child);
+  const exited = new Promise<void>((resolveExit) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolveExit();
+    else child.once('exit', () => resolveExit());
+  });
+  let stopping: Promise<void> | undefined;
+  return {
+    pid: child.pid as number,
+    cwd: resolved,
+    stop: () => (stopping ??= stopChild(child, exited)),
+  };
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  child.ref(); // stop() is awaited: keep the loop alive until the exit is seen
+  child.stdin?.end();
+  const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
+  await exited;
+  clearTimeout(timer);
+}
+
+function unrefStdin(child: ChildProcess): void {
+  const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
+  stdin?.unref?.();
+}

@@ -1,0 +1,107 @@
+/**
+ * Facts about processes on this machine: when one started, its working directory, and the
+ * members of a process group. Used to tell the JVM behind an agent apart from another process
+ * that reuses its pid, and to see whether a build's process group is still running.
+ *
+ * Read-only by design: nothing here sends a signal. Processes come and go while they are
+ * looked at, so a process that is gone, or that this user may not see (another user's process,
+ * `hidepid`, a container's pid namespace), gives undefined or is skipped, never an error. An
+ * id that is not a positive integer names no process and gives undefined too. Undefined from a
+ * group function means "cannot tell here", which a caller must not read as "gone".
+ *
+ * Linux reads /proc; macOS runs `ps` and `lsof`; Windows runs PowerShell for start times only.
+ * Every function takes an optional `ProcHost` (default: this machine) so tests can replay
+ * recorded outputs.
+ */
+import { darwinCwd, darwinScan, darwinStartTime } from './proc-darwin.js';
+import { isProcessId, localHost, startsMatch, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+import { linuxCwd, linuxScan, linuxStartTime } from './proc-linux.js';
+import { windowsStartTime } from './proc-windows.js';
+
+export { localHost, startRange, startsMatch, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+
+/**
+ * When process `pid` started, or undefined when it is not visible here (gone, another user's
+ * on macOS or Windows, or an unsupported platform). Error bound (`errorMs`): about 11 ms on
+ * Linux with 10 ms clock ticks, 500 ms on macOS (whole seconds; 30 min or more inside a
+ * repeated daylight-saving hour), under 1 ms on Windows.
+ */
+export async function processStartTime(pid: number, host: ProcHost = localHost): Promise<StartTime | undefined> {
+  if (!isProcessId(pid)) return undefined;
+  if (host.platform === 'linux') return linuxStartTime(pid, host);
+  if (host.platform === 'darwin') return darwinStartTime(pid, host);
+  if (host.platform === 'win32') return windowsStartTime(pid, host);
+  return undefined;
+}
+
+/**
+ * The working directory of process `pid` as an absolute path, or undefined when it is not
+ * visible here or the platform cannot tell (Windows). On Linux a directory that was removed
+ * reads as its old path followed by ` (deleted)`, which matches no live directory.
+ */
+export async function processCwd(pid: number, host: ProcHost = localHost): Promise<string | undefined> {
+  if (!isProcessId(pid)) return undefined;
+  if (host.platform === 'linux') return linuxCwd(pid, host);
+  if (host.platform === 'darwin') return darwinCwd(pid, host);
+  return undefined;
+}
+
+/** Every visible process that passes `keep`, or undefined where no scan is possible. */
+function scan(host: ProcHost, keep: (info: { pgid: number; sid: number | undefined }) => boolean): Promise<ProcessInfo[] | undefined> {
+  if (host.platform === 'linux') return linuxScan(host, keep);
+  if (host.platform === 'darwin') return darwinScan(host, keep);
+  return Promise.resolve(undefined);
+}
+
+/**
+ * The visible processes whose process group is `pgid`, zombies included (state `Z`: exited,
+ * not yet reaped, writing nothing), in no particular order; [] when there are none, undefined
+ * when this platform cannot tell (Windows) or /proc cannot be read.
+ *
+ * A process that called setsid(2), such as a Gradle daemon, leads a new session and a new
+ * group, so it is never a member of the group it was started in.
+ */
+export async function groupMembers(pgid: number, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
+  if (!isProcessId(pgid)) return undefined;
+  return scan(host, (info) => info.pgid === pgid);
+}
+
+/**
+ * The visible processes of session `sid` (any process group), zombies included. A build
+ * started in its own session (Node's `detached: true` calls setsid) keeps there any child that
+ * a job-control shell moved into a new process group, while a daemon that called setsid
+ * leaves it. Undefined where this platform cannot tell (macOS, Windows) or /proc cannot be read.
+ */
+export async function sessionMembers(sid: number, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
+  if (!isProcessId(sid) || host.platform !== 'linux') return undefined;
+  return scan(host, (info) => info.sid === sid);
+}
+
+/** Exited but not yet reaped (`Z`), or being torn down (`X`): such a process writes nothing more. */
+function isExited(info: ProcessInfo): boolean {
+  return /^[ZX]/.test(info.state);
+}
+
+/**
+ * Whether the process group `pgid` that was recorded with its leader's start time `leaderStart`
+ * (the leader being the process whose pid is `pgid`) still has a running member. Undefined
+ * when this platform cannot tell (see `groupMembers`).
+ *
+ * - The leader is visible: the group is the recorded one only if the leader's start matches
+ *   (`startsMatch`); otherwise the pid was reused and the recorded group is gone (a pgid
+ *   cannot be reused while any process is still in that group).
+ * - The leader has exited and is reaped, members remain: alive while one is running that
+ *   cannot have started before the leader. Members of a recorded group start after its leader,
+ *   so this errs only one way: a new group that reused the pgid and then lost its own leader
+ *   counts as alive, which makes a caller wait, never miss a writer.
+ * - A zombie counts as exited, but a zombie leader still proves which group this is.
+ */
+export async function isGroupAlive(pgid: number, leaderStart: StartTime, host: ProcHost = localHost): Promise<boolean | undefined> {
+  const members = await groupMembers(pgid, host);
+  if (!members) return undefined;
+  const leader = members.find((member) => member.pid === pgid);
+  const running = members.filter((member) => !isExited(member));
+  if (leader?.start) return startsMatch(leader.start, leaderStart) && running.length > 0;
+  const earliest = leaderStart.startMs - leaderStart.errorMs;
+  return running.some((member) => !member.start || member.start.startMs + member.start.errorMs >= earliest);
+}

@@ -1,0 +1,29 @@
+/**
+ * The class index file: something other than a regular file in its place is never opened (a
+ * FIFO would block the run for good) and never replaced; reading it only means hashing again.
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
+import { indexOf } from './fixtures.js';
+import { names, scratch, thrownBy } from './helpers.js';
+
+describe('classes.idx that is not a regular file', () => {
+  it.each([
+    ['a FIFO', (file: string) => execFileSync('mkfifo', [file])],
+    ['a folder', (file: string) => fs.mkdirSync(file)],
+  ])('%s: read with a warning as an empty index without blocking; not replaced by a write', (_, make) => {
+    const project = scratch();
+    const file = path.join(project, '.reclazz', 'classes.idx');
+    fs.mkdirSync(path.dirname(file));
+    make(file);
+    const warnings: string[] = [];
+    expect(readClassIndex(project, (m) => warnings.push(m)).paths).toEqual([]);
+    expect(warnings).toEqual([`cannot read ${file} (it is not a regular file); ignoring it`]);
+    expect(thrownBy(() => writeClassIndex(project, indexOf(2))).message).toBe(`cannot write ${file} (it is not a regular file: move it away)`);
+    expect(names(path.dirname(file))).toEqual(['classes.idx']);
+    expect(fs.lstatSync(file).isFile()).toBe(false);
+  });
+});
