@@ -13,6 +13,15 @@ export function processHost(): Host {
     clock: { now: () => performance.now(), date: () => new Date() },
     sharesTerminal: process.stdin.isTTY === true,
     kill: (pid, signal) => process.kill(pid, signal),
+    pid: process.pid,
+    isAlive: (pid) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code === 'EPERM';
+      }
+    },
     onExit: (listener) => {
       process.once('exit', listener);
       return () => process.off('exit', listener);

@@ -5,14 +5,14 @@
  * be lost), and marked released once `BUILD ok` was acknowledged.
  */
 import { newToken } from '../agent/protocol.js';
-import { readOwnerState, writeOwnerState, type OwnerState } from '../state/store.js';
+import { readOwnerState, writeOwnerState, type SavedOwnerState } from '../state/store.js';
 
 /** The token a cycle uses and where it came from. */
 export interface OwnerChoice {
   owner: string;
   source: 'option' | 'saved' | 'new';
   /** What owner.json held when the session opened (any agent session). */
-  saved: OwnerState | undefined;
+  saved: SavedOwnerState | undefined;
   /** True when the saved token belongs to this agent session and its last `ok` was acknowledged. */
   releasedBefore: boolean;
 }
@@ -29,7 +29,9 @@ export function chooseOwner(
   warn: (message: string) => void,
 ): OwnerChoice {
   const saved = readOwnerState(projectDir, warn);
-  const savedOwner = saved !== undefined && saved.sessionId === sessionId ? saved.owner : undefined;
+  // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
+  const ours = saved !== undefined && (saved.sessionId === sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === ''));
+  const savedOwner = ours ? saved.owner : undefined;
   const owner = explicit ?? savedOwner ?? newToken();
   const source = explicit !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new';
   return { owner, source, saved, releasedBefore: owner === savedOwner && saved?.held === false };

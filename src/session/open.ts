@@ -12,7 +12,7 @@ import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
-import { acquireRunLock } from '../state/lock.js';
+import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
 import path from 'node:path';
@@ -59,7 +59,7 @@ export async function openSession<H extends SessionHost>(
   };
   const found = findAgent(target, plan.offerNoAgent === true);
   if (found.kind === 'refused') return found;
-  const releaseLock = plan.builds ? await lockCheckout(found.location.projectDir, options, hooks) : undefined;
+  const releaseLock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
   if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
   const refused = (outcome: Outcome, known: { endpoint?: AgentEndpoint; agent?: AgentInfo } = {}): Opening<H> => ({
     kind: 'refused',
@@ -106,15 +106,26 @@ function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { lev
   if (SHOWN_AGENT_LEVELS.has(event.level)) emit({ type: 'agent-event', level: event.level, message: event.message });
 }
 
+/**
+ * The process the run lock names: a session that builds is opened on a whole {@link Host}.
+ * @throws Error for a host without it (a bug in the caller).
+ */
+function lockProcessOf(host: SessionHost): LockProcess {
+  if (!('pid' in host) || !('isAlive' in host)) throw new Error('a session that builds needs the whole host (pid, isAlive, clock, ...)');
+  return host as SessionHost & LockProcess;
+}
+
 /** Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot. */
 async function lockCheckout(
   projectDir: string,
+  host: LockProcess,
   options: SessionOptions,
   hooks: SessionHooks,
 ): Promise<(() => Promise<void>) | Opening<never>> {
   const emit = hooks.onEvent ?? (() => undefined);
   const lock = await acquireRunLock(
     projectDir,
+    host,
     options.waitMs ?? DEFAULTS.waitMs,
     (elapsedMs) => emit({ type: 'waiting', what: WAITING_FOR.lock, elapsedMs }),
     hooks.signal,

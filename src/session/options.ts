@@ -5,6 +5,7 @@
  */
 import type { RunEvent } from '../outcome/events.js';
 import type { ToolKind } from '../outcome/facts.js';
+import type { LockProcess } from '../state/lock.js';
 import type { ProcessControl } from '../tool/spawn.js';
 
 /** Default bounds of a build and the subcommands, in ms: the command line's, the config's and the library's. */
@@ -20,7 +21,7 @@ export interface Clock {
 }
 
 /** The process a session runs in. */
-export interface Host extends ProcessControl {
+export interface Host extends ProcessControl, LockProcess {
   /** Folder the build runs in and the search starts from (absolute). */
   cwd: string;
   /** The environment: discovery reads RECLAZZ_PORT*, the build gets it (and finds its tool on its PATH). */
