@@ -8,10 +8,13 @@
  * that is created, written, renamed or removed in it, through chokidar's `raw` event. A root that is
  * a file is tracked as a file (its folder is not watched).
  *
- * Why the recheck: chokidar never picks up a root that did not exist when it was added, and loses a
- * root for good once it is removed (`mvn clean`), even when it comes back. Every `recheckMs` the
- * roots (only the roots, a few stat calls) are checked: a missing root that now exists is watched,
- * a root folder that went away or was replaced (new inode) is watched afresh, and `onRoot` says so.
+ * Why the re-watching: chokidar never picks up a root that did not exist when it was added, loses a
+ * root for good once it is removed (`mvn clean`), and goes blind, without an error, on a folder
+ * that is removed and made again before it looks (`rm -rf` then a compile; the new folder may even
+ * reuse the inode). So a folder whose own watch reports its removal is watched afresh when it
+ * exists again, and every `recheckMs` the roots (only the roots, a few stat calls) are checked: a
+ * missing root that now exists is watched, a root that went away or was replaced is watched
+ * afresh. Each time, `onGap` says changes below that folder may have gone unseen.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,8 +38,11 @@ export interface TreeWatchOptions {
   ignore: (absolutePath: string) => boolean;
   /** Called for each change. Several calls may name the same path. */
   onChange: (change: TreeChange) => void;
-  /** Called when a root appears or is replaced (`present` true) or goes away (false): changes in between were not seen. */
-  onRoot: (root: string, present: boolean) => void;
+  /**
+   * Called when a root or folder appeared, went away or was replaced: changes below it may have
+   * gone unseen. It is watched (again) when it exists.
+   */
+  onGap: (folder: string) => void;
   /** Called for each error the watcher reports (for example ENOSPC: out of inotify watches). */
   onError: (error: Error) => void;
   /** How often the roots are checked for appearing, going away or being replaced, in ms (default 1000). */
@@ -55,6 +61,9 @@ export interface TreeWatch {
 
 /** The default period of the roots' recheck, in ms. */
 export const RECHECK_MS = 1000;
+
+/** How long after a folder reported its own removal it is looked at again, in ms: `rm -rf` and `mkdir` come in quick pairs. */
+const REWATCH_DELAY_MS = 20;
 
 /** The identity of a watched root, to see it replaced. */
 interface Armed {
@@ -85,12 +94,13 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
     if (closed || watched === undefined || rootFiles.has(watched)) return;
     const change = rawChange(watched, typeof name === 'string' ? name : undefined);
     if (rootSet.has(change.path) || !options.ignore(change.path)) options.onChange(change);
+    if (change.path === watched && change.folder !== watched) rewatchSoon(watched);
   });
   watcher.on('all', (event, changed) => {
     if (closed) return;
     if ((event === 'unlink' || event === 'unlinkDir') && armed.has(changed)) {
       disarm(changed);
-      options.onRoot(changed, false);
+      options.onGap(changed);
     } else if (rootFiles.has(changed)) {
       options.onChange({ path: changed, folder: path.dirname(changed), dir: false });
     } else if (event === 'addDir' || event === 'unlinkDir') {
@@ -113,6 +123,33 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
     watcher.unwatch(root);
   }
 
+  // A folder whose watch reported its removal: the kernel dropped that watch.
+  const toRewatch = new Set<string>();
+  let rewatchTimer: NodeJS.Timeout | undefined;
+  function rewatchSoon(folder: string): void {
+    toRewatch.add(folder);
+    rewatchTimer ??= setTimeout(rewatch, REWATCH_DELAY_MS);
+  }
+  function rewatch(): void {
+    rewatchTimer = undefined;
+    const folders = [...toRewatch];
+    toRewatch.clear();
+    for (const folder of folders) {
+      if (closed) return;
+      const stats = statOrUndefined(folder);
+      if (rootSet.has(folder)) {
+        if (armed.has(folder)) disarm(folder);
+        if (stats) arm(folder, stats);
+      } else if (stats?.isDirectory()) {
+        watcher.unwatch(folder);
+        watcher.add(folder);
+      } else {
+        continue; // gone: chokidar reports the removal, and its parent's watch sees it made again
+      }
+      options.onGap(folder);
+    }
+  }
+
   for (const root of roots) {
     const stats = statOrUndefined(root);
     if (stats) arm(root, stats);
@@ -130,7 +167,7 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
       if (known && stats && (known.file || (known.dev === stats.dev && known.ino === stats.ino))) continue;
       if (known) disarm(root);
       if (stats) arm(root, stats);
-      if (known || stats) options.onRoot(root, stats !== undefined);
+      if (known || stats) options.onGap(root);
     }
   };
   const timer = setInterval(recheck, options.recheckMs ?? RECHECK_MS);
@@ -144,6 +181,7 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
       closeOnce ??= (async () => {
         closed = true;
         clearInterval(timer);
+        clearTimeout(rewatchTimer);
         signalClosed();
         await watcher.close();
       })();

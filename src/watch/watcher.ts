@@ -74,7 +74,7 @@ export interface SourceWatcher {
   close(): Promise<void>;
 }
 
-/** Starts watching the source roots. A root that appears, goes away or is replaced is reported as changed. */
+/** Starts watching the source roots. A root or folder that appears, goes away or is replaced is reported as changed. */
 export function watchSources(options: SourceWatchOptions): SourceWatcher {
   const ignoreDirs = (options.ignoreDirs ?? []).map((dir) => path.resolve(dir));
   const tree: TreeWatch = watchTree({
@@ -84,7 +84,7 @@ export function watchSources(options: SourceWatchOptions): SourceWatcher {
       return IGNORED_NAMES.has(name) || name.endsWith('.class') || isEditorTemporary(name) || ignoreDirs.some((dir) => isInside(candidate, dir));
     },
     onChange: (change) => options.onChange(change.path),
-    onRoot: (root) => options.onChange(root),
+    onGap: (folder) => options.onChange(folder),
     onError: options.onError,
     recheckMs: options.recheckMs,
   });

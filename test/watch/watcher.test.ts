@@ -172,6 +172,21 @@ describe('watchSources', () => {
     expect(await settle(changed, file)).toEqual([file]);
   });
 
+  it('sees again a package folder removed and made at once (a branch switch)', async () => {
+    const root = tempTree();
+    const src = mkdirs(root, 'src/main/java');
+    const acme = path.join(src, 'com/acme');
+    put(acme, 'A.java');
+    const { changed } = await start([src]);
+    fs.rmSync(acme, { recursive: true });
+    const a = put(acme, 'A.java', 'class A { }');
+    await until('the replaced folder', () => changed.has(acme));
+    await sleep(100);
+    changed.clear();
+    fs.writeFileSync(a, 'class A { int x; }');
+    expect(await settle(changed, a)).toEqual([a]);
+  });
+
   it('surfaces watcher errors and keeps watching', async () => {
     const root = tempTree();
     const src = mkdirs(root, 'src');
