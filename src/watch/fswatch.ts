@@ -170,8 +170,8 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
       if (known || stats) options.onGap(root);
     }
   };
+  // Kept referenced like chokidar's own handles: an open watch keeps the process alive until closed.
   const timer = setInterval(recheck, options.recheckMs ?? RECHECK_MS);
-  timer.unref();
 
   let closeOnce: Promise<void> | undefined;
   return {
