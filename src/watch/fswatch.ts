@@ -78,7 +78,7 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
   const roots = [...new Set(options.roots.map((root) => path.resolve(root)))];
   const rootSet = new Set(roots);
   const armed = new Map<string, Armed>();
-  const rootFiles = new Set<string>();
+  const isRootFile = (candidate: string): boolean => armed.get(candidate)?.file === true;
   let closed = false;
   let signalClosed: () => void = () => undefined;
   const closing = new Promise<void>((resolve) => (signalClosed = resolve));
@@ -91,7 +91,7 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
 
   watcher.on('raw', (_event, name, details) => {
     const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-    if (closed || watched === undefined || rootFiles.has(watched)) return;
+    if (closed || watched === undefined || isRootFile(watched)) return;
     const change = rawChange(watched, typeof name === 'string' ? name : undefined);
     if (rootSet.has(change.path) || !options.ignore(change.path)) options.onChange(change);
     if (change.path === watched && change.folder !== watched) rewatchSoon(watched);
@@ -101,7 +101,7 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
     if ((event === 'unlink' || event === 'unlinkDir') && armed.has(changed)) {
       disarm(changed);
       options.onGap(changed);
-    } else if (rootFiles.has(changed)) {
+    } else if (isRootFile(changed)) {
       options.onChange({ path: changed, folder: path.dirname(changed), dir: false });
     } else if (event === 'addDir' || event === 'unlinkDir') {
       // Folders found by chokidar's scan of a new folder: their files were written before any watch.
@@ -114,12 +114,10 @@ export function watchTree(options: TreeWatchOptions): TreeWatch {
 
   function arm(root: string, stats: fs.Stats): void {
     armed.set(root, { dev: stats.dev, ino: stats.ino, file: !stats.isDirectory() });
-    if (!stats.isDirectory()) rootFiles.add(root);
     watcher.add(root);
   }
   function disarm(root: string): void {
     armed.delete(root);
-    rootFiles.delete(root);
     watcher.unwatch(root);
   }
 
