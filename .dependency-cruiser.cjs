@@ -9,7 +9,7 @@
  * verify/ and classes/ above agent/, tool/ on its own; report/ (words and renderers) knows
  * only outcome/, the vocabulary at the bottom.
  */
-const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'cli'];
+const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'watch', 'cli'];
 
 /** A rule: files in `room` may import only `allowed` rooms (and their own, and node: / packages). */
 function only(room, allowed, comment) {
@@ -75,6 +75,11 @@ module.exports = {
       'commands',
       ['session', 'agent', 'classes', 'verify', 'outcome', 'report'],
       "The subcommands' cores open a session and use the rooms below it, never the build flow or the command line.",
+    ),
+    only(
+      'watch',
+      ['session', 'agent', 'classes', 'outcome', 'report'],
+      'watch/ decides when a cycle runs (source watcher, scheduler, cycle lines); it runs them on the session API.',
     ),
     {
       name: 'the-build-flow-sits-on-the-session',
