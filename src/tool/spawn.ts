@@ -14,16 +14,27 @@ import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildRun, StopSignal } from '../outcome/facts.js';
-import type { BuildCommand } from './tool.js';
+import type { BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
 const KILL_AFTER_MS = 5000;
 
+/**
+ * What spawning needs of the process it runs in (cli/ supplies the real one): sending a signal
+ * to a process or process group, and a hook for the moment it exits.
+ */
+export interface ProcessControl {
+  kill(pid: number, signal: NodeJS.Signals): void;
+  /** Calls `listener` when the process exits; returns a function that removes it. */
+  onExit(listener: () => void): () => void;
+}
+
 /** Options for {@link runBuild}. */
 export interface RunBuildOptions {
-  /** Extra environment for the child (merged over ours). */
-  env: Record<string, string>;
+  /** The child's whole environment (nothing else is inherited); its PATH finds the tool. */
+  env: NodeJS.ProcessEnv;
+  process: ProcessControl;
   /** True when the user's terminal delivers Ctrl-C to the child itself (stdin is a TTY). */
   sharesTerminal: boolean;
   /** Aborted with reason `'SIGINT'` or `'SIGTERM'` when we are asked to stop. */
@@ -42,9 +53,9 @@ export type ExecutableCheck = { kind: 'ok'; path: string } | { kind: 'missing' }
  * path (a wrapper script, `./build.sh`) is checked directly, so that a present file without
  * execute permission is told apart from a missing one.
  */
-export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform): Promise<ExecutableCheck> {
+export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform, env: NodeJS.ProcessEnv): Promise<ExecutableCheck> {
   // Synchronous: the lookup stats PATH entries one after another, and nothing else runs meanwhile.
-  const found = which.sync(command.file, { nothrow: true, path: process.env.PATH });
+  const found = which.sync(command.file, { nothrow: true, path: env.PATH ?? '' });
   if (found !== null) return { kind: 'ok', path: found };
   const isPath = command.file.includes('/') || (platform === 'win32' && command.file.includes('\\'));
   if (isPath && platform !== 'win32') {
@@ -68,8 +79,10 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
   // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
   const resolved =
-    options.platform === 'win32' ? (which.sync(command.file, { nothrow: true, path: process.env.PATH }) ?? command.file) : command.file;
-  const plan = planSpawn(resolved, command.args, options.platform, process.env.ComSpec ?? 'cmd.exe');
+    options.platform === 'win32'
+      ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
+      : command.file;
+  const plan = planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe');
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
     cwd: command.cwd,
@@ -79,6 +92,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     cleanup: true,
     windowsHide: false,
     env: options.env,
+    extendEnv: false,
   });
   let interruptedBy: StopSignal | undefined;
   let killTimer: NodeJS.Timeout | undefined;
@@ -87,16 +101,17 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     const pid = child.pid;
     if (pid === undefined) return;
     const alreadyDelivered = interruptedBy === 'SIGINT' && options.sharesTerminal;
-    if (!alreadyDelivered) signalChild(pid, ownGroup, interruptedBy);
-    killTimer = setTimeout(() => signalChild(pid, ownGroup, 'SIGKILL'), KILL_AFTER_MS);
+    if (!alreadyDelivered) signalChild(options.process, pid, ownGroup, interruptedBy);
+    killTimer = setTimeout(() => signalChild(options.process, pid, ownGroup, 'SIGKILL'), KILL_AFTER_MS);
     killTimer.unref();
   };
   if (options.signal?.aborted) onAbort();
   else options.signal?.addEventListener('abort', onAbort, { once: true });
   const onExit = (): void => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) signalChild(child.pid, true, 'SIGKILL');
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+      signalChild(options.process, child.pid, true, 'SIGKILL');
   };
-  if (ownGroup) process.once('exit', onExit);
+  const unlisten = ownGroup ? options.process.onExit(onExit) : () => undefined;
   try {
     const result = await child;
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
@@ -113,13 +128,13 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   } finally {
     if (killTimer !== undefined) clearTimeout(killTimer);
     options.signal?.removeEventListener('abort', onAbort);
-    process.off('exit', onExit);
+    unlisten();
   }
 }
 
-function signalChild(pid: number, group: boolean, signal: NodeJS.Signals): void {
+function signalChild(control: ProcessControl, pid: number, group: boolean, signal: NodeJS.Signals): void {
   try {
-    process.kill(group ? -pid : pid, signal);
+    control.kill(group ? -pid : pid, signal);
   } catch {
     // already gone
   }

@@ -1,12 +1,12 @@
 /**
- * The start-up code cache (src/launch.ts), through the real binary: written after a run that
+ * The start-up code cache (src/cli/launch.ts), through the real binary: written after a run that
  * did work, reused, never trusted when damaged or writable by others, never a reason to fail.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { codeCacheDir, isLightRun } from '../../src/launch.js';
+import { codeCacheDir, isLightRun } from '../../src/cli/launch.js';
 import { BIN, cliEnv, runCli, tempDir } from '../support/cli.js';
 
 /** A run that does real work without an agent: `status` in an empty folder (exit 69, "no running agent"). */

@@ -2,17 +2,17 @@
  * The agent subcommands on the command line: doctor, status, pause, resume, scan, verify,
  * events. Each parses its options, loads the project config, runs its core function (in this
  * folder) and renders the result: human text (what was asked for on stdout, refusals on
- * stderr) or, with `--json`, JSON lines on stdout. `src/cli.ts` supplies signal handling and
+ * stderr) or, with `--json`, JSON lines on stdout. `src/cli/main.ts` supplies signal handling and
  * the exit. The work is in `actions.ts`, loaded only when a subcommand runs.
  */
 import type { Command } from 'commander';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { exitHelp } from '../report/help.js';
 
-/** The subcommands' work (`actions.ts`, re-exported by `cli-core.ts`), loaded when one of them runs. */
-const actions = () => import('../cli-core.js');
+/** The subcommands' work (`actions.ts`, re-exported by `core.ts`), loaded when one of them runs. */
+const actions = () => import('./core.js');
 
-/** What `src/cli.ts` lends the subcommands. */
+/** What `main.ts` lends the subcommands. */
 export interface CommandHost {
   /** Adds the agent-finding and output options (--port, --port-file, --timeout, --config, --json, --quiet, --verbose). */
   addAgentOptions(command: Command): Command;
@@ -28,6 +28,15 @@ const AGENT_EXIT = exitHelp('agent');
 
 /** Registers the subcommands on `program`. */
 export function addAgentCommands(program: Command, host: CommandHost): void {
+  addDoctor(program, host);
+  addReloadCommands(program, host);
+  addScan(program, host);
+  addVerify(program, host);
+  addEvents(program, host);
+}
+
+/** doctor: DOCTOR and the watch coverage of the class output directories here. */
+function addDoctor(program: Command, host: CommandHost): void {
   const doctor = program
     .command('doctor')
     .description("show the agent's DOCTOR evidence, and whether it watches this project's class output directories");
@@ -48,7 +57,10 @@ Examples:
 ${AGENT_EXIT}`,
     )
     .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).doctorAction(cmd, signal)));
+}
 
+/** status, pause, resume: one RELOAD request and its receipt. */
+function addReloadCommands(program: Command, host: CommandHost): void {
   const reloadHelp: Record<'status' | 'pause' | 'resume', [string, string]> = {
     status: [
       "show the agent's reload state (RELOAD status): paused, pending classes and actions, build hold",
@@ -77,7 +89,10 @@ ${AGENT_EXIT}`,
       )
       .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).reloadAction(action, cmd, signal)));
   }
+}
 
+/** scan: SCAN, then a DOCTOR on the same connection. */
+function addScan(program: Command, host: CommandHost): void {
   const scan = program
     .command('scan')
     .description('ask the agent to scan its watched directories now (SCAN); the agent never answers SCAN');
@@ -95,7 +110,10 @@ Examples:
 ${AGENT_EXIT}`,
     )
     .action((_o, cmd: Command) => host.run(async (signal) => (await actions()).scanAction(cmd, signal)));
+}
 
+/** verify: the build's VERIFY rules on class files given. */
+function addVerify(program: Command, host: CommandHost): void {
   const verify = program
     .command('verify')
     .description('VERIFY class files against the running agent by SHA-256 (a directory: every .class below it)')
@@ -118,7 +136,10 @@ Examples:
 ${exitHelp('verify')}`,
     )
     .action((paths: string[], _o, cmd: Command) => host.run(async (signal) => (await actions()).verifyAction(cmd, paths, signal)));
+}
 
+/** events: follow the agent's event stream. */
+function addEvents(program: Command, host: CommandHost): void {
   const events = program.command('events').description("follow the agent's event stream like tail -f, until Ctrl-C or the agent goes away");
   host
     .addAgentOptions(events)

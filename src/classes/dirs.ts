@@ -57,3 +57,30 @@ function listDirs(dir: string): string[] {
     return [];
   }
 }
+
+/** True when `dir` is `root` or lies below it. */
+export function isInside(dir: string, root: string): boolean {
+  const relative = path.relative(root, dir);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/** A class output directory left out because another one covers it, and why. */
+export type DroppedDir = { dir: string } & ({ kind: 'given-around-found'; inner: string } | { kind: 'nested'; outer: string });
+
+/**
+ * `dirs` with no directory inside another (class names would differ by where a scan starts).
+ * Of two nested ones, a `--classes-dir` that holds a discovered class output directory
+ * (`--classes-dir target` around target/classes) is the one dropped; otherwise the inner one.
+ * @returns the directories kept, and the ones dropped with why.
+ */
+export function outermost(dirs: readonly string[], given: readonly string[]): { kept: string[]; dropped: DroppedDir[] } {
+  const dropped = new Map<string, DroppedDir>();
+  for (const inner of dirs) {
+    for (const outer of dirs) {
+      if (outer === inner || !isInside(inner, outer)) continue;
+      if (given.includes(outer) && !given.includes(inner)) dropped.set(outer, { dir: outer, kind: 'given-around-found', inner });
+      else dropped.set(inner, { dir: inner, kind: 'nested', outer });
+    }
+  }
+  return { kept: dirs.filter((d) => !dropped.has(d)), dropped: [...dropped.values()] };
+}

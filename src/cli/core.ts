@@ -4,5 +4,5 @@
  * its modules' set-up (execa, zod schemas, ...): in the bundle they wait behind one lazy
  * initialiser (see scripts/bundle.mjs).
  */
-export { buildAction } from './cli-build.js';
-export { doctorAction, eventsAction, reloadAction, scanAction, verifyAction } from './commands/actions.js';
+export { buildAction } from './build.js';
+export { doctorAction, eventsAction, reloadAction, scanAction, verifyAction } from './actions.js';

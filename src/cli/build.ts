@@ -3,18 +3,19 @@
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
-import type { ToolKind } from './outcome/facts.js';
-import { configFailure } from './commands/actions.js';
-import { resolveSettings, type AgentFlags } from './commands/settings.js';
+import type { ToolKind } from '../outcome/facts.js';
+import { configFailure } from './actions.js';
+import { resolveSettings, type AgentFlags } from './settings.js';
 import { ConfigError, loadConfig } from './config.js';
-import type { RunEvent } from './outcome/events.js';
-import type { RunResult } from './outcome/result.js';
-import { HumanReporter } from './report/human.js';
-import { eventToJson, finalLines } from './report/json.js';
-import { wantsLive } from './report/live.js';
-import { paletteFor } from './report/palette.js';
-import { writeStdout } from './report/stdout.js';
-import { runSafeBuild, type SafeBuildOptions } from './run.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { RunResult } from '../outcome/result.js';
+import { HumanReporter } from '../report/human.js';
+import { eventToJson, finalLines } from '../report/json.js';
+import { wantsLive } from '../report/live.js';
+import { paletteFor } from '../report/palette.js';
+import { writeStdout } from './stdout.js';
+import { runSafeBuild, type SafeBuildOptions } from '../run.js';
+import { processHost } from './host.js';
 
 /** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
 export interface CliOptions extends AgentFlags {
@@ -60,7 +61,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
   };
   const output = makeOutput(opts);
   const signals = interruptController(() => output.owner);
-  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal });
+  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
   signals.dispose();
   output.result(result);
   return result.exitCode;

@@ -48,7 +48,7 @@ describe('usage errors exit 2, name the option and send nothing', () => {
       const agent = await agentIn(dir, {});
       const run = await runCli(args, { cwd: dir });
       expect(run.exitCode).toBe(2);
-      // With --json, stdout has the result line (test/cli/json.test.ts); never the help.
+      // With --json, stdout has the result line (test/blackbox/json.test.ts); never the help.
       if (!args.includes('--json')) expect(run.stdout).toBe('');
       expect(run.stdout).not.toContain('Usage:');
       expect(run.stderr).toBe('error: no build command: use gradle, mvn, or put any command after --\nRun reclazz-build --help for usage.');

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveBuildCommand } from '../../src/build/tool.js';
-import { planSpawn, quoteBatchArgument } from '../../src/build/windows.js';
+import { resolveBuildCommand } from '../../src/tool/resolve.js';
+import { planSpawn, quoteBatchArgument } from '../../src/tool/windows.js';
 import { tempDir } from '../support/cli.js';
 
 /**

@@ -1,23 +1,23 @@
 /**
  * The command-line face: parses arguments (commander), renders events (human on stderr, or
  * JSON lines on stdout with --json), forwards signals as an AbortSignal, and exits with the
- * run's exit status. All the work is in the core (`run.ts`). What runs a build (`cli-build.ts`)
+ * run's exit status. All the work is in the core (`run.ts`). What runs a build (`build.ts`)
  * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
  */
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { isToken } from './agent/limits.js';
-import type { ToolKind } from './outcome/facts.js';
-import type { CliOptions } from './cli-build.js';
-import { addAgentCommands } from './commands/cli.js';
-import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from './outcome/exit.js';
-import type { JsonAction } from './outcome/result.js';
-import { exitHelp } from './report/help.js';
-import { interruptedAgainText } from './report/step-words.js';
-import { usageLines } from './report/json.js';
-import { paletteFor } from './report/palette.js';
-import { stdoutBroken, writeStdout } from './report/stdout.js';
+import { isToken } from '../agent/limits.js';
+import type { ToolKind } from '../outcome/facts.js';
+import type { CliOptions } from './build.js';
+import { addAgentCommands } from './commands.js';
+import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
+import type { JsonAction } from '../outcome/result.js';
+import { exitHelp } from '../report/help.js';
+import { interruptedAgainText } from '../report/step-words.js';
+import { usageLines } from '../report/json.js';
+import { paletteFor } from '../report/palette.js';
+import { stdoutBroken, writeStdout } from './stdout.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -139,7 +139,7 @@ function buildProgram(aside: { command?: string[] }): Command {
  * a second one exits at once with one line on how to recover the hold.
  */
 async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { buildAction: run } = await import('./cli-core.js');
+  const { buildAction: run } = await import('./core.js');
   await exit(await run(tool, args, opts, interruptController));
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { neverEndingArgument, type BuildCommand } from '../../src/build/tool.js';
+import { neverEndingArgument, type BuildCommand } from '../../src/tool/resolve.js';
 
 const gradle = (...args: string[]): BuildCommand => ({ kind: 'gradle', file: 'gradle', args, wrapper: false, cwd: '/' });
 

@@ -4,8 +4,8 @@
  * settings, running the core function and rendering the result (human text, or `--json` lines).
  */
 import type { Command } from 'commander';
-import { findClassDirs } from '../build/outputs.js';
-import { ConfigError, loadConfig, type LoadedConfig } from '../config.js';
+import { findClassDirs } from '../classes/dirs.js';
+import { ConfigError, loadConfig, type LoadedConfig } from './config.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { RunEvent } from '../outcome/events.js';
 import { EXIT_USAGE } from '../outcome/exit.js';
@@ -15,13 +15,13 @@ import { HumanReporter } from '../report/human.js';
 import { commandResultToJson, eventToJson, finalLines, usageLines } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
 import { paletteFor } from '../report/palette.js';
-import { onStdoutBroken, stdoutBroken, writeStdout } from '../report/stdout.js';
-import { runDoctor } from './doctor.js';
-import { followEvents } from './events.js';
-import { runReload } from './reload.js';
-import { runScan } from './scan.js';
+import { onStdoutBroken, stdoutBroken, writeStdout } from './stdout.js';
+import { runDoctor } from '../commands/doctor.js';
+import { followEvents } from '../commands/events.js';
+import { runReload } from '../commands/reload.js';
+import { runScan } from '../commands/scan.js';
 import { resolveSettings, type AgentFlags, type Settings } from './settings.js';
-import { verifyClassFiles } from './verify.js';
+import { verifyClassFiles } from '../commands/verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */
 export function doctorAction(cmd: Command, signal: AbortSignal): Promise<number> {

@@ -4,8 +4,8 @@
  * (`reclazz.config.json` or `package.json` "reclazz"), then the built-in defaults.
  */
 import path from 'node:path';
-import type { ReclazzConfig } from '../config.js';
-import { DEFAULTS } from '../defaults.js';
+import type { ReclazzConfig } from './config.js';
+import { DEFAULTS } from '../session/options.js';
 
 /** The options every agent-facing command accepts, as commander parses them. */
 export interface AgentFlags {
