@@ -42,7 +42,7 @@ export function tables(figures) {
 
 /**
  * Compares the verdicts with those of `file` (an earlier bench/results.json, possibly of the
- * other order). Figures missing on either side are left out.
+ * other order). Figures missing on either side, or whose target changed, are left out.
  * @returns a line to print; undefined when `file` is missing, unreadable or shares no figure.
  */
 export function compareVerdicts(file, figures, order) {
@@ -53,7 +53,7 @@ export function compareVerdicts(file, figures, order) {
     return undefined;
   }
   const before = new Map((previous.figures ?? []).map((f) => [f.id, f]));
-  const common = figures.filter((f) => before.has(f.id));
+  const common = figures.filter((f) => before.get(f.id)?.target === f.target);
   if (common.length === 0) return undefined;
   const differ = common.filter((f) => verdict(f) !== verdict(before.get(f.id)));
   const against = `the previous full run (${previous.order ?? 'forward'} order, ${previous.date})`;
