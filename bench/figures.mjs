@@ -307,7 +307,9 @@ export const JOBS = [
       const [walkRss, rss] = await rounds(ctx.runs, [
         async () => expectExit(await runWithPeakRss(NODE, [FLOOR, 'walk', tree.classes], { rssFile }), 0, 'floor.mjs walk').rssMB,
         async (round) => {
-          const args = [BIN, '--json', '--', NODE, MUTATE, tree.classes, tree.manifest, '5000'];
+          // The in-process fake agent scans all 200,000 files before it answers BUILD started
+          // and ok (seconds on a busy machine): a long receipt bound, as this figure is memory.
+          const args = [BIN, '--json', '--timeout', '60000', '--', NODE, MUTATE, tree.classes, tree.manifest, '5000'];
           const result = expectExit(await runWithPeakRss(NODE, args, { cwd: tree.dir, rssFile }), 75, 'reclazz-build (5,000 changed)');
           if (round > 0) checkBeyondCapacity(result, 5000);
           return result.rssMB;
