@@ -209,7 +209,7 @@ const ctx = {
       pass: s.median <= spec.limit,
       measured: measured && { ...measured, median: round1(measured.median) },
       floor: floor && { ...floor, median: round1(floor.median) },
-      ...details,
+      ...Object.fromEntries(Object.entries(details).map(([key, value]) => [key, typeof value === 'number' ? round2(value) : value])),
     };
     recorded.set(id, entry);
     const beside = [
