@@ -121,15 +121,20 @@ const round2 = (x) => Math.round(x * 100) / 100;
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-bench-'));
 const agents = [];
 
-/** A project folder with an (empty) target/classes. */
+/** A project folder whose target/classes holds one class the app loads (a run with no class file proves nothing). */
 function project(name) {
   const dir = path.join(work, name);
-  fs.mkdirSync(path.join(dir, 'target', 'classes'), { recursive: true });
+  fs.mkdirSync(path.join(dir, 'target', 'classes', 'bench'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'target', 'classes', 'bench', 'App.class'), 'app-v1');
   return dir;
 }
 
-/** Starts a fake agent that writes `<dir>/.reclazz/agent.port`. */
+/**
+ * Starts a fake agent that writes `<dir>/.reclazz/agent.port`. Its stand-in JVM starts a moment
+ * after the classes were written, as an app does: only then do they count as there before it.
+ */
 async function agentFor(dir, options = {}) {
+  await new Promise((resolve) => setTimeout(resolve, 50));
   const agent = await startFakeAgent({ portFile: path.join(dir, '.reclazz', 'agent.port'), captureDelayMs: 0, reloadMs: 0, ...options });
   agents.push(agent);
   return agent;
