@@ -77,6 +77,18 @@ export interface ClassChange {
   settled?: boolean;
 }
 
+/** Why the app's JVM start time is unknown (then no class file counts as unchanged since it). */
+export type AppStartUnknown =
+  /** DOCTOR's `pid` is not a process id. */
+  | { kind: 'no-pid'; pid: string }
+  /** No such process here: a container, another host, or another user's process. */
+  | { kind: 'not-visible'; pid: number }
+  /** A process with that pid runs in `cwd` (null: unreadable), not in DOCTOR's working directory. */
+  | { kind: 'elsewhere'; pid: number; cwd: string | null; workingDirectory: string };
+
+/** When the app's JVM started (epoch ms, within ±errorMs), or why that is unknown. */
+export type AppStart = { kind: 'known'; pid: number; startMs: number; errorMs: number } | { kind: 'unknown'; why: AppStartUnknown };
+
 /** The class files a result reports on. */
 export interface ChangeSummary {
   changed: ClassChange[];
