@@ -9,26 +9,28 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConnection } from './agent/connection.js';
 import { checkAgent, connectAgent, findAgent, type OpenAgent } from './agent/handshake.js';
 import { newToken } from './agent/protocol.js';
-import { askDoctor } from './agent/requests.js';
+import { askDoctor, askReload } from './agent/requests.js';
 import { observeAgentAfterLoss } from './agent/session.js';
 import { findClassDirs } from './build/outputs.js';
 import { checkExecutable, runBuild } from './build/run.js';
 import { describeCommand, neverEndingArgument, resolveBuildCommand, type BuildCommand } from './build/tool.js';
 import { watchCoverage } from './agent/coverage.js';
-import { detectChanges, markUnproven, type ChangeSet, type ClassIndex } from './classes/snapshot.js';
+import { findAppStart } from './classes/app-start.js';
+import { COARSE_CLOCK_MS, decide, EVIDENCE, firstSeen, type Cuts } from './classes/evidence.js';
+import { detectChanges, forSession, type ClassIndex, type Detection } from './classes/snapshot.js';
 import { DEFAULTS } from './defaults.js';
 import { acquireHold, sendBuild } from './hold/hold.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from './outcome/events.js';
 import { signalOf } from './outcome/exit.js';
-import type { AgentInfo, BuildRun, HoldLeft, ToolKind } from './outcome/facts.js';
+import type { AgentInfo, AppStart, BuildRun, ChangeSummary, HoldLeft, ToolKind } from './outcome/facts.js';
 import type { InterruptPoint, Outcome } from './outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from './outcome/result.js';
 import { WAITING_FOR, warningText } from './report/step-words.js';
 import { describeOutcome } from './report/words.js';
 import { acquireRunLock } from './state/lock.js';
 import { readClassIndex, readOwnerState, StateError, writeClassIndex, writeOwnerState, type OwnerState } from './state/store.js';
+import { proveClasses } from './proof.js';
 import { verdictOutcome } from './verify/verdict.js';
-import { verifyClasses, type VerifyTarget } from './verify/verify.js';
 
 /** The environment variable set for the build command, and refused when already set (no nesting). */
 export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
@@ -77,12 +79,6 @@ export interface SafeBuildHooks {
   signal?: AbortSignal;
 }
 
-/**
- * How long VERIFY waits on a class whose bytes an earlier run already built and could not prove
- * (the agent has had its capture of them: beyond its receipts, failed, or not reloaded), in ms.
- */
-const SETTLED_WAIT_MS = 3000;
-
 /** How long a run waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 const CAPTURE_WAIT_MS = 5000;
 const CAPTURE_POLL_MS = 100;
@@ -111,6 +107,10 @@ class SafeBuild {
   private hold: HoldLeft = 'none';
   /** The agent's build hold kind at connect time (DOCTOR). */
   private holdAtStart = 'none';
+  /** When the BUILD started receipt came (epoch ms): a class file stamped before it was not written by this build. */
+  private holdAtMs = 0;
+  /** The hold was already ours when this run started (a failed build's output held for this one): its changes are this build's. */
+  private heldBefore = false;
   /** Nested class output directories already warned about. */
   private readonly nestedWarned = new Set<string>();
 
@@ -275,6 +275,8 @@ class SafeBuild {
     switch (acquired.kind) {
       case 'acquired':
         this.hold = 'held';
+        this.holdAtMs = Date.now();
+        this.heldBefore = this.holdAtStart === 'named' && saved?.held === true && saved.owner === owner;
         break;
       case 'interrupted-waiting':
         return this.interrupted('waiting-for-hold');
@@ -311,8 +313,13 @@ class SafeBuild {
     for (const dir of given.filter((d) => !fs.existsSync(d))) this.warn(warningText.missingClassesDir(dir));
     const classDirs = () => [...findClassDirs(searchRoot, this.command!.kind), ...given];
     const dirsBefore = this.outermost(unique(classDirs()), given);
-    const baseline = await this.baseline(projectDir, dirsBefore, agent.sessionId);
+    const appStart = await findAppStart(agent.pid, agent.workingDirectory);
+    if (appStart.kind === 'unknown') this.warn(warningText.appStartUnknown(appStart.why));
+    const { baseline, scanned, unseen } = await this.baseline(projectDir, dirsBefore, agent.sessionId, appStart);
     this.warnUnwatched(dirsBefore, agent);
+    // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
+    const quiet =
+      baseline.evidence.includes(EVIDENCE.unknown) && this.options.verify !== false ? await this.quietBefore(connection) : undefined;
     if (this.signal?.aborted) {
       // Interrupted between the receipt and the spawn: the build never starts.
       await this.finishHold('failed');
@@ -351,20 +358,29 @@ class SafeBuild {
     }
     this.hold = 'none';
     const dirsAfter = this.outermost(unique([...dirsBefore, ...classDirs()]), given);
-    const detected = await detectChanges(baseline, dirsAfter);
-    this.warnUnreadable(detected.unreadable);
     if (dirsAfter.length === 0) {
       this.warn(warningText.noClassDirs(searchRoot));
-      return this.end({ reason: 'ok', proof: { kind: 'no-class-dirs', searchRoot } }, { build });
+      if (this.options.verify === false) return this.end({ reason: 'ok', proof: { kind: 'not-verified', changed: 0 } }, { build });
+      return this.end({ reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot } }, { build });
     }
-    const result = await this.verifyChanges(detected.changes, build, detected.unreadable.length);
-    // The next run's baseline: what is live now. A changed class not proven applied (failed,
-    // timed out, beyond the agent's receipts, interrupted, --no-verify) is marked unproven, so
-    // the next run checks it again rather than taking it as live.
-    const proven = new Set(result.verdicts.filter((v) => v.status === 'applied').map((v) => v.path));
-    const unproven = detected.changes.changed.filter((c) => c.verifiable && !proven.has(c.path));
-    markUnproven(detected.index, baseline, new Set(unproven.map((c) => c.path)));
-    if (detected.dirty) this.saveAfterOk(() => writeClassIndex(projectDir, detected.index));
+    // A folder that did not exist before the build held nothing then: its files are new.
+    const fresh = dirsAfter.filter((d) => !dirsBefore.includes(d));
+    const cuts: Cuts = {
+      holdAtMs: this.heldBefore ? 0 : this.holdAtMs,
+      ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
+    };
+    const detected = await detectChanges(baseline, dirsAfter, {
+      judge: (file) => decide(file, cuts),
+      scannedBeforeBuild: new Set([...scanned, ...fresh]),
+      unseenBefore: unseen,
+      resourcesSinceMs: this.holdAtMs - COARSE_CLOCK_MS,
+    });
+    this.warnUnreadable(detected.unreadable, detected.unreadableDirs);
+    // The next run's record: every row with the evidence this run found for it (proof.ts adds what VERIFY proved).
+    const result = await this.verifyChanges(detected, dirsAfter, build, quiet);
+    if (detected.dirty || result.verdicts.some((v) => v.status === 'applied' || v.status === 'unchanged')) {
+      this.saveAfterOk(() => writeClassIndex(projectDir, detected.index));
+    }
     return result;
   }
 
@@ -391,27 +407,55 @@ class SafeBuild {
     return dirs.filter((d) => !dropped.has(d));
   }
 
-  private warnUnreadable(files: string[]): void {
+  private warnUnreadable(files: string[], folders: string[]): void {
     if (files.length > 0) this.warn(warningText.unreadable(files));
+    if (folders.length > 0) this.warn(warningText.unreadableFolders(folders));
   }
 
   /**
-   * The class files as the agent has them live before this build: the class index, kept by
-   * the last run whose ok this agent session acknowledged (a build that failed since left the
-   * agent holding, so it reloaded nothing). After an app restart, or for class output
-   * directories the index does not cover, that is what is on disk now: those are scanned
-   * (only files whose stamp moved are hashed) and the index is saved before the build starts,
-   * so that a run killed mid-build still leaves it.
+   * RELOAD status before the build: nothing pending and no hold before this run took its own
+   * (DOCTOR at connect) means the agent's view of the disk was its admitted state. Undefined
+   * otherwise, or when no receipt came (then a single ask's not_observed proves nothing).
    */
-  private async baseline(projectDir: string, dirs: string[], sessionId: string): Promise<ClassIndex> {
+  private async quietBefore(connection: AgentConnection): Promise<{ atMs: number } | undefined> {
+    if (this.holdAtStart !== 'none') return undefined;
+    const atMs = Date.now();
+    try {
+      const state = await askReload(connection, 'status', this.timeoutMs, this.signal);
+      return state.pendingClasses === 0 && state.pendingActions === 0 ? { atMs } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The record before this build: the class index of this agent session, with the evidence of
+   * each file (evidence.ts). Missing, corrupt, of another version or of another session, it is
+   * no record: then, and for class output directories it does not cover, the files are scanned
+   * now (only files whose stamp moved are hashed), each one live only when unchanged since the
+   * app's JVM started; the index is saved before the build starts, so that a run killed
+   * mid-build still leaves it. What cannot be read now is named after the build.
+   * @returns the record, the directories scanned now, and the folders that scan could not list.
+   */
+  private async baseline(
+    projectDir: string,
+    dirs: string[],
+    sessionId: string,
+    appStart: AppStart,
+  ): Promise<{ baseline: ClassIndex; scanned: string[]; unseen: string[] }> {
     const index = readClassIndex(projectDir, (message) => this.warn(message));
     const sameSession = index.sessionId === sessionId;
     const toScan = sameSession ? dirs.filter((d) => !index.dirs.includes(d)) : dirs;
-    if (sameSession && toScan.length === 0) return index;
-    const { index: baseline, unreadable } = await detectChanges({ ...index, sessionId }, toScan);
-    this.warnUnreadable(unreadable);
+    if (sameSession && toScan.length === 0) return { baseline: index, scanned: [], unseen: [] };
+    const start = appStart.kind === 'known' ? { startMs: appStart.startMs, errorMs: appStart.errorMs } : undefined;
+    const { index: baseline, unreadableDirs } = await detectChanges(sameSession ? index : forSession(index, sessionId), toScan, {
+      judge: (file) => {
+        const evidence = firstSeen(file.ctimeMs, start);
+        return evidence === EVIDENCE.preStart ? { kind: 'live', evidence } : { kind: 'verify', by: 'once', liveUnknown: true };
+      },
+    });
     writeClassIndex(projectDir, baseline);
-    return baseline;
+    return { baseline, scanned: toScan, unseen: unreadableDirs };
   }
 
   private async spawnBuild(classDirs: string[], held: boolean): Promise<BuildRun> {
@@ -471,47 +515,73 @@ class SafeBuild {
     return observeAgentAfterLoss(port, this.agent!.sessionId, this.timeoutMs);
   }
 
-  /** @param unreadable class files that could not be read: their change is unknown, so the run is never "proven live". */
-  private async verifyChanges(changes: ChangeSet, build: BuildRun, unreadable: number): Promise<RunResult> {
+  /**
+   * Asks VERIFY what the rule says needs asking (proof.ts) and judges the run: every class file
+   * live by evidence, or what was not proven, not checked, or not readable.
+   */
+  private async verifyChanges(
+    detected: Detection,
+    dirs: string[],
+    build: BuildRun,
+    quiet: { atMs: number } | undefined,
+  ): Promise<RunResult> {
+    const { changes, unreadable, unreadableDirs, resources } = detected;
     const notVerifiable = changes.changed.filter((c) => !c.verifiable);
-    const targets: VerifyTarget[] = changes.changed
-      .filter((c) => c.verifiable)
-      .map((c) => ({
-        className: c.className,
-        path: c.path,
-        sha256: c.after!,
-        previousSha256: c.before,
-        ...(c.settled ? { settleByMs: SETTLED_WAIT_MS } : {}),
-      }));
-    const summary = { changed: changes.changed, added: changes.added, removed: changes.removed, notVerifiable, total: changes.total };
+    // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
+    const checks = changes.checks.filter((c) => c.verifiable);
+    const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
+    const asked = changes.changed.length - notVerifiable.length + checks.length;
     this.emit({
       type: 'changes',
       changed: changes.changed.length,
+      checks: checks.length,
       added: changes.added.length,
       removed: changes.removed.length,
       notVerifiable: notVerifiable.length,
       total: changes.total,
     });
     const facts = { build, changes: summary };
-    if (this.options.verify === false) return this.end({ reason: 'ok', proof: { kind: 'not-verified', changed: targets.length } }, facts);
-    if (targets.length === 0) {
-      if (unreadable > 0) {
+    if (this.options.verify === false) return this.end({ reason: 'ok', proof: { kind: 'not-verified', changed: asked } }, facts);
+    const unread = { unreadable: unreadable.length, folders: unreadableDirs.length };
+    if (changes.total === 0 && unread.folders === 0) {
+      return this.end(
+        { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-files', dirs: dirs.length } },
+        facts,
+      );
+    }
+    if (asked === 0) {
+      if (unread.unreadable + unread.folders > 0) {
         return this.end(
-          { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'unreadable', unreadable }, noneChanged: true },
+          { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'unreadable', ...unread }, noneChanged: true },
           facts,
         );
       }
       return this.end({ reason: 'ok', proof: { kind: 'nothing-to-prove' } }, facts);
     }
-    const report = await verifyClasses(this.connection!, targets, {
+    const coverage = watchCoverage(dirs, this.agent!.watchedDirectories, this.agent!.watchSampleTruncated);
+    const watchedDirs = coverage.filter((c) => c.watched === true).map((c) => c.dir);
+    const report = await proveClasses({
+      connection: this.connection!,
       sessionId: this.agent!.sessionId,
-      timeoutMs: this.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+      verifyTimeoutMs: this.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+      receiptTimeoutMs: this.timeoutMs,
       onProgress: (p) => this.emit({ type: 'verify-progress', ...p }),
       ...(this.signal === undefined ? {} : { signal: this.signal }),
+      changes: { changed: changes.changed, checks },
+      index: detected.index,
+      watched: (file) => watchedDirs.some((dir) => file.startsWith(dir + path.sep)),
+      ...(quiet === undefined ? {} : { quiet }),
     });
-    const { verdicts, ...verify } = report;
+    const { verdicts, checked, ...verify } = report;
     const found = verdicts.some((v) => v.status === 'connection-lost') ? await this.observeAgent(this.agent!.port) : undefined;
-    const outcome = verdictOutcome(report, { files: false, signal: this.signal, unreadable, ...(found === undefined ? {} : { found }) });
+    const outcome = verdictOutcome(report, {
+      files: false,
+      signal: this.signal,
+      unreadable: unread.unreadable,
+      unreadableDirs: unread.folders,
+      checked,
+      ...(found === undefined ? {} : { found }),
+    });
     return this.end(outcome, { ...facts, verify, verdicts });
   }
 

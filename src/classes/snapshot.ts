@@ -1,8 +1,9 @@
 /**
- * Change detection for class output directories. A class file "changed" when its bytes
- * differ from the class index (what the agent had live as of the last build whose ok it
- * acknowledged); the stat check (size, mtime, ctime, inode) is only a pre-filter, so a
- * same-size, same-mtime rewrite with new bytes still counts (a write always moves ctime).
+ * Change detection for class output directories, against the class index: per file its bytes
+ * at the last scan and the evidence that makes them live (evidence.ts holds the rule). A class
+ * file "changed" when its bytes differ from the index; the stat check (size, mtime, ctime,
+ * inode) is only a pre-filter, so a same-size, same-mtime rewrite with new bytes still counts
+ * (a write always moves ctime).
  *
  * The index is kept as columns with no object per file, and a run scans the class output
  * directories once, after the build: at 50,000 class files, objects per file and a second
@@ -15,6 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import type { ClassChange } from '../outcome/facts.js';
+import { EVIDENCE, isLive, type Decision, type FileFacts } from './evidence.js';
 
 /** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
 export const STAMP_FIELDS = 4;
@@ -40,23 +42,50 @@ export interface ClassIndex {
   dirOf: Uint32Array;
   /** Per row: size in bytes, mtime and ctime in ms (with sub-ms fractions), inode number. */
   stamps: Float64Array;
-  /** Per row, 32 bytes of SHA-256. */
+  /** Per row, 32 bytes of SHA-256: the bytes on disk at the last scan. */
   shas: Buffer;
+  /** Per row, what makes those bytes live, or that they are not known to be (an {@link EVIDENCE} code). */
+  evidence: Uint8Array;
   /**
-   * Per row, 1 when the file's newer bytes were not proven live: `shas` then keeps the bytes
-   * last proven (or first seen) and `stamps` the stamp of the newer bytes, so that the next run
-   * still reports the class as changed, and knows the agent has already had its capture of them.
+   * Per row, 1 for a tombstone: the file was removed in this agent session, and its row keeps the
+   * last bytes and evidence, so that a class that comes back is checked against what the app has.
    */
-  unproven: Uint8Array;
+  gone: Uint8Array;
+  /**
+   * Per path, earlier bytes seen on disk in this agent session (SHA-256 hex, latest first, at most
+   * {@link HISTORY_MAX}): a VERIFY `mismatch` naming one of them means "not captured yet".
+   */
+  history: Map<string, string[]>;
 }
 
-/** The difference between the class index and the class files on disk. */
+/** How many earlier hashes a path keeps in {@link ClassIndex.history}. */
+export const HISTORY_MAX = 4;
+
+/** The class files on disk set against the class index, by what each needs (see evidence.ts). */
 export interface ChangeSet {
+  /** Changed by this build and not backed by evidence: to be verified (polled under the deadline). */
   changed: ClassChange[];
+  /** There before this build and not backed by evidence: to be asked once. */
+  checks: ClassChange[];
+  /** New to the app: absent before this build and not seen earlier in this agent session. */
   added: ClassChange[];
   removed: ClassChange[];
   /** Class files found in the scanned directories. */
   total: number;
+}
+
+/** Decides what one class file needs from the facts the scan found (see evidence.ts). */
+type Judge = (file: FileFacts) => Decision;
+
+/** How {@link detectChanges} judges and what else it looks for. */
+export interface ScanOptions {
+  judge: Judge;
+  /** Class output directories whose rows in the base are this run's own scan from before the build, or that did not exist then. */
+  scannedBeforeBuild?: ReadonlySet<string>;
+  /** Folders that scan could not list: a file below one was not seen then, so it is not taken as new. */
+  unseenBefore?: readonly string[];
+  /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
+  resourcesSinceMs?: number;
 }
 
 /** What {@link detectChanges} found. */
@@ -68,6 +97,10 @@ export interface Detection {
   dirty: boolean;
   /** Class files that exist but could not be read: not checked, their rows kept as they were. */
   unreadable: string[];
+  /** Folders below the class output directories that could not be listed: their rows are kept as they were. */
+  unreadableDirs: string[];
+  /** Files other than class files written since `resourcesSinceMs` (sorted; none without it). */
+  resources: string[];
 }
 
 /** An index covering nothing. */
@@ -79,33 +112,56 @@ export function emptyIndex(sessionId: string | null = null): ClassIndex {
     dirOf: new Uint32Array(0),
     stamps: new Float64Array(0),
     shas: Buffer.alloc(0),
-    unproven: new Uint8Array(0),
+    evidence: new Uint8Array(0),
+    gone: new Uint8Array(0),
+    history: new Map(),
   };
+}
+
+/**
+ * `index` for a new agent session `sessionId`: its evidence is void (every row `unknown`), its
+ * tombstones and earlier hashes dropped. The stamps and hashes still spare re-hashing files
+ * whose stamp did not move.
+ */
+export function forSession(index: ClassIndex, sessionId: string): ClassIndex {
+  const builder = new IndexBuilder(sessionId, index.dirs, index.paths.length);
+  for (let row = 0; row < index.paths.length; row += 1) {
+    if (index.gone[row] === 1) continue;
+    builder.copy(index, row, index.dirOf[row]!);
+    builder.setEvidence(builder.count - 1, EVIDENCE.unknown);
+  }
+  return builder.finish();
 }
 
 /** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
 export const SLICE_MS = 100;
 
 /**
- * Scans the class output directories `dirs` (one stat per class file) and compares them with
- * `base`: a file whose stamp moved is hashed, and is "changed" only when its bytes differ from
- * the base's. Files under a directory `base` does not cover are "added" (all hashed). Rows of
- * `base` under directories not in `dirs` are carried over as they are; so is the row of a file
- * that cannot be read (listed in `unreadable`: its change is unknown, not a removal). `dirs`
- * must not nest. Symbolic links to class files are followed, links to folders are not. The
- * work yields to the event loop every {@link SLICE_MS} ms, so timers keep running (the run
- * lock's refresh) however large the tree. Never throws for the file system.
+ * Scans the class output directories `dirs` (one stat per class file) and sets them against
+ * `base`: a file whose stamp moved is hashed, and `judge` (the rule in evidence.ts) decides what
+ * every file that is not simply the row's live bytes needs, which becomes its row's evidence and
+ * puts it in `changed`, `checks` or `added`. A file of `base` that is gone becomes a tombstone
+ * (reported removed once). Rows of `base` under directories not in `dirs` are carried over as
+ * they are; so is the row of a file that cannot be read (listed in `unreadable`: its change is
+ * unknown, not a removal; without a row it gets one with no bytes, so it is never taken as new
+ * later) and every row below a folder that cannot be listed (`unreadableDirs`). `dirs` must not
+ * nest. Symbolic links to class files are followed, links to folders are not. The work yields
+ * to the event loop every {@link SLICE_MS} ms, so timers keep running (the run lock's refresh)
+ * however large the tree. Never throws for the file system.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId), whether it differs from `base`, and the class files that could not be read.
+ *   sessionId), whether it differs from `base`, and what could not be read.
  */
-export async function detectChanges(base: ClassIndex, dirs: readonly string[]): Promise<Detection> {
+export async function detectChanges(base: ClassIndex, dirs: readonly string[], options: ScanOptions): Promise<Detection> {
+  const { judge, scannedBeforeBuild = new Set<string>(), unseenBefore = [], resourcesSinceMs } = options;
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
   const scannedSet = new Set(scanned);
   const allDirs = [...new Set([...base.dirs, ...scanned])];
   const dirNumber = new Map(allDirs.map((d, i) => [d, i]));
   const builder = new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64);
-  const changes: ChangeSet = { changed: [], added: [], removed: [], total: 0 };
+  const changes: ChangeSet = { changed: [], checks: [], added: [], removed: [], total: 0 };
   const unreadable: string[] = [];
+  const unreadableDirs: string[] = [];
+  const resources: string[] = [];
   const pacer = new Pacer();
   let dirty = allDirs.length !== base.dirs.length;
 
@@ -115,76 +171,106 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[]): 
 
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
-    for (const { folder, names } of classFolders(dir)) {
+    const prescanned = scannedBeforeBuild.has(dir);
+    for (const { folder, names, others } of classFolders(dir, unreadableDirs)) {
       await pacer.turn();
+      if (resourcesSinceMs !== undefined) {
+        for (const name of others) {
+          const file = folder + path.sep + name;
+          const stat = statClassFile(file);
+          if (stat !== undefined && stat !== UNREADABLE && stat.ctimeMs >= resourcesSinceMs) resources.push(file);
+        }
+      }
       for (const name of names) {
         const file = folder + path.sep + name;
         const stat = statClassFile(file);
         if (stat === undefined) continue;
         const row = rowOf.get(file);
         if (row !== undefined) seen[row] = 1;
-        const same = row !== undefined && sameStamp(base.stamps, row, stat);
-        if (same && base.unproven[row] === 0) {
+        const gone = row !== undefined && base.gone[row] === 1;
+        const same = row !== undefined && !gone && stat !== UNREADABLE && sameStamp(base.stamps, row, stat);
+        if (same && isLive(base.evidence[row]!)) {
           builder.copy(base, row, dirNo);
           changes.total += 1;
           continue;
         }
-        const sha = await hashPaced(file, pacer);
-        if (sha === undefined) {
-          if (!fs.existsSync(file)) {
+        const sha =
+          stat === UNREADABLE
+            ? undefined
+            : same
+              ? base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES)
+              : await hashPaced(file, pacer);
+        if (sha === undefined || stat === UNREADABLE) {
+          if (!fs.existsSync(file) && stat !== UNREADABLE) {
             if (row !== undefined) seen[row] = 0; // vanished: a removal
             continue;
           }
           unreadable.push(file);
           if (row !== undefined) builder.copy(base, row, dirNo);
+          else {
+            builder.addUnread(file, dirNo);
+            dirty = true;
+          }
           changes.total += 1;
           continue;
         }
-        const differs = row !== undefined && !sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
-        dirty = true;
-        builder.add(file, dirNo, stat, sha);
+        const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
+        const decision = judge({
+          ...(row === undefined ? {} : { recorded: base.evidence[row] as FileFacts['recorded'] }),
+          gone,
+          sameBytes,
+          ctimeMs: stat.ctimeMs,
+          scannedBeforeBuild: prescanned && !unseenBefore.some((folder) => file.startsWith(folder + path.sep)),
+        });
+        const evidence = decision.kind === 'live' ? decision.evidence : decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
+        const history = row === undefined ? [] : earlierHashes(base, row, sha);
+        if (!(same && evidence === base.evidence[row])) dirty = true;
+        builder.add(file, dirNo, stat, sha, evidence, history);
         changes.total += 1;
-        if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
-        // Same stamp: still the bytes an earlier run built and could not prove.
-        else if (differs)
-          changes.changed.push(
-            describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }),
+        if (decision.kind === 'verify') {
+          const list = decision.by === 'build' ? changes.changed : changes.checks;
+          const after = sha.toString('hex');
+          list.push(
+            describe(file, dir, {
+              ...(row === undefined ? {} : { before: shaHex(base, row) }),
+              after,
+              previous: history,
+              liveUnknown: decision.liveUnknown,
+              ctimeMs: stat.ctimeMs,
+            }),
           );
+        } else if (decision.evidence === EVIDENCE.added && row === undefined) {
+          changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
+        }
       }
     }
   }
+  const hidden = (file: string) => unreadableDirs.some((folder) => file.startsWith(folder + path.sep));
   for (let row = 0; row < base.paths.length; row += 1) {
     const dir = base.dirs[base.dirOf[row]!]!;
     if (seen[row] === 1) continue;
-    if (!scannedSet.has(dir)) {
+    if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) {
       builder.copy(base, row, dirNumber.get(dir)!);
       continue;
     }
     dirty = true;
-    if (!fs.existsSync(base.paths[row]!)) changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    builder.copy(base, row, dirNumber.get(dir)!);
+    builder.setGone(builder.count - 1);
   }
-  for (const list of [changes.changed, changes.added, changes.removed]) list.sort((a, b) => compare(a.className, b.className));
-  return { changes, index: builder.finish(), dirty, unreadable };
+  for (const list of [changes.changed, changes.checks, changes.added, changes.removed])
+    list.sort((a, b) => compare(a.className, b.className));
+  return { changes, index: builder.finish(), dirty, unreadable, unreadableDirs, resources: resources.sort() };
 }
 
 /**
- * Marks the rows of `paths` in `index` as not proven, in place: each keeps its new stamp, takes
- * back the hash `base` has for it (the bytes last proven live) and gets its `unproven` flag, so
- * the next run reports the class as changed again, as `settled` while its bytes stay the same.
- * Paths missing from either index are skipped.
+ * The earlier hashes for the new row of `base`'s row `row` now that the file holds `sha`: the
+ * row's own hash first, then its history, without `sha`, at most {@link HISTORY_MAX}.
  */
-export function markUnproven(index: ClassIndex, base: ClassIndex, paths: ReadonlySet<string>): void {
-  if (paths.size === 0) return;
-  const baseRow = new Map<string, number>();
-  base.paths.forEach((file, row) => {
-    if (paths.has(file)) baseRow.set(file, row);
-  });
-  index.paths.forEach((file, row) => {
-    const from = baseRow.get(file);
-    if (from === undefined) return;
-    base.shas.copy(index.shas, row * SHA_BYTES, from * SHA_BYTES, (from + 1) * SHA_BYTES);
-    index.unproven[row] = 1;
-  });
+function earlierHashes(base: ClassIndex, row: number, sha: Buffer): string[] {
+  const now = sha.toString('hex');
+  const all = [shaHex(base, row), ...(base.history.get(base.paths[row]!) ?? [])];
+  return all.filter((h, i) => h !== now && all.indexOf(h) === i).slice(0, HISTORY_MAX);
 }
 
 /** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
@@ -260,32 +346,46 @@ class Pacer {
 
 /**
  * Folder by folder below `dir` (absolute, normalised): the names of its entries ending in
- * `.class` that are files or symbolic links. Folders reached through a symbolic link are not
- * entered (no cycles); unreadable folders are skipped.
+ * `.class` that are files or symbolic links, and of its other files (`others`). Folders reached through a symbolic link are not
+ * entered (no cycles); a folder that cannot be listed is skipped and added to `unreadable`
+ * (one that vanished, or a missing `dir`, is not).
  */
-function* classFolders(dir: string): Generator<{ folder: string; names: string[] }> {
+function* classFolders(dir: string, unreadable: string[] = []): Generator<{ folder: string; names: string[]; others: string[] }> {
   const folders = [dir];
   while (folders.length > 0) {
     const folder = folders.pop()!;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(folder, { withFileTypes: true });
-    } catch {
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') unreadable.push(folder);
       continue;
     }
     const names: string[] = [];
+    const others: string[] = [];
     for (const entry of entries) {
       if (entry.isDirectory()) folders.push(folder + path.sep + entry.name);
-      else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith('.class')) names.push(entry.name);
+      else if (entry.isFile() || entry.isSymbolicLink()) (entry.name.endsWith('.class') ? names : others).push(entry.name);
     }
-    yield { folder, names };
+    yield { folder, names, others };
   }
 }
 
-/** The stamp of a class file (through a symbolic link), or undefined when it is gone or not a regular file. */
-function statClassFile(file: string): fs.Stats | undefined {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  return stat?.isFile() ? stat : undefined;
+/** A class file that is there but whose stamp cannot be read (a folder without search permission). */
+const UNREADABLE = 'unreadable';
+
+/**
+ * The stamp of a class file (through a symbolic link); undefined when it is gone or not a regular
+ * file, {@link UNREADABLE} when it cannot be looked at.
+ */
+function statClassFile(file: string): fs.Stats | typeof UNREADABLE | undefined {
+  try {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    return stat?.isFile() ? stat : undefined;
+  } catch {
+    return UNREADABLE;
+  }
 }
 
 /** Grows the columns of a new index row by row. */
@@ -295,7 +395,9 @@ class IndexBuilder {
   private dirOf: Uint32Array;
   private stamps: Float64Array;
   private shas: Buffer;
-  private unproven: Uint8Array;
+  private evidence: Uint8Array;
+  private gone: Uint8Array;
+  private readonly history = new Map<string, string[]>();
 
   constructor(
     private readonly sessionId: string | null,
@@ -305,20 +407,26 @@ class IndexBuilder {
     this.dirOf = new Uint32Array(capacity);
     this.stamps = new Float64Array(capacity * STAMP_FIELDS);
     this.shas = Buffer.alloc(capacity * SHA_BYTES);
-    this.unproven = new Uint8Array(capacity);
+    this.evidence = new Uint8Array(capacity);
+    this.gone = new Uint8Array(capacity);
   }
 
-  /** Appends row `row` of `from` (path string, stamp and hash shared, not re-read). */
+  /** Appends row `row` of `from` (path string, stamp, hash, evidence and history shared, not re-read). */
   copy(from: ClassIndex, row: number, dirNo: number): void {
     const at = this.grow();
-    this.paths.push(from.paths[row]!);
+    const file = from.paths[row]!;
+    this.paths.push(file);
     this.dirOf[at] = dirNo;
     this.stamps.set(from.stamps.subarray(row * STAMP_FIELDS, (row + 1) * STAMP_FIELDS), at * STAMP_FIELDS);
     from.shas.copy(this.shas, at * SHA_BYTES, row * SHA_BYTES, (row + 1) * SHA_BYTES);
-    this.unproven[at] = from.unproven[row]!;
+    this.evidence[at] = from.evidence[row]!;
+    this.gone[at] = from.gone[row]!;
+    const history = from.history.get(file);
+    if (history !== undefined) this.history.set(file, history);
   }
 
-  add(file: string, dirNo: number, stat: fs.Stats, sha: Buffer): void {
+  /** Appends a row for `file` as scanned now. */
+  add(file: string, dirNo: number, stat: fs.Stats, sha: Buffer, evidence: number, history: string[]): void {
     const at = this.grow();
     this.paths.push(file);
     this.dirOf[at] = dirNo;
@@ -328,6 +436,24 @@ class IndexBuilder {
     this.stamps[s + 2] = stat.ctimeMs;
     this.stamps[s + 3] = stat.ino;
     sha.copy(this.shas, at * SHA_BYTES);
+    this.evidence[at] = evidence;
+    if (history.length > 0) this.history.set(file, history);
+  }
+
+  /** Appends a row for a file that is there but could not be read: no stamp, no bytes, nothing known. */
+  addUnread(file: string, dirNo: number): void {
+    const at = this.grow();
+    this.paths.push(file);
+    this.dirOf[at] = dirNo;
+    this.evidence[at] = EVIDENCE.unknown;
+  }
+
+  setEvidence(row: number, evidence: number): void {
+    this.evidence[row] = evidence;
+  }
+
+  setGone(row: number): void {
+    this.gone[row] = 1;
   }
 
   /** The position of the next row, with room for it. */
@@ -340,9 +466,11 @@ class IndexBuilder {
       stamps.set(this.stamps);
       const shas = Buffer.alloc(capacity * SHA_BYTES);
       this.shas.copy(shas);
-      const unproven = new Uint8Array(capacity);
-      unproven.set(this.unproven);
-      [this.dirOf, this.stamps, this.shas, this.unproven] = [dirOf, stamps, shas, unproven];
+      const evidence = new Uint8Array(capacity);
+      evidence.set(this.evidence);
+      const gone = new Uint8Array(capacity);
+      gone.set(this.gone);
+      [this.dirOf, this.stamps, this.shas, this.evidence, this.gone] = [dirOf, stamps, shas, evidence, gone];
     }
     return this.count++;
   }
@@ -356,18 +484,25 @@ class IndexBuilder {
       dirOf: this.dirOf.subarray(0, this.count),
       stamps: this.stamps.subarray(0, this.count * STAMP_FIELDS),
       shas: this.shas.subarray(0, this.count * SHA_BYTES),
-      unproven: this.unproven.subarray(0, this.count),
+      evidence: this.evidence.subarray(0, this.count),
+      gone: this.gone.subarray(0, this.count),
+      history: this.history,
     };
   }
 }
 
-function describe(file: string, dir: string, hashes: { before?: string; after?: string; settled?: boolean }): ClassChange {
+function describe(file: string, dir: string, facts: Omit<ClassChange, 'path' | 'className' | 'verifiable'>): ClassChange {
   const className = binaryClassName(dir, file);
-  return { path: file, className, verifiable: isVerifiableClassName(className), ...hashes };
+  return { path: file, className, verifiable: isVerifiableClassName(className), ...facts };
 }
 
 function shaHex(index: ClassIndex, row: number): string {
   return index.shas.toString('hex', row * SHA_BYTES, (row + 1) * SHA_BYTES);
+}
+
+/** True when `stat` is the stamp row `row` of `index` was scanned with (size, mtime, ctime, inode). */
+export function sameStampAsRow(index: ClassIndex, row: number, stat: fs.Stats): boolean {
+  return sameStamp(index.stamps, row, stat);
 }
 
 function sameStamp(stamps: Float64Array, row: number, stat: fs.Stats): boolean {

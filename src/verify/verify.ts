@@ -25,14 +25,18 @@ export interface VerifyTarget {
   /** The class file, for reports. */
   path: string;
   sha256: string;
-  /** SHA-256 before the build: a `mismatch` naming it means "not captured yet". */
-  previousSha256?: string;
+  /** Earlier bytes of this class file in this agent session: a `mismatch` naming one of them means "not captured yet". */
+  previousSha256s?: readonly string[];
   /**
-   * For bytes the agent has already had its capture of (built by an earlier run, not proven
-   * then): how long to keep polling an answer that is not final, in ms from the call, before
-   * the verdict is `timeout`, instead of the whole deadline.
+   * For bytes the agent has already had its capture of (there before this build): how long to
+   * keep polling an answer that is not final, in ms from the call, before the verdict is
+   * `timeout`, instead of the whole deadline.
    */
   settleByMs?: number;
+  /** Bytes there before this build: the capacity rule (receipts of this build's capture) does not count this class. */
+  once?: boolean;
+  /** `not_observed` ends the ask: verdict `not-observed`, for the caller to judge. */
+  notObservedFinal?: boolean;
 }
 
 /** Options for {@link verifyClasses}. */
@@ -79,6 +83,9 @@ export function verifyClasses(
   const window = options.window ?? VERIFY_WINDOW;
   const capacity = options.capacity ?? AGENT_RECEIPT_CAPACITY;
   const slots: Slot[] = targets.map((target, index) => ({ target, index, delayMs: POLL_MIN_MS }));
+  // The capacity rule is about receipts of this build's capture: classes asked once do not count.
+  const awaited = slots.filter((slot) => slot.target.once !== true).length;
+  let awaitedFinal = 0;
   const ready: Slot[] = [...slots];
   let readyHead = 0;
   const timers = new Set<NodeJS.Timeout>();
@@ -122,9 +129,10 @@ export function verifyClasses(
       slot.final = verdict(slot, status, detail);
       finalCount += 1;
       if (status === 'applied') appliedCount += 1;
+      if (slot.target.once !== true) awaitedFinal += 1;
       options.onProgress?.({ final: finalCount, applied: appliedCount, total: slots.length });
       if (finalCount === slots.length) finish('applied', () => '');
-      else if (slots.length > capacity && finalCount >= capacity) {
+      else if (awaited > capacity && awaitedFinal >= capacity) {
         capacityLimited = true;
         finish('beyond-capacity', () => `more than ${capacity} classes changed; the agent keeps receipts for only ${capacity}`);
       }
@@ -136,7 +144,7 @@ export function verifyClasses(
         settle(
           slot,
           'timeout',
-          `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`,
+          `still ${slot.last?.status ?? 'unanswered'} ${settleBy} ms after asking; these bytes were there before this build, so the agent has had its capture of them`,
         );
         return;
       }
@@ -163,11 +171,15 @@ export function verifyClasses(
           else later(slot);
           return;
         case 'running':
-        case 'not_observed':
           later(slot);
           return;
+        case 'not_observed':
+          if (slot.target.notObservedFinal === true)
+            settle(slot, 'not-observed', receipt.detail || 'no receipt for this class in this agent session');
+          else later(slot);
+          return;
         case 'mismatch':
-          if (receipt.observedSha256 === slot.target.previousSha256 || receipt.observedSha256 === '') later(slot);
+          if (receipt.observedSha256 === '' || slot.target.previousSha256s?.includes(receipt.observedSha256) === true) later(slot);
           else settle(slot, 'mismatch', mismatchDetail(receipt));
           return;
         case 'failed':
