@@ -3,7 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, EVIDENCE, type Cuts } from '../../src/classes/evidence.js';
-import { detectChanges, emptyIndex, forSession, SLICE_MS, type ClassIndex, type ScanOptions } from '../../src/classes/snapshot.js';
+import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
+import { SLICE_MS } from '../../src/classes/scan.js';
+import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
 

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/outcome/result.js';
-import { runSafeBuild } from '../../src/run.js';
+import { runSafeBuild } from '../../src/index.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
 import { oracle, randomPlan, servePlan, type Plan } from '../support/transcript-peer.js';

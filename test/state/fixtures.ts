@@ -1,6 +1,6 @@
 /** Test data for the state tests, free of test-runner imports (the child process bundles it). */
 import { EVIDENCE } from '../../src/classes/evidence.js';
-import type { ClassIndex } from '../../src/classes/snapshot.js';
+import type { ClassIndex } from '../../src/classes/columns.js';
 
 /** A class index of `rows` rows under one class folder, about 100 bytes a row once encoded. */
 export function indexOf(rows: number, sessionId = 's1'): ClassIndex {
