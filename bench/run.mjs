@@ -126,10 +126,14 @@ const ctx = {
   runs: options.runs,
   work,
 
-  /** A new project folder with an empty target/classes. @returns its absolute path */
+  /**
+   * A new project folder whose target/classes holds one class the app loads (a run with no
+   * class file proves nothing, and exits 75). @returns its absolute path
+   */
   project(name) {
     const dir = path.join(work, `${name}-${(serial += 1)}`);
-    fs.mkdirSync(path.join(dir, 'target', 'classes'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'target', 'classes', 'bench'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'target', 'classes', 'bench', 'App.class'), 'app-v1');
     return dir;
   },
 

@@ -31,6 +31,8 @@ const setGreeting = (text) => setReturn(JSON.stringify(text));
 
 say(`copied the example to ${app}; compiling it once (the classes the "running app" loaded)`);
 execFileSync('mvn', ['-q', 'compile'], { cwd: app, stdio: 'inherit' });
+// The app starts after its classes are written: only classes older than its JVM count as loaded unchanged.
+await new Promise((resolve) => setTimeout(resolve, 50));
 
 const agent = await startFakeAgent({
   portFile: path.join(app, '.reclazz', 'agent.port'),

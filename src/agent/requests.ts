@@ -7,6 +7,9 @@ import { doctorObservedSchema, type DoctorObserved } from '../outcome/doctor.js'
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';
 import { doctorLine, doctorUnavailableSchema, newToken, parseReloadState, parseTokenJson, reloadLine } from './protocol.js';
 
+/** A PENDING line naming a change the agent cannot apply without a restart: `Restart required: <class>: <change>`. */
+const RESTART_LINE = /^Restart required: (\S+): (.+)$/;
+
 /** A DOCTOR answer: observed evidence, the agent's own "unavailable", or a reply that did not parse. */
 export type DoctorAnswer = { kind: 'observed'; doctor: DoctorObserved } | { kind: 'unavailable'; detail: string };
 
@@ -48,4 +51,39 @@ export function askReload(
     timeoutMs,
     signal,
   );
+}
+
+/**
+ * Sends `PENDING`, whose INFO lines go to every client with no token and no end marker
+ * (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR: the agent answers commands in
+ * order and writes a client's lines in order, so the DOCTOR_RESULT marks the end of PENDING's
+ * lines. Collects the `Restart required: <class>: <change>` lines seen before it.
+ * @param timeoutMs bound for the DOCTOR reply, in ms.
+ * @returns class name -> the change the agent cannot apply; undefined when the marker did not come.
+ */
+export async function askRestartRequired(
+  connection: AgentConnection,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Map<string, string> | undefined> {
+  const token = newToken();
+  const notes = new Map<string, string>();
+  try {
+    connection.send('PENDING');
+    await connection.request(
+      doctorLine(token),
+      (event) => {
+        if (event.level !== 'INFO') return undefined;
+        const note = RESTART_LINE.exec(event.message);
+        if (note !== null) notes.set(note[1]!, note[2]!);
+        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
+      },
+      'DOCTOR_RESULT after PENDING',
+      timeoutMs,
+      signal,
+    );
+  } catch {
+    return undefined;
+  }
+  return notes;
 }

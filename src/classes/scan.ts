@@ -52,30 +52,44 @@ export class Pacer {
 
 /**
  * Folder by folder below `dir` (absolute, normalised): the names of its entries ending in
- * `.class` that are files or symbolic links. Folders reached through a symbolic link are not
- * entered (no cycles); unreadable folders are skipped.
+ * `.class` that are files or symbolic links, and of its other files (`others`). Folders reached
+ * through a symbolic link are not entered (no cycles); a folder that cannot be listed is skipped
+ * and added to `unreadable` (one that vanished, or a missing `dir`, is not).
  */
-export function* classFolders(dir: string): Generator<{ folder: string; names: string[] }> {
+export function* classFolders(dir: string, unreadable: string[] = []): Generator<{ folder: string; names: string[]; others: string[] }> {
   const folders = [dir];
   while (folders.length > 0) {
     const folder = folders.pop()!;
     let entries: fs.Dirent[];
     try {
       entries = fs.readdirSync(folder, { withFileTypes: true });
-    } catch {
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') unreadable.push(folder);
       continue;
     }
     const names: string[] = [];
+    const others: string[] = [];
     for (const entry of entries) {
       if (entry.isDirectory()) folders.push(folder + path.sep + entry.name);
-      else if ((entry.isFile() || entry.isSymbolicLink()) && entry.name.endsWith('.class')) names.push(entry.name);
+      else if (entry.isFile() || entry.isSymbolicLink()) (entry.name.endsWith('.class') ? names : others).push(entry.name);
     }
-    yield { folder, names };
+    yield { folder, names, others };
   }
 }
 
-/** The stamp of a class file (through a symbolic link), or undefined when it is gone or not a regular file. */
-export function statClassFile(file: string): fs.Stats | undefined {
-  const stat = fs.statSync(file, { throwIfNoEntry: false });
-  return stat?.isFile() ? stat : undefined;
+/** A class file that is there but whose stamp cannot be read (a folder without search permission). */
+export const UNREADABLE = 'unreadable';
+
+/**
+ * The stamp of a class file (through a symbolic link); undefined when it is gone or not a regular
+ * file, {@link UNREADABLE} when it cannot be looked at.
+ */
+export function statClassFile(file: string): fs.Stats | typeof UNREADABLE | undefined {
+  try {
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    return stat?.isFile() ? stat : undefined;
+  } catch {
+    return UNREADABLE;
+  }
 }

@@ -1,8 +1,9 @@
 /**
- * Change detection for class output directories. A class file "changed" when its bytes
- * differ from the class index (what the agent had live as of the last build whose ok it
- * acknowledged); the stat check (size, mtime, ctime, inode) is only a pre-filter, so a
- * same-size, same-mtime rewrite with new bytes still counts (a write always moves ctime).
+ * Change detection for class output directories, against the class index: per file its bytes
+ * at the last scan and the evidence that makes them live (evidence.ts holds the rule). A class
+ * file "changed" when its bytes differ from the index; the stat check (size, mtime, ctime,
+ * inode) is only a pre-filter, so a same-size, same-mtime rewrite with new bytes still counts
+ * (a write always moves ctime).
  *
  * The index is kept as columns with no object per file, and a run scans the class output
  * directories once, after the build: at 50,000 class files, objects per file and a second
@@ -13,18 +14,37 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
-import { classFolders, hashPaced, Pacer, statClassFile } from './scan.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import type { ClassChange } from '../outcome/facts.js';
+import { HISTORY_MAX, IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { EVIDENCE, isLive, type Decision, type FileFacts } from './evidence.js';
+import { classFolders, hashPaced, Pacer, statClassFile, UNREADABLE } from './scan.js';
 
-/** The difference between the class index and the class files on disk. */
+/** The class files on disk set against the class index, by what each needs (see evidence.ts). */
 export interface ChangeSet {
+  /** Changed by this build and not backed by evidence: to be verified (polled under the deadline). */
   changed: ClassChange[];
+  /** There before this build and not backed by evidence: to be asked once. */
+  checks: ClassChange[];
+  /** New to the app: absent before this build and not seen earlier in this agent session. */
   added: ClassChange[];
   removed: ClassChange[];
   /** Class files found in the scanned directories. */
   total: number;
+}
+
+/** Decides what one class file needs from the facts the scan found (see evidence.ts). */
+type Judge = (file: FileFacts) => Decision;
+
+/** How {@link detectChanges} judges and what else it looks for. */
+export interface ScanOptions {
+  judge: Judge;
+  /** Class output directories whose rows in the base are this run's own scan from before the build, or that did not exist then. */
+  scannedBeforeBuild?: ReadonlySet<string>;
+  /** Folders that scan could not list: a file below one was not seen then, so it is not taken as new. */
+  unseenBefore?: readonly string[];
+  /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
+  resourcesSinceMs?: number;
 }
 
 /** What {@link detectChanges} found. */
@@ -36,107 +56,164 @@ export interface Detection {
   dirty: boolean;
   /** Class files that exist but could not be read: not checked, their rows kept as they were. */
   unreadable: string[];
+  /** Folders below the class output directories that could not be listed: their rows are kept as they were. */
+  unreadableDirs: string[];
+  /** Files other than class files written since `resourcesSinceMs` (sorted; none without it). */
+  resources: string[];
+}
+
+/** What one scan keeps while it walks the class output directories. */
+interface Walk {
+  base: ClassIndex;
+  options: ScanOptions;
+  builder: IndexBuilder;
+  changes: ChangeSet;
+  unreadable: string[];
+  unreadableDirs: string[];
+  resources: string[];
+  pacer: Pacer;
+  rowOf: Map<string, number>;
+  seen: Uint8Array;
+  dirty: boolean;
 }
 
 /**
- * Scans the class output directories `dirs` (one stat per class file) and compares them with
- * `base`: a file whose stamp moved is hashed, and is "changed" only when its bytes differ from
- * the base's. Files under a directory `base` does not cover are "added" (all hashed). Rows of
- * `base` under directories not in `dirs` are carried over as they are; so is the row of a file
- * that cannot be read (listed in `unreadable`: its change is unknown, not a removal). `dirs`
- * must not nest. Symbolic links to class files are followed, links to folders are not. The
- * work yields to the event loop every {@link SLICE_MS} ms, so timers keep running (the run
- * lock's refresh) however large the tree. Never throws for the file system.
+ * Scans the class output directories `dirs` (one stat per class file) and sets them against
+ * `base`: a file whose stamp moved is hashed, and `judge` (the rule in evidence.ts) decides what
+ * every file that is not simply the row's live bytes needs, which becomes its row's evidence and
+ * puts it in `changed`, `checks` or `added`. A file of `base` that is gone becomes a tombstone
+ * (reported removed once). Rows of `base` under directories not in `dirs` are carried over as
+ * they are; so is the row of a file that cannot be read (listed in `unreadable`: its change is
+ * unknown, not a removal; without a row it gets one with no bytes, so it is never taken as new
+ * later) and every row below a folder that cannot be listed (`unreadableDirs`). `dirs` must not
+ * nest. Symbolic links to class files are followed, links to folders are not. The work yields
+ * to the event loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh)
+ * however large the tree. Never throws for the file system.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId), whether it differs from `base`, and the class files that could not be read.
+ *   sessionId), whether it differs from `base`, and what could not be read.
  */
-export async function detectChanges(base: ClassIndex, dirs: readonly string[]): Promise<Detection> {
+export async function detectChanges(base: ClassIndex, dirs: readonly string[], options: ScanOptions): Promise<Detection> {
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
-  const scannedSet = new Set(scanned);
   const allDirs = [...new Set([...base.dirs, ...scanned])];
   const dirNumber = new Map(allDirs.map((d, i) => [d, i]));
-  const builder = new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64);
-  const changes: ChangeSet = { changed: [], added: [], removed: [], total: 0 };
-  const unreadable: string[] = [];
-  const pacer = new Pacer();
-  let dirty = allDirs.length !== base.dirs.length;
-
-  const rowOf = new Map<string, number>();
-  for (let row = 0; row < base.paths.length; row += 1) rowOf.set(base.paths[row]!, row);
-  const seen = new Uint8Array(base.paths.length);
-
+  const walk: Walk = {
+    base,
+    options,
+    builder: new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64),
+    changes: { changed: [], checks: [], added: [], removed: [], total: 0 },
+    unreadable: [],
+    unreadableDirs: [],
+    resources: [],
+    pacer: new Pacer(),
+    rowOf: new Map(base.paths.map((file, row) => [file, row])),
+    seen: new Uint8Array(base.paths.length),
+    dirty: allDirs.length !== base.dirs.length,
+  };
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
-    for (const { folder, names } of classFolders(dir)) {
-      await pacer.turn();
-      for (const name of names) {
-        const file = folder + path.sep + name;
-        const stat = statClassFile(file);
-        if (stat === undefined) continue;
-        const row = rowOf.get(file);
-        if (row !== undefined) seen[row] = 1;
-        const same = row !== undefined && sameStamp(base.stamps, row, stat);
-        if (same && base.unproven[row] === 0) {
-          builder.copy(base, row, dirNo);
-          changes.total += 1;
-          continue;
-        }
-        const sha = await hashPaced(file, pacer);
-        if (sha === undefined) {
-          if (!fs.existsSync(file)) {
-            if (row !== undefined) seen[row] = 0; // vanished: a removal
-            continue;
-          }
-          unreadable.push(file);
-          if (row !== undefined) builder.copy(base, row, dirNo);
-          changes.total += 1;
-          continue;
-        }
-        const differs = row !== undefined && !sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
-        dirty = true;
-        builder.add(file, dirNo, stat, sha);
-        changes.total += 1;
-        if (row === undefined) changes.added.push(describe(file, dir, { after: sha.toString('hex') }));
-        // Same stamp: still the bytes an earlier run built and could not prove.
-        else if (differs)
-          changes.changed.push(
-            describe(file, dir, { before: shaHex(base, row), after: sha.toString('hex'), ...(same ? { settled: true } : {}) }),
-          );
-      }
+    const prescanned = options.scannedBeforeBuild?.has(dir) === true;
+    for (const { folder, names, others } of classFolders(dir, walk.unreadableDirs)) {
+      await walk.pacer.turn();
+      listResources(walk, folder, others);
+      for (const name of names) await scanFile(walk, folder + path.sep + name, dir, dirNo, prescanned);
     }
   }
+  carryOver(walk, new Set(scanned), dirNumber);
+  const { changes } = walk;
+  for (const list of [changes.changed, changes.checks, changes.added, changes.removed])
+    list.sort((a, b) => compare(a.className, b.className));
+  const { unreadable, unreadableDirs } = walk;
+  return { changes, index: walk.builder.finish(), dirty: walk.dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
+}
+
+/** Files other than class files in `folder` written since `resourcesSinceMs`. */
+function listResources(walk: Walk, folder: string, others: string[]): void {
+  const since = walk.options.resourcesSinceMs;
+  if (since === undefined) return;
+  for (const name of others) {
+    const file = folder + path.sep + name;
+    const stat = statClassFile(file);
+    if (stat !== undefined && stat !== UNREADABLE && stat.ctimeMs >= since) walk.resources.push(file);
+  }
+}
+
+/** One class file: its row in the new index, and the list it goes in. */
+async function scanFile(walk: Walk, file: string, dir: string, dirNo: number, prescanned: boolean): Promise<void> {
+  const { base, builder, changes } = walk;
+  const stat = statClassFile(file);
+  if (stat === undefined) return;
+  const row = walk.rowOf.get(file);
+  if (row !== undefined) walk.seen[row] = 1;
+  const gone = row !== undefined && base.gone[row] === 1;
+  const same = row !== undefined && !gone && stat !== UNREADABLE && sameStamp(base.stamps, row, stat);
+  if (same && isLive(base.evidence[row]!)) {
+    builder.copy(base, row, dirNo);
+    changes.total += 1;
+    return;
+  }
+  const sha =
+    stat === UNREADABLE ? undefined : same ? base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES) : await hashPaced(file, walk.pacer);
+  if (sha === undefined || stat === UNREADABLE) {
+    if (!fs.existsSync(file) && stat !== UNREADABLE) {
+      if (row !== undefined) walk.seen[row] = 0; // vanished: a removal
+      return;
+    }
+    walk.unreadable.push(file);
+    if (row !== undefined) builder.copy(base, row, dirNo);
+    else {
+      builder.addUnread(file, dirNo);
+      walk.dirty = true;
+    }
+    changes.total += 1;
+    return;
+  }
+  const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
+  const unseen = walk.options.unseenBefore ?? [];
+  const decision = walk.options.judge({
+    ...(row === undefined ? {} : { recorded: base.evidence[row] as FileFacts['recorded'] }),
+    gone,
+    sameBytes,
+    ctimeMs: stat.ctimeMs,
+    scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
+  });
+  const evidence = decision.kind === 'live' ? decision.evidence : decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
+  const history = row === undefined ? [] : earlierHashes(base, row, sha);
+  if (!(same && evidence === base.evidence[row])) walk.dirty = true;
+  builder.add(file, dirNo, stat, sha, evidence, history);
+  changes.total += 1;
+  const after = sha.toString('hex');
+  if (decision.kind === 'verify') {
+    const before = row === undefined ? {} : { before: shaHex(base, row) };
+    const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ctimeMs: stat.ctimeMs };
+    (decision.by === 'build' ? changes.changed : changes.checks).push(describe(file, dir, facts));
+  } else if (decision.evidence === EVIDENCE.added && row === undefined) {
+    changes.added.push(describe(file, dir, { after }));
+  }
+}
+
+/** Rows of the base not seen by the scan: kept, or tombstones for files removed from a scanned directory. */
+function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: ReadonlyMap<string, number>): void {
+  const { base, builder } = walk;
+  const hidden = (file: string) => walk.unreadableDirs.some((folder) => file.startsWith(folder + path.sep));
   for (let row = 0; row < base.paths.length; row += 1) {
     const dir = base.dirs[base.dirOf[row]!]!;
-    if (seen[row] === 1) continue;
-    if (!scannedSet.has(dir)) {
-      builder.copy(base, row, dirNumber.get(dir)!);
-      continue;
-    }
-    dirty = true;
-    if (!fs.existsSync(base.paths[row]!)) changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    if (walk.seen[row] === 1) continue;
+    builder.copy(base, row, dirNumber.get(dir)!);
+    if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) continue;
+    walk.dirty = true;
+    walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    builder.setGone(builder.count - 1);
   }
-  for (const list of [changes.changed, changes.added, changes.removed]) list.sort((a, b) => compare(a.className, b.className));
-  return { changes, index: builder.finish(), dirty, unreadable };
 }
 
 /**
- * Marks the rows of `paths` in `index` as not proven, in place: each keeps its new stamp, takes
- * back the hash `base` has for it (the bytes last proven live) and gets its `unproven` flag, so
- * the next run reports the class as changed again, as `settled` while its bytes stay the same.
- * Paths missing from either index are skipped.
+ * The earlier hashes for the new row of `base`'s row `row` now that the file holds `sha`: the
+ * row's own hash first, then its history, without `sha`, at most {@link HISTORY_MAX}.
  */
-export function markUnproven(index: ClassIndex, base: ClassIndex, paths: ReadonlySet<string>): void {
-  if (paths.size === 0) return;
-  const baseRow = new Map<string, number>();
-  base.paths.forEach((file, row) => {
-    if (paths.has(file)) baseRow.set(file, row);
-  });
-  index.paths.forEach((file, row) => {
-    const from = baseRow.get(file);
-    if (from === undefined) return;
-    base.shas.copy(index.shas, row * SHA_BYTES, from * SHA_BYTES, (from + 1) * SHA_BYTES);
-    index.unproven[row] = 1;
-  });
+function earlierHashes(base: ClassIndex, row: number, sha: Buffer): string[] {
+  const now = sha.toString('hex');
+  const all = [shaHex(base, row), ...(base.history.get(base.paths[row]!) ?? [])];
+  return all.filter((h, i) => h !== now && all.indexOf(h) === i).slice(0, HISTORY_MAX);
 }
 
 /** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
@@ -169,13 +246,18 @@ export function hashFile(file: string): string | undefined {
   }
 }
 
-function describe(file: string, dir: string, hashes: { before?: string; after?: string; settled?: boolean }): ClassChange {
+function describe(file: string, dir: string, facts: Omit<ClassChange, 'path' | 'className' | 'verifiable'>): ClassChange {
   const className = binaryClassName(dir, file);
-  return { path: file, className, verifiable: isVerifiableClassName(className), ...hashes };
+  return { path: file, className, verifiable: isVerifiableClassName(className), ...facts };
 }
 
 function shaHex(index: ClassIndex, row: number): string {
   return index.shas.toString('hex', row * SHA_BYTES, (row + 1) * SHA_BYTES);
+}
+
+/** True when `stat` is the stamp row `row` of `index` was scanned with (size, mtime, ctime, inode). */
+export function sameStampAsRow(index: ClassIndex, row: number, stat: fs.Stats): boolean {
+  return sameStamp(index.stamps, row, stat);
 }
 
 function sameStamp(stamps: Float64Array, row: number, stat: fs.Stats): boolean {

@@ -110,7 +110,15 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
     return end({ reason: 'usage', problem: { kind: 'input', text: error.message } });
   }
   if (files.length === 0) return end({ reason: 'usage', problem: { kind: 'no-class-files', paths: options.paths } });
-  known.changes = { changed: files, added: [], removed: [], notVerifiable: files.filter((f) => !f.verifiable), total: files.length };
+  known.changes = {
+    changed: files,
+    checks: [],
+    added: [],
+    removed: [],
+    notVerifiable: files.filter((f) => !f.verifiable),
+    resources: [],
+    total: files.length,
+  };
 
   const opening = await openFor(
     {

@@ -13,7 +13,8 @@ export type RunEvent =
   | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
   | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }
-  | { type: 'changes'; changed: number; added: number; removed: number; notVerifiable: number; total: number }
+  /** `checks`: class files there before this build that no record shows live, asked once. */
+  | { type: 'changes'; changed: number; checks: number; added: number; removed: number; notVerifiable: number; total: number }
   | { type: 'verify-progress'; final: number; applied: number; total: number }
   | { type: 'agent-event'; level: string; message: string };
 

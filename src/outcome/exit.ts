@@ -13,7 +13,7 @@ export const EXIT_USAGE = 2;
 export const EXIT_REFUSED = 69;
 /** Exit status when the build ran but the hold was not completed safely, or a bug (EX_SOFTWARE). */
 export const EXIT_NOT_SAFE = 70;
-/** Exit status when the build is ok but not every changed class was proven applied (EX_TEMPFAIL). */
+/** Exit status when the build is ok but not every class file is proven live, or some could not be checked (EX_TEMPFAIL). */
 export const EXIT_UNPROVEN = 75;
 /** Exit status when the build command exists but may not be executed (the shell's convention). */
 export const EXIT_NOT_EXECUTABLE = 126;
@@ -63,7 +63,7 @@ export function exitStatus(outcome: Outcome): number {
   return rule;
 }
 
-/** True when `outcome` proves every changed class that existed before live (or there was nothing to prove). */
+/** True when `outcome` proves every class file live by evidence (or there was nothing to prove). */
 export function provesLive(outcome: Outcome): boolean {
   if (outcome.reason !== 'ok' || !('proof' in outcome)) return false;
   const { kind } = outcome.proof;
@@ -85,7 +85,8 @@ export const EXIT_TABLE: readonly ExitRow[] = [
   {
     status: '0',
     rule: 0,
-    build: 'build ok and acknowledged; every changed class that existed before is applied (or nothing to verify, or --no-verify)',
+    build:
+      'build ok and acknowledged; every class file is live by evidence: VERIFY applied, unchanged since the app started, new, or identical bytes (or --no-verify, which proves nothing)',
     verify: 'every class given is applied',
     agent: 'done: the receipt came and says what was asked (events: the agent closed the stream)',
   },
@@ -112,7 +113,8 @@ export const EXIT_TABLE: readonly ExitRow[] = [
   {
     status: '75',
     rule: EXIT_UNPROVEN,
-    build: 'build ok, but not every changed class was proven applied by the deadline',
+    build:
+      'build ok, but not every class file is proven live: not applied by the deadline, a restart required, or not checked (no class output directory, unreadable files or folders)',
     verify: 'not every class was proven applied',
   },
   { status: '126', rule: EXIT_NOT_EXECUTABLE, build: 'the build command exists but is not executable (chmod +x); nothing was sent' },

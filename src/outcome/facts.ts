@@ -71,29 +71,66 @@ export interface ClassChange {
   /** SHA-256 after the build, lower-case hex (absent for removed files). */
   after?: string;
   /**
-   * True when these bytes were already on disk, unproven, at the last run: the agent has had its
-   * capture of them, so a VERIFY answer that is not final now is not worth a long wait.
+   * Earlier bytes of this file seen in this agent session (SHA-256 hex, latest first): a VERIFY
+   * `mismatch` naming one means the agent has not captured these bytes yet.
    */
-  settled?: boolean;
+  previous?: string[];
+  /** Nothing records what the app has for this file: a single ask's `not_observed` may mean identical bytes. */
+  liveUnknown?: boolean;
+  /** The file's ctime when scanned, epoch ms. */
+  ctimeMs?: number;
 }
+
+/** Why the app's JVM start time is unknown (then no class file counts as unchanged since it). */
+export type AppStartUnknown =
+  /** DOCTOR's `pid` is not a process id. */
+  | { kind: 'no-pid'; pid: string }
+  /** No such process here: a container, another host, or another user's process. */
+  | { kind: 'not-visible'; pid: number }
+  /** A process with that pid runs in `cwd` (null: unreadable), not in DOCTOR's working directory. */
+  | { kind: 'elsewhere'; pid: number; cwd: string | null; workingDirectory: string };
+
+/** When the app's JVM started (epoch ms, within ±errorMs), or why that is unknown. */
+export type AppStart = { kind: 'known'; pid: number; startMs: number; errorMs: number } | { kind: 'unknown'; why: AppStartUnknown };
 
 /** The class files a result reports on. */
 export interface ChangeSummary {
+  /** Changed by this build and not backed by evidence (verified). */
   changed: ClassChange[];
+  /** There before this build, not backed by evidence (asked once). */
+  checks: ClassChange[];
   added: ClassChange[];
   removed: ClassChange[];
   notVerifiable: ClassChange[];
+  /** Files other than class files that the build wrote in the class output directories: VERIFY cannot prove them. */
+  resources: string[];
   /** Class files found in the scanned directories. */
   total: number;
 }
 
 /**
- * A class's final verdict. Only `applied` is proof. `timeout`: still not final at the
- * deadline; `beyond-capacity`: not awaited because more classes changed than the agent keeps
- * receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`.
+ * A class's final verdict. `applied` is proof; so is `unchanged` (asked once, `not_observed`,
+ * and the agent's watcher saw nothing to reload: identical bytes). `timeout`: still not final at
+ * the deadline; `beyond-capacity`: not awaited because more classes changed than the agent
+ * keeps receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`;
+ * `not-observed`: asked once, no receipt, and nothing shows the bytes are the app's;
+ * `restart-required`: the agent lists a change it cannot apply (a hierarchy change);
+ * `rewritten`: the file changed again after it was checked.
  */
 export type VerdictStatus =
-  'applied' | 'failed' | 'mismatch' | 'unverified' | 'timeout' | 'beyond-capacity' | 'session-changed' | 'connection-lost' | 'interrupted';
+  | 'applied'
+  | 'unchanged'
+  | 'failed'
+  | 'mismatch'
+  | 'unverified'
+  | 'timeout'
+  | 'beyond-capacity'
+  | 'session-changed'
+  | 'connection-lost'
+  | 'interrupted'
+  | 'not-observed'
+  | 'restart-required'
+  | 'rewritten';
 
 /** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
 export interface VerifyReceipt {

@@ -25,14 +25,15 @@ export type PortFault =
 
 /** What a build or `verify` could prove, when it ended well. */
 export type Proof =
-  /** Every changed class that existed before is applied: `applied` of them. */
-  | { kind: 'proven'; applied: number; files?: boolean }
-  /** No class that was loaded before changed bytes. */
+  /**
+   * Every class file is live by evidence; of those asked, `applied` are VERIFY applied and
+   * `unchanged` were rewritten with the bytes the app has (asked once, the agent saw no change).
+   */
+  | { kind: 'proven'; applied: number; unchanged?: number; files?: boolean }
+  /** Every class file is live by evidence already recorded, or new: nothing to ask. */
   | { kind: 'nothing-to-prove' }
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
-  /** No class output directory was found, so nothing was checked. */
-  | { kind: 'no-class-dirs'; searchRoot: string }
   /** `verify`: none of the files has a name VERIFY accepts. */
   | { kind: 'none-verifiable'; files: number };
 
@@ -49,8 +50,14 @@ export type Shortfall =
   | { kind: 'capacity'; capacity: number }
   /** Some classes ended without proof; `timedOut` when any was still unanswered at the deadline. */
   | { kind: 'not-proven'; timedOut: boolean }
-  /** Every class asked about is fine, but `unreadable` class files could not be read. */
-  | { kind: 'unreadable'; unreadable: number };
+  /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
+  | { kind: 'restart-required'; classes: number }
+  /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
+  | { kind: 'unreadable'; unreadable: number; folders: number }
+  /** No class output directory was found, so nothing was checked. */
+  | { kind: 'no-class-dirs'; searchRoot: string }
+  /** The class output directories hold no class file, so nothing was checked. */
+  | { kind: 'no-class-files'; dirs: number };
 
 /** Where a run or subcommand was when SIGINT or SIGTERM came. */
 export type InterruptPoint =
@@ -131,7 +138,20 @@ export type Outcome =
         | { kind: 'lost-during-build'; found: AgentAfterLoss }
         | { kind: 'finish'; succeeded: boolean; receipt: 'rejected' | 'lost'; found?: AgentAfterLoss };
     }
-  | { reason: 'verify-incomplete'; applied: number; total: number; shortfall: Shortfall; files?: boolean; noneChanged?: boolean }
+  /**
+   * Not every class file is proven live. `applied` (VERIFY applied) and `unchanged` (identical
+   * bytes) of the `total` asked are; `checked` of those asked were there before this build.
+   */
+  | {
+      reason: 'verify-incomplete';
+      applied: number;
+      total: number;
+      shortfall: Shortfall;
+      files?: boolean;
+      noneChanged?: boolean;
+      unchanged?: number;
+      checked?: number;
+    }
   | { reason: 'interrupted'; signal: StopSignal; at: InterruptPoint; holdOwner?: string; events?: number; action?: ReloadAction }
   | { reason: 'state-error'; problem: string; dir: string; file: string; holdOwner?: string }
   | { reason: 'internal-error'; problem: string; holdOwner?: string }

@@ -9,6 +9,9 @@ import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
 
+/** The verdicts that make a class live. */
+const LIVE: ReadonlySet<string> = new Set<VerdictStatus>(['applied', 'unchanged']);
+
 /** Lists at most this many classes by name in the report; the rest are counted. */
 const MAX_LISTED = 20;
 
@@ -117,10 +120,11 @@ export class HumanReporter {
         if (!quiet) {
           const parts = [`${event.changed} changed`, `${event.added} added`, `${event.removed} removed`];
           if (event.notVerifiable > 0) parts.push(`${event.notVerifiable} not verifiable`);
-          this.line(`class files: ${parts.join(', ')} (of ${event.total})`);
+          const checks = event.checks > 0 ? `; ${event.checks} to check once: no record that the app has their bytes` : '';
+          this.line(`class files: ${parts.join(', ')} (of ${event.total})${checks}`);
         }
         this.verifyStarted = performance.now();
-        this.live.show(`VERIFY applied 0/${event.changed - event.notVerifiable}`, this.verifyStarted);
+        this.live.show(`VERIFY applied 0/${event.changed - event.notVerifiable + event.checks}`, this.verifyStarted);
         return;
       case 'verify-progress':
         if (this.verifyStarted === 0) this.verifyStarted = performance.now();
@@ -165,6 +169,8 @@ export class HumanReporter {
       for (const change of c.notVerifiable.slice(0, MAX_LISTED))
         this.detail('skipped', change.className, 'not a name VERIFY accepts; not verified');
       more(c.notVerifiable.length, (n) => this.detail('skipped', `… and ${n} more`, ''));
+      for (const file of c.resources.slice(0, MAX_LISTED)) this.detail('not checked', file, 'not a class file: VERIFY cannot prove it');
+      more(c.resources.length, (n) => this.detail('not checked', `… and ${n} more`, ''));
     }
     if (result.verdicts.length > 0) this.verdicts(result.verdicts, quiet);
     const mark = result.provenLive
@@ -181,19 +187,19 @@ export class HumanReporter {
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {
     const counts = new Map<VerdictStatus, number>();
     for (const v of verdicts) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
-    const notApplied = verdicts.filter((v) => v.status !== 'applied');
+    const notApplied = verdicts.filter((v) => !LIVE.has(v.status));
     if (verdicts.length <= MAX_LISTED && !quiet) {
       for (const v of verdicts) this.detail(v.status, v.className, v.detail);
     } else {
       this.line(`VERIFY: ${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}`);
       for (const v of notApplied.slice(0, MAX_LISTED)) this.detail(v.status, v.className, v.detail);
-      more(notApplied.length, (n) => this.detail('', `… and ${n} more not applied (--json lists every class)`, ''));
+      more(notApplied.length, (n) => this.detail('', `… and ${n} more not live (--json lists every class)`, ''));
     }
   }
 
   private detail(status: string, name: string, detail: string): void {
     const p = this.p;
-    const colour = status === 'applied' ? p.green : status === 'added' || status === 'removed' || status === 'skipped' ? p.dim : p.red;
+    const colour = LIVE.has(status) ? p.green : ['added', 'removed', 'skipped', 'not checked'].includes(status) ? p.dim : p.red;
     this.write(`  ${colour(status.padEnd(16))} ${name}${detail ? p.dim(`  ${detail}`) : ''}\n`);
   }
 

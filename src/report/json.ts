@@ -14,7 +14,7 @@ export interface JsonClass {
   className: string;
   path: string;
   sha256: string | null;
-  /** A VERIFY verdict (`applied`, `failed`, `mismatch`, `unverified`, `timeout`, ...) or `added`, `removed`, `not-verifiable`. */
+  /** A verdict (`applied`, `unchanged`, `failed`, `mismatch`, `unverified`, `timeout`, `not-observed`, ...) or `added`, `removed`, `not-verifiable`. */
   status: string;
   detail: string;
 }
@@ -33,8 +33,18 @@ export interface JsonResult {
   hold: RunResult['hold'];
   agent: RunResult['agent'] | null;
   build: { exitCode: number; durationMs: number; signal: string | null } | null;
-  changes: { changed: number; added: number; removed: number; notVerifiable: number; total: number } | null;
+  changes: {
+    changed: number;
+    checks: number;
+    added: number;
+    removed: number;
+    notVerifiable: number;
+    resources: number;
+    total: number;
+  } | null;
   classes: JsonClass[];
+  /** Files other than class files the build wrote in the class output directories: not checked (VERIFY cannot prove them). */
+  resources: string[];
   durationMs: number;
 }
 
@@ -93,12 +103,15 @@ export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'bu
         ? null
         : {
             changed: c.changed.length,
+            checks: c.checks.length,
             added: c.added.length,
             removed: c.removed.length,
             notVerifiable: c.notVerifiable.length,
+            resources: c.resources.length,
             total: c.total,
           },
     classes: resultClasses(result),
+    resources: c?.resources ?? [],
     durationMs: result.durationMs,
   };
 }

@@ -51,7 +51,7 @@ export const eventLineSchemas = {
   }),
   buildEnd: z.strictObject({ type: z.literal('build-end'), exitCode: int, durationMs: ms, signal: z.string().optional() }),
   finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean() }),
-  changes: z.strictObject({ type: z.literal('changes'), changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
+  changes: z.strictObject({ type: z.literal('changes'), changed: ms, checks: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
   verifyProgress: z.strictObject({ type: z.literal('verify-progress'), final: ms, applied: ms, total: ms }),
   agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string() }),
 } as const;
@@ -59,6 +59,7 @@ export const eventLineSchemas = {
 /** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
 export const classStatusSchema = z.enum([
   'applied',
+  'unchanged',
   'failed',
   'mismatch',
   'unverified',
@@ -67,6 +68,9 @@ export const classStatusSchema = z.enum([
   'session-changed',
   'connection-lost',
   'interrupted',
+  'not-observed',
+  'restart-required',
+  'rewritten',
   'added',
   'removed',
   'not-verifiable',
@@ -127,8 +131,9 @@ export const runResultLineSchema = z.strictObject({
   hold: z.enum(['none', 'held', 'unknown']),
   agent: agentInfoSchema.nullable(),
   build: z.strictObject({ exitCode: int, durationMs: ms, signal: z.string().nullable() }).nullable(),
-  changes: z.strictObject({ changed: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }).nullable(),
+  changes: z.strictObject({ changed: ms, checks: ms, added: ms, removed: ms, notVerifiable: ms, resources: ms, total: ms }).nullable(),
   classes: z.array(z.strictObject(classFields)),
+  resources: z.array(z.string()),
   durationMs: ms,
 });
 

@@ -2,6 +2,7 @@
  * The words of what happens on the way: the waits a run reports, its warnings, and the last
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events.
  */
+import type { AppStartUnknown } from '../outcome/facts.js';
 import { noClassDirs } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */
@@ -21,6 +22,10 @@ export const warningText = {
     `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`,
   unreadable: (files: readonly string[]) =>
     `cannot read ${files.length} class file(s), so their changes are not checked (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): check their permissions`,
+  unreadableFolders: (folders: readonly string[]) =>
+    `cannot list ${folders.length} folder(s) of class files, so their files are not checked and their record is kept (${folders.slice(0, 3).join(', ')}${folders.length > 3 ? ', ...' : ''}): check their permissions`,
+  appStartUnknown: (why: AppStartUnknown) =>
+    `${appStartWhy(why)}, so when the app started is unknown: every class file without a record that it is live is checked`,
   unwatched: (dir: string, watched: readonly string[]) =>
     `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})`,
   noClassDirs,
@@ -28,6 +33,18 @@ export const warningText = {
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
   internalError: (stack: string) => `internal error: ${stack}`,
 } as const;
+
+/** Why the app's start time is unknown, as the start of a sentence. */
+function appStartWhy(why: AppStartUnknown): string {
+  switch (why.kind) {
+    case 'no-pid':
+      return `the agent reports no process id for the app (pid ${JSON.stringify(why.pid)})`;
+    case 'not-visible':
+      return `the app's process ${why.pid} is not visible here (a container or another host?)`;
+    case 'elsewhere':
+      return `process ${why.pid} here runs in ${why.cwd ?? 'a folder that cannot be read'}, not in the agent's working directory ${why.workingDirectory} (a container or another host?)`;
+  }
+}
 
 /** The line after a second SIGINT/SIGTERM, which exits at once. */
 export function interruptedAgainText(owner: string | undefined): string {

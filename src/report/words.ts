@@ -85,21 +85,26 @@ function holdStays(owner: string | undefined): string {
 
 function describeProof(proof: Proof): Words {
   switch (proof.kind) {
-    case 'proven':
-      return { message: `all ${proof.applied} ${proof.files ? '' : 'changed '}class(es) proven live (VERIFY applied, SHA-256 matched)` };
+    case 'proven': {
+      const unchanged = proof.unchanged ?? 0;
+      if (unchanged === 0) {
+        return { message: `all ${proof.applied} ${proof.files ? '' : 'changed '}class(es) proven live (VERIFY applied, SHA-256 matched)` };
+      }
+      return {
+        message: `all ${proof.applied + unchanged} class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`,
+      };
+    }
     case 'nothing-to-prove':
       return { message: 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove' };
     case 'not-verified':
       return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
-    case 'no-class-dirs':
-      return {
-        message: `build ok and acknowledged; ${noClassDirs(proof.searchRoot)}`,
-        hint: 'run from the project folder, or name the directory with --classes-dir <dir>',
-      };
     case 'none-verifiable':
       return { message: `none of the ${proof.files} class file(s) has a name VERIFY accepts: nothing to prove` };
   }
 }
+
+/** What `unchanged` classes are, after their count. */
+const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
 
 /** The clause for a build that found no class output directory (its warning says the same). */
 export function noClassDirs(searchRoot: string): string {
@@ -180,21 +185,49 @@ function portText(what: string, problem: 'empty' | 'not-a-number' | 'out-of-rang
 /** One clause: what a reconnect after a lost connection found, in the user's terms. */
 function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
   const { applied, total, shortfall, files } = outcome;
-  if (shortfall.kind === 'unreadable') {
-    const proven = outcome.noneChanged ? 'no class that was loaded before changed bytes' : `all ${applied} changed class(es) applied`;
-    return {
-      message: `build ok; ${proven}, but ${shortfall.unreadable} class file(s) could not be read, so whether they changed is unknown: not proven live`,
-      hint: 'make the class files named in the warning above readable, and run again',
-    };
+  const live = applied + (outcome.unchanged ?? 0);
+  switch (shortfall.kind) {
+    case 'unreadable': {
+      const proven = outcome.noneChanged ? 'no class that was loaded before changed bytes' : `all ${live} class(es) checked are live`;
+      const what = [
+        ...(shortfall.unreadable > 0 ? [`${shortfall.unreadable} class file(s)`] : []),
+        ...(shortfall.folders > 0 ? [`${shortfall.folders} folder(s) of class files`] : []),
+      ].join(' and ');
+      return {
+        message: `build ok; ${proven}, but ${what} could not be read, so whether they changed is unknown: not proven live`,
+        hint: 'make the class files and folders named in the warning above readable for this user, and run again',
+      };
+    }
+    case 'no-class-dirs':
+      return {
+        message: `build ok and acknowledged; ${noClassDirs(shortfall.searchRoot)}: not proven live`,
+        hint: 'run from the project folder, or name the directory with --classes-dir <dir>',
+      };
+    case 'no-class-files':
+      return {
+        message: `build ok and acknowledged; the ${shortfall.dirs} class output director${shortfall.dirs === 1 ? 'y holds' : 'ies hold'} no class file: nothing was checked, not proven live`,
+        hint: 'check that the build writes its classes there, or name the right directory with --classes-dir <dir>',
+      };
+    case 'restart-required':
+      return {
+        message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
+        hint: 'restart the app to load them; a hierarchy change (superclass or interfaces) cannot be reloaded',
+      };
+    default: {
+      const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
+      const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;
+      return {
+        message: `${what} are proven live: ${shortfallWhy(shortfall, live, total, files === true)}`,
+        hint: shortfallHint(shortfall, files === true),
+      };
+    }
   }
-  const what = files ? `only ${applied} of ${total} class(es)` : `build ok, but only ${applied} of ${total} changed class(es)`;
-  return {
-    message: `${what} are proven live: ${shortfallWhy(shortfall, applied, total, files === true)}`,
-    hint: shortfallHint(shortfall, files === true),
-  };
 }
 
-function shortfallWhy(shortfall: Exclude<Shortfall, { kind: 'unreadable' }>, applied: number, total: number, files: boolean): string {
+/** The shortfalls that end a VERIFY round early or leave classes without proof. */
+type RoundShortfall = Extract<Shortfall, { kind: 'restarted' | 'connection-lost' | 'capacity' | 'not-proven' }>;
+
+function shortfallWhy(shortfall: RoundShortfall, applied: number, total: number, files: boolean): string {
   switch (shortfall.kind) {
     case 'restarted':
       return 'the app restarted during VERIFY (new agent session)';
@@ -207,7 +240,7 @@ function shortfallWhy(shortfall: Exclude<Shortfall, { kind: 'unreadable' }>, app
   }
 }
 
-function shortfallHint(shortfall: Exclude<Shortfall, { kind: 'unreadable' }>, files: boolean): string {
+function shortfallHint(shortfall: RoundShortfall, files: boolean): string {
   if (shortfall.kind === 'capacity' && !files) {
     return `the agent keeps receipts for the last ${shortfall.capacity} reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live`;
   }

@@ -1,90 +1,133 @@
 /**
- * The last steps of a cycle, after `BUILD ok` was acknowledged: find the class files whose
- * bytes changed, VERIFY each under one deadline, and keep what is live for the next cycle.
+ * The last steps of a cycle, after `BUILD ok` was acknowledged: set the class files against the
+ * record by the evidence rule (classes/evidence.ts), VERIFY what it says needs asking under one
+ * deadline (proof.ts), and keep every row's evidence for the next cycle.
  */
+import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { recordProof } from '../classes/baseline.js';
+import { watchCoverage } from '../agent/coverage.js';
 import type { ClassIndex } from '../classes/columns.js';
-import { detectChanges, type ChangeSet } from '../classes/snapshot.js';
-import type { BuildRun, ChangeSummary } from '../outcome/facts.js';
+import { COARSE_CLOCK_MS, decide, type Cuts } from '../classes/evidence.js';
+import { detectChanges, type Detection } from '../classes/snapshot.js';
+import type { AppStart, BuildRun, ChangeSummary } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { verdictOutcome } from '../verify/verdict.js';
-import type { VerifyTarget } from '../verify/types.js';
-import { verifyClasses } from '../verify/verify.js';
 import { end, saveAfterOk, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
+import { proveClasses } from './proof.js';
+
+/** What the steps before the build found, for the evidence rule. Times in epoch ms. */
+export interface Before {
+  /** The record before this build (classes/baseline.ts). */
+  baseline: ClassIndex;
+  /** Class output directories before the build. */
+  dirs: string[];
+  /** Those of them the baseline scanned now, and the folders that scan could not list. */
+  scanned: string[];
+  unseen: string[];
+  appStart: AppStart;
+  /** When the BUILD started receipt came: a class file stamped before it was not written by this build. */
+  holdAtMs: number;
+  /** The hold was already ours when this cycle started (a failed build's output held for this one): its changes are this build's. */
+  heldBefore: boolean;
+  /** RELOAD status before the build showed nothing pending and no earlier hold (evidence.ts `judgeOnce`). */
+  quiet: { atMs: number } | undefined;
+}
 
 /**
- * How long VERIFY waits on a class whose bytes an earlier run already built and could not prove
- * (the agent has had its capture of them: beyond its receipts, failed, or not reloaded), in ms.
+ * Detects, verifies and records; the cycle's result.
+ * @param dirs the class output directories after the build.
+ * @param searchRoot where class output directories were looked for (named when there is none).
  */
-const SETTLED_WAIT_MS = 3000;
-
-/** Detects, verifies and records; the cycle's result. */
-/** @param searchRoot where class output directories were looked for (named when there is none). */
-export async function checkChanges(
-  cycle: Cycle,
-  build: BuildRun,
-  baseline: ClassIndex,
-  dirs: string[],
-  searchRoot: string,
-): Promise<RunResult> {
-  const { session } = cycle;
-  const detected = await detectChanges(baseline, dirs);
-  if (detected.unreadable.length > 0) session.emit({ type: 'warning', message: warningText.unreadable(detected.unreadable) });
+export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before, dirs: string[], searchRoot: string): Promise<RunResult> {
+  const { session, options } = cycle;
+  const warn = (message: string) => session.emit({ type: 'warning', message });
   if (dirs.length === 0) {
-    session.emit({ type: 'warning', message: warningText.noClassDirs(searchRoot) });
-    return end(cycle, { reason: 'ok', proof: { kind: 'no-class-dirs', searchRoot } }, { build });
+    warn(warningText.noClassDirs(searchRoot));
+    if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: 0 } }, { build });
+    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot } }, { build });
   }
-  const result = await verifyChanges(cycle, detected.changes, build, detected.unreadable.length);
-  if (recordProof(detected, baseline, result.verdicts))
+  // A folder that did not exist before the build held nothing then: its files are new.
+  const fresh = dirs.filter((d) => !before.dirs.includes(d));
+  const { appStart } = before;
+  const cuts: Cuts = {
+    holdAtMs: before.heldBefore ? 0 : before.holdAtMs,
+    ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
+  };
+  const detected = await detectChanges(before.baseline, dirs, {
+    judge: (file) => decide(file, cuts),
+    scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
+    unseenBefore: before.unseen,
+    resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
+  });
+  if (detected.unreadable.length > 0) warn(warningText.unreadable(detected.unreadable));
+  if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
+  // The next cycle's record: every row with the evidence this cycle found for it (proof.ts adds what VERIFY proved).
+  const result = await verifyChanges(cycle, detected, dirs, build, before.quiet);
+  if (detected.dirty || result.verdicts.some((v) => v.status === 'applied' || v.status === 'unchanged'))
     saveAfterOk(session, () => writeClassIndex(session.location.projectDir, detected.index));
   return result;
 }
 
-/** @param unreadable class files that could not be read: their change is unknown, so the cycle is never "proven live". */
-async function verifyChanges(cycle: Cycle, changes: ChangeSet, build: BuildRun, unreadable: number): Promise<RunResult> {
+/**
+ * Asks VERIFY what the rule says needs asking (proof.ts) and judges the cycle: every class file
+ * live by evidence, or what was not proven, not checked, or not readable.
+ */
+async function verifyChanges(
+  cycle: Cycle,
+  detected: Detection,
+  dirs: string[],
+  build: BuildRun,
+  quiet: { atMs: number } | undefined,
+): Promise<RunResult> {
   const { session, options } = cycle;
+  const { changes, unreadable, unreadableDirs, resources } = detected;
   const notVerifiable = changes.changed.filter((c) => !c.verifiable);
-  const targets: VerifyTarget[] = changes.changed
-    .filter((c) => c.verifiable)
-    .map((c) => ({
-      className: c.className,
-      path: c.path,
-      sha256: c.after!,
-      previousSha256: c.before,
-      ...(c.settled ? { settleByMs: SETTLED_WAIT_MS } : {}),
-    }));
-  const summary: ChangeSummary = {
-    changed: changes.changed,
-    added: changes.added,
-    removed: changes.removed,
-    notVerifiable,
-    total: changes.total,
-  };
-  const counts = { changed: changes.changed.length, added: changes.added.length, removed: changes.removed.length };
+  // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
+  const checks = changes.checks.filter((c) => c.verifiable);
+  const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
+  const asked = changes.changed.length - notVerifiable.length + checks.length;
+  const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   const facts = { build, changes: summary };
-  if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: targets.length } }, facts);
-  if (targets.length === 0) {
-    if (unreadable === 0) return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove' } }, facts);
-    return end(
-      cycle,
-      { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'unreadable', unreadable }, noneChanged: true },
-      facts,
-    );
+  if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: asked } }, facts);
+  const unread = { unreadable: unreadable.length, folders: unreadableDirs.length };
+  if (changes.total === 0 && unread.folders === 0) {
+    const shortfall = { kind: 'no-class-files' as const, dirs: dirs.length };
+    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
   }
-  const report = await verifyClasses(session.connection, targets, {
-    sessionId: session.agent.sessionId,
-    timeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+  if (asked === 0) {
+    if (unread.unreadable + unread.folders === 0) return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove' } }, facts);
+    const shortfall = { kind: 'unreadable' as const, ...unread };
+    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
+  }
+  const agent = session.agent;
+  const coverage = watchCoverage(dirs, agent.watchedDirectories, agent.watchSampleTruncated);
+  const watchedDirs = coverage.filter((c) => c.watched === true).map((c) => c.dir);
+  const report = await proveClasses({
+    connection: session.connection,
+    sessionId: agent.sessionId,
+    verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+    receiptTimeoutMs: session.timeoutMs,
     onProgress: (p) => session.emit({ type: 'verify-progress', ...p }),
     ...(session.signal === undefined ? {} : { signal: session.signal }),
+    changes: { changed: changes.changed, checks },
+    index: detected.index,
+    watched: (file) => watchedDirs.some((dir) => file.startsWith(dir + path.sep)),
+    ...(quiet === undefined ? {} : { quiet }),
   });
-  const { verdicts, ...verify } = report;
+  const { verdicts, checked, ...verify } = report;
   const lost = verdicts.some((v) => v.status === 'connection-lost');
-  const found = lost ? await observeAgentAfterLoss(session.agent.port, session.agent.sessionId, session.timeoutMs) : undefined;
-  const outcome = verdictOutcome(report, { files: false, signal: session.signal, unreadable, ...(found === undefined ? {} : { found }) });
+  const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
+  const outcome = verdictOutcome(report, {
+    files: false,
+    signal: session.signal,
+    unreadable: unread.unreadable,
+    unreadableDirs: unread.folders,
+    checked,
+    ...(found === undefined ? {} : { found }),
+  });
   return end(cycle, outcome, { ...facts, verify, verdicts });
 }

@@ -8,21 +8,22 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { watchCoverage } from '../agent/coverage.js';
-import { askDoctor } from '../agent/requests.js';
+import { askDoctor, askReload } from '../agent/requests.js';
+import { findAppStart } from './app-start.js';
 import { findClassDirs, isInside, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
-import type { ClassIndex } from '../classes/columns.js';
+import { EVIDENCE } from '../classes/evidence.js';
 import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
 import { mayBeOurs } from '../hold/machine.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentInfo, BuildRun } from '../outcome/facts.js';
+import type { AgentInfo, AppStart, BuildRun } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { checkChanges } from './check.js';
+import { checkChanges, type Before } from './check.js';
 import { end, interrupted, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { failureOutcome } from './failure.js';
 import { DEFAULTS, type CycleOptions } from './options.js';
@@ -53,10 +54,17 @@ export async function runCycle(
   const cycle: Cycle = { session, command, options, startedMs, record };
   const refused = await takeHold(cycle);
   if (refused !== undefined) return end(cycle, refused);
+  const holdAtMs = session.host.clock.date().getTime();
+  const saved = session.owner.saved;
+  const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
-  const baseline = await baselineFor(cycle, before);
+  const appStart = await findAppStart(session.agent.pid, session.agent.workingDirectory);
+  if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
+  const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
   warnUnwatched(session, before);
+  // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
+  const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? await quietBefore(session) : undefined;
   if (session.signal?.aborted) {
     // Interrupted between the receipt and the spawn: the build never starts.
     await finish(cycle, 'failed');
@@ -65,7 +73,8 @@ export async function runCycle(
   const build = await spawnBuild(session, command, options, before, true);
   const finished = await finishBuild(cycle, build);
   if (finished !== undefined) return finished;
-  return checkChanges(cycle, build, baseline, dirs.after(before), dirs.searchRoot);
+  const found: Before = { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet };
+  return checkChanges(cycle, build, found, dirs.after(before), dirs.searchRoot);
 }
 
 /**
@@ -162,15 +171,30 @@ function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: strin
   return { now: () => kept(found()), after: (before) => kept([...before, ...found()]), searchRoot };
 }
 
-/** The baseline (classes/baseline.ts), saved before the build when it was scanned. */
-async function baselineFor(cycle: Cycle, dirs: string[]): Promise<ClassIndex> {
+/** The baseline (classes/baseline.ts), saved before the build when it was scanned; what cannot be read is named after the build. */
+async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): ReturnType<typeof baselineOf> {
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
   const index = readClassIndex(session.location.projectDir, warn);
-  const { baseline, scanned, unreadable } = await baselineOf(index, dirs, session.agent.sessionId);
-  if (unreadable.length > 0) warn(warningText.unreadable(unreadable));
-  if (scanned) writeClassIndex(session.location.projectDir, baseline);
-  return baseline;
+  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart);
+  if (found.scanned.length > 0) writeClassIndex(session.location.projectDir, found.baseline);
+  return found;
+}
+
+/**
+ * RELOAD status before the build: nothing pending and no hold before this run took its own
+ * (DOCTOR at connect) means the agent's view of the disk was its admitted state. Undefined
+ * otherwise, or when no receipt came (then a single ask's not_observed proves nothing).
+ */
+async function quietBefore(session: BuildSession): Promise<{ atMs: number } | undefined> {
+  if (session.doctor.buildHold !== 'none') return undefined;
+  const atMs = session.host.clock.date().getTime();
+  try {
+    const state = await askReload(session.connection, 'status', session.timeoutMs, session.signal);
+    return state.pendingClasses === 0 && state.pendingActions === 0 ? { atMs } : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function warnUnwatched(session: BuildSession, dirs: string[]): void {

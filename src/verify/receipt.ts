@@ -18,18 +18,22 @@ export function matchReceipt(message: string, token: string, target: VerifyTarge
 
 /**
  * What a receipt means for its class: `applied` only with the exact bytes and a completion
- * time; `poll` again while it is running, not observed, or a mismatch naming the bytes from
- * before this build (not captured yet); else final.
+ * time; `poll` again while it is running, not observed (unless the target makes that final:
+ * `not-observed`), or a mismatch naming earlier bytes of this session (not captured yet); else final.
  */
-export function judge(receipt: VerifyReceipt, target: VerifyTarget): 'applied' | 'poll' | 'mismatch' | 'failed' | 'unverified' {
+export function judge(
+  receipt: VerifyReceipt,
+  target: VerifyTarget,
+): 'applied' | 'poll' | 'mismatch' | 'failed' | 'unverified' | 'not-observed' {
   switch (receipt.status) {
     case 'applied':
       return receipt.observedSha256 === target.sha256 && receipt.completedAt !== '' ? 'applied' : 'poll';
     case 'running':
-    case 'not_observed':
       return 'poll';
+    case 'not_observed':
+      return target.notObservedFinal === true ? 'not-observed' : 'poll';
     case 'mismatch':
-      return receipt.observedSha256 === target.previousSha256 || receipt.observedSha256 === '' ? 'poll' : 'mismatch';
+      return receipt.observedSha256 === '' || target.previousSha256s?.includes(receipt.observedSha256) === true ? 'poll' : 'mismatch';
     case 'failed':
     case 'unverified':
       return receipt.status;

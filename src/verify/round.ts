@@ -47,6 +47,9 @@ export class VerifyRound {
   private done = false;
   private sessionChangedTo: string | undefined;
   private capacityLimited = false;
+  /** Targets of this build's capture (not asked once), and how many of them are final: the capacity rule counts only those. */
+  private readonly awaited: number;
+  private awaitedFinal = 0;
   private resolve: (report: VerifyReport) => void = () => undefined;
   private deadline: NodeJS.Timeout | undefined;
   private sweep: NodeJS.Timeout | undefined;
@@ -59,6 +62,7 @@ export class VerifyRound {
   ) {
     this.slots = targets.map((target) => ({ target, delayMs: POLL_MIN_MS }));
     this.ready = [...this.slots];
+    this.awaited = targets.filter((t) => t.once !== true).length;
   }
 
   /** Runs the round to its end. */
@@ -119,11 +123,13 @@ export class VerifyRound {
     slot.final = verdict(slot, status, detail);
     this.finalCount += 1;
     if (status === 'applied') this.appliedCount += 1;
+    if (slot.target.once !== true) this.awaitedFinal += 1;
     const total = this.slots.length;
     this.options.onProgress?.({ final: this.finalCount, applied: this.appliedCount, total });
     const capacity = this.options.capacity;
     if (this.finalCount === total) this.finish('applied', () => '');
-    else if (total > capacity && this.finalCount >= capacity) {
+    // The capacity rule is about receipts of this build's capture: classes asked once do not count.
+    else if (this.awaited > capacity && this.awaitedFinal >= capacity) {
       this.capacityLimited = true;
       this.finish('beyond-capacity', () => `more than ${capacity} classes changed; the agent keeps receipts for only ${capacity}`);
     }
@@ -137,7 +143,7 @@ export class VerifyRound {
       this.settle(
         slot,
         'timeout',
-        `still ${last} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`,
+        `still ${last} ${settleBy} ms after asking; these bytes were there before this build, so the agent has had its capture of them`,
       );
       return;
     }
@@ -161,6 +167,8 @@ export class VerifyRound {
     const next = judge(receipt, slot.target);
     if (next === 'poll') this.later(slot);
     else if (next === 'mismatch') this.settle(slot, 'mismatch', mismatchDetail(receipt));
+    else if (next === 'not-observed')
+      this.settle(slot, 'not-observed', receipt.detail || 'no receipt for this class in this agent session');
     else this.settle(slot, next, next === 'applied' ? receipt.detail : receipt.detail || receipt.status);
   }
 

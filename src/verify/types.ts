@@ -5,14 +5,18 @@ export interface VerifyTarget {
   /** The class file, for reports. */
   path: string;
   sha256: string;
-  /** SHA-256 before the build: a `mismatch` naming it means "not captured yet". */
-  previousSha256?: string;
+  /** Earlier bytes of this class file in this agent session: a `mismatch` naming one of them means "not captured yet". */
+  previousSha256s?: readonly string[];
   /**
-   * For bytes the agent has already had its capture of (built by an earlier run, not proven
-   * then): how long to keep polling an answer that is not final, in ms from the call, before
-   * the verdict is `timeout`, instead of the whole deadline.
+   * For bytes the agent has already had its capture of (there before this build): how long to
+   * keep polling an answer that is not final, in ms from the call, before the verdict is
+   * `timeout`, instead of the whole deadline.
    */
   settleByMs?: number;
+  /** Bytes there before this build: the capacity rule (receipts of this build's capture) does not count this class. */
+  once?: boolean;
+  /** `not_observed` ends the ask: verdict `not-observed`, for the caller to judge. */
+  notObservedFinal?: boolean;
 }
 
 /** Options for a VERIFY round. */

@@ -1,6 +1,7 @@
 /**
- * What a VERIFY round proves, by one rule for a build and for `verify`: every class applied is
- * proof; anything else names why not. (A build's "unreadable class files" are its own: see run.ts.)
+ * What a VERIFY round proves, by one rule for a build and for `verify`: every class applied (or,
+ * for a build's single asks, judged unchanged by classes/evidence.ts) is proof; anything else
+ * names why not. What a build could not read is its own, passed in.
  */
 import { signalOf } from '../outcome/exit.js';
 import type { AgentAfterLoss, VerifyReport } from '../outcome/facts.js';
@@ -15,20 +16,36 @@ export interface VerdictScope {
   found?: AgentAfterLoss;
   /** Class files that could not be read: their change is unknown, so an all-applied round is not proof. */
   unreadable?: number;
+  /** Folders of class files that could not be listed: likewise. */
+  unreadableDirs?: number;
+  /** How many of the verdicts answer a single ask (there before this build), for the words. */
+  checked?: number;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
 export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outcome {
   const verdicts = report.verdicts;
   const applied = verdicts.filter((v) => v.status === 'applied').length;
+  const unchanged = verdicts.filter((v) => v.status === 'unchanged').length;
   const total = verdicts.length;
   if (verdicts.some((v) => v.status === 'interrupted')) return { reason: 'interrupted', signal: signalOf(scope.signal), at: 'verify' };
-  const files = scope.files ? { files: true } : {};
-  if (applied === total) {
-    if ((scope.unreadable ?? 0) > 0)
-      return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'unreadable', unreadable: scope.unreadable! } };
-    return { reason: 'ok', proof: { kind: 'proven', applied, ...files } };
+  const counts = {
+    applied,
+    total,
+    ...(scope.files ? { files: true } : {}),
+    ...(unchanged > 0 ? { unchanged } : {}),
+    ...((scope.checked ?? 0) > 0 ? { checked: scope.checked } : {}),
+  };
+  if (applied + unchanged === total) {
+    const unreadable = scope.unreadable ?? 0;
+    const folders = scope.unreadableDirs ?? 0;
+    if (unreadable + folders > 0) return { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'unreadable', unreadable, folders } };
+    return {
+      reason: 'ok',
+      proof: { kind: 'proven', applied, ...(unchanged > 0 ? { unchanged } : {}), ...(scope.files ? { files: true } : {}) },
+    };
   }
+  const restart = verdicts.filter((v) => v.status === 'restart-required').length;
   const shortfall =
     report.sessionChangedTo !== undefined
       ? ({ kind: 'restarted' } as const)
@@ -36,6 +53,8 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
         ? ({ kind: 'connection-lost', found: scope.found } as const)
         : report.capacityLimited
           ? ({ kind: 'capacity', capacity: report.capacity } as const)
-          : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
-  return { reason: 'verify-incomplete', applied, total, shortfall, ...files };
+          : restart > 0
+            ? ({ kind: 'restart-required', classes: restart } as const)
+            : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
+  return { reason: 'verify-incomplete', ...counts, shortfall };
 }

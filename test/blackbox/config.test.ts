@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
+import { appStartsLater } from '../support/agents.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 
 const agents: FakeAgent[] = [];
@@ -16,6 +17,7 @@ async function setup(): Promise<{ dir: string; agent: FakeAgent; classes: string
   fs.mkdirSync(path.join(dir, '.git'));
   const classes = path.join(dir, 'app', 'build', 'classes', 'kotlin', 'main');
   writeClass(classes, 'com.acme.K', 'k1');
+  await appStartsLater();
   const agent = await startFakeAgent({
     portFile: path.join(dir, 'app', 'custom', 'agent.port'),
     watchDirs: [classes],

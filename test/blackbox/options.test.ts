@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { appStartsLater } from '../support/agents.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 
 const agents: FakeAgent[] = [];
@@ -13,7 +14,14 @@ afterEach(async () => {
   await Promise.all(agents.splice(0).map((a) => a.stop()));
 });
 
+/** A class output directory with one class the app loads, so a build there has something to prove. */
+function withClasses(dir: string): void {
+  writeClass(path.join(dir, 'target', 'classes'), 'com.acme.App', 'app-v1');
+}
+
+/** A fake agent for the app in `dir`, started after the classes written there so far. */
 async function agentIn(dir: string, options: FakeAgentOptions): Promise<FakeAgent> {
+  await appStartsLater();
   const agent = await startFakeAgent({ portFile: path.join(dir, '.reclazz', 'agent.port'), captureDelayMs: 10, reloadMs: 10, ...options });
   agents.push(agent);
   return agent;
@@ -100,6 +108,7 @@ describe('build tools', () => {
     const marker = path.join(dir, 'args');
     fs.writeFileSync(path.join(dir, 'mvnw'), `#!/bin/sh\nprintf '%s\\n' "$@" > '${marker}'\n`, { mode: 0o755 });
     fs.mkdirSync(path.join(dir, 'module', 'sub'), { recursive: true });
+    withClasses(dir);
     await agentIn(dir, {});
     const run = await runCli(['mvn', '-q', 'compile', '--also-make', 'a b'], { cwd: path.join(dir, 'module', 'sub') });
     expect(run.exitCode).toBe(0);
@@ -109,6 +118,7 @@ describe('build tools', () => {
 
   it('sets RECLAZZ_SAFE_BUILD_ACTIVE=1 for the build, and refuses to run nested', async () => {
     const dir = tempDir();
+    withClasses(dir);
     const agent = await agentIn(dir, {});
     const marker = path.join(dir, 'env');
     const run = await runCli(['--', 'sh', '-c', `printf %s "$RECLAZZ_SAFE_BUILD_ACTIVE" > '${marker}'`], { cwd: dir });
@@ -183,6 +193,7 @@ describe('agents and class directories', () => {
 describe('--json keeps stdout for JSON lines', () => {
   it("sends the build tool's own stdout to stderr", async () => {
     const dir = tempDir();
+    withClasses(dir);
     await agentIn(dir, {});
     const run = await runCli(['--json', '--', 'sh', '-c', 'echo "[ERROR] build says hello"'], { cwd: dir });
     expect(run.exitCode).toBe(0);

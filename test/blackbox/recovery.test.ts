@@ -103,12 +103,14 @@ describe('the owner token of a hold left behind', () => {
     const state = path.dirname(ownerFile(p));
     fs.mkdirSync(state, { recursive: true });
     fs.writeFileSync(ownerFile(p), '{"owner": "half-writ');
-    fs.writeFileSync(path.join(state, 'classes.idx'), 'RCLZIDX2 cut short');
+    fs.writeFileSync(path.join(state, 'classes.idx'), 'RCLZIDX3 cut short');
     fs.writeFileSync(path.join(state, 'classes.json'), '{"version":2,"files":[]}');
     const run = await runCli(buildCommand(p), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/warning: .*owner\.json is corrupt; ignoring it/);
-    expect(run.stderr).toMatch(/warning: .*classes\.idx is corrupt; ignoring it \(class files are hashed again and it is rewritten\)/);
+    expect(run.stderr).toMatch(
+      /warning: .*classes\.idx is corrupt; ignoring it \(class files are hashed again and checked, and it is rewritten\)/,
+    );
     expect(savedOwner(p)).toMatch(/^[0-9a-f-]{36}$/);
     // Written by temp file and rename: nothing else is left in the state folder but the corrupt
     // owner.json, moved aside (never overwritten: it may hold the only recovery token).

@@ -2,13 +2,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { emptyIndex, type ClassIndex } from '../../src/classes/columns.js';
+import { decide, EVIDENCE, type Cuts } from '../../src/classes/evidence.js';
+import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
 import { SLICE_MS } from '../../src/classes/scan.js';
-import { detectChanges, markUnproven } from '../../src/classes/snapshot.js';
+import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
+
+/** The rule with this run's hold taken now and the app's start unknown: a scan as after a build. */
+const afterBuild = (cuts: Partial<Cuts> = {}): ScanOptions => ({ judge: (file) => decide(file, { holdAtMs: 0, ...cuts }) });
+/** A scan from before the build with the app started long after every file here: all live. */
+const firstScan: ScanOptions = { judge: () => ({ kind: 'live', evidence: EVIDENCE.preStart }) };
 
 /** A class output directory with three classes, indexed. */
 async function indexed(): Promise<{ dir: string; classes: string; index: ClassIndex }> {
@@ -17,7 +23,7 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
   writeClass(classes, 'com.acme.A', 'a-1');
   writeClass(classes, 'com.acme.B$Inner', 'b-1');
   writeClass(classes, 'com.acme.C', 'c-1');
-  const first = await detectChanges(emptyIndex('s1'), [classes]);
+  const first = await detectChanges(emptyIndex('s1'), [classes], { ...afterBuild(), scannedBeforeBuild: new Set([classes]) });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
   return { dir, classes, index: first.index };
 }
@@ -25,8 +31,8 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
 describe('detectChanges', () => {
   it('finds nothing when nothing was touched, and says the index need not be written', async () => {
     const { classes, index } = await indexed();
-    const again = await detectChanges(index, [classes]);
-    expect(again.changes).toEqual({ changed: [], added: [], removed: [], total: 3 });
+    const again = await detectChanges(index, [classes], afterBuild());
+    expect(again.changes).toEqual({ changed: [], checks: [], added: [], removed: [], total: 3 });
     expect(again.dirty).toBe(false);
   });
 
@@ -36,7 +42,7 @@ describe('detectChanges', () => {
     const { mtime } = fs.statSync(file);
     fs.writeFileSync(file, 'a-2');
     fs.utimesSync(file, mtime, mtime);
-    const { changes, dirty } = await detectChanges(index, [classes]);
+    const { changes, dirty } = await detectChanges(index, [classes], afterBuild());
     expect(names(changes.changed)).toEqual(['com.acme.A']);
     expect(changes.changed[0]!.before).not.toEqual(changes.changed[0]!.after);
     expect(changes.changed[0]!.after).toMatch(/^[0-9a-f]{64}$/);
@@ -46,17 +52,17 @@ describe('detectChanges', () => {
   it('does not report a rewrite with the same bytes, but keeps its new stamp so it is not hashed again', async () => {
     const { classes, index } = await indexed();
     fs.writeFileSync(path.join(classes, 'com', 'acme', 'C.class'), 'c-1');
-    const first = await detectChanges(index, [classes]);
+    const first = await detectChanges(index, [classes], afterBuild());
     expect(first.changes.changed).toEqual([]);
     expect(first.dirty).toBe(true);
-    expect((await detectChanges(first.index, [classes])).dirty).toBe(false);
+    expect((await detectChanges(first.index, [classes], afterBuild())).dirty).toBe(false);
   });
 
   it('reports added and removed files and names nested classes by their binary name', async () => {
     const { classes, index } = await indexed();
     fs.rmSync(path.join(classes, 'com', 'acme', 'B$Inner.class'));
     writeClass(classes, 'com.acme.D$1', 'd');
-    const { changes } = await detectChanges(index, [classes]);
+    const { changes } = await detectChanges(index, [classes], afterBuild());
     expect(names(changes.added)).toEqual(['com.acme.D$1']);
     expect(names(changes.removed)).toEqual(['com.acme.B$Inner']);
     expect(changes.removed[0]!.before).toMatch(/^[0-9a-f]{64}$/);
@@ -67,7 +73,7 @@ describe('detectChanges', () => {
     const { dir, classes, index } = await indexed();
     const other = path.join(dir, 'other', 'target', 'classes');
     writeClass(other, 'x.Y', 'y');
-    const both = await detectChanges(index, [other]);
+    const both = await detectChanges(index, [other], { ...afterBuild(), scannedBeforeBuild: new Set([other]) });
     expect(names(both.changes.added)).toEqual(['x.Y']);
     expect(both.changes.total).toBe(1);
     expect(both.index.paths).toHaveLength(4);
@@ -81,10 +87,10 @@ describe('detectChanges', () => {
     fs.mkdirSync(path.join(classes, 'p'), { recursive: true });
     fs.symlinkSync(real, path.join(classes, 'p', 'A.class'));
     fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(classes, 'linked-folder'));
-    const first = await detectChanges(emptyIndex(), [classes]);
+    const first = await detectChanges(emptyIndex(), [classes], { ...afterBuild(), scannedBeforeBuild: new Set([classes]) });
     expect(names(first.changes.added)).toEqual(['p.A']);
     fs.writeFileSync(real, 'a-2');
-    expect(names((await detectChanges(first.index, [classes])).changes.changed)).toEqual(['p.A']);
+    expect(names((await detectChanges(first.index, [classes], afterBuild())).changes.changed)).toEqual(['p.A']);
   });
 
   it('gives the event loop turns while it hashes (the run lock refreshes its time stamp on a timer)', async () => {
@@ -96,7 +102,7 @@ describe('detectChanges', () => {
     const timer = setInterval(() => (ticks += 1), 50);
     const started = performance.now();
     try {
-      await detectChanges(emptyIndex(), [classes]);
+      await detectChanges(emptyIndex(), [classes], firstScan);
     } finally {
       clearInterval(timer);
     }
@@ -107,34 +113,57 @@ describe('detectChanges', () => {
   });
 
   it('skips missing directories', async () => {
-    const { changes } = await detectChanges(emptyIndex(), [path.join(tempDir(), 'nope')]);
+    const { changes } = await detectChanges(emptyIndex(), [path.join(tempDir(), 'nope')], firstScan);
     expect(changes.total).toBe(0);
   });
 });
 
-describe('markUnproven', () => {
-  it('makes the next scan report the named files again, as settled while their bytes stay, through the index file too', async () => {
-    const { dir, classes, index } = await indexed();
+describe('evidence in the index', () => {
+  it('a removed file stays as a tombstone, reported once, and is asked about when it comes back with other bytes', async () => {
+    const { classes, index } = await indexed();
+    const a = path.join(classes, 'com', 'acme', 'A.class');
+    fs.rmSync(a);
+    const removed = await detectChanges(index, [classes], afterBuild());
+    expect(names(removed.changes.removed)).toEqual(['com.acme.A']);
+    expect(removed.index.gone[removed.index.paths.indexOf(a)]).toBe(1);
+    const quiet = await detectChanges(removed.index, [classes], afterBuild());
+    expect(quiet.changes.removed).toEqual([]);
     writeClass(classes, 'com.acme.A', 'a-2');
-    writeClass(classes, 'com.acme.C', 'c-2');
-    const detected = await detectChanges(index, [classes]);
-    expect(detected.changes.changed.map((c) => [c.className, c.settled])).toEqual([
-      ['com.acme.A', undefined],
-      ['com.acme.C', undefined],
-    ]);
-    markUnproven(detected.index, index, new Set([path.join(classes, 'com', 'acme', 'A.class')]));
-    writeClassIndex(dir, detected.index);
-    const next = await detectChanges(
-      readClassIndex(dir, () => undefined),
-      [classes],
-    );
-    expect(next.changes.changed.map((c) => [c.className, c.settled, c.before, c.after])).toEqual([
-      ['com.acme.A', true, detected.changes.changed[0]!.before, detected.changes.changed[0]!.after],
-    ]);
-    // Rewritten since: a fresh change again (the agent has not had its capture of these bytes).
-    writeClass(classes, 'com.acme.A', 'a-3');
-    const rebuilt = await detectChanges(next.index, [classes]);
-    expect(rebuilt.changes.changed.map((c) => [c.className, c.settled])).toEqual([['com.acme.A', undefined]]);
+    const back = await detectChanges(quiet.index, [classes], afterBuild());
+    expect(back.changes.added).toEqual([]);
+    expect(back.changes.changed.map((c) => [c.className, c.previous])).toEqual([['com.acme.A', [removed.changes.removed[0]!.before]]]);
+  });
+
+  it('keeps the earlier hashes of a file, latest first, so a mismatch naming any of them is "not captured yet"', async () => {
+    const { classes, index } = await indexed();
+    const hashes: string[] = [];
+    let current = index;
+    for (const bytes of ['a-2', 'a-3', 'a-4']) {
+      writeClass(classes, 'com.acme.A', bytes);
+      const next = await detectChanges(current, [classes], afterBuild());
+      hashes.unshift(next.changes.changed[0]!.before!);
+      expect(next.changes.changed[0]!.previous).toEqual(hashes);
+      current = next.index;
+    }
+  });
+
+  it('a file without live evidence whose bytes stay is asked once; what a fresh session keeps of an index is stamps, not evidence', async () => {
+    const { classes, index } = await indexed();
+    const fresh = forSession(index, 's2');
+    expect(fresh.sessionId).toBe('s2');
+    expect([...fresh.evidence]).toEqual([EVIDENCE.unknown, EVIDENCE.unknown, EVIDENCE.unknown]);
+    const checked = await detectChanges(fresh, [classes], afterBuild());
+    expect(names(checked.changes.checks)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
+    expect(checked.changes.checks.every((c) => c.liveUnknown === true)).toBe(true);
+  });
+
+  it('lists the files other than class files written since a time, when asked', async () => {
+    const { classes, index } = await indexed();
+    const since = Date.now() - 10;
+    fs.writeFileSync(path.join(classes, 'app.properties'), 'x=1');
+    const found = await detectChanges(index, [classes], { ...afterBuild(), resourcesSinceMs: since });
+    expect(found.resources).toEqual([path.join(classes, 'app.properties')]);
+    expect((await detectChanges(index, [classes], afterBuild())).resources).toEqual([]);
   });
 });
 
@@ -147,14 +176,14 @@ describe('the class index file', () => {
     expect(warnings).toEqual([]);
     expect(read.sessionId).toBe('s1');
     expect(read.paths).toEqual(index.paths);
-    expect((await detectChanges(read, [classes])).dirty).toBe(false);
+    expect((await detectChanges(read, [classes], afterBuild())).dirty).toBe(false);
   });
 
   it('an index of another version is rebuilt without a warning', async () => {
     const { dir, index } = await indexed();
     writeClassIndex(dir, index);
     const file = path.join(dir, '.reclazz', 'classes.idx');
-    fs.writeFileSync(file, Buffer.concat([Buffer.from('RCLZIDX1'), fs.readFileSync(file).subarray(8)]));
+    fs.writeFileSync(file, Buffer.concat([Buffer.from('RCLZIDX2'), fs.readFileSync(file).subarray(8)]));
     expect(readClassIndex(dir, () => expect.fail('no warning expected')).paths).toEqual([]);
   });
 
@@ -172,7 +201,7 @@ describe('the class index file', () => {
       fs.writeFileSync(file, damage(bytes));
       const warnings: string[] = [];
       expect(readClassIndex(dir, (m) => warnings.push(m)).paths).toEqual([]);
-      expect(warnings).toEqual([`${file} is corrupt; ignoring it (class files are hashed again and it is rewritten)`]);
+      expect(warnings).toEqual([`${file} is corrupt; ignoring it (class files are hashed again and checked, and it is rewritten)`]);
     }
   });
 });

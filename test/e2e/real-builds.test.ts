@@ -10,6 +10,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
+import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
 import {
   CLASS_OUTPUT_DIR,
@@ -49,6 +50,7 @@ async function prepare(name: FixtureName): Promise<{ dir: string; classes: strin
   const { tool, args } = TOOL_ARGS[name];
   await execa(tool, args, { cwd: dir, stdio: 'inherit' });
   const classes = path.join(dir, CLASS_OUTPUT_DIR[name]);
+  await appStartsLater();
   const agent = await startFakeAgent({
     portFile: path.join(dir, '.reclazz', 'agent.port'),
     watchDirs: [classes],

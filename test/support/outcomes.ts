@@ -13,7 +13,7 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['files proven', { reason: 'ok', proof: { kind: 'proven', applied: 3, files: true } }],
   ['nothing to prove', { reason: 'ok', proof: { kind: 'nothing-to-prove' } }],
   ['--no-verify', { reason: 'ok', proof: { kind: 'not-verified', changed: 2 } }],
-  ['no class dirs', { reason: 'ok', proof: { kind: 'no-class-dirs', searchRoot: '/p' } }],
+  ['unchanged', { reason: 'ok', proof: { kind: 'proven', applied: 1, unchanged: 2 } }],
   ['none verifiable', { reason: 'ok', proof: { kind: 'none-verifiable', files: 1 } }],
   ['doctor', { reason: 'ok', done: { kind: 'doctor', dirs: 2, watched: 1, unwatched: 1, unknown: 0 } }],
   ['status', { reason: 'ok', done: { kind: 'reload', action: 'status', state } }],
@@ -57,7 +57,18 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['ok receipt lost', { reason: 'not-safe', owner: 'owner-1', what: { kind: 'finish', succeeded: true, receipt: 'lost' } }],
   ['not proven', { reason: 'verify-incomplete', applied: 1, total: 3, shortfall: { kind: 'not-proven', timedOut: true } }],
   ['beyond receipts', { reason: 'verify-incomplete', applied: 512, total: 600, shortfall: { kind: 'capacity', capacity: 512 } }],
-  ['unreadable', { reason: 'verify-incomplete', applied: 2, total: 2, shortfall: { kind: 'unreadable', unreadable: 1 } }],
+  ['unreadable', { reason: 'verify-incomplete', applied: 2, total: 2, shortfall: { kind: 'unreadable', unreadable: 1, folders: 0 } }],
+  [
+    'unreadable folder',
+    { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'unreadable', unreadable: 0, folders: 2 }, noneChanged: true },
+  ],
+  ['no class dirs', { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot: '/p' } }],
+  ['no class files', { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-files', dirs: 1 } }],
+  ['restart required', { reason: 'verify-incomplete', applied: 1, total: 2, shortfall: { kind: 'restart-required', classes: 1 } }],
+  [
+    'checked not proven',
+    { reason: 'verify-incomplete', applied: 1, total: 3, unchanged: 1, checked: 2, shortfall: { kind: 'not-proven', timedOut: false } },
+  ],
   ['interrupted', { reason: 'interrupted', signal: 'SIGTERM', at: 'build', holdOwner: 'owner-1' }],
   [
     'state error',

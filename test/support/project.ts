@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { appStartsLater } from './agents.js';
 import { tempDir, writeClass } from './cli.js';
 
 /** A project folder and the files the build command writes. */
@@ -39,8 +40,12 @@ export function project(): Project {
   };
 }
 
-/** Starts a fake agent watching the project's classes with short capture/reload delays; `registry` collects it for stopping. */
+/**
+ * Starts a fake agent watching the project's classes with short capture/reload delays; `registry`
+ * collects it for stopping. Its stand-in JVM starts after the project's classes were written.
+ */
 export async function agentFor(p: Project, registry: FakeAgent[], options: FakeAgentOptions = {}): Promise<FakeAgent> {
+  await appStartsLater();
   const agent = await startFakeAgent({ watchDirs: [p.classes], captureDelayMs: 20, reloadMs: 20, heartbeatMs: 0, ...options });
   registry.push(agent);
   return agent;

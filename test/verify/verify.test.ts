@@ -60,7 +60,7 @@ function target(s: Setup, name: string, bytes: string, previous?: string): Verif
     className: name,
     path: path.join(s.dir, ...name.split('.')) + '.class',
     sha256: sha(bytes),
-    ...(previous === undefined ? {} : { previousSha256: sha(previous) }),
+    ...(previous === undefined ? {} : { previousSha256s: [sha(previous)] }),
   };
 }
 

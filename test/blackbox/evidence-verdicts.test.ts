@@ -1,0 +1,109 @@
+/**
+ * What a run says when evidence is missing or VERIFY cannot prove a change (issue 11, "The
+ * rule" and "Also"), on the real binary against the fake agent.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildCommand } from '../support/project.js';
+import { classFile, compileOutside, run, script, sha, sleep, useProjects } from '../support/evidence.js';
+
+const projectWithAgent = useProjects();
+
+/** Longer than the agent's watcher may take to notice a rewrite (classes/evidence.ts WATCHER_NOTICE_MS). */
+const NOTICED_MS = 3200;
+
+describe('a class file rewritten with the same bytes after the app started', () => {
+  it('is asked once and counted unchanged (the agent saw no change): the everyday Maven recompile stays green', async () => {
+    const { p, agent } = await projectWithAgent();
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
+    compileOutside(p, 'com.acme.Outer', 'outer-v1');
+    await sleep(NOTICED_MS);
+    const result = await run(p, buildCommand(p));
+    expect(result.stderr).toMatch(/unchanged\s+com\.acme\.Greeter/);
+    expect(result.stderr).toContain(
+      'all 2 class(es) checked are live: 0 VERIFY applied (SHA-256 matched), 2 rewritten since the app started',
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(agent.received.map((r) => r.line.split(' ')[0])).toContain('RELOAD');
+    // Recorded: the next run asks nothing.
+    const sent = agent.received.length;
+    const next = await run(p, buildCommand(p));
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+  });
+
+  it('rewritten just before the run: the watcher may not have seen it yet, so it is not proven', async () => {
+    const { p } = await projectWithAgent();
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
+    const result = await run(p, buildCommand(p));
+    expect(result.stderr).toMatch(/not-observed\s+com\.acme\.Greeter\s+no reload attempt, but the file changed too recently/);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
+describe("the app's start time unknown", () => {
+  it('a pid not visible here: said once, every class file without a record is asked, and identical bytes still count', async () => {
+    const { p } = await projectWithAgent({ reportedPid: '999999999' });
+    await sleep(NOTICED_MS);
+    const result = await run(p, buildCommand(p));
+    expect(result.stderr).toContain(
+      "warning: the app's process 999999999 is not visible here (a container or another host?), so when the app started is unknown",
+    );
+    expect(result.stderr.match(/so when the app started is unknown/g)).toHaveLength(1);
+    expect(result.stderr).toMatch(/3 to check once/);
+    expect(result.exitCode, result.stderr).toBe(0);
+  });
+
+  it('a process that runs in another folder than the agent says: not the app; its classes are not checked live, exit 75', async () => {
+    const { p, agent } = await projectWithAgent({ reportedWorkingDirectory: '/srv/elsewhere' });
+    const result = await run(p, buildCommand(p));
+    expect(result.stderr).toContain(
+      `process ${agent.jvm!.pid} here runs in ${fs.realpathSync(p.dir)}, not in the agent's working directory /srv/elsewhere`,
+    );
+    expect(result.stderr).not.toContain('✔');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
+describe('what VERIFY cannot prove', () => {
+  it('a hierarchy change PENDING lists as restart-required: the verdict is "restart required" with the agent\'s words, exit 75', async () => {
+    const change = 'superclass com.acme.Base -> com.acme.Other';
+    const { p } = await projectWithAgent({ restartRequired: (_name, hash) => (hash === sha('greeter-v2') ? change : undefined) });
+    const result = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(result.stderr).toMatch(new RegExp(`restart-required\\s+com\\.acme\\.Greeter\\s+restart required: ${change}`));
+    expect(result.stderr).toContain('1 class(es) need an app restart');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it('resource files the build wrote in a class output directory are listed as not checked; the classes decide the exit', async () => {
+    const { p } = await projectWithAgent();
+    const properties = path.join(p.classes, 'app.properties');
+    const build = script(
+      `fs.writeFileSync(${JSON.stringify(classFile(p, 'com.acme.Greeter'))}, 'greeter-v2');` +
+        `fs.writeFileSync(${JSON.stringify(properties)}, 'greeting=hi');`,
+    );
+    const result = await run(p, ['--json', ...build]);
+    expect(result.stderr).toContain(`not checked      ${properties}  not a class file: VERIFY cannot prove it`);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const last = JSON.parse(result.stdout.trim().split('\n').at(-1)!);
+    expect(last).toMatchObject({ provenLive: true, resources: [properties], changes: { resources: 1 } });
+  });
+
+  it('a class file that moves again after VERIFY applied it is never live: "rewritten", exit 75', async () => {
+    let greeter = '';
+    const { p } = await projectWithAgent({
+      intercept: (cmd) => {
+        // The class file is written again (same bytes) while the run asks about it.
+        if (cmd.verb === 'VERIFY' && cmd.words[2] === 'com.acme.Greeter') fs.writeFileSync(greeter, 'greeter-v2');
+        return undefined;
+      },
+    });
+    greeter = classFile(p, 'com.acme.Greeter');
+    const result = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(result.stderr).toMatch(/rewritten\s+com\.acme\.Greeter\s+the class file changed again after it was checked/);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
