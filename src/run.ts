@@ -208,7 +208,7 @@ class SafeBuild {
         ...holdOwner,
       });
     }
-    this.warn(warningText.internalError((error as Error).stack ?? String(error)));
+    this.warn(warningText.internalError(error));
     return this.end({ reason: 'internal-error', problem: (error as Error).message ?? String(error), ...holdOwner });
   }
 
@@ -501,7 +501,8 @@ class SafeBuild {
           facts,
         );
       }
-      return this.end({ reason: 'ok', proof: { kind: 'nothing-to-prove' } }, facts);
+      const skipped = notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
+      return this.end({ reason: 'ok', proof: { kind: 'nothing-to-prove', ...skipped } }, facts);
     }
     const report = await verifyClasses(this.connection!, targets, {
       sessionId: this.agent!.sessionId,
@@ -511,7 +512,13 @@ class SafeBuild {
     });
     const { verdicts, ...verify } = report;
     const found = verdicts.some((v) => v.status === 'connection-lost') ? await this.observeAgent(this.agent!.port) : undefined;
-    const outcome = verdictOutcome(report, { files: false, signal: this.signal, unreadable, ...(found === undefined ? {} : { found }) });
+    const outcome = verdictOutcome(report, {
+      files: false,
+      signal: this.signal,
+      unreadable,
+      skipped: notVerifiable.length,
+      ...(found === undefined ? {} : { found }),
+    });
     return this.end(outcome, { ...facts, verify, verdicts });
   }
 

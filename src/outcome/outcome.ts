@@ -14,21 +14,28 @@ export type UsageProblem =
   /** Gradle's continuous mode never finishes, so no BUILD ok could follow. */
   | { kind: 'never-ending'; argument: string }
   /** `verify` found no class file in what it was given. */
-  | { kind: 'no-class-files'; paths: string[] };
+  | { kind: 'no-class-files'; paths: string[] }
+  /** The working directory was deleted (or moved away) before the command started: there is no project to look at. */
+  | { kind: 'no-working-dir' };
 
 /** What was wrong with a port file or with `RECLAZZ_PORT` (protocol.md "Finding the agent"). */
 export type PortFault =
   | { input: 'file'; file: string; problem: 'missing' | 'directory' | 'not-regular' }
   | { input: 'file'; file: string; problem: 'cannot-stat' | 'unreadable'; code: string }
+  /** Holds more than `limit` bytes: only that much was read. */
+  | { input: 'file'; file: string; problem: 'too-large'; limit: number }
   | { input: 'file'; file: string; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string }
   | { input: 'RECLAZZ_PORT'; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string };
 
 /** What a build or `verify` could prove, when it ended well. */
 export type Proof =
-  /** Every changed class that existed before is applied: `applied` of them. */
-  | { kind: 'proven'; applied: number; files?: boolean }
-  /** No class that was loaded before changed bytes. */
-  | { kind: 'nothing-to-prove' }
+  /**
+   * Every changed class that existed before is applied: `applied` of them. `skipped`: changed
+   * class files besides them whose names VERIFY does not accept, so they were not asked about.
+   */
+  | { kind: 'proven'; applied: number; files?: boolean; skipped?: number }
+  /** No class that was loaded before changed bytes, but for `skipped` whose names VERIFY does not accept. */
+  | { kind: 'nothing-to-prove'; skipped?: number }
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
   /** No class output directory was found, so nothing was checked. */

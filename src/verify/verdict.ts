@@ -15,6 +15,8 @@ export interface VerdictScope {
   found?: AgentAfterLoss;
   /** Class files that could not be read: their change is unknown, so an all-applied round is not proof. */
   unreadable?: number;
+  /** Changed class files not asked about because VERIFY does not accept their names: the words name them. */
+  skipped?: number;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -27,7 +29,7 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
   if (applied === total) {
     if ((scope.unreadable ?? 0) > 0)
       return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'unreadable', unreadable: scope.unreadable! } };
-    return { reason: 'ok', proof: { kind: 'proven', applied, ...files } };
+    return { reason: 'ok', proof: { kind: 'proven', applied, ...files, ...(scope.skipped ? { skipped: scope.skipped } : {}) } };
   }
   const shortfall =
     report.sessionChangedTo !== undefined
