@@ -121,7 +121,7 @@ const CONTROL_PIECES: ReadonlyArray<(rng: Rng) => string> = [
 ];
 
 /** 1 to 6 pieces of hostile text (see {@link CONTROL_PIECES}) for one field. */
-export function controlText(rng: Rng): string {
+function controlText(rng: Rng): string {
   return Array.from({ length: int(rng, 1, 6) }, () => pick(rng, CONTROL_PIECES)(rng)).join('');
 }
 
