@@ -208,3 +208,54 @@ describe('events with a reader that stopped reading', () => {
     }
   }, 90_000);
 });
+
+describe('a peer that breaks the connection', () => {
+  const cases: Array<{ name: string; hostile: Parameters<typeof agentFor>[1]; says: RegExp }> = [
+    {
+      name: 'accepts and never sends CONNECTED',
+      hostile: { hostile: { silentConnect: true } },
+      says: /accepted the connection but sent no CONNECTED line within 800 ms/,
+    },
+    {
+      name: 'sends half a CONNECTED line, then nothing',
+      hostile: { hostile: { halfLine: true } },
+      says: /accepted the connection but sent no CONNECTED line within 800 ms/,
+    },
+    {
+      name: 'sends a 1 MiB line without an end, so the DOCTOR reply is lost in it',
+      hostile: { hostile: { oversizedLine: true } },
+      says: /did not answer DOCTOR within 800 ms/,
+    },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: refused (69) within the timeout, the build not run`, async () => {
+      const p = project();
+      await agentFor(p, { standInJvm: false, ...c.hostile });
+      const started = performance.now();
+      const run = await runCli(['--timeout', '800', ...buildCommand(p)], { cwd: p.dir, timeoutMs: 20_000 });
+      expect(run.exitCode, run.stderr).toBe(69);
+      expect(run.stderr).toMatch(c.says);
+      expect(hasStackTrace(run.stderr)).toBe(false);
+      expect(buildRan(p)).toBe(false);
+      expect(performance.now() - started).toBeLessThan(5000);
+    });
+  }
+
+  it('a 1 MiB line that ends is skipped whole: the connection goes on and DOCTOR is answered', async () => {
+    const p = project();
+    await agentFor(p, { standInJvm: false, hostile: { oversizedLine: { newline: true } } });
+    const run = await runCli(['doctor', '--timeout', '2000'], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^agent\s+1\.4\.0-fake/m);
+  });
+
+  it('a build while the agent floods the connection still gets its receipts and proves the change live', async () => {
+    const p = project();
+    fs.mkdirSync(path.join(p.classes, 'com', 'acme'), { recursive: true });
+    fs.writeFileSync(path.join(p.classes, 'com', 'acme', 'Greeter.class'), 'v1');
+    await agentFor(p, { standInJvm: false, watchDirs: [p.classes], hostile: { flood: { events: 200_000 } } });
+    const run = await runCli(['--quiet', ...buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } })], { cwd: p.dir, timeoutMs: 60_000 });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toContain('✔ proven live: all 1 changed class(es) proven live');
+  }, 60_000);
+});
