@@ -55,6 +55,7 @@ function outside(): string {
   fs.writeFileSync(path.join(dir, 'classes.idx'), 'not ours');
   fs.writeFileSync(path.join(dir, 'classes.json'), '{"version":2,"files":[]}');
   fs.mkdirSync(path.join(dir, 'build.lock'));
+  fs.writeFileSync(path.join(dir, 'build.lock.holder'), '{"pid":1,"host":"elsewhere"}');
   return dir;
 }
 
@@ -66,6 +67,9 @@ describe('a symbolic link in the state folder is refused (69), naming it; its ta
     { name: 'owner.json', link: (p) => path.join(p.dir, '.reclazz', 'owner.json') },
     { name: 'classes.idx', link: (p) => path.join(p.dir, '.reclazz', 'classes.idx') },
     { name: 'build.lock', link: (p) => path.join(p.dir, '.reclazz', 'build.lock') },
+    // Beside the four: the lock's holder file, and the JSON state of earlier versions (removed when the index is written).
+    { name: 'build.lock.holder', link: (p) => path.join(p.dir, '.reclazz', 'build.lock.holder') },
+    { name: 'classes.json', link: (p) => path.join(p.dir, '.reclazz', 'classes.json') },
   ];
   for (const c of cases) {
     it(c.name, async () => {
