@@ -197,11 +197,14 @@ export async function eventsAction(cmd: Command, signal: AbortSignal): Promise<n
       else if (event.level !== 'HEARTBEAT' || flags.verbose) outbox.push(eventLine(event, out));
     },
   });
+  // The stream ended: what is held still goes out, unless a signal comes or stdout's reader goes first.
+  if (result.reason !== 'interrupted' && !stop.signal.aborted) {
+    await Promise.race([outbox.whenEmpty(), new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
+  }
   unlisten();
   if (stdoutBroken()) return 0;
-  // The stream ended: what is held still goes out. Interrupted: stop now, and say what stdout never had.
-  if (result.reason !== 'interrupted') await outbox.whenEmpty();
-  else if (outbox.missing() > 0) stderr(droppedText(outbox.missing(), err));
+  // Say what stdout never had.
+  if (outbox.missing() > 0) stderr(droppedText(outbox.missing(), err));
   if (!flags.json || result.exitCode !== 0 || result.reason === 'stream-ended') {
     const failure = failureText(result, err);
     if (failure !== undefined) stderr(failure);
