@@ -2,14 +2,14 @@
  * Import direction between the rooms of src/ (`npm run lint`). A room may import only the
  * rooms below it; `forbidden` lists every edge that is not allowed, each with why.
  *
- * From the top: the command line (src/cli*.ts, src/launch.ts, src/commands/cli.ts,
- * src/commands/actions.ts) imports everything; the subcommands' cores (src/commands/) and the
- * build flow (src/run.ts) import the rooms below them; state/ and verify/ and hold/ sit above
- * classes/, which sits above agent/; build/ stands alone; report/ (words and renderers) and
- * everything else import outcome/, the vocabulary at the bottom.
+ * From the top: cli/ (argument parsing, config, process I/O, exit codes, the launcher) imports
+ * everything, and only the package entry (src/index.ts, the library's face) imports it; the
+ * build flow (src/run.ts) and the subcommands' cores (commands/) sit on the session API
+ * (session/); session/ drives the rooms that do the work: hold/ above state/ above classes/,
+ * verify/ and classes/ above agent/, tool/ on its own; report/ (words and renderers) knows
+ * only outcome/, the vocabulary at the bottom.
  */
-const ROOMS = ['agent', 'hold', 'build', 'classes', 'verify', 'state', 'outcome', 'report', 'commands'];
-const CLI = '^src/(cli[^/]*\\.ts|launch\\.ts|commands/(cli|actions)\\.ts)$';
+const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'watch', 'cli'];
 
 /** A rule: files in `room` may import only `allowed` rooms (and their own, and node: / packages). */
 function only(room, allowed, comment) {
@@ -19,7 +19,7 @@ function only(room, allowed, comment) {
     comment,
     severity: 'error',
     from: { path: `^src/${room}/` },
-    to: { path: [`^src/(${others.join('|')})/`, '^src/[^/]+\\.ts$'] },
+    to: { path: [`^src/(${others.join('|')}|fake-agent)/`, '^src/[^/]+\\.ts$'] },
   };
 }
 
@@ -33,11 +33,12 @@ module.exports = {
       to: { circular: true },
     },
     {
-      name: 'nothing-imports-the-cli',
-      comment: 'The command line is the top: only it touches argv, stdio and exit codes, and the core must work without it.',
+      name: 'only-the-package-entry-imports-the-cli',
+      comment:
+        'cli/ is the top and the only code that touches `process`; the package entry takes its host defaults (env, cwd, platform) from it.',
       severity: 'error',
-      from: { pathNot: CLI },
-      to: { path: CLI },
+      from: { path: '^src/', pathNot: '^src/(cli/|index\\.ts$)' },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'fake-agent-stands-alone',
@@ -50,27 +51,42 @@ module.exports = {
       name: 'nothing-imports-the-fake-agent',
       comment: 'The client must not lean on the fake agent: tests and the package export reach it from outside src/.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(fake-agent/|index\\.ts$)' },
+      from: { path: '^src/', pathNot: '^src/fake-agent/' },
       to: { path: '^src/fake-agent/' },
     },
-    only('outcome', [], 'outcome/ is the vocabulary every room speaks (reasons, exit statuses, result shapes): it imports no room.'),
+    only('outcome', [], 'outcome/ is the vocabulary every room speaks (reasons, exit statuses, facts, results): it imports no room.'),
     only('report', ['outcome'], 'report/ turns outcomes into words: it knows the vocabulary, never how outcomes came about.'),
-    only('agent', ['outcome'], 'agent/ is the lowest room that does work: discovery, the socket, the grammar.'),
-    only('build', ['outcome'], 'build/ runs the build tool; it knows nothing of the agent.'),
+    only('agent', ['outcome'], 'agent/ is the lowest room that does work: discovery, the socket, the grammar, the handshake.'),
+    only('tool', ['outcome'], 'tool/ runs the build tool; it knows nothing of the agent.'),
     only(
       'classes',
       ['agent', 'outcome'],
       'classes/ finds changed class files; it uses the agent grammar only for which names VERIFY accepts.',
     ),
-    only('hold', ['agent', 'outcome'], 'hold/ is the BUILD exchange on an agent connection.'),
     only('verify', ['agent', 'outcome'], 'verify/ is the VERIFY exchange on an agent connection.'),
     only('state', ['agent', 'classes', 'outcome'], 'state/ stores owner tokens (agent grammar) and the class index (classes/).'),
+    only('hold', ['agent', 'state', 'outcome'], 'hold/ is the BUILD exchange and its state machine, and keeps the owner token in state/.'),
+    only(
+      'session',
+      ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report'],
+      'session/ opens a session and runs cycles on it: it drives the working rooms and gives outcomes their words.',
+    ),
+    only(
+      'commands',
+      ['session', 'agent', 'classes', 'verify', 'outcome', 'report'],
+      "The subcommands' cores open a session and use the rooms below it, never the build flow or the command line.",
+    ),
+    only(
+      'watch',
+      ['session', 'agent', 'classes', 'outcome', 'report'],
+      'watch/ decides when a cycle runs (source watcher, scheduler, cycle lines); it runs them on the session API.',
+    ),
     {
-      name: 'commands-import-rooms-below',
-      comment: 'The subcommands cores use the rooms below them, never the build flow (src/run.ts) or the command line.',
+      name: 'the-build-flow-sits-on-the-session',
+      comment: 'src/run.ts is open + cycle + close: it imports the session API and the vocabulary, not the rooms that do the work.',
       severity: 'error',
-      from: { path: '^src/commands/', pathNot: CLI },
-      to: { path: '^src/run\\.ts$' },
+      from: { path: '^src/run\\.ts$' },
+      to: { path: '^src/(agent|hold|tool|classes|verify|state|commands|report)/' },
     },
   ],
   options: {

@@ -19,6 +19,20 @@ export default tseslint.config(
     },
   },
   {
+    // Small modules and steps: a file over 350 lines or a function over 80 is doing more than one job.
+    files: ['src/**/*.ts'],
+    ignores: ['src/fake-agent/**'],
+    rules: {
+      'max-lines': ['error', { max: 350 }],
+      'max-lines-per-function': ['error', { max: 80 }],
+    },
+  },
+  {
+    // Watch mode is being built on its own branch: two of its factories are over 80 lines until they are split there.
+    files: ['src/watch/fswatch.ts', 'src/watch/scheduler.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
     // CommonJS files: the bin shim and anything else that Node loads with require().
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -1,518 +1,339 @@
 /**
- * `npm run bench`: measures reclazz-build against the fake agent on loopback and synthetic
- * class trees, prints every figure with its target and pass/miss, and writes
- * bench/results.json. See docs/README-performance.md for what each figure means.
+ * `npm run bench`: measures reclazz-build against the fake agent on loopback and on
+ * synthetic class trees (50,000 and 200,000 classes), each figure beside its floor measured in
+ * the same run, its target and pass/MISS; writes bench/results.json after a full run and exits
+ * 1 while any figure misses. bench/README.md has the method and what each figure means.
  *
- * Method: every figure is the median of at least 5 runs after one warm-up run, with min and
- * max. Comparisons are paired: the variants of one figure run alternately, round by round,
- * and the figure is the median of the per-round differences (or ratios), never of times
- * taken at different moments. The fake agent runs in this process; the CLI, the bare
- * commands and the Java client are child processes timed with performance.now() from spawn
- * to exit.
- *
- *   node bench/run.mjs [--runs N] [--only id,id,...] [--keep]
+ *   node bench/run.mjs [--runs N] [--only id,id,...] [--reverse] [--keep]
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FIGURES, JOBS } from './figures.mjs';
+import { stats } from './measure.mjs';
+import { compareVerdicts, shown, tables } from './report.mjs';
 import { describeTree, planTree, writeTree } from './tree.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const BIN = path.join(ROOT, 'bin', 'reclazz-build.cjs');
-const MUTATE = path.join(ROOT, 'bench', 'mutate.mjs');
 const RESULTS = path.join(ROOT, 'bench', 'results.json');
-const { startFakeAgent } = await import(pathToFileURL(path.join(ROOT, 'dist', 'fake-agent', 'index.js')).href);
-
-const argv = process.argv.slice(2);
-const option = (name) => {
-  const at = argv.indexOf(name);
-  return at === -1 ? undefined : argv[at + 1];
-};
-const RUNS = Math.max(5, Number(option('--runs') ?? 0));
-const ONLY = option('--only')?.split(',');
-const KEEP = argv.includes('--keep');
-const wanted = (id) => ONLY === undefined || ONLY.includes(id);
-
-const BIG = 50_000;
-const TIME = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
-
-// ---- measuring ----------------------------------------------------------------------------
-
-/** Environment of every CLI run: plain output, no reclazz variables from the caller. */
-const ENV = Object.fromEntries(Object.entries({ ...process.env, CI: 'true', NO_COLOR: '1' }).filter(([k]) => !k.startsWith('RECLAZZ_')));
-
+const FAKE_AGENT = path.join(ROOT, 'dist', 'fake-agent', 'index.js');
+const MIN_RUNS = 7;
 /**
- * Runs a child to its end. `startMs`/`endMs` are performance.now() at spawn and at exit.
- * @returns its exit status, output and times.
+ * Pause between the last write to an app's classes and the start of its agent, so that every
+ * class file's ctime is before the app's start even as read from /proc (10 ms clock ticks,
+ * boot time known to about 10 ms) and through the file system's coarse clock.
  */
-function run(file, args, { cwd = ROOT, env = ENV } = {}) {
-  return new Promise((resolve, reject) => {
-    const out = [];
-    const err = [];
-    const startMs = performance.now();
-    const child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let endMs = 0;
-    child.stdout.on('data', (d) => out.push(d));
-    child.stderr.on('data', (d) => err.push(d));
-    child.on('error', reject);
-    child.on('exit', () => (endMs = performance.now()));
-    child.on('close', (code, signal) =>
-      resolve({
-        code: code ?? 128,
-        signal,
-        startMs,
-        endMs,
-        ms: endMs - startMs,
-        stdout: Buffer.concat(out).toString(),
-        stderr: Buffer.concat(err).toString(),
-      }),
-    );
-  });
-}
+const SETTLE_MS = 200;
 
-/** `node bin/reclazz-build.cjs ...args` in `cwd`; throws unless it exits with `expect`. */
-async function cli(cwd, args, expect = 0) {
-  const result = await run(process.execPath, [BIN, ...args], { cwd });
-  if (result.code !== expect)
-    throw new Error(`reclazz-build ${args.join(' ')} exited ${result.code}, expected ${expect}\n${result.stderr}${result.stdout}`);
-  return result;
-}
+const USAGE = `usage: node bench/run.mjs [--runs N] [--only id,id,...] [--reverse] [--keep]
 
-/** The `type: "result"` line of a `--json` run. */
-function jsonResult(result) {
-  const line = result.stdout
-    .trim()
-    .split('\n')
-    .findLast((l) => l.includes('"type":"result"'));
-  if (line === undefined) throw new Error(`no JSON result line in:\n${result.stdout}\n${result.stderr}`);
-  return JSON.parse(line);
-}
+  --runs N     counted rounds per figure after the warm-up round (at least ${MIN_RUNS}, the default)
+  --only ids   measure only these figures (a job measuring several measures all of them);
+               bench/results.json is written only by a full run
+  --reverse    run the jobs in reverse order (each starts from a known state of its own, so
+               the verdicts must not depend on the order)
+  --keep       keep the work folder and its class trees (printed at the end)
 
-/**
- * Runs each variant once per round, alternately, after one warm-up round.
- * @returns per variant, the measured values of the counted rounds.
- */
-async function rounds(count, variants) {
-  const values = variants.map(() => []);
-  for (let round = 0; round <= count; round += 1) {
-    for (const [i, variant] of variants.entries()) {
-      const value = await variant(round);
-      if (round > 0) values[i].push(value);
-    }
+figures: ${FIGURES.map((f) => f.id).join(', ')}
+`;
+
+/** The command line; prints the usage and exits 2 on bad input. */
+function commandLine() {
+  const usageError = (message) => {
+    process.stderr.write(`bench: ${message}\n\n${USAGE}`);
+    process.exit(2);
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      options: {
+        runs: { type: 'string' },
+        only: { type: 'string' },
+        reverse: { type: 'boolean' },
+        keep: { type: 'boolean' },
+        help: { type: 'boolean' },
+      },
+    }).values;
+  } catch (error) {
+    usageError(error.message);
   }
-  return values;
+  if (parsed.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const runs = parsed.runs === undefined ? MIN_RUNS : Number(parsed.runs);
+  if (!Number.isInteger(runs) || runs < MIN_RUNS) usageError(`--runs must be a whole number of at least ${MIN_RUNS} (got ${parsed.runs})`);
+  const only = parsed.only?.split(',').map((id) => id.trim());
+  const unknown = only?.filter((id) => !FIGURES.some((f) => f.id === id)) ?? [];
+  if (unknown.length > 0 || only?.length === 0) usageError(`--only: unknown figure ${unknown.join(', ') || '(none given)'}`);
+  return { runs, only, reverse: parsed.reverse ?? false, keep: parsed.keep ?? false };
 }
 
-function stats(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  const median = sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  return { median, min: sorted[0], max: sorted[sorted.length - 1], n: sorted.length };
+const options = commandLine();
+if (!fs.existsSync(FAKE_AGENT)) {
+  process.stderr.write(
+    `bench: ${path.relative(process.cwd(), FAKE_AGENT)} is missing: run \`npm run build\` first (\`npm run bench\` does)\n`,
+  );
+  process.exit(2);
 }
+const { startFakeAgent } = await import(pathToFileURL(FAKE_AGENT).href);
 
-const pairwise = (a, b, op) => a.map((x, i) => op(x, b[i]));
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const round1 = (x) => Math.round(x * 10) / 10;
 const round2 = (x) => Math.round(x * 100) / 100;
+const seconds = (since) => Math.round((performance.now() - since) / 100) / 10;
+const loadAverage = () => os.loadavg().map(round2);
+const log = (line) => process.stderr.write(`${line}\n`);
 
-// ---- set-up -------------------------------------------------------------------------------
+// ---- the context a job works in -----------------------------------------------------------
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-bench-'));
-const agents = [];
-
-/** A project folder with an (empty) target/classes. */
-function project(name) {
-  const dir = path.join(work, name);
-  fs.mkdirSync(path.join(dir, 'target', 'classes'), { recursive: true });
-  return dir;
+const removeWork = () => {
+  if (options.keep) log(`kept ${work}`);
+  else fs.rmSync(work, { recursive: true, force: true });
+};
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
+  process.on(signal, () => {
+    log(`\n${signal}: stopping`);
+    removeWork();
+    process.exit(code);
+  });
 }
 
-/** Starts a fake agent that writes `<dir>/.reclazz/agent.port`. */
-async function agentFor(dir, options = {}) {
-  const agent = await startFakeAgent({ portFile: path.join(dir, '.reclazz', 'agent.port'), captureDelayMs: 0, reloadMs: 0, ...options });
-  agents.push(agent);
-  return agent;
-}
-
-async function stopAgent(agent) {
-  await agent.stop();
-  agents.splice(agents.indexOf(agent), 1);
-}
-
-/** Times the CLI and a clock shared with the in-process fake agent: when it received a verb, when a class flipped. */
-function agentClock() {
-  const clock = {
-    firstVerify: undefined,
-    lastFinal: undefined,
-    reset() {
-      this.firstVerify = undefined;
-      this.lastFinal = undefined;
-    },
-  };
-  return {
-    clock,
-    intercept: (cmd) => {
-      if (cmd.verb === 'VERIFY' && clock.firstVerify === undefined) clock.firstVerify = performance.now();
-      return undefined;
-    },
-    verifyStatus: () => {
-      clock.lastFinal = performance.now();
-      return 'applied';
-    },
-  };
-}
-
-/** Compiles bench/java/MinimalClient.java; undefined when javac is missing. */
-function compileJavaClient() {
-  const out = path.join(work, 'java');
-  const compiled = spawnSync('javac', ['-d', out, path.join(ROOT, 'bench', 'java', 'MinimalClient.java')], { stdio: 'inherit' });
-  return compiled.status === 0 ? out : undefined;
-}
-
-function javaVersion() {
-  const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
-  return r.status === 0 ? r.stderr.split('\n')[0] : undefined;
-}
-
-// ---- figures ------------------------------------------------------------------------------
-
-const figures = [];
+/** Figures recorded so far, by id. */
+const recorded = new Map();
+const specs = new Map(FIGURES.map((f) => [f.id, f]));
+const trees = new Map();
+/** The shape of every tree written in this run, by class count (kept after the tree is removed). */
+const shapes = {};
+let agents = [];
+let serial = 0;
+let javaDir;
+let jobLoad = 0;
 
 /**
- * Records a figure. `values` are the per-round values (ms, ratio or MB); `limit` the target
- * (at most). `ok` may add a condition beyond the number.
+ * What a job gets (see figures.mjs). Every folder it makes is new; a tree it asks for is in
+ * the known state "classes written before the app started, no .reclazz/ state"; its agents
+ * are stopped when it ends.
  */
-function figure(id, name, unit, limit, values, extra = {}) {
-  const s = stats(values);
-  const pass = (limit === undefined || s.median <= limit) && (extra.ok ?? true);
-  const entry = {
-    id,
-    figure: name,
-    target: limit === undefined ? 'info' : `<= ${limit}${unit === 'x' ? 'x' : ` ${unit}`}`,
-    unit,
-    median: round2(s.median),
-    min: round2(s.min),
-    max: round2(s.max),
-    runs: s.n,
-    pass: limit === undefined ? null : pass,
-    ...extra.details,
+const ctx = {
+  runs: options.runs,
+  work,
+
+  /** A new project folder with an empty target/classes. @returns its absolute path */
+  project(name) {
+    const dir = path.join(work, `${name}-${(serial += 1)}`);
+    fs.mkdirSync(path.join(dir, 'target', 'classes'), { recursive: true });
+    return dir;
+  },
+
+  /**
+   * The tree of `count` classes: written (and flushed to disk) on first use; later its
+   * `.reclazz/` is removed, whatever earlier jobs left there.
+   * @returns {{dir: string, classes: string, files: {path: string, size: number}[], manifest: string, shape: object}}
+   */
+  async tree(count) {
+    const known = trees.get(count);
+    if (known !== undefined) {
+      fs.rmSync(path.join(known.dir, '.reclazz'), { recursive: true, force: true });
+      return known;
+    }
+    const dir = path.join(work, `tree-${count}`);
+    const classes = path.join(dir, 'target', 'classes');
+    const files = planTree(count, 1);
+    const manifest = path.join(work, `tree-${count}.json`);
+    const started = performance.now();
+    writeTree(classes, files, manifest);
+    const written = seconds(started);
+    // The tree's dirty pages would otherwise be written back while the first figures run.
+    const syncStarted = performance.now();
+    const synced = spawnSync('sync', ['-f', classes]);
+    if (synced.status !== 0) log(`  sync -f failed (${synced.stderr}): the tree is written back while figures run`);
+    const tree = { dir, classes, files, manifest, shape: describeTree(files) };
+    trees.set(count, tree);
+    shapes[count] = tree.shape;
+    log(`  tree of ${count} classes: ${JSON.stringify(tree.shape)}; written in ${written} s, synced in ${seconds(syncStarted)} s`);
+    return tree;
+  },
+
+  /** Removes everything in `dir`'s `.reclazz/` but the agent's port file: a checkout's first run. */
+  forgetState(dir) {
+    const state = path.join(dir, '.reclazz');
+    for (const name of fs.readdirSync(state))
+      if (name !== 'agent.port') fs.rmSync(path.join(state, name), { recursive: true, force: true });
+  },
+
+  /**
+   * Starts one fake agent per `[projectDir, options]` (writing `<projectDir>/.reclazz/agent.port`;
+   * immediate receipts unless the options say otherwise), after SETTLE_MS: the app starts after
+   * its classes are written, so they are unchanged since its start and "nothing changed" needs
+   * no VERIFY.
+   */
+  async startAgents(list) {
+    await sleep(SETTLE_MS);
+    for (const [dir, agentOptions = {}] of list) {
+      const portFile = path.join(dir, '.reclazz', 'agent.port');
+      agents.push(await startFakeAgent({ portFile, captureDelayMs: 0, reloadMs: 0, ...agentOptions }));
+    }
+  },
+
+  /** bench/java/MinimalClient.java compiled with javac (once). @returns its class folder, undefined without javac */
+  javaClient() {
+    if (javaDir === undefined) {
+      const out = path.join(work, 'java');
+      const compiled = spawnSync('javac', ['-d', out, path.join(ROOT, 'bench', 'java', 'MinimalClient.java')], { stdio: 'inherit' });
+      javaDir = compiled.status === 0 ? out : null;
+    }
+    return javaDir ?? undefined;
+  },
+
+  /**
+   * Records figure `id` from its per-round `values` (in its unit). `measured` and `floor` are
+   * the columns beside it ({ what, median, unit }); `details` go to results.json only.
+   */
+  record(id, values, { measured, floor, details = {} } = {}) {
+    const spec = specs.get(id);
+    const s = stats(values);
+    const entry = {
+      ...base(spec),
+      median: round2(s.median),
+      min: round2(s.min),
+      max: round2(s.max),
+      runs: s.n,
+      pass: s.median <= spec.limit,
+      measured: measured && { ...measured, median: round1(measured.median) },
+      floor: floor && { ...floor, median: round1(floor.median) },
+      ...Object.fromEntries(Object.entries(details).map(([key, value]) => [key, typeof value === 'number' ? round2(value) : value])),
+    };
+    recorded.set(id, entry);
+    const beside = [
+      entry.measured && shown(entry.measured.median, entry.measured.unit),
+      entry.floor && `${entry.floor.what} ${shown(entry.floor.median, entry.floor.unit)}`,
+    ];
+    log(
+      `  ${id}: ${shown(s.median, spec.unit)} (min ${shown(s.min, spec.unit)}, max ${shown(s.max, spec.unit)}` +
+        `${beside.some(Boolean) ? `; ${beside.filter(Boolean).join(' over ')}` : ''}) target ${entry.target}: ${entry.pass ? 'pass' : 'MISS'}`,
+    );
+  },
+
+  /** Records figure `id` as missed because it could not be measured (`message` says why). */
+  fail(id, message) {
+    recorded.set(id, { ...base(specs.get(id)), pass: false, error: message });
+    log(`  ${id}: MISS, ${message.split('\n')[0]}`);
+  },
+};
+
+function base(spec) {
+  return {
+    id: spec.id,
+    figure: spec.name,
+    kept: spec.kept ?? false,
+    unit: spec.unit,
+    target: `<= ${shown(spec.limit, spec.unit)}`,
+    loadAverage1m: jobLoad,
   };
-  delete entry.ok;
-  figures.push(entry);
-  const shown = (v) => (unit === 'x' ? `${v.toFixed(2)}x` : `${Math.round(v)} ${unit}`);
-  process.stderr.write(
-    `  ${name}: ${shown(s.median)} (min ${shown(s.min)}, max ${shown(s.max)}) ${limit === undefined ? '' : pass ? 'pass' : 'MISS'}\n`,
-  );
-  return entry;
 }
 
-async function startupFigure() {
-  process.stderr.write('start-up\n');
-  const [bare, version] = await rounds(Math.max(RUNS, 30), [
-    () => run(process.execPath, ['-e', '0']).then((r) => r.ms),
-    () => cli(ROOT, ['--version']).then((r) => r.ms),
-  ]);
-  figure(
-    'startup',
-    '`reclazz-build --version` / `node -e 0`',
-    'x',
-    1.6,
-    pairwise(version, bare, (a, b) => a / b),
-    {
-      details: { versionMs: round1(stats(version).median), nodeMs: round1(stats(bare).median) },
-    },
-  );
+async function stopAgents() {
+  const stopping = agents;
+  agents = [];
+  for (const agent of stopping) await agent.stop();
 }
 
-async function wholeRunFigures() {
-  process.stderr.write('whole run, nothing changed (and the Java client)\n');
-  const ours = project('noop');
-  await agentFor(ours, { watchDirs: [path.join(ours, 'target', 'classes')] });
-  const javaDir = compileJavaClient();
-  const theirs = project('noop-java');
-  await agentFor(theirs, { watchDirs: [path.join(theirs, 'target', 'classes')] });
-  const variants = [() => run('true', []).then((r) => r.ms), () => cli(ours, ['--', 'true']).then((r) => r.ms)];
-  if (javaDir !== undefined) {
-    variants.push(async () => {
-      const r = await run('java', ['-cp', javaDir, 'MinimalClient', '--', 'true'], { cwd: theirs });
-      if (r.code !== 0) throw new Error(`MinimalClient exited ${r.code}: ${r.stderr}`);
-      return r.ms;
-    });
+/** Removes the trees no job in `later` needs (all of them with --keep kept). */
+function dropTrees(later) {
+  if (options.keep) return;
+  const needed = new Set(later.map((job) => job.tree));
+  for (const [count, tree] of trees) {
+    if (needed.has(count)) continue;
+    const started = performance.now();
+    fs.rmSync(tree.dir, { recursive: true, force: true });
+    fs.rmSync(tree.manifest, { force: true });
+    trees.delete(count);
+    log(`  tree of ${count} classes removed in ${seconds(started)} s`);
   }
-  const [bare, whole, java] = await rounds(Math.max(RUNS, 21), variants);
-  figure(
-    'overhead',
-    'whole-run overhead: `reclazz-build -- true` minus bare `true`',
-    'ms',
-    120,
-    pairwise(whole, bare, (a, b) => a - b),
-    {
-      details: { runMs: round1(stats(whole).median), bareMs: round1(stats(bare).median) },
-    },
-  );
-  if (java === undefined) {
-    figures.push({
-      id: 'java',
-      figure: 'whole run vs the minimal Java client',
-      target: '<= 1.2x',
-      pass: false,
-      note: 'javac/java not found',
-    });
-    process.stderr.write('  Java client: javac not found: MISS\n');
-  } else {
-    figure(
-      'java',
-      'whole run, `reclazz-build -- true` / minimal Java client (javac) `-- true`',
-      'x',
-      1.2,
-      pairwise(whole, java, (a, b) => a / b),
-      {
-        details: { runMs: round1(stats(whole).median), javaMs: round1(stats(java).median), java: javaVersion() },
-      },
-    );
-  }
-}
-
-async function changeDetectionFigures(bigTree) {
-  const { dir: big, manifest } = bigTree;
-  const empty = project('empty');
-  // The same build command on both sides: the empty project rewrites a scratch copy of the
-  // same files, outside any class output directory.
-  const scratch = path.join(empty, 'scratch');
-  writeTree(scratch, bigTree.files.slice(0, 1000));
-  // These agents watch nothing: at 50,000 classes the fake's own scans would land in our time.
-  await agentFor(big);
-  await agentFor(empty);
-  // The hash index (whatever its file name or format): removed for the first-run figure.
-  const dropIndex = () => {
-    for (const name of fs.readdirSync(path.join(big, '.reclazz')))
-      if (name.startsWith('classes.')) fs.rmSync(path.join(big, '.reclazz', name), { force: true });
-  };
-
-  if (wanted('detect-none') || wanted('detect-cold')) {
-    process.stderr.write(`change detection, ${BIG} classes, nothing changed\n`);
-    const [withTree, without, cold] = await rounds(Math.max(RUNS, 7), [
-      () => cli(big, ['--', 'true']).then((r) => r.ms),
-      () => cli(empty, ['--', 'true']).then((r) => r.ms),
-      async () => {
-        dropIndex();
-        return (await cli(big, ['--', 'true'])).ms;
-      },
-    ]);
-    figure(
-      'detect-none',
-      `change detection, ${BIG} classes, nothing changed (hash index warm: every run after the first)`,
-      'ms',
-      400,
-      pairwise(withTree, without, (a, b) => a - b),
-      {
-        details: { runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
-      },
-    );
-    figure(
-      'detect-cold',
-      `change detection, ${BIG} classes, nothing changed, no hash index (first run in a checkout: hashes all)`,
-      'ms',
-      undefined,
-      pairwise(cold, without, (a, b) => a - b),
-      {
-        details: { runMs: round1(stats(cold).median), emptyRunMs: round1(stats(without).median) },
-      },
-    );
-  }
-
-  if (wanted('detect-1000')) {
-    process.stderr.write(`change detection, ${BIG} classes, 1,000 rewritten by the build\n`);
-    let detected = true;
-    const [withTree, without] = await rounds(Math.max(RUNS, 7), [
-      async () => {
-        const r = await cli(big, [
-          '--no-verify',
-          '--json',
-          '--',
-          process.execPath,
-          MUTATE,
-          path.join(big, 'target', 'classes'),
-          manifest,
-          '1000',
-        ]);
-        const changes = jsonResult(r).changes;
-        if (changes.changed !== 1000 || changes.added + changes.removed !== 0) detected = false;
-        return r.ms;
-      },
-      async () => (await cli(empty, ['--no-verify', '--json', '--', process.execPath, MUTATE, scratch, manifest, '1000'])).ms,
-    ]);
-    figure(
-      'detect-1000',
-      `change detection, ${BIG} classes, 1,000 changed (a third same size and mtime), --no-verify`,
-      'ms',
-      600,
-      pairwise(withTree, without, (a, b) => a - b),
-      {
-        ok: detected,
-        details: { allDetected: detected, runMs: round1(stats(withTree).median), emptyRunMs: round1(stats(without).median) },
-      },
-    );
-  }
-  for (const agent of [...agents]) await stopAgent(agent);
-}
-
-async function verifyFigure() {
-  process.stderr.write('VERIFY, 500 changed classes, the agent applies at once\n');
-  const dir = project('verify500');
-  const classes = path.join(dir, 'target', 'classes');
-  const files = planTree(2000, 2);
-  const manifest = path.join(work, 'verify500.json');
-  writeTree(classes, files, manifest);
-  const { clock, intercept, verifyStatus } = agentClock();
-  await agentFor(dir, { watchDirs: [classes], scanCache: true, intercept, verifyStatus });
-  let proven = true;
-  const [times] = await rounds(Math.max(RUNS, 7), [
-    async () => {
-      clock.reset();
-      const r = await cli(dir, ['--json', '--', process.execPath, MUTATE, classes, manifest, '500']);
-      const result = jsonResult(r);
-      if (!result.provenLive || result.classes.filter((c) => c.status === 'applied').length !== 500) proven = false;
-      return r.endMs - clock.firstVerify;
-    },
-  ]);
-  figure('verify-500', 'VERIFY 500 changed classes, applied at once: first VERIFY received -> CLI exit', 'ms', 500, times, {
-    ok: proven,
-    details: { allProven: proven },
-  });
-  for (const agent of [...agents]) await stopAgent(agent);
-}
-
-async function latencyFigure() {
-  process.stderr.write('VERIFY latency: running for 1 s, then applied\n');
-  const dir = project('latency');
-  const classes = path.join(dir, 'target', 'classes');
-  const manifest = path.join(work, 'latency.json');
-  writeTree(classes, planTree(200, 3), manifest);
-  const { clock, intercept, verifyStatus } = agentClock();
-  await agentFor(dir, { watchDirs: [classes], reloadMs: 1000, intercept, verifyStatus });
-  let proven = true;
-  const [times] = await rounds(RUNS, [
-    async () => {
-      clock.reset();
-      const r = await cli(dir, ['--json', '--', process.execPath, MUTATE, classes, manifest, '20']);
-      if (!jsonResult(r).provenLive) proven = false;
-      return r.endMs - clock.lastFinal;
-    },
-  ]);
-  figure('verify-latency', 'VERIFY latency: agent flips running -> applied after 1 s; flip -> CLI exit', 'ms', 200, times, {
-    ok: proven,
-    details: { allProven: proven },
-  });
-  for (const agent of [...agents]) await stopAgent(agent);
-}
-
-async function capacityFigures(bigTree) {
-  process.stderr.write(`${BIG} classes, 5,000 changed, VERIFY on (capacity, memory)\n`);
-  const { dir, manifest } = bigTree;
-  const classes = path.join(dir, 'target', 'classes');
-  const { clock, intercept, verifyStatus } = agentClock();
-  // Defaults of the fake for capture delay and reload time; scanCache keeps its 50,000-file
-  // scans to stat calls.
-  await agentFor(dir, { watchDirs: [classes], scanCache: true, captureDelayMs: 100, reloadMs: 50, intercept, verifyStatus });
-  const rssFile = path.join(work, 'rss.txt');
-  let named = true;
-  const rss = [];
-  const [times] = await rounds(RUNS, [
-    async (round) => {
-      clock.reset();
-      const args = [BIN, '--json', '--', process.execPath, MUTATE, classes, manifest, '5000'];
-      const r =
-        TIME === undefined
-          ? await run(process.execPath, args, { cwd: dir })
-          : await run(TIME, ['-f', '%M', '-o', rssFile, process.execPath, ...args], { cwd: dir });
-      if (r.code !== 75) throw new Error(`expected exit 75 (not all proven), got ${r.code}\n${r.stderr}`);
-      const result = jsonResult(r);
-      if (!/512/.test(result.message) || !/receipts/.test(result.message)) named = false;
-      if (round > 0 && TIME !== undefined) rss.push(Number(fs.readFileSync(rssFile, 'utf8').trim().split('\n').at(-1)) / 1024);
-      if (round > 0) bigTree.message = result.message;
-      return r.endMs - clock.lastFinal;
-    },
-  ]);
-  figure('capacity', '5,000 changed (beyond the 512-receipt ledger): last receipt final -> CLI exit', 'ms', 1000, times, {
-    ok: named,
-    details: { namesCapacity: named, message: bigTree.message },
-  });
-  if (rss.length > 0) figure('memory', `peak RSS of the CLI, ${BIG} classes with 5,000 changed, VERIFY on`, 'MB', 150, rss);
-  else figures.push({ id: 'memory', figure: 'peak RSS', target: '<= 150 MB', pass: false, note: '/usr/bin/time not found' });
-  for (const agent of [...agents]) await stopAgent(agent);
 }
 
 // ---- main ---------------------------------------------------------------------------------
 
-function table() {
-  const rows = figures.map((f) => {
-    const shown = (v) => (v === undefined ? '-' : f.unit === 'x' ? `${v.toFixed(2)}x` : `${Math.round(v)} ${f.unit}`);
-    return [f.figure, f.target, shown(f.median), shown(f.min), shown(f.max), f.pass === null ? 'info' : f.pass ? 'pass' : 'MISS'];
-  });
-  const head = ['figure', 'target', 'median', 'min', 'max', ''];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+function javaVersion() {
+  const r = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  return r.status === 0 ? r.stderr.split('\n')[0] : null;
 }
 
-const loadAverage = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
 const machine = {
   cores: os.cpus().length,
   cpu: os.cpus()[0]?.model ?? 'unknown',
   memoryGB: Math.round(os.totalmem() / 2 ** 30),
   node: process.version,
   platform: `${process.platform} ${os.release()}`,
-  java: javaVersion() ?? null,
+  java: javaVersion(),
+  fileSystem: spawnSync('stat', ['-f', '-c', '%T', work], { encoding: 'utf8' }).stdout?.trim() || 'unknown',
   /** 1, 5 and 15-minute load averages when the bench started and ended: other work on the machine moves the figures. */
   loadAverage: { start: loadAverage(), end: [] },
 };
-
+const order = options.reverse ? 'reverse' : 'forward';
+const jobs = (options.reverse ? [...JOBS].reverse() : JOBS).filter(
+  (job) => options.only === undefined || job.figures.some((id) => options.only.includes(id)),
+);
+const jobTimes = [];
 const started = performance.now();
 try {
-  process.stderr.write(
-    `machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ${RUNS}+ runs per figure after a warm-up\n`,
+  log(
+    `machine: ${machine.cores} cores (${machine.cpu}), Node ${machine.node}, ${machine.fileSystem}; load average ${machine.loadAverage.start.join(' ')}`,
   );
-  let bigTree;
-  const needBig = ['detect-none', 'detect-cold', 'detect-1000', 'capacity', 'memory'].some(wanted);
-  if (needBig) {
-    const dir = project('big');
-    const files = planTree(BIG, 1);
-    const manifest = path.join(work, 'big.json');
-    const t = performance.now();
-    writeTree(path.join(dir, 'target', 'classes'), files, manifest);
-    bigTree = { dir, files, manifest, shape: describeTree(files) };
-    process.stderr.write(`tree: ${JSON.stringify(bigTree.shape)} written in ${Math.round(performance.now() - t)} ms\n`);
+  log(`${options.runs} counted rounds per figure after a warm-up; ${order} order`);
+  for (const [i, job] of jobs.entries()) {
+    jobLoad = round2(os.loadavg()[0]);
+    log(`\n${job.figures.join(', ')} (load average ${jobLoad})`);
+    const jobStarted = performance.now();
+    try {
+      await job.run(ctx);
+    } catch (error) {
+      for (const id of job.figures) if (!recorded.has(id)) ctx.fail(id, error.message);
+    } finally {
+      await stopAgents();
+    }
+    jobTimes.push({ figures: job.figures, seconds: seconds(jobStarted) });
+    dropTrees(jobs.slice(i + 1));
   }
-  if (wanted('startup')) await startupFigure();
-  if (wanted('overhead') || wanted('java')) await wholeRunFigures();
-  if (['detect-none', 'detect-cold', 'detect-1000'].some(wanted)) await changeDetectionFigures(bigTree);
-  if (wanted('verify-500')) await verifyFigure();
-  if (wanted('verify-latency')) await latencyFigure();
-  if (wanted('capacity') || wanted('memory')) await capacityFigures(bigTree);
 
   machine.loadAverage.end = loadAverage();
-  const report = {
-    machine,
-    date: new Date().toISOString(),
-    method:
-      'median of per-round values after one warm-up round; paired variants run alternately; child processes timed spawn -> exit with performance.now()',
-    tree: bigTree?.shape ?? null,
-    durationS: Math.round((performance.now() - started) / 1000),
-    figures,
-  };
+  const figures = FIGURES.map((f) => recorded.get(f.id)).filter(Boolean);
+  const durationS = Math.round((performance.now() - started) / 1000);
   process.stdout.write(
-    `\nreclazz-build benchmark on ${machine.cores} cores, Node ${machine.node} (load average ${machine.loadAverage.start[0]} at start, ${machine.loadAverage.end[0]} at end)\n${table()}\n`,
+    `\nreclazz-build benchmark, ${machine.cores} cores, Node ${machine.node}, ${order} order, ${options.runs} rounds; ` +
+      `load average ${machine.loadAverage.start[0]} at start, ${machine.loadAverage.end[0]} at end; ${durationS} s\n\n${tables(figures)}\n`,
   );
-  if (ONLY === undefined) {
+  if (options.only === undefined) {
+    const comparison = compareVerdicts(RESULTS, figures, order);
+    if (comparison !== undefined) process.stdout.write(`\n${comparison}\n`);
+    const report = {
+      machine,
+      date: new Date().toISOString(),
+      order,
+      method:
+        `${options.runs} counted rounds per figure after one warm-up round; the variants of a figure (the CLI, its floor, an empty project) ` +
+        'run alternately, round by round, and a ratio or difference is taken per round before the median; child processes timed spawn -> exit ' +
+        'with performance.now(); every timed run must exit with the status its figure expects; each job starts from fresh folders or a tree ' +
+        'reset to "classes written before the agent started, no .reclazz/"',
+      trees: shapes,
+      durationS,
+      jobs: jobTimes,
+      figures,
+    };
     fs.writeFileSync(`${RESULTS}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
     fs.renameSync(`${RESULTS}.tmp`, RESULTS);
-    process.stdout.write(`written to ${path.relative(process.cwd(), RESULTS)} (${report.durationS} s)\n`);
+    process.stdout.write(`written to ${path.relative(process.cwd(), RESULTS)}\n`);
   }
-  process.exitCode = figures.every((f) => f.pass !== false) ? 0 : 1;
+  process.exitCode = figures.every((f) => f.pass) ? 0 : 1;
 } finally {
-  for (const agent of agents) await agent.stop();
-  if (KEEP) process.stderr.write(`kept ${work}\n`);
-  else fs.rmSync(work, { recursive: true, force: true });
+  await stopAgents();
+  removeWork();
 }

@@ -6,8 +6,8 @@
  * Why one file: Node's ESM loader resolves, reads and links every module file on its own; the
  * CLI's module graph (about 120 files across commander, execa, zod, proper-lockfile and their
  * dependencies) cost 100+ ms of a 300 ms run before any work. Why CommonJS: bin/reclazz-build.cjs
- * compiles it with V8's code cache (src/launch.ts), which Node 20 offers for scripts, not for ES
- * modules. What `cli.ts` loads with `import()` (cli-core.ts: the build and the subcommands'
+ * compiles it with V8's code cache (src/cli/launch.ts), which Node 20 offers for scripts, not for ES
+ * modules. What `cli/main.ts` loads with `import()` (cli/core.ts: the build and the subcommands'
  * work) stays behind a lazy initialiser, so `--version` and `--help` do not run its set-up.
  * Dependencies' licence comments are kept.
  */
@@ -18,14 +18,14 @@ import { build } from 'esbuild';
 fs.rmSync('dist/cli-chunks', { recursive: true, force: true });
 
 await build({
-  entryPoints: ['src/cli.ts'],
+  entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/cli.cjs',
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
   minify: true,
-  // cli.ts reads its version through createRequire(import.meta.url), which a CommonJS file lacks.
+  // cli/main.ts reads its version through createRequire(import.meta.url), which a CommonJS file lacks.
   define: { 'import.meta.url': '__reclazzUrl' },
   banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
@@ -33,7 +33,7 @@ await build({
 
 // The start-up code of bin/reclazz-build.cjs: small, and loaded before the bundle above.
 await build({
-  entryPoints: ['src/launch.ts'],
+  entryPoints: ['src/cli/launch.ts'],
   outfile: 'dist/launch.cjs',
   bundle: true,
   platform: 'node',

@@ -5,8 +5,26 @@
  * exits: results are data, each with its `outcome` (a reason and the facts behind it), exit
  * status and words. The CLI is a thin face over the same core.
  */
-export { runSafeBuild, NESTED_ENV, type SafeBuildOptions, type SafeBuildHooks } from './run.js';
-export { DEFAULTS } from './defaults.js';
+import { processHost } from './cli/host.js';
+import { runSafeBuild as runOn, type SafeBuildHooks, type SafeBuildOptions } from './run.js';
+import type { RunResult } from './outcome/result.js';
+
+export { NESTED_ENV, DEFAULTS, type SafeBuildOptions, type SafeBuildHooks, type Host, type Clock } from './run.js';
+export { openSession, type OpenPlan, type Opening } from './session/open.js';
+export { runCycle } from './session/cycle.js';
+export type { BuildSession } from './session/cycle-context.js';
+export { prepareBuild } from './session/command.js';
+export { closeSession, type Session } from './session/session.js';
+export type { CycleOptions, SessionOptions, SessionHooks } from './session/options.js';
+export { processHost };
+
+/**
+ * Runs one safe build in this process (see `src/run.ts`): open a session, one cycle, close.
+ * @param host the process it runs in (default: this one; `options` may override cwd, env, platform, terminal).
+ */
+export function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks = {}, host = processHost()): Promise<RunResult> {
+  return runOn(options, hooks, host);
+}
 export type { RunEvent } from './outcome/events.js';
 export type { Outcome, Reason, Proof, Done, Shortfall, UsageProblem, PortFault, InterruptPoint, Need } from './outcome/outcome.js';
 export {
@@ -54,7 +72,7 @@ export { watchCoverage } from './agent/coverage.js';
 export type { AgentTarget } from './agent/handshake.js';
 export { resultToJson, resultClasses, finalLines, commandResultToJson, type JsonResult, type JsonClass } from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
-export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './config.js';
+export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './cli/config.js';
 export { runDoctor, type DoctorOptions } from './commands/doctor.js';
 export { runReload } from './commands/reload.js';
 export { runScan } from './commands/scan.js';

@@ -1,7 +1,7 @@
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,18 +13,22 @@ import java.util.UUID;
  * The least any JVM build wrapper must do (the benchmark's yardstick): read the port file,
  * connect, see CONNECTED, send BUILD started and see its exact receipt, run the command with
  * inherited stdio, send BUILD ok (or failed) and see its exact receipt, exit with the
- * command's status. No change detection, no VERIFY.
+ * command's status. No change detection, no VERIFY. Like the agent's own terminal wrapper, it
+ * gives up after 5 s (on the connect, and on each read while awaiting a receipt).
  *
  *   java -cp <dir> MinimalClient -- <command> [args...]
  */
 public final class MinimalClient {
+    private static final int TIMEOUT_MS = 5000;
+
     public static void main(String[] args) throws Exception {
         String[] command = args.length > 0 && args[0].equals("--") ? Arrays.copyOfRange(args, 1, args.length) : args;
         int port = Integer.parseInt(Files.readString(Path.of(".reclazz", "agent.port")).trim());
         String owner = UUID.randomUUID().toString();
-        try (Socket socket = new Socket(InetAddress.getByName("127.0.0.1"), port)) {
+        try (Socket socket = new Socket()) {
             socket.setTcpNoDelay(true);
-            socket.setSoTimeout(5000);
+            socket.connect(new InetSocketAddress("127.0.0.1", port), TIMEOUT_MS);
+            socket.setSoTimeout(TIMEOUT_MS);
             BufferedReader in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             OutputStream out = socket.getOutputStream();
             String first = in.readLine();

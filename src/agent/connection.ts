@@ -5,35 +5,15 @@
  * The socket is read the whole time the connection is open, whatever the caller is doing,
  * because the agent drops lines (receipts included) for a client that does not read.
  */
+export { AgentConnectionError } from './connection-failures.js';
 import net from 'node:net';
 import pTimeout from 'p-timeout';
+import { AgentConnectionError, describeFirstLine, normaliseAbort } from './connection-failures.js';
 import { MAX_COMMAND_CHARS } from './limits.js';
 import { agentEventSchema, connectedSchema, type AgentEvent, type ConnectedEvent } from './protocol.js';
 
 /** The longest line from the agent we buffer, in bytes; longer lines are discarded whole. */
 export const MAX_LINE_BYTES = 64 * 1024;
-
-/** Why a connection-level operation failed. */
-export type ConnectionFailure =
-  | 'refused' // nothing listens on the port (a stale port file)
-  | 'connect-timeout' // no TCP connection within the timeout
-  | 'closed-before-connected' // accepted then closed before CONNECTED (the agent's sixth client)
-  | 'handshake-timeout' // connected, but no first line within the timeout
-  | 'bad-handshake' // the first line was not a valid CONNECTED event
-  | 'closed' // the agent closed the connection while we waited
-  | 'timeout' // a reply did not arrive within the timeout
-  | 'aborted'; // the caller's AbortSignal fired
-
-/** A failure on the status socket. `kind` says which; `message` names the port and what we waited for. */
-export class AgentConnectionError extends Error {
-  override readonly name = 'AgentConnectionError';
-  constructor(
-    readonly kind: ConnectionFailure,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Options for {@link AgentConnection.open}. */
 export interface OpenOptions {
@@ -329,24 +309,4 @@ export class AgentConnection {
     }
     this.waiters.clear();
   }
-}
-
-/** A short, printable description of a first line that was not CONNECTED (undefined: not UTF-8 or not JSON). */
-function describeFirstLine(first: unknown): string {
-  if (first === undefined) return 'a line that is not UTF-8 JSON, or longer than 64 KiB';
-  return (JSON.stringify(first) ?? String(first)).slice(0, 200);
-}
-
-/**
- * Maps what p-timeout rejects with to an AgentConnectionError. An aborted signal rejects with
- * the signal's *reason* (for the CLI the string 'SIGINT' or 'SIGTERM', not an Error), so the
- * signal itself is checked, not only the error's name.
- */
-function normaliseAbort(error: unknown, what: string, signal?: AbortSignal): unknown {
-  if (error instanceof AgentConnectionError) return error;
-  if (signal?.aborted) return new AgentConnectionError('aborted', `interrupted while ${what}`);
-  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
-    return new AgentConnectionError(error.name === 'AbortError' ? 'aborted' : 'timeout', `interrupted while ${what}`);
-  }
-  return error;
 }

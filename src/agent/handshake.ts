@@ -38,15 +38,6 @@ export interface OpenAgent {
 /** A handshake step's result: what it found, or the outcome that ends the command. */
 export type Step<T> = ({ kind: 'ok' } & T) | { kind: 'refused'; outcome: Outcome };
 
-/**
- * Finds the agent, connects and reads CONNECTED.
- * @param offerNoAgent name `--allow-no-agent` in the advice when no agent is found (a build).
- */
-export async function openAgent(target: AgentTarget, offerNoAgent = false): Promise<Step<OpenAgent>> {
-  const found = findAgent(target, offerNoAgent);
-  return found.kind === 'refused' ? found : connectAgent(found.location, target);
-}
-
 /** Discovery (discover.ts) with the advice a build or a subcommand gives when no agent is found. */
 export function findAgent(
   target: Pick<AgentTarget, 'cwd' | 'env' | 'port' | 'portFile'>,

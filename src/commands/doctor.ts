@@ -3,7 +3,9 @@
  * class output directories of the project here are among the directories it watches.
  */
 import { watchCoverage } from '../agent/coverage.js';
-import { checkAgent, openAgent, type AgentTarget } from '../agent/handshake.js';
+import type { AgentTarget } from '../agent/handshake.js';
+import { closeSession } from '../session/session.js';
+import { openFor } from './open.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type DoctorResult } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';
@@ -22,22 +24,21 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       outcome,
       describeOutcome(outcome),
       { action: 'doctor' as const, classDirs: options.classDirs.map((dir) => ({ dir, watched: null })), ...facts },
-      started,
+      performance.now() - started,
     );
 
-  const opened = await openAgent(options);
-  if (opened.kind === 'refused') return end(opened.outcome);
-  const { connection, endpoint } = opened;
+  const opening = await openFor(options, { requires: { need: 'DOCTOR' } });
+  if (opening.kind === 'refused') return end(opening.outcome, opening.endpoint === undefined ? {} : { endpoint: opening.endpoint });
+  const { session } = opening;
+  const endpoint = session.endpoint;
   try {
-    const checked = await checkAgent(opened, { need: 'DOCTOR' }, options.timeoutMs, options.signal);
-    if (checked.kind === 'refused') return end(checked.outcome, { endpoint });
-    const doctor = checked.doctor;
+    const doctor = session.doctor!;
     const incomplete = doctor.watchSampleTruncated || doctor.watchedDirectories.length < doctor.watchedDirectoryCount;
     const classDirs = watchCoverage(options.classDirs, doctor.watchedDirectories, incomplete);
     const count = (watched: boolean | null) => classDirs.filter((c) => c.watched === watched).length;
     const done = { kind: 'doctor' as const, dirs: classDirs.length, watched: count(true), unwatched: count(false), unknown: count(null) };
     return end({ reason: 'ok', done }, { endpoint, doctor, classDirs });
   } finally {
-    connection.close();
+    await closeSession(session);
   }
 }

@@ -4,7 +4,9 @@
  * agents of any age: it sends nothing.
  */
 import { AgentConnectionError } from '../agent/connection.js';
-import { openAgent, type AgentTarget } from '../agent/handshake.js';
+import type { AgentTarget } from '../agent/handshake.js';
+import { closeSession } from '../session/session.js';
+import { openFor } from './open.js';
 import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint } from '../outcome/facts.js';
@@ -29,7 +31,7 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
       outcome,
       describeOutcome(outcome),
       { action: 'events' as const, events, ...(endpoint === undefined ? {} : { endpoint }) },
-      started,
+      performance.now() - started,
     );
   // Lines that arrive with CONNECTED are dispatched before open() returns: keep them until
   // the CONNECTED line has been handed on, so the order stays the agent's.
@@ -38,10 +40,14 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
     events += 1;
     options.onEvent(event);
   };
-  const opened = await openAgent({ ...options, onEvent: (event) => (early === undefined ? deliver(event) : early.push(event)) });
-  if (opened.kind === 'refused') return end(opened.outcome);
-  const { connection, endpoint } = opened;
-  options.onConnected?.(opened.connected, endpoint);
+  const opening = await openFor({
+    ...options,
+    onEvent: (event) => (early === undefined ? deliver(event as AgentEvent) : early.push(event as AgentEvent)),
+  });
+  if (opening.kind === 'refused') return end(opening.outcome);
+  const { session } = opening;
+  const { connection, endpoint } = session;
+  options.onConnected?.(session.open.connected, endpoint);
   const queued = early;
   early = undefined;
   queued.forEach(deliver);
@@ -52,7 +58,7 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
     if (options.signal?.aborted) return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'following', events }, endpoint);
     if (!(error instanceof AgentConnectionError)) throw error;
   } finally {
-    connection.close();
+    await closeSession(session);
   }
   return end({ reason: 'stream-ended', port: endpoint.port, events }, endpoint);
 }

@@ -4,7 +4,9 @@
  * it is reported as such, never as done.
  */
 import { AgentConnectionError } from '../agent/connection.js';
-import { openAgent, requireCurrentAgent, type AgentTarget } from '../agent/handshake.js';
+import { requireCurrentAgent, type AgentTarget } from '../agent/handshake.js';
+import { closeSession } from '../session/session.js';
+import { openFor } from './open.js';
 import { askReload } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';
@@ -16,13 +18,14 @@ import { describeOutcome } from '../report/words.js';
 export async function runReload(action: ReloadAction, options: AgentTarget): Promise<ReloadResult> {
   const started = performance.now();
   const end = (outcome: Outcome, facts: Partial<Pick<ReloadResult, 'endpoint' | 'state'>> = {}): ReloadResult =>
-    buildResult(outcome, describeOutcome(outcome), { action, ...facts }, started);
+    buildResult(outcome, describeOutcome(outcome), { action, ...facts }, performance.now() - started);
 
-  const opened = await openAgent(options);
-  if (opened.kind === 'refused') return end(opened.outcome);
-  const { connection, endpoint } = opened;
+  const opening = await openFor(options);
+  if (opening.kind === 'refused') return end(opening.outcome);
+  const { session } = opening;
+  const { connection, endpoint } = session;
   try {
-    const old = requireCurrentAgent(opened, 'RELOAD');
+    const old = requireCurrentAgent(session.open, 'RELOAD');
     if (old !== undefined) return end(old, { endpoint });
     let state: ReloadState;
     try {
@@ -42,6 +45,6 @@ export async function runReload(action: ReloadAction, options: AgentTarget): Pro
     if (state.paused !== expected) return end({ reason: 'unexpected-receipt', action, paused: state.paused }, { endpoint });
     return end({ reason: 'ok', done: { kind: 'reload', action, state } }, { endpoint, state });
   } finally {
-    connection.close();
+    await closeSession(session);
   }
 }

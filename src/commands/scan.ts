@@ -5,7 +5,9 @@
  * wired (`scanSupported`). It says nothing about what the scan found or reloaded.
  */
 import { AgentConnectionError } from '../agent/connection.js';
-import { isCurrentAgent, openAgent, type AgentTarget } from '../agent/handshake.js';
+import { isCurrentAgent, type AgentTarget } from '../agent/handshake.js';
+import { closeSession } from '../session/session.js';
+import { openFor } from './open.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
@@ -16,15 +18,21 @@ import { describeOutcome } from '../report/words.js';
 export async function runScan(options: AgentTarget): Promise<ScanResult> {
   const started = performance.now();
   const end = (outcome: Outcome, facts: Partial<Pick<ScanResult, 'endpoint' | 'sent' | 'delivered'>> = {}): ScanResult =>
-    buildResult(outcome, describeOutcome(outcome), { action: 'scan' as const, sent: false, delivered: false, ...facts }, started);
+    buildResult(
+      outcome,
+      describeOutcome(outcome),
+      { action: 'scan' as const, sent: false, delivered: false, ...facts },
+      performance.now() - started,
+    );
 
-  const opened = await openAgent(options);
-  if (opened.kind === 'refused') return end(opened.outcome);
-  const { connection, endpoint } = opened;
+  const opening = await openFor(options);
+  if (opening.kind === 'refused') return end(opening.outcome);
+  const { session } = opening;
+  const { connection, endpoint } = session;
   try {
     connection.send('SCAN');
     const sent = { endpoint, sent: true };
-    if (!isCurrentAgent(opened.connected))
+    if (!isCurrentAgent(session.open.connected))
       return end({ reason: 'ok', done: { kind: 'scan', delivered: false, hold: 'unavailable' } }, sent);
     let answer: DoctorAnswer;
     try {
@@ -42,6 +50,6 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
     const hold = answer.kind === 'observed' ? answer.doctor.buildHold : 'unavailable';
     return end({ reason: 'ok', done: { kind: 'scan', delivered: true, hold } }, { ...sent, delivered: true });
   } finally {
-    connection.close();
+    await closeSession(session);
   }
 }

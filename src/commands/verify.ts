@@ -8,7 +8,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkAgent, openAgent, type AgentTarget } from '../agent/handshake.js';
+import type { AgentTarget } from '../agent/handshake.js';
+import { closeSession } from '../session/session.js';
+import { openFor } from './open.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import { declaredClassName } from '../classes/classfile.js';
 import { binaryClassName, hashFile, listClassFiles } from '../classes/snapshot.js';
@@ -98,7 +100,7 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   /** What is known so far: the agent once DOCTOR described it, the class files once found. */
   const known: { agent?: AgentInfo; changes?: ChangeSummary } = {};
   const end = (outcome: Outcome, facts: RunFacts = {}): RunResult =>
-    buildRunResult(outcome, describeOutcome(outcome), { ...known, ...facts }, started);
+    buildRunResult(outcome, describeOutcome(outcome), { ...known, ...facts }, performance.now() - started);
 
   let files: ClassChange[];
   try {
@@ -110,30 +112,28 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   if (files.length === 0) return end({ reason: 'usage', problem: { kind: 'no-class-files', paths: options.paths } });
   known.changes = { changed: files, added: [], removed: [], notVerifiable: files.filter((f) => !f.verifiable), total: files.length };
 
-  const opened = await openAgent({
-    ...options,
-    onEvent: (event) => {
-      if (SHOWN_AGENT_LEVELS.has(event.level)) emit({ type: 'agent-event', level: event.level, message: event.message });
-    },
-  });
-  if (opened.kind === 'refused') return end(opened.outcome);
-  const { connection } = opened;
-  try {
-    const checked = await checkAgent(
-      opened,
-      { need: 'VERIFY', verify: true, session: true },
-      options.timeoutMs,
-      options.signal,
-      (found) => {
-        known.agent = found;
-        emit({ type: 'agent', agent: found });
+  const opening = await openFor(
+    {
+      ...options,
+      onEvent: (event) => {
+        if (SHOWN_AGENT_LEVELS.has(event.level)) emit({ type: 'agent-event', level: event.level, message: event.message });
       },
-    );
-    if (checked.kind === 'refused') return end(checked.outcome);
+    },
+    { requires: { need: 'VERIFY', verify: true, session: true }, announce: true },
+    emit,
+  );
+  if (opening.kind === 'refused') {
+    if (opening.agent !== undefined) known.agent = opening.agent;
+    return end(opening.outcome);
+  }
+  const { session } = opening;
+  const agent = session.agent!;
+  known.agent = agent;
+  try {
     const targets = files.filter((f) => f.verifiable).map((f) => ({ className: f.className, path: f.path, sha256: f.after! }));
     if (targets.length === 0) return end({ reason: 'ok', proof: { kind: 'none-verifiable', files: files.length } });
-    const report = await verifyClasses(connection, targets, {
-      sessionId: checked.agent.sessionId,
+    const report = await verifyClasses(session.connection, targets, {
+      sessionId: agent.sessionId,
       timeoutMs: options.verifyTimeoutMs,
       onProgress: (p) => emit({ type: 'verify-progress', ...p }),
       ...(options.signal === undefined ? {} : { signal: options.signal }),
@@ -149,6 +149,6 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
       verdicts,
     });
   } finally {
-    connection.close();
+    await closeSession(session);
   }
 }

@@ -6,12 +6,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
 import { buildLine, newToken, parseBuildReceipt, type BuildReceipt, type BuildState } from '../agent/protocol.js';
+import { nextHold, type HoldState } from './machine.js';
 
 /** How often a held-by-someone-else `started` is retried while waiting, in ms. */
 const HOLD_RETRY_MS = 500;
 
 /** The outcome of one BUILD request. */
-export type HoldReply =
+type HoldReply =
   | { kind: 'ack' }
   | { kind: 'rejected' }
   /** A receipt without the owner suffix: an agent from before build ownership, not an owned hold. */
@@ -24,7 +25,7 @@ export type HoldReply =
  * @param timeoutMs bound for the receipt, in ms.
  * @throws nothing: connection failures come back as `{ kind: 'lost' }`.
  */
-export async function sendBuild(
+async function sendBuild(
   connection: AgentConnection,
   state: BuildState,
   owner: string,
@@ -86,7 +87,7 @@ export type AcquireResult =
  * `waitMs` ms, reporting the wait through `onBusy`. Each `started` carries a fresh request token.
  * @throws nothing: every ending is an {@link AcquireResult}.
  */
-export async function acquireHold(connection: AgentConnection, options: AcquireOptions): Promise<AcquireResult> {
+async function acquireHold(connection: AgentConnection, options: AcquireOptions): Promise<AcquireResult> {
   const start = performance.now();
   for (;;) {
     const reply = await sendBuild(connection, 'started', options.owner, options.timeoutMs, options.signal);
@@ -101,5 +102,67 @@ export async function acquireHold(connection: AgentConnection, options: AcquireO
     } catch {
       return { kind: 'interrupted-waiting', waitedMs: Math.round(performance.now() - start) };
     }
+  }
+}
+
+/** How a `BUILD ok`/`failed` exchange ended. */
+export type FinishReply = 'ack' | 'rejected' | 'lost' | 'aborted';
+
+/**
+ * The hold of one owner on one connection: the BUILD exchanges above, with the state machine
+ * (machine.ts) advanced by each. `state` says where the hold is at any moment.
+ */
+export class BuildHold {
+  state: HoldState = 'none';
+
+  constructor(
+    private readonly connection: AgentConnection,
+    /** The owner token every BUILD of this hold carries. */
+    readonly owner: string,
+    /** Bound for each receipt, in ms. */
+    private readonly timeoutMs: number,
+  ) {}
+
+  /** Sends `started` until acknowledged, refused or lost (see {@link acquireHold}). */
+  async acquire(options: Omit<AcquireOptions, 'owner' | 'timeoutMs'>): Promise<AcquireResult> {
+    this.state = nextHold(this.state, 'start');
+    const result = await acquireHold(this.connection, { ...options, owner: this.owner, timeoutMs: this.timeoutMs });
+    const event =
+      result.kind === 'acquired' ? 'acquired' : result.kind === 'busy' || result.kind === 'interrupted-waiting' ? 'refused' : 'lost';
+    this.state = nextHold(this.state, event);
+    return result;
+  }
+
+  /**
+   * Sends `ok` or `failed` with a fresh request token and waits for its receipt; an acknowledged
+   * `ok` releases the hold (once the agent's capture runs), an acknowledged `failed` leaves it
+   * held for this owner. With the connection gone nothing is sent and the hold is unknown.
+   * @param signal aborts the wait (then `aborted`); after an interrupt pass none, so the receipt is still awaited.
+   */
+  async finish(state: 'ok' | 'failed', signal?: AbortSignal): Promise<FinishReply> {
+    if (this.connection.closed) {
+      this.state = nextHold(this.state, 'lost');
+      return 'lost';
+    }
+    this.state = nextHold(this.state, 'finish');
+    const reply = await sendBuild(this.connection, state, this.owner, this.timeoutMs, signal);
+    const result: FinishReply =
+      reply.kind === 'ack' || reply.kind === 'rejected'
+        ? reply.kind
+        : reply.kind === 'lost' && reply.failure.kind === 'aborted'
+          ? 'aborted'
+          : 'lost';
+    this.state = nextHold(this.state, result !== 'ack' ? 'lost' : state === 'ok' ? 'released' : 'kept');
+    return result;
+  }
+
+  /**
+   * After a lost `ok` receipt: sends `failed`, which cancels a capture the `ok` may have
+   * scheduled (protocol.md "BUILD"). Whatever its receipt, the hold stays unknown.
+   */
+  async cancelLostOk(): Promise<FinishReply> {
+    if (this.connection.closed) return 'lost';
+    const reply = await sendBuild(this.connection, 'failed', this.owner, this.timeoutMs);
+    return reply.kind === 'ack' ? 'ack' : 'lost';
   }
 }

@@ -101,9 +101,9 @@ export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdic
 /**
  * Makes the result of `outcome`: its reason and exit status, `words` (from report/words.ts)
  * and `facts`; for a build or `verify` also whether it is proven live.
- * @param startedMs `performance.now()` when the command started, for `durationMs`.
+ * @param durationMs how long the command took, in ms.
  */
-export function buildResult<F extends object>(outcome: Outcome, words: Words, facts: F, startedMs: number): F & ResultBase {
+export function buildResult<F extends object>(outcome: Outcome, words: Words, facts: F, durationMs: number): F & ResultBase {
   return {
     ...facts,
     outcome,
@@ -111,11 +111,11 @@ export function buildResult<F extends object>(outcome: Outcome, words: Words, fa
     exitCode: exitStatus(outcome),
     message: words.message,
     ...(words.hint === undefined ? {} : { hint: words.hint }),
-    durationMs: Math.max(0, Math.round(performance.now() - startedMs)),
+    durationMs: Math.max(0, Math.round(durationMs)),
   };
 }
 
 /** {@link buildResult} for a build or `verify`. */
-export function buildRunResult(outcome: Outcome, words: Words, facts: RunFacts, startedMs: number): RunResult {
-  return buildResult(outcome, words, { verdicts: [], hold: 'none' as HoldLeft, ...facts, provenLive: provesLive(outcome) }, startedMs);
+export function buildRunResult(outcome: Outcome, words: Words, facts: RunFacts, durationMs: number): RunResult {
+  return buildResult(outcome, words, { verdicts: [], hold: 'none' as HoldLeft, ...facts, provenLive: provesLive(outcome) }, durationMs);
 }

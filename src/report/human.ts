@@ -97,21 +97,9 @@ export class HumanReporter {
       case 'warning':
         this.line(p.yellow(`warning: ${event.message}`));
         return;
-      case 'waiting': {
-        // --quiet: a wait is worth a line only once it is long enough to wonder about.
-        if (quiet && event.elapsedMs < QUIET_WAIT_MS) return;
-        if (this.options.live) {
-          this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
-        } else if (
-          this.lastWaitLine === undefined ||
-          this.lastWaitLine.what !== event.what ||
-          event.elapsedMs - this.lastWaitLine.atMs >= 5000
-        ) {
-          this.lastWaitLine = { what: event.what, atMs: event.elapsedMs };
-          this.line(`waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
-        }
+      case 'waiting':
+        this.waiting(event);
         return;
-      }
       case 'build-start':
         this.live.hide();
         if (!quiet)
@@ -153,6 +141,21 @@ export class HumanReporter {
       case 'agent-event':
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
         return;
+    }
+  }
+
+  /** A wait: on the live line in a terminal, else a line when it starts and every 5 s. */
+  private waiting(event: Extract<RunEvent, { type: 'waiting' }>): void {
+    // --quiet: a wait is worth a line only once it is long enough to wonder about.
+    if (this.options.quiet && event.elapsedMs < QUIET_WAIT_MS) return;
+    if (this.options.live) {
+      this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
+      return;
+    }
+    const last = this.lastWaitLine;
+    if (last === undefined || last.what !== event.what || event.elapsedMs - last.atMs >= 5000) {
+      this.lastWaitLine = { what: event.what, atMs: event.elapsedMs };
+      this.line(`waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
     }
   }
 

@@ -2,7 +2,7 @@
  * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
  * per class and a final `result` object. Every line type is described by the zod schemas in
  * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
- * by `test/cli/json.test.ts`.
+ * by `test/blackbox/json.test.ts`.
  */
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
@@ -152,8 +152,7 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
 export function usageLines(action: JsonAction, problem: string | UsageProblem): string[] {
   const outcome: Outcome = { reason: 'usage', problem: typeof problem === 'string' ? { kind: 'input', text: problem } : problem };
   const words = describeOutcome(outcome);
-  const now = performance.now();
-  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, now), action);
+  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
   const facts =
     action === 'doctor'
       ? { action, classDirs: [] }
@@ -162,5 +161,5 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
         : action === 'events'
           ? { action, events: 0 }
           : { action };
-  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, now) as CommandResult))];
+  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, 0) as CommandResult))];
 }

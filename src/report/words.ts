@@ -5,9 +5,9 @@
  * system (paths, details, versions), so they are made visible (report/visible.ts) before any of
  * them is put into a sentence: the words are then safe to show as they are.
  */
-import type { AgentAfterLoss, PortPlace } from '../outcome/facts.js';
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
+import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -63,38 +63,6 @@ function describe(outcome: Outcome): Words {
         message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms`,
         hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${outcome.lockPath} and ${outcome.lockPath}.holder`,
       };
-    case 'stale-port':
-      return {
-        message: `nothing is listening on ${where(outcome.place)}: the agent is not running`,
-        hint:
-          outcome.place.portFile === undefined
-            ? 'check the port'
-            : `the port file is stale (left by a killed app): start the app with the agent, or delete ${outcome.place.portFile}`,
-      };
-    case 'handshake':
-      return describeHandshake(outcome);
-    case 'old-agent':
-      return describeOldAgent(outcome);
-    case 'agent-not-ready':
-      return describeNotReady(outcome);
-    case 'unsupported':
-      return describeUnsupported(outcome);
-    case 'hold-busy':
-      return {
-        message: `another owner still holds the agent's build hold after ${outcome.waitedMs} ms; the build did not run`,
-        hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
-      };
-    case 'no-receipt':
-      return describeNoReceipt(outcome);
-    case 'agent-disconnected':
-      return describeDisconnected(outcome);
-    case 'unexpected-receipt':
-      return {
-        message: `the agent answered RELOAD ${outcome.action} with paused=${outcome.paused}: automatic reload is ${outcome.paused ? 'still paused' : 'not paused'}`,
-        hint: 'check with `reclazz-build status`',
-      };
-    case 'not-safe':
-      return describeNotSafe(outcome);
     case 'verify-incomplete':
       return describeShortfall(outcome);
     case 'interrupted':
@@ -113,12 +81,9 @@ function describe(outcome: Outcome): Words {
       return {
         message: `the agent on port ${outcome.port} closed the stream after ${outcome.events} event(s): the app stopped or restarted`,
       };
+    default:
+      return describeAgentOutcome(outcome);
   }
-}
-
-/** `port N (source)`, or `port N from <port file>`. */
-function where(place: PortPlace): string {
-  return place.portFile === undefined ? `port ${place.port} (${place.source})` : `port ${place.port} from ${place.portFile}`;
 }
 
 function holdStays(owner: string | undefined): string {
@@ -240,167 +205,8 @@ function portText(what: string, problem: 'empty' | 'not-a-number' | 'out-of-rang
   return `${what} holds ${text}, outside 1-65535`;
 }
 
-function describeHandshake(outcome: OutcomeOf<'handshake'>): Words {
-  switch (outcome.failure) {
-    case 'closed-before-connected':
-      return {
-        message: `the agent on ${where(outcome.place)} closed the connection before CONNECTED`,
-        hint: 'it already serves 5 clients (close an IDE window or an `events` follower) or this port is not the agent',
-      };
-    case 'timeout':
-      return {
-        message: `${outcome.detail} (${where(outcome.place)})`,
-        hint: 'is the agent still starting, or is this port another program? try again, or raise --timeout',
-      };
-    default:
-      return { message: `${outcome.detail} (${where(outcome.place)})`, hint: 'check that the port belongs to the reclazz agent' };
-  }
-}
-
-function describeOldAgent(outcome: OutcomeOf<'old-agent'>): Words {
-  if (outcome.evidence === 'unowned-receipt') {
-    return {
-      message: 'the agent acknowledged BUILD started without the owner suffix: it is too old for owned builds; the build did not run',
-      hint: 'update the reclazz agent in the app; an unowned hold it may have taken is released by its next successful BUILD ok, or by restarting the app',
-    };
-  }
-  return {
-    message: `the agent on port ${outcome.port} is too old for ${outcome.need} (its CONNECTED line has no agent version); nothing was sent`,
-    hint: `update the reclazz agent in the app${outcome.need === 'DOCTOR' ? '; `reclazz-build events` still works with it' : ''}`,
-  };
-}
-
-function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
-  const why = outcome.why;
-  switch (why.kind) {
-    case 'doctor-timeout':
-      return {
-        message: `the agent ${why.agent} on port ${outcome.port} did not answer DOCTOR within ${why.timeoutMs} ms: it is not ready (still starting) or too old`,
-        hint: 'wait until the app has started and try again, or raise --timeout',
-      };
-    case 'doctor-unavailable':
-      return {
-        message: `the agent on port ${outcome.port} cannot describe itself yet (DOCTOR: ${why.detail})`,
-        hint: 'wait until the app has started and try again',
-      };
-    case 'no-session':
-      return { message: 'the agent reports no session id yet: it is still starting', hint: 'try again in a moment' };
-  }
-}
-
-function describeUnsupported(outcome: OutcomeOf<'unsupported'>): Words {
-  switch (outcome.flag) {
-    case 'buildOwnershipSupported':
-      return {
-        message: `the agent ${outcome.agentVersion} does not support owned build holds yet (buildOwnershipSupported=false)`,
-        hint: 'if the app is still starting, try again in a moment; otherwise update the agent',
-      };
-    case 'verifySupported':
-      return {
-        message: `the agent ${outcome.agentVersion} cannot VERIFY classes (verifySupported=false), so nothing could be proven live`,
-        hint: outcome.offerNoVerify
-          ? 'try again once the app has started, or pass --no-verify to build under the hold only'
-          : 'try again once the app has started, or update the agent',
-      };
-    case 'scanSupported':
-      return {
-        message: 'the agent read SCAN but reports scanSupported=false: its SCAN handler is not wired yet, so nothing was scanned',
-        hint: 'wait until the app has started and try again',
-      };
-  }
-}
-
 /** What is unknown when a RELOAD receipt did not come. */
-function reloadUncertain(action: 'pause' | 'resume' | 'status'): string {
-  return action === 'status' ? 'the reload state is unknown' : `uncertain whether the agent ${action === 'pause' ? 'paused' : 'resumed'}`;
-}
-
-function reloadHint(action: 'pause' | 'resume' | 'status'): string {
-  return action === 'status'
-    ? 'the agent may still be starting; try again, or raise --timeout'
-    : 'check with `reclazz-build status` before retrying';
-}
-
-function startedLost(owner: string, detail: string): Words {
-  return {
-    message: `the agent did not acknowledge BUILD started (${detail}); the build did not run`,
-    hint: `the hold may have been taken by owner ${owner}; the next run here reuses that owner and recovers it`,
-  };
-}
-
-function describeNoReceipt(outcome: OutcomeOf<'no-receipt'>): Words {
-  const awaited = outcome.awaited;
-  switch (awaited.kind) {
-    case 'build-started':
-      return startedLost(awaited.owner, awaited.detail);
-    case 'reload':
-      return {
-        message: `no RELOAD_STATE receipt for RELOAD ${awaited.action} within ${awaited.timeoutMs} ms: ${reloadUncertain(awaited.action)}`,
-        hint: reloadHint(awaited.action),
-      };
-    case 'doctor-after-scan':
-      return {
-        message: `SCAN sent, but the DOCTOR sent after it got no answer (${awaited.why}): uncertain whether the agent read it`,
-        hint: 'the agent may still be starting; check with `reclazz-build doctor`, then send SCAN again',
-      };
-  }
-}
-
-function describeDisconnected(outcome: OutcomeOf<'agent-disconnected'>): Words {
-  const during = outcome.during;
-  switch (during.kind) {
-    case 'doctor':
-      return {
-        message: `the agent on port ${outcome.port} closed the connection during DOCTOR`,
-        hint: 'check that the app is still running',
-      };
-    case 'build-started':
-      return startedLost(during.owner, during.detail);
-    case 'reload':
-      return {
-        message: `the agent closed the connection before the RELOAD_STATE receipt for RELOAD ${during.action}: ${reloadUncertain(during.action)}`,
-        hint: reloadHint(during.action),
-      };
-  }
-}
-
 /** One clause: what a reconnect after a lost connection found, in the user's terms. */
-function describeAgentAfterLoss(found: AgentAfterLoss): string {
-  switch (found.kind) {
-    case 'gone':
-      return 'the agent is not answering any more (the app stopped, is restarting, or hangs)';
-    case 'same-session':
-      return 'the agent is back with the same session (the app did not restart)';
-    case 'restarted':
-      return `the agent is back with a new session ${found.sessionId}: the app restarted and loads classes fresh from disk`;
-  }
-}
-
-function describeNotSafe(outcome: OutcomeOf<'not-safe'>): Words {
-  const { owner, what } = outcome;
-  if (what.kind === 'lost-during-build') {
-    const found = what.found;
-    return {
-      message: `the agent closed the connection during the build; ${describeAgentAfterLoss(found)}. The reload state is unknown: not completed safely`,
-      hint:
-        found.kind === 'restarted'
-          ? 'the app restarted, so its hold is gone: check the app, and run again to rebuild under a hold'
-          : found.kind === 'same-session'
-            ? `the agent still holds this build for owner ${owner}: run again here to rebuild and release it`
-            : `check the app; when it is back, run again here (owner ${owner} is reused if the app did not restart)`,
-    };
-  }
-  const state = what.succeeded ? 'ok' : 'failed';
-  const closed = what.found === undefined ? '' : ` (the connection closed; ${describeAgentAfterLoss(what.found)})`;
-  return {
-    message: `the build ${what.succeeded ? 'succeeded' : 'failed'} but the BUILD ${state} receipt was ${what.receipt}${closed}: not completed safely; the reload state is unknown`,
-    hint:
-      what.found?.kind === 'restarted'
-        ? 'the app restarted: check it, and run again to rebuild under a hold'
-        : `run again here to recover the hold with owner ${owner}, then check the app`,
-  };
-}
-
 function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
   const { applied, total, shortfall, files } = outcome;
   if (shortfall.kind === 'unreadable') {

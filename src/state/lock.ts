@@ -32,13 +32,20 @@ export type LockResult =
   | { kind: 'busy'; waitedMs: number; lockPath: string }
   | { kind: 'aborted' };
 
+/** This process as the run lock needs it: its id for the holder file, and whether another process exists. */
+export interface LockProcess {
+  pid: number;
+  /** Whether process `pid` exists (one of another user counts). */
+  isAlive(pid: number): boolean;
+}
+
 /** The holder file's content. */
 const holderSchema = z.object({ pid: z.number().check(z.int(), z.positive()), host: z.string() });
 
 /**
  * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms while
  * another run holds it and reporting the wait through `onWait`. Next to the lock,
- * `build.lock.holder` names this process, so that a later run can tell a lock left by a run
+ * `build.lock.holder` names this process (`self`), so that a later run can tell a lock left by a run
  * that is gone (taken over at once) from one of a run that is only slow or suspended (waited
  * for). `onLost` is called if the lock is taken over all the same (its folder was removed).
  * Opens the state folder first (see {@link openStateFolder}: a symbolic link there is refused),
@@ -48,6 +55,7 @@ const holderSchema = z.object({ pid: z.number().check(z.int(), z.positive()), ho
  */
 export async function acquireRunLock(
   projectDir: string,
+  self: LockProcess,
   waitMs: number,
   onWait: (elapsedMs: number) => void,
   signal?: AbortSignal,
@@ -71,7 +79,7 @@ export async function acquireRunLock(
       });
       try {
         removeInterruptedWrites(dir);
-        writeStateFile(holderPath, JSON.stringify({ pid: process.pid, host: os.hostname() }));
+        writeStateFile(holderPath, JSON.stringify({ pid: self.pid, host: os.hostname() }));
       } catch (error) {
         await release().catch(() => undefined);
         throw error;
@@ -88,7 +96,7 @@ export async function acquireRunLock(
       if (error instanceof StateError) throw error;
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw new StateError(lockPath, error);
     }
-    if (takeOverFromTheGone(lockPath, holderPath)) continue;
+    if (takeOverFromTheGone(lockPath, holderPath, self)) continue;
     const elapsed = performance.now() - start;
     if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath };
     onWait(Math.round(elapsed));
@@ -118,7 +126,7 @@ function removeQuietly(file: string): void {
  * @returns true when the lock was removed (try to take it again at once).
  * @throws StateError when the lock or its holder file is a symbolic link.
  */
-function takeOverFromTheGone(lockPath: string, holderPath: string): boolean {
+function takeOverFromTheGone(lockPath: string, holderPath: string, self: LockProcess): boolean {
   const holder = readHolder(holderPath);
   try {
     if (holder === undefined) {
@@ -127,8 +135,8 @@ function takeOverFromTheGone(lockPath: string, holderPath: string): boolean {
       fs.rmdirSync(lockPath);
       return true;
     }
-    if (holder.host !== os.hostname() || isAlive(holder.pid)) return false;
-    const claimed = `${holderPath}.${process.pid}`;
+    if (holder.host !== os.hostname() || self.isAlive(holder.pid)) return false;
+    const claimed = `${holderPath}.${self.pid}`;
     fs.renameSync(holderPath, claimed);
     fs.rmdirSync(lockPath);
     removeQuietly(claimed);
@@ -154,15 +162,5 @@ function readHolder(holderPath: string): z.infer<typeof holderSchema> | undefine
   } catch (error) {
     if (error instanceof StateError) throw error;
     return undefined;
-  }
-}
-
-/** Whether process `pid` exists (one of another user counts). */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
-import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/snapshot.js';
+import { emptyIndex, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 

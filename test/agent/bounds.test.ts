@@ -8,7 +8,8 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConnection, MAX_LINE_BYTES } from '../../src/agent/connection.js';
 import { askDoctor } from '../../src/agent/requests.js';
-import { VERIFY_WINDOW, verifyClasses, type VerifyTarget } from '../../src/verify/verify.js';
+import type { VerifyTarget } from '../../src/verify/types.js';
+import { VERIFY_WINDOW, verifyClasses } from '../../src/verify/verify.js';
 
 const servers: net.Server[] = [];
 afterEach(async () => {

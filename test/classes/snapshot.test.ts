@@ -2,7 +2,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectChanges, emptyIndex, markUnproven, SLICE_MS, type ClassIndex } from '../../src/classes/snapshot.js';
+import { emptyIndex, type ClassIndex } from '../../src/classes/columns.js';
+import { SLICE_MS } from '../../src/classes/scan.js';
+import { detectChanges, markUnproven } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
 

@@ -63,7 +63,11 @@ async function prepare(name: FixtureName): Promise<{ dir: string; classes: strin
 const commandWords = (agent: FakeAgent) =>
   agent.received.map((r) => (r.line.startsWith('BUILD') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
 
-describe.each(['maven-app', 'gradle-app'] as const)('%s', (name) => {
+// Each case runs the real tool up to four times (Gradle's JVM start alone is seconds): on a busy
+// 2-core machine the default 60 s ran out (a Gradle case took over 60 s at load 8).
+const REAL_BUILD_TIMEOUT_MS = 240_000;
+
+describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_BUILD_TIMEOUT_MS }, (name) => {
   const { tool, args } = TOOL_ARGS[name];
 
   it(`${tool}: an edited source is built under the hold and its changed classes are proven applied`, async () => {

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/outcome/result.js';
 import { HumanReporter } from '../../src/report/human.js';
-import { runSafeBuild } from '../../src/run.js';
+import { runSafeBuild } from '../../src/index.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
 import { rawControlIn } from '../support/scratch.js';

@@ -11,11 +11,12 @@ import { acquireRunLock } from '../../src/state/lock.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { indexOf } from './fixtures.js';
 import { names, removeChildBundle, runChild, scratch } from './helpers.js';
+import { processHost } from '../../src/cli/host.js';
 
 afterAll(removeChildBundle);
 
 async function runOnce(project: string): Promise<void> {
-  const lock = await acquireRunLock(project, 0, () => undefined);
+  const lock = await acquireRunLock(project, processHost(), 0, () => undefined);
   if (lock.kind !== 'locked') expect.fail(`lock ${lock.kind}`);
   await lock.release();
 }
@@ -57,12 +58,12 @@ describe('temp files of interrupted writes', () => {
 
   it('a run that does not get the lock removes nothing: the temp file may be the live write of the run holding it', async () => {
     const project = scratch();
-    const holding = await acquireRunLock(project, 0, () => undefined);
+    const holding = await acquireRunLock(project, processHost(), 0, () => undefined);
     if (holding.kind !== 'locked') expect.fail(`lock ${holding.kind}`);
     const temp = path.join(project, '.reclazz', 'classes.idx.tmp-1-0a1b2c3d');
     fs.writeFileSync(temp, 'being written');
     try {
-      expect((await acquireRunLock(project, 0, () => undefined)).kind).toBe('busy');
+      expect((await acquireRunLock(project, processHost(), 0, () => undefined)).kind).toBe('busy');
       expect(fs.existsSync(temp)).toBe(true);
     } finally {
       await holding.release();

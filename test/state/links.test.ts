@@ -10,6 +10,7 @@ import { acquireRunLock } from '../../src/state/lock.js';
 import { readClassIndex, readOwnerState, writeClassIndex, writeOwnerState } from '../../src/state/store.js';
 import { indexOf } from './fixtures.js';
 import { scratch, thrownBy, tree } from './helpers.js';
+import { processHost } from '../../src/cli/host.js';
 
 const owner = { owner: 'outside-token', sessionId: 's1', port: 4242, updatedAt: '2025-01-01T00:00:00.000Z', held: true };
 const LINK_REFUSED = /symbolic link, and reclazz-build never follows links in its state folder: remove the link\)$/;
@@ -30,7 +31,7 @@ function setup(): { project: string; state: string; outside: string; before: Rec
 
 async function lockRefusal(project: string): Promise<string> {
   try {
-    const result = await acquireRunLock(project, 0, ignore);
+    const result = await acquireRunLock(project, processHost(), 0, ignore);
     if (result.kind === 'locked') await result.release();
     return expect.fail(`expected a refusal, got ${result.kind}`);
   } catch (error) {

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { acquireRunLock } from '../../src/state/lock.js';
 import { StateError } from '../../src/state/store.js';
 import { scratch } from './helpers.js';
+import { processHost } from '../../src/cli/host.js';
 
 const ignore = () => undefined;
 /** The pid of a process that has exited. */
@@ -20,12 +21,12 @@ describe('the run lock', () => {
   it('a holder file replaced by a link while a run waits is refused, not read: the live lock is kept', async () => {
     const project = scratch();
     const outside = scratch();
-    const holding = await acquireRunLock(project, 0, ignore);
+    const holding = await acquireRunLock(project, processHost(), 0, ignore);
     if (holding.kind !== 'locked') expect.fail(`lock ${holding.kind}`);
     try {
       const fake = path.join(outside, 'holder');
       fs.writeFileSync(fake, JSON.stringify({ pid: deadPid(), host: os.hostname() }));
-      const waiting = acquireRunLock(project, 2000, ignore);
+      const waiting = acquireRunLock(project, processHost(), 2000, ignore);
       // After the start-up checks, before the waiting run reads the holder file.
       const holder = path.join(project, '.reclazz', 'build.lock.holder');
       fs.rmSync(holder);
@@ -49,11 +50,11 @@ describe('the run lock', () => {
     fs.mkdirSync(path.join(state, 'build.lock'), { recursive: true });
     for (const pid of ['12', 1.5, -1, null]) {
       fs.writeFileSync(path.join(state, 'build.lock.holder'), JSON.stringify({ pid, host: os.hostname() }));
-      expect((await acquireRunLock(project, 0, ignore)).kind).toBe('busy');
+      expect((await acquireRunLock(project, processHost(), 0, ignore)).kind).toBe('busy');
     }
     // The same lock with a dead holder is taken over at once.
     fs.writeFileSync(path.join(state, 'build.lock.holder'), JSON.stringify({ pid: deadPid(), host: os.hostname() }));
-    const taken = await acquireRunLock(project, 0, ignore);
+    const taken = await acquireRunLock(project, processHost(), 0, ignore);
     expect(taken.kind).toBe('locked');
     if (taken.kind === 'locked') await taken.release();
   });
@@ -62,7 +63,7 @@ describe('the run lock', () => {
     const project = scratch();
     const state = path.join(project, '.reclazz');
     fs.mkdirSync(path.join(state, 'build.lock.holder'), { recursive: true });
-    await expect(acquireRunLock(project, 0, ignore)).rejects.toThrow(`cannot write ${path.join(state, 'build.lock.holder')} (it is not a regular file: move it away)`);
+    await expect(acquireRunLock(project, processHost(), 0, ignore)).rejects.toThrow(`cannot write ${path.join(state, 'build.lock.holder')} (it is not a regular file: move it away)`);
     expect(fs.existsSync(path.join(state, 'build.lock'))).toBe(false);
   });
 });

@@ -28,8 +28,8 @@ export interface CliOptions {
   unprivileged?: boolean;
 }
 
-/** The code cache of the CLI runs of the tests: theirs, not the user's ~/.cache/reclazz-build. */
-const TEST_CODE_CACHE_DIR = path.join(os.tmpdir(), `reclazz-test-code-cache-${process.getuid?.() ?? 'user'}`);
+/** The code cache of the CLI runs of the tests: theirs, not the user's ~/.cache/reclazz-build (removed after the run: global-setup.ts). */
+export const TEST_CODE_CACHE_DIR = path.join(os.tmpdir(), `reclazz-test-code-cache-${process.getuid?.() ?? 'user'}`);
 
 /** The environment a CLI run gets: ours without reclazz variables, plus plain output. */
 export function cliEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
@@ -68,9 +68,19 @@ export async function runCli(args: string[], options: CliOptions): Promise<CliRu
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
-/** A fresh temp folder. */
+/** The temp folders {@link tempDir} made in this test file. */
+const created: string[] = [];
+
+/** A fresh temp folder, removed after the test file (setup.ts). */
 export function tempDir(prefix = 'reclazz-test-'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  created.push(dir);
+  return dir;
+}
+
+/** Removes every folder {@link tempDir} made so far (whatever is in them, whoever made it). */
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 }
 
 /** Writes a fake class file (any bytes) below `classesDir` for a binary name like `com.acme.Foo$Bar`. */

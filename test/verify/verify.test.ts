@@ -10,7 +10,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConnection } from '../../src/agent/connection.js';
 import { formatEvent, startFakeAgent, type FakeAgent, type FakeAgentOptions, type InterceptCommand } from '../../src/fake-agent/index.js';
-import { verifyClasses, type VerifyTarget } from '../../src/verify/verify.js';
+import type { VerifyTarget } from '../../src/verify/types.js';
+import { verifyClasses } from '../../src/verify/verify.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

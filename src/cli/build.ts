@@ -1,0 +1,100 @@
+/**
+ * The build command behind the command line (`cli.ts` loads this module only to run a build):
+ * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
+ * lines on stdout with --json) and runs the core (`run.ts`).
+ */
+import type { ToolKind } from '../outcome/facts.js';
+import { configFailure } from './actions.js';
+import { resolveSettings, type AgentFlags } from './settings.js';
+import { ConfigError, loadConfig } from './config.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { RunResult } from '../outcome/result.js';
+import { HumanReporter } from '../report/human.js';
+import { eventToJson, finalLines } from '../report/json.js';
+import { wantsLive } from '../report/live.js';
+import { paletteFor } from '../report/palette.js';
+import { writeStdout } from './stdout.js';
+import { runSafeBuild, type SafeBuildOptions } from '../run.js';
+import { processHost } from './host.js';
+
+/** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
+export interface CliOptions extends AgentFlags {
+  owner?: string;
+  verify: boolean;
+  allowNoAgent?: boolean;
+}
+
+/** SIGINT/SIGTERM as an AbortSignal while a run lasts (`cli.ts` supplies it); `owner` names the hold in its last words. */
+export type Interrupts = (owner: () => string | undefined) => { signal: AbortSignal; dispose: () => void };
+
+/**
+ * Runs one build from the command line: its events and result are rendered as they come.
+ * @returns the exit status (an invalid config is reported here and gives 2).
+ */
+export async function buildAction(tool: ToolKind, args: string[], opts: CliOptions, interruptController: Interrupts): Promise<number> {
+  const cwd = process.cwd();
+  let loaded;
+  try {
+    loaded = loadConfig(cwd, opts.config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return configFailure(error, opts.json, 'build');
+  }
+  const { config } = loaded;
+  const settings = resolveSettings(opts, config, cwd, process.env);
+  const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
+  const options: SafeBuildOptions = {
+    tool,
+    args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
+    cwd,
+    timeoutMs: settings.timeoutMs,
+    verifyTimeoutMs: settings.verifyTimeoutMs,
+    waitMs: settings.waitMs,
+    verify: opts.verify,
+    classDirs: settings.classDirs,
+    allowNoAgent: opts.allowNoAgent === true,
+    // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
+    buildStdout: opts.json ? 'stderr' : 'inherit',
+    ...(settings.port === undefined ? {} : { port: settings.port }),
+    ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
+    ...(opts.owner === undefined ? {} : { owner: opts.owner }),
+  };
+  const output = makeOutput(opts);
+  const signals = interruptController(() => output.owner);
+  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
+  signals.dispose();
+  output.result(result);
+  return result.exitCode;
+}
+
+interface Output {
+  event: (event: RunEvent) => void;
+  result: (result: RunResult) => void;
+  owner: string | undefined;
+}
+
+function makeOutput(opts: CliOptions): Output {
+  const human = new HumanReporter({
+    write: (text) => process.stderr.write(text),
+    live: wantsLive(process.stderr, process.env),
+    quiet: opts.quiet === true,
+    verbose: opts.verbose === true,
+    paint: paletteFor(process.stderr, process.env),
+    columns: () => process.stderr.columns,
+  });
+  human.status('connecting to the agent');
+  const output: Output = {
+    owner: undefined,
+    event: (event) => {
+      if (event.type === 'hold') output.owner = event.owner;
+      if (opts.json) writeStdout(`${eventToJson(event)}\n`);
+      human.event(event);
+    },
+    result: (result) => {
+      // Line by line: with thousands of classes, one joined string was megabytes more at the run's peak.
+      if (opts.json) for (const line of finalLines(result)) writeStdout(`${line}\n`);
+      human.result(result);
+    },
+  };
+  return output;
+}

@@ -1,0 +1,272 @@
+/**
+ * The command-line face: parses arguments (commander), renders events (human on stderr, or
+ * JSON lines on stdout with --json), forwards signals as an AbortSignal, and exits with the
+ * run's exit status. All the work is in the core (`run.ts`). What runs a build (`build.ts`)
+ * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
+ */
+// First: starts reading the core while commander is set up.
+import { createRequire } from 'node:module';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { isToken } from '../agent/limits.js';
+import type { ToolKind } from '../outcome/facts.js';
+import type { CliOptions } from './build.js';
+import { addAgentCommands } from './commands.js';
+import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
+import type { JsonAction } from '../outcome/result.js';
+import { exitHelp } from '../report/help.js';
+import { errorText, interruptedAgainText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
+import type { UsageProblem } from '../outcome/outcome.js';
+import { usageLines } from '../report/json.js';
+import { paletteFor } from '../report/palette.js';
+import { stdoutBroken, writeStdout } from './stdout.js';
+
+const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
+
+const MORE_HELP = `
+Each subcommand has its own --help (reclazz-build doctor --help).
+
+Defaults can come from reclazz.config.json or a "reclazz" key in package.json
+(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
+command-line options win.
+
+${exitHelp('build')}`;
+
+const EXAMPLES = `
+Examples:
+  $ reclazz-build gradle classes            # ./gradlew classes when the project has it
+  $ reclazz-build mvn -q compile            # ./mvnw when present, else mvn
+  $ reclazz-build -- make classes           # any build command after --
+  $ reclazz-build --json mvn compile | jq -c 'select(.type=="result")'
+  $ reclazz-build doctor                     # is the agent there, and does it watch this project?
+  $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
+
+function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, not ${JSON.stringify(value)}.`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, not ${value}.`);
+    return n;
+  };
+}
+
+function token(value: string): string {
+  if (!isToken(value)) throw new InvalidArgumentError(`an owner token is 1-64 letters, digits, '_' or '-', not ${JSON.stringify(value)}.`);
+  return value;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function addAgentOptions(command: Command): Command {
+  return command
+    .option('--port <n>', 'agent port (skips port-file discovery)', integer('--port', 1, 65535))
+    .option('--port-file <path>', "the agent's port file (default: .reclazz/agent.port or .idea/reclazz/agent.port here, above or below)")
+    .option('--timeout <ms>', 'bound per receipt and for connecting (default 5000)', integer('--timeout', 1))
+    .option('--config <file>', 'config file (default: reclazz.config.json or package.json "reclazz", here or above)')
+    .option('--json', 'JSON lines on stdout (human messages stay on stderr)')
+    .option('--verbose', 'more detail')
+    .option('--quiet', "only warnings and the verdict; hide the agent's events");
+}
+
+/** @param aside the words after `--` that {@link main} set aside (see {@link setAsideCommand}). */
+function buildProgram(aside: { command?: string[] }): Command {
+  const program = new Command('reclazz-build');
+  program
+    .description(
+      "Run a Java build under the reclazz agent's named build hold, then prove by SHA-256 " +
+        'which changed classes the running app really applied. The subcommands talk to the agent without building.',
+    )
+    // Set before any subcommand is added: subcommands inherit them (usage errors exit 2 everywhere).
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(paletteFor(process.stderr, process.env).red(text)) })
+    .version(version, '-V, --version')
+    .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
+    .enablePositionalOptions()
+    .passThroughOptions()
+    .argument('[command...]', 'after --: any build command and its arguments')
+    .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
+    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
+    .option(
+      '--wait <ms>',
+      "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)",
+      integer('--wait', 0),
+    )
+    .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
+    .option(
+      '--classes-dir <dir>',
+      'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
+      collect,
+    )
+    .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
+  addAgentOptions(program);
+  program.addHelpText('after', `${EXAMPLES}\n${MORE_HELP}`);
+  program.action(async (parsed: string[]) => {
+    const words = parsed.length === 1 && parsed[0] === AFTER_DASHES ? (aside.command ?? []) : parsed;
+    // Nothing to build: a short usage error, as for any other; --help prints the whole help.
+    if (words.length === 0) usageError('no build command: use gradle, mvn, or put any command after --');
+    if (!process.argv.includes('--'))
+      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    await startBuild('command', words, program.opts<CliOptions>());
+  });
+  for (const tool of ['gradle', 'mvn'] as const) {
+    program
+      .command(tool)
+      .description(
+        `run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`,
+      )
+      .helpOption(false)
+      .allowUnknownOption()
+      .allowExcessArguments()
+      .argument('[args...]')
+      .action(async (args: string[]) => startBuild(tool, args, program.opts<CliOptions>()));
+  }
+  addAgentCommands(program, {
+    addAgentOptions,
+    collect,
+    integer,
+    run: async (body) => {
+      const signals = interruptController(() => undefined);
+      const code = await body(signals.signal);
+      signals.dispose();
+      await exit(code);
+    },
+  });
+  return program;
+}
+
+/**
+ * First SIGINT/SIGTERM aborts the run cleanly (it sends BUILD failed and exits 130/143);
+ * a second one exits at once with one line on how to recover the hold.
+ */
+async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
+  const { buildAction: run } = await import('./core.js');
+  await exit(await run(tool, args, opts, interruptController));
+}
+
+function interruptController(owner: () => string | undefined): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const handler = (signal: NodeJS.Signals): void => {
+    signalled = true;
+    if (!controller.signal.aborted) {
+      controller.abort(signal);
+      return;
+    }
+    process.stderr.write(interruptedAgainText(owner()));
+    process.exit(EXIT_SIGNALLED[signal === 'SIGTERM' ? 'SIGTERM' : 'SIGINT']);
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      process.off('SIGINT', handler);
+      process.off('SIGTERM', handler);
+    },
+  };
+}
+
+function usageError(message: string): never {
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  writeUsageJson(process.argv, [], message);
+  process.exit(EXIT_USAGE);
+}
+
+/**
+ * With `--json` before any `--`, writes the `result` line of a usage error: of the first of
+ * `subcommands` named in `argv` (gradle and mvn are builds), else of a build.
+ */
+function writeUsageJson(argv: string[], subcommands: readonly string[], problem: string | UsageProblem): void {
+  const at = argv.indexOf('--', 2);
+  const own = argv.slice(2, at === -1 ? undefined : at);
+  if (!own.includes('--json')) return;
+  const named = own.find((w) => subcommands.includes(w) && w !== 'gradle' && w !== 'mvn');
+  writeStdout(`${usageLines((named ?? 'build') as JsonAction, problem).join('\n')}\n`);
+}
+
+/** True for the error Node throws when the working directory was deleted (`process.cwd()`, `path.resolve`). */
+function isWorkingDirGone(error: unknown): boolean {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return code === 'ENOENT' && syscall === 'uv_cwd';
+}
+
+/** Reports a working directory that no longer exists (a usage error, with its `--json` line) and exits 2. */
+async function workingDirGone(argv: string[], subcommands: readonly string[]): Promise<never> {
+  const { message, hint } = describeOutcome({ reason: 'usage', problem: { kind: 'no-working-dir' } });
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nnext: ${hint}\n`);
+  writeUsageJson(argv, subcommands, { kind: 'no-working-dir' });
+  return exit(EXIT_USAGE);
+}
+
+/** Set once SIGINT or SIGTERM came: then the exit does not wait for a reader that stopped reading. */
+let signalled = false;
+/** How long an exit after a signal waits for stdout and stderr to be taken, in ms. */
+const SIGNALLED_FLUSH_MS = 200;
+
+/**
+ * Exits once everything written to stdout and stderr has been handed to the OS (pipes may be
+ * asynchronous); after a signal, at most {@link SIGNALLED_FLUSH_MS} ms later, so that a reader
+ * that stopped reading (`events | sleep 30`) cannot keep the process after one Ctrl-C.
+ */
+async function exit(code: number): Promise<never> {
+  const flushed = (stream: NodeJS.WriteStream) =>
+    new Promise<void>((resolve) => {
+      if (stream.destroyed || stream.writableLength === 0) resolve();
+      else stream.write('', () => resolve());
+    });
+  const both = Promise.all([stdoutBroken() ? Promise.resolve() : flushed(process.stdout), flushed(process.stderr)]);
+  await (signalled ? Promise.race([both, new Promise((resolve) => setTimeout(resolve, SIGNALLED_FLUSH_MS))]) : both);
+  process.exit(code);
+}
+
+/**
+ * Stands in for the words after `--` while commander parses: commander dispatches on the first
+ * operand even after `--`, so `-- status` would run the `status` subcommand instead of a
+ * command named status. Not a word anyone types (it holds a NUL).
+ */
+const AFTER_DASHES = '\0after--';
+
+/**
+ * `argv` with the words after the first `--` replaced by {@link AFTER_DASHES}, and those words;
+ * unchanged when there is no `--`, or a subcommand is named before it (`mvn -- -q`).
+ */
+function setAsideCommand(argv: string[], commands: readonly string[]): { parse: string[]; command: string[] | undefined } {
+  const at = argv.indexOf('--', 2);
+  if (at === -1 || argv.slice(2, at).some((w) => commands.includes(w))) return { parse: argv, command: undefined };
+  return { parse: [...argv.slice(0, at + 1), AFTER_DASHES], command: argv.slice(at + 1) };
+}
+
+/** Parses `argv` and runs; the process exits with the documented exit status. */
+export async function main(argv: string[]): Promise<void> {
+  const aside: { command?: string[] } = {};
+  const program = buildProgram(aside);
+  const { parse, command } = setAsideCommand(
+    argv,
+    program.commands.map((c) => c.name()),
+  );
+  if (command !== undefined) aside.command = command;
+  try {
+    await program.parseAsync(parse);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const ok = error.code === 'commander.helpDisplayed' || error.code === 'commander.version' || error.code === 'commander.help';
+      if (!ok)
+        writeUsageJson(
+          argv,
+          program.commands.map((c) => c.name()),
+          error.message.replace(/^error: /, ''),
+        );
+      await exit(ok ? 0 : EXIT_USAGE);
+    }
+    if (isWorkingDirGone(error))
+      await workingDirGone(
+        argv,
+        program.commands.map((c) => c.name()),
+      );
+    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${errorText(error)}\n`);
+    await exit(EXIT_NOT_SAFE);
+  }
+}
+
+void main(process.argv);

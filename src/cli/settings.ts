@@ -1,0 +1,53 @@
+/**
+ * Settings from three places, in this order of precedence: command-line options, then the
+ * environment (`RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, read by discovery), then the project config
+ * (`reclazz.config.json` or `package.json` "reclazz"), then the built-in defaults.
+ */
+import path from 'node:path';
+import type { ReclazzConfig } from './config.js';
+import { DEFAULTS } from '../session/options.js';
+
+/** The options every agent-facing command accepts, as commander parses them. */
+export interface AgentFlags {
+  port?: number;
+  portFile?: string;
+  timeout?: number;
+  verifyTimeout?: number;
+  wait?: number;
+  classesDir?: string[];
+  config?: string;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+/** Resolved settings. Paths absolute; times in ms. */
+export interface Settings {
+  port?: number;
+  portFile?: string;
+  timeoutMs: number;
+  verifyTimeoutMs: number;
+  waitMs: number;
+  /** Extra class output directories (from --classes-dir, else the config). */
+  classDirs: string[];
+}
+
+/** Merges `flags` over the environment over `config` over the defaults. */
+export function resolveSettings(flags: AgentFlags, config: ReclazzConfig, cwd: string, env: NodeJS.ProcessEnv): Settings {
+  const cliPort = flags.port !== undefined || flags.portFile !== undefined;
+  const envPort = (env.RECLAZZ_PORT ?? '') !== '' || (env.RECLAZZ_PORT_FILE ?? '') !== '';
+  const where = cliPort
+    ? { port: flags.port, portFile: flags.portFile === undefined ? undefined : path.resolve(cwd, flags.portFile) }
+    : envPort
+      ? {}
+      : { port: config.port, portFile: config.portFile };
+  const cliDirs = (flags.classesDir ?? []).map((d) => path.resolve(cwd, d));
+  return {
+    ...(where.port === undefined ? {} : { port: where.port }),
+    ...(where.portFile === undefined ? {} : { portFile: where.portFile }),
+    timeoutMs: flags.timeout ?? config.timeoutMs ?? DEFAULTS.timeoutMs,
+    verifyTimeoutMs: flags.verifyTimeout ?? config.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+    waitMs: flags.wait ?? config.waitMs ?? DEFAULTS.waitMs,
+    classDirs: cliDirs.length > 0 ? cliDirs : (config.classesDirs ?? []),
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The owner token and its persistence in `.reclazz/owner.json` (state/store.ts): which token a
+ * cycle uses, saved before `BUILD started` is sent (a lost receipt may still have installed the
+ * hold), put back when `started` was refused (the token of a hold an earlier run left must not
+ * be lost), and marked released once `BUILD ok` was acknowledged.
+ */
+import { newToken } from '../agent/protocol.js';
+import { readOwnerState, writeOwnerState, type SavedOwnerState } from '../state/store.js';
+
+/** The token a cycle uses and where it came from. */
+export interface OwnerChoice {
+  owner: string;
+  source: 'option' | 'saved' | 'new';
+  /** What owner.json held when the session opened (any agent session). */
+  saved: SavedOwnerState | undefined;
+  /** True when the saved token belongs to this agent session and its last `ok` was acknowledged. */
+  releasedBefore: boolean;
+}
+
+/**
+ * `--owner` when given, else the token saved for this agent session, else a fresh one.
+ * @param warn reports a corrupt owner.json (it is then ignored).
+ * @throws StateError when owner.json exists but cannot be read.
+ */
+export function chooseOwner(
+  projectDir: string,
+  sessionId: string,
+  explicit: string | undefined,
+  warn: (message: string) => void,
+): OwnerChoice {
+  const saved = readOwnerState(projectDir, warn);
+  // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
+  const ours = saved !== undefined && (saved.sessionId === sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === ''));
+  const savedOwner = ours ? saved.owner : undefined;
+  const owner = explicit ?? savedOwner ?? newToken();
+  const source = explicit !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new';
+  return { owner, source, saved, releasedBefore: owner === savedOwner && saved?.held === false };
+}
+
+/** Where and for whom the owner token is kept. */
+export interface OwnerRecord {
+  projectDir: string;
+  owner: string;
+  sessionId: string;
+  port: number;
+}
+
+/**
+ * Saves the token as possibly holding, before `started` is sent.
+ * @throws StateError when owner.json cannot be written.
+ */
+export function saveHolding(record: OwnerRecord, now: Date): void {
+  writeOwnerState(record.projectDir, {
+    owner: record.owner,
+    sessionId: record.sessionId,
+    port: record.port,
+    updatedAt: now.toISOString(),
+    held: true,
+  });
+}
+
+/** Puts back what owner.json held, when our `started` was refused and it named another token. */
+export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
+  if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.projectDir, choice.saved);
+}
+
+/**
+ * Marks the token as no longer holding, once `BUILD ok` was acknowledged.
+ * @throws StateError when owner.json cannot be written.
+ */
+export function saveReleased(record: OwnerRecord, now: Date): void {
+  writeOwnerState(record.projectDir, {
+    owner: record.owner,
+    sessionId: record.sessionId,
+    port: record.port,
+    updatedAt: now.toISOString(),
+    held: false,
+  });
+}

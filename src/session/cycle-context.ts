@@ -1,0 +1,53 @@
+/**
+ * What the steps of one cycle share (cycle.ts, check.ts), and how a cycle's result is made.
+ */
+import type { OwnerRecord } from '../hold/owner.js';
+import { mayBeOurs } from '../hold/machine.js';
+import { signalOf } from '../outcome/exit.js';
+import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
+import type { RunFacts, RunResult } from '../outcome/result.js';
+import { warningText } from '../report/step-words.js';
+import { StateError } from '../state/store.js';
+import type { BuildCommand } from '../tool/resolve.js';
+import type { CycleOptions } from './options.js';
+import { runResult } from './result.js';
+import type { Session } from './session.js';
+
+/** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
+export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor'>>;
+
+/** What the steps of one cycle share. */
+export interface Cycle {
+  session: BuildSession;
+  command: BuildCommand;
+  options: CycleOptions;
+  /** `clock.now()` when the cycle (or the run it belongs to) started. */
+  startedMs: number;
+  record: OwnerRecord;
+}
+
+/** The result of `outcome` at the end of this cycle. */
+export function end(cycle: Cycle, outcome: Outcome, facts: RunFacts = {}): RunResult {
+  return runResult(
+    { session: cycle.session, command: cycle.command, startedMs: cycle.startedMs, now: () => cycle.session.host.clock.now() },
+    outcome,
+    facts,
+  );
+}
+
+/** The interrupt outcome at `at`, naming the owner while the hold may be ours. */
+export function interrupted(cycle: Cycle, at: InterruptPoint, facts: RunFacts = {}): RunResult {
+  const hold = cycle.session.hold;
+  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner } : {};
+  return end(cycle, { reason: 'interrupted', signal: signalOf(cycle.session.signal), at, ...holdOwner }, facts);
+}
+
+/** Writes state after `BUILD ok` was acknowledged: a failure there only means the next run checks more, so it is a warning. */
+export function saveAfterOk(session: Session, write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    session.emit({ type: 'warning', message: warningText.notSaved(error.message) });
+  }
+}

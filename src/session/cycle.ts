@@ -1,0 +1,226 @@
+/**
+ * One build cycle on an open session: hold, build, finish, detect, verify. Each step is a
+ * function of the session and what the step before found; the first one that ends the cycle
+ * returns its result. Watch mode runs many cycles on one session; a one-shot run, one.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { observeAgentAfterLoss } from '../agent/after-loss.js';
+import { watchCoverage } from '../agent/coverage.js';
+import { askDoctor } from '../agent/requests.js';
+import { findClassDirs, isInside, outermost } from '../classes/dirs.js';
+import { baselineOf } from '../classes/baseline.js';
+import type { ClassIndex } from '../classes/columns.js';
+import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
+import type { BuildHold } from '../hold/hold.js';
+import { mayBeOurs } from '../hold/machine.js';
+import { signalOf } from '../outcome/exit.js';
+import type { AgentInfo, BuildRun } from '../outcome/facts.js';
+import type { Outcome } from '../outcome/outcome.js';
+import type { RunResult } from '../outcome/result.js';
+import { WAITING_FOR, warningText } from '../report/step-words.js';
+import { readClassIndex, writeClassIndex } from '../state/store.js';
+import type { BuildCommand } from '../tool/resolve.js';
+import { checkChanges } from './check.js';
+import { end, interrupted, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
+import { failureOutcome } from './failure.js';
+import { DEFAULTS, type CycleOptions } from './options.js';
+import type { Session } from './session.js';
+import { spawnBuild } from './spawn.js';
+
+/** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
+const CAPTURE_WAIT_MS = 5000;
+const CAPTURE_POLL_MS = 100;
+
+/**
+ * Runs one cycle. Never throws for the agent's or the build's behaviour.
+ * @throws StateError when owner.json or the class index cannot be written before the build;
+ *   anything else thrown is a bug. See {@link endWithError}.
+ */
+export async function runCycle(
+  session: BuildSession,
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs = session.host.clock.now(),
+): Promise<RunResult> {
+  const record = {
+    projectDir: session.location.projectDir,
+    owner: session.owner.owner,
+    sessionId: session.agent.sessionId,
+    port: session.agent.port,
+  };
+  const cycle: Cycle = { session, command, options, startedMs, record };
+  const refused = await takeHold(cycle);
+  if (refused !== undefined) return end(cycle, refused);
+  const dirs = classDirsOf(cycle);
+  const before = dirs.now();
+  const baseline = await baselineFor(cycle, before);
+  warnUnwatched(session, before);
+  if (session.signal?.aborted) {
+    // Interrupted between the receipt and the spawn: the build never starts.
+    await finish(cycle, 'failed');
+    return interrupted(cycle, 'before-build');
+  }
+  const build = await spawnBuild(session, command, options, before, true);
+  const finished = await finishBuild(cycle, build);
+  if (finished !== undefined) return finished;
+  return checkChanges(cycle, build, baseline, dirs.after(before), dirs.searchRoot);
+}
+
+/**
+ * A thrown error in a cycle: a state file that cannot be read or written, or a bug. A hold
+ * that may be ours is given `failed` (it stays with the owner, who recovers it by running
+ * again) before the cycle ends: 69 for state files, 70 for anything else.
+ */
+export async function endWithError(cycle: Cycle, error: unknown): Promise<RunResult> {
+  const hold = cycle.session.hold;
+  const ours = mayBeOurs(hold.state);
+  if (ours && !cycle.session.connection.closed && hold.state !== 'left') await finish(cycle, 'failed').catch(() => undefined);
+  return end(cycle, failureOutcome(error, cycle.session.emit, ours ? hold.owner : undefined));
+}
+
+/** Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is ours. */
+async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
+  const { session, record } = cycle;
+  const { owner, hold } = session;
+  session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source });
+  // Saved before `started` is sent: a lost receipt may still have installed the hold.
+  saveHolding(record, session.host.clock.date());
+  // Our previous ok only scheduled the agent's capture: let it release the hold before
+  // `started` (a newer started would cancel it).
+  const capturePending =
+    hold.state === 'released' || (hold.state === 'none' && session.doctor.buildHold === 'named' && owner.releasedBefore);
+  if (capturePending) await awaitCaptureRelease(session);
+  const waitMs = session.options.waitMs ?? DEFAULTS.waitMs;
+  const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', what: WAITING_FOR.hold, elapsedMs });
+  const acquired = await hold.acquire({ waitMs, ...(session.signal === undefined ? {} : { signal: session.signal }), onBusy });
+  switch (acquired.kind) {
+    case 'acquired':
+      return undefined;
+    case 'interrupted-waiting':
+    case 'busy':
+      // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
+      restoreSaved(record, owner);
+      return acquired.kind === 'busy'
+        ? { reason: 'hold-busy', waitedMs: acquired.waitedMs }
+        : { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
+    case 'old-style':
+      return { reason: 'old-agent', port: record.port, need: 'owned builds', evidence: 'unowned-receipt' };
+    case 'lost': {
+      const failure = acquired.failure;
+      if (failure.kind === 'aborted')
+        return { reason: 'interrupted', signal: signalOf(session.signal), at: 'started-receipt', holdOwner: owner.owner };
+      const lost = { kind: 'build-started' as const, owner: owner.owner, detail: failure.message };
+      return failure.kind === 'timeout'
+        ? { reason: 'no-receipt', awaited: lost }
+        : { reason: 'agent-disconnected', port: record.port, during: lost };
+    }
+  }
+}
+
+/**
+ * Polls DOCTOR every {@link CAPTURE_POLL_MS} ms until the agent reports no named hold, for at
+ * most {@link CAPTURE_WAIT_MS} ms (bounded by --wait). Any failure just ends the wait: the
+ * `started` that follows has its own receipt rules.
+ */
+async function awaitCaptureRelease(session: Session): Promise<void> {
+  const clock = session.host.clock;
+  const start = clock.now();
+  const limit = Math.min(CAPTURE_WAIT_MS, session.options.waitMs ?? DEFAULTS.waitMs);
+  while (clock.now() - start < limit) {
+    session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
+    try {
+      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
+      const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+      if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
+    } catch {
+      return;
+    }
+  }
+}
+
+/** The class output directories of this cycle: found ones (now, and again after the build) and --classes-dir. */
+function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: string[]) => string[]; searchRoot: string } {
+  const { session, command, options } = cycle;
+  const cwd = session.host.cwd;
+  const projectDir = session.location.projectDir;
+  // Run from a folder inside the project (src/main/java/...): look for class output from the project folder.
+  const searchRoot = isInside(cwd, projectDir) ? projectDir : cwd;
+  const given = (options.classDirs ?? []).map((d) => path.resolve(cwd, d));
+  for (const dir of given.filter((d) => !fs.existsSync(d))) session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
+  const found = () => [...findClassDirs(searchRoot, command.kind), ...given];
+  const kept = (dirs: string[]) => {
+    const { kept: result, dropped } = outermost([...new Set(dirs)], given);
+    for (const d of dropped.filter((x) => !session.nestedWarned.has(x.dir))) {
+      session.nestedWarned.add(d.dir);
+      const message = d.kind === 'given-around-found' ? warningText.givenAroundFound(d.dir, d.inner) : warningText.nested(d.dir, d.outer);
+      session.emit({ type: 'warning', message });
+    }
+    return result;
+  };
+  return { now: () => kept(found()), after: (before) => kept([...before, ...found()]), searchRoot };
+}
+
+/** The baseline (classes/baseline.ts), saved before the build when it was scanned. */
+async function baselineFor(cycle: Cycle, dirs: string[]): Promise<ClassIndex> {
+  const { session } = cycle;
+  const warn = (message: string) => session.emit({ type: 'warning', message });
+  const index = readClassIndex(session.location.projectDir, warn);
+  const { baseline, scanned, unreadable } = await baselineOf(index, dirs, session.agent.sessionId);
+  if (unreadable.length > 0) warn(warningText.unreadable(unreadable));
+  if (scanned) writeClassIndex(session.location.projectDir, baseline);
+  return baseline;
+}
+
+function warnUnwatched(session: BuildSession, dirs: string[]): void {
+  const agent: AgentInfo = session.agent;
+  for (const { dir } of watchCoverage(dirs, agent.watchedDirectories, agent.watchSampleTruncated).filter((c) => c.watched === false)) {
+    session.emit({ type: 'warning', message: warningText.unwatched(dir, agent.watchedDirectories) });
+  }
+}
+
+/** Sends ok/failed and reports it as a `finish` event. */
+async function finish(cycle: Cycle, state: 'ok' | 'failed') {
+  const { session } = cycle;
+  // After an interrupt the receipt is still awaited, bounded, without the aborted signal.
+  const signal = session.signal?.aborted === true ? undefined : session.signal;
+  const sent = !session.connection.closed;
+  const reply = await session.hold.finish(state, signal);
+  if (sent) session.emit({ type: 'finish', state, acknowledged: reply === 'ack' });
+  return reply;
+}
+
+/**
+ * After the build: `failed` for an interrupt, `not-safe` when the agent went away, else ok or
+ * failed by the exit status and its receipt.
+ * @returns the result when the cycle ends here; undefined when the build succeeded and ok was acknowledged.
+ */
+async function finishBuild(cycle: Cycle, build: BuildRun): Promise<RunResult | undefined> {
+  const { session, record } = cycle;
+  const hold: BuildHold = session.hold;
+  // A signal that lands after the child ended still means "not ok": never send ok after an interrupt.
+  if (build.interruptedBy !== undefined || session.signal?.aborted) {
+    await finish(cycle, 'failed');
+    return interrupted(cycle, 'build', { build });
+  }
+  if (session.connection.closed) {
+    await hold.finish('failed');
+    const found = await observeAgentAfterLoss(record.port, record.sessionId, session.timeoutMs);
+    return end(cycle, { reason: 'not-safe', owner: hold.owner, what: { kind: 'lost-during-build', found } }, { build });
+  }
+  const succeeded = build.exitCode === 0;
+  const reply = await finish(cycle, succeeded ? 'ok' : 'failed');
+  if (reply === 'ack' && succeeded) saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
+  if (reply === 'aborted') return interrupted(cycle, succeeded ? 'ok-receipt' : 'failed-receipt', { build });
+  if (reply !== 'ack') {
+    // Never leave a lost ok standing: `failed` (fresh request token) cancels a capture it may have scheduled.
+    if (succeeded && !session.connection.closed)
+      session.emit({ type: 'finish', state: 'failed', acknowledged: (await hold.cancelLostOk()) === 'ack' });
+    const found = session.connection.closed ? await observeAgentAfterLoss(record.port, record.sessionId, session.timeoutMs) : undefined;
+    const what = { kind: 'finish' as const, succeeded, receipt: reply, ...(found === undefined ? {} : { found }) };
+    return end(cycle, { reason: 'not-safe', owner: hold.owner, what }, { build });
+  }
+  if (!succeeded) return end(cycle, { reason: 'build-failed', status: build.exitCode, owner: hold.owner }, { build });
+  return undefined;
+}

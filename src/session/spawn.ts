@@ -1,0 +1,44 @@
+/** Running the build command of a cycle (tool/spawn.ts), told as `build-start` and `build-end` events. */
+import type { BuildRun } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
+import { describeCommand, type BuildCommand } from '../tool/resolve.js';
+import { runBuild } from '../tool/spawn.js';
+import { NESTED_ENV, type CycleOptions, type Host } from './options.js';
+
+/** Where a build runs and who hears of it. */
+export interface BuildPlace {
+  host: Host;
+  emit: (event: RunEvent) => void;
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * Runs `command` with the host's environment plus {@link NESTED_ENV}=1 (a safe build inside it
+ * refuses to start), its stdout where `options.buildStdout` says.
+ * @param held whether it runs under the hold (false: `--allow-no-agent`).
+ */
+export async function spawnBuild(
+  place: BuildPlace,
+  command: BuildCommand,
+  options: CycleOptions,
+  classDirs: string[],
+  held: boolean,
+): Promise<BuildRun> {
+  const { host, emit, signal } = place;
+  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, classDirs, held });
+  const build = await runBuild(command, {
+    stdoutToStderr: options.buildStdout === 'stderr',
+    env: { ...host.env, [NESTED_ENV]: '1' },
+    process: host,
+    sharesTerminal: host.sharesTerminal,
+    platform: host.platform,
+    ...(signal === undefined ? {} : { signal }),
+  });
+  emit({
+    type: 'build-end',
+    exitCode: build.exitCode,
+    durationMs: build.durationMs,
+    ...(build.signal === undefined ? {} : { signal: build.signal }),
+  });
+  return build;
+}

@@ -1,0 +1,146 @@
+/**
+ * Running the build command with the terminal's stdio, and stopping it on SIGINT/SIGTERM.
+ *
+ * In a terminal the child shares our process group, so Ctrl-C already reaches it and is not
+ * sent twice. Without a terminal (CI, npm scripts, pipes) the child gets its own process group
+ * and both SIGINT and SIGTERM are forwarded to that whole group. Either way, a child still
+ * running 5 s after the signal is killed. If we exit while it runs (a second Ctrl-C exits at
+ * once), its own process group is killed on the way out, so no build tool is left orphaned
+ * (in a terminal the second Ctrl-C reaches it directly, and execa's cleanup covers the rest).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execa } from 'execa';
+import which from 'which';
+import type { BuildRun, StopSignal } from '../outcome/facts.js';
+import type { BuildCommand } from './resolve.js';
+import { planSpawn } from './windows.js';
+
+/** How long a signalled build may take to stop before it is killed, in ms. */
+const KILL_AFTER_MS = 5000;
+
+/**
+ * What spawning needs of the process it runs in (cli/ supplies the real one): sending a signal
+ * to a process or process group, and a hook for the moment it exits.
+ */
+export interface ProcessControl {
+  kill(pid: number, signal: NodeJS.Signals): void;
+  /** Calls `listener` when the process exits; returns a function that removes it. */
+  onExit(listener: () => void): () => void;
+}
+
+/** Options for {@link runBuild}. */
+export interface RunBuildOptions {
+  /** The child's whole environment (nothing else is inherited); its PATH finds the tool. */
+  env: NodeJS.ProcessEnv;
+  process: ProcessControl;
+  /** True when the user's terminal delivers Ctrl-C to the child itself (stdin is a TTY). */
+  sharesTerminal: boolean;
+  /** Aborted with reason `'SIGINT'` or `'SIGTERM'` when we are asked to stop. */
+  signal?: AbortSignal;
+  /** Send the child's stdout to our stderr (fd 2) instead of our stdout. */
+  stdoutToStderr?: boolean;
+  /** Platform, for Windows script handling. */
+  platform: NodeJS.Platform;
+}
+
+/** Whether the build command can be started: found and executable, missing, or a file without execute permission. */
+export type ExecutableCheck = { kind: 'ok'; path: string } | { kind: 'missing' } | { kind: 'not-executable'; path: string };
+
+/**
+ * Checks `command.file` before anything is sent to the agent: a name is looked up on PATH, a
+ * path (a wrapper script, `./build.sh`) is checked directly, so that a present file without
+ * execute permission is told apart from a missing one.
+ */
+export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform, env: NodeJS.ProcessEnv): Promise<ExecutableCheck> {
+  // Synchronous: the lookup stats PATH entries one after another, and nothing else runs meanwhile.
+  const found = which.sync(command.file, { nothrow: true, path: env.PATH ?? '' });
+  if (found !== null) return { kind: 'ok', path: found };
+  const isPath = command.file.includes('/') || (platform === 'win32' && command.file.includes('\\'));
+  if (isPath && platform !== 'win32') {
+    const file = path.resolve(command.cwd, command.file);
+    try {
+      if (fs.statSync(file).isFile()) return { kind: 'not-executable', path: file };
+    } catch {
+      // missing
+    }
+  }
+  return { kind: 'missing' };
+}
+
+/**
+ * Spawns the build command with inherited stdio and waits for it to end. Never rejects for
+ * the child's own failure: a non-zero exit status is data.
+ * @throws Error only when the process cannot be spawned at all (for example ENOENT).
+ */
+export async function runBuild(command: BuildCommand, options: RunBuildOptions): Promise<BuildRun> {
+  const started = performance.now();
+  const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
+  // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
+  const resolved =
+    options.platform === 'win32'
+      ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
+      : command.file;
+  const plan = planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe');
+  const child = execa(plan.file, plan.args, {
+    windowsVerbatimArguments: plan.windowsVerbatimArguments,
+    cwd: command.cwd,
+    stdio: ['inherit', options.stdoutToStderr ? 2 : 'inherit', 'inherit'],
+    reject: false,
+    detached: ownGroup,
+    cleanup: true,
+    windowsHide: false,
+    env: options.env,
+    extendEnv: false,
+  });
+  let interruptedBy: StopSignal | undefined;
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => {
+    interruptedBy = (options.signal?.reason === 'SIGTERM' ? 'SIGTERM' : 'SIGINT') as StopSignal;
+    const pid = child.pid;
+    if (pid === undefined) return;
+    const alreadyDelivered = interruptedBy === 'SIGINT' && options.sharesTerminal;
+    if (!alreadyDelivered) signalChild(options.process, pid, ownGroup, interruptedBy);
+    killTimer = setTimeout(() => signalChild(options.process, pid, ownGroup, 'SIGKILL'), KILL_AFTER_MS);
+    killTimer.unref();
+  };
+  if (options.signal?.aborted) onAbort();
+  else options.signal?.addEventListener('abort', onAbort, { once: true });
+  const onExit = (): void => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null)
+      signalChild(options.process, child.pid, true, 'SIGKILL');
+  };
+  const unlisten = ownGroup ? options.process.onExit(onExit) : () => undefined;
+  try {
+    const result = await child;
+    if (result.failed && result.exitCode === undefined && result.signal === undefined) {
+      throw new Error(result.originalMessage ?? result.shortMessage);
+    }
+    const signalNumber = result.signal === undefined ? undefined : signalToNumber(result.signal);
+    const exitCode = result.exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
+    return {
+      exitCode,
+      ...(result.signal === undefined ? {} : { signal: result.signal }),
+      durationMs: Math.round(performance.now() - started),
+      ...(interruptedBy === undefined ? {} : { interruptedBy }),
+    };
+  } finally {
+    if (killTimer !== undefined) clearTimeout(killTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+    unlisten();
+  }
+}
+
+function signalChild(control: ProcessControl, pid: number, group: boolean, signal: NodeJS.Signals): void {
+  try {
+    control.kill(group ? -pid : pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+/** The POSIX number of a signal name (`SIGTERM` -> 15), for exit status 128+N. */
+function signalToNumber(signal: string): number | undefined {
+  return (os.constants.signals as Record<string, number | undefined>)[signal];
+}

@@ -1,0 +1,239 @@
+/**
+ * One VERIFY round on one connection (protocol.md "VERIFY"), as a small state machine per class
+ * (a slot: ready, in flight, waiting to poll again, final) under one deadline.
+ *
+ * Replies are routed by token from one listener on the connection (a Map lookup per line), not
+ * matched by a waiter per request: with thousands of classes, a waiter and a timeout per
+ * request made every reply cost as much as the window. Requests sent in the same turn of the
+ * event loop go out together (see `pump`). A request without a reply after
+ * {@link REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a late reply
+ * to the old token is ignored.
+ */
+import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
+import { newToken, verifyLine, type AgentEvent } from '../agent/protocol.js';
+import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
+import { judge, matchReceipt, mismatchDetail, REPLY_PREFIX } from './receipt.js';
+import type { VerifyOptions, VerifyTarget } from './types.js';
+
+/** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
+const REPLY_TIMEOUT_MS = 1000;
+
+/** Poll interval bounds for a class that is not final yet, in ms (grows by half each poll). */
+const POLL_MIN_MS = 20;
+const POLL_MAX_MS = 120;
+
+interface Slot {
+  target: VerifyTarget;
+  delayMs: number;
+  last?: VerifyReceipt;
+  final?: ClassVerdict;
+}
+
+/** The round; {@link VerifyRound.run} once. */
+export class VerifyRound {
+  private readonly started = performance.now();
+  private readonly slots: Slot[];
+  private readonly ready: Slot[];
+  private readyHead = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Requests in flight, oldest first: token -> slot and when it was sent. */
+  private readonly pending = new Map<string, { slot: Slot; sentAt: number }>();
+  private readonly router = new AbortController();
+  private pumpQueued = false;
+  private finalCount = 0;
+  private appliedCount = 0;
+  private requests = 0;
+  private lostReplies = 0;
+  private done = false;
+  private sessionChangedTo: string | undefined;
+  private capacityLimited = false;
+  private resolve: (report: VerifyReport) => void = () => undefined;
+  private deadline: NodeJS.Timeout | undefined;
+  private sweep: NodeJS.Timeout | undefined;
+  private readonly onAbort = (): void => this.finish('interrupted', () => 'interrupted before a final receipt');
+
+  constructor(
+    private readonly connection: AgentConnection,
+    targets: readonly VerifyTarget[],
+    private readonly options: VerifyOptions & { window: number; capacity: number },
+  ) {
+    this.slots = targets.map((target) => ({ target, delayMs: POLL_MIN_MS }));
+    this.ready = [...this.slots];
+  }
+
+  /** Runs the round to its end. */
+  run(): Promise<VerifyReport> {
+    return new Promise<VerifyReport>((resolve) => {
+      this.resolve = resolve;
+      const { signal, timeoutMs } = this.options;
+      this.sweep = setInterval(() => this.askLostAgain(), REPLY_TIMEOUT_MS / 4);
+      this.deadline = setTimeout(
+        () =>
+          this.finish('timeout', (slot) =>
+            slot.last === undefined ? 'no receipt before the deadline' : `still ${slot.last.status} at the deadline`,
+          ),
+        timeoutMs,
+      );
+      if (signal?.aborted) return this.onAbort();
+      signal?.addEventListener('abort', this.onAbort, { once: true });
+      // The router: one listener for all replies, until finish() aborts it. It never "matches".
+      this.connection
+        .waitFor((event) => this.route(event), 'VERIFY_RESULT replies', timeoutMs + REPLY_TIMEOUT_MS, this.router.signal)
+        .catch((error: unknown) => {
+          if (this.done) return;
+          const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
+          if (kind === 'closed') this.connectionLost();
+        });
+      if (this.slots.length === 0) this.finish('applied', () => '');
+      else this.pump();
+    });
+  }
+
+  /** Ends the round: every class not final yet gets `rest`. */
+  private finish(rest: VerdictStatus, detail: (slot: Slot) => string): void {
+    if (this.done) return;
+    this.done = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    clearTimeout(this.deadline);
+    clearInterval(this.sweep);
+    this.router.abort();
+    this.pending.clear();
+    this.options.signal?.removeEventListener('abort', this.onAbort);
+    for (const slot of this.slots) slot.final ??= verdict(slot, rest, detail(slot));
+    this.resolve({
+      verdicts: this.slots.map((slot) => slot.final!),
+      ...(this.sessionChangedTo === undefined ? {} : { sessionChangedTo: this.sessionChangedTo }),
+      capacityLimited: this.capacityLimited,
+      capacity: this.options.capacity,
+      requests: this.requests,
+      lostReplies: this.lostReplies,
+      elapsedMs: Math.round(performance.now() - this.started),
+    });
+  }
+
+  private connectionLost(): void {
+    this.finish('connection-lost', () => 'the agent connection closed before a final receipt');
+  }
+
+  private settle(slot: Slot, status: VerdictStatus, detail: string): void {
+    slot.final = verdict(slot, status, detail);
+    this.finalCount += 1;
+    if (status === 'applied') this.appliedCount += 1;
+    const total = this.slots.length;
+    this.options.onProgress?.({ final: this.finalCount, applied: this.appliedCount, total });
+    const capacity = this.options.capacity;
+    if (this.finalCount === total) this.finish('applied', () => '');
+    else if (total > capacity && this.finalCount >= capacity) {
+      this.capacityLimited = true;
+      this.finish('beyond-capacity', () => `more than ${capacity} classes changed; the agent keeps receipts for only ${capacity}`);
+    }
+  }
+
+  /** Asks `slot` again after its poll delay, unless its settle time has passed. */
+  private later(slot: Slot): void {
+    const settleBy = slot.target.settleByMs;
+    if (settleBy !== undefined && performance.now() - this.started >= settleBy) {
+      const last = slot.last?.status ?? 'unanswered';
+      this.settle(
+        slot,
+        'timeout',
+        `still ${last} ${settleBy} ms after asking; an earlier run built these bytes and could not prove them either`,
+      );
+      return;
+    }
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.ready.push(slot);
+      this.pump();
+    }, slot.delayMs);
+    this.timers.add(timer);
+    slot.delayMs = Math.min(POLL_MAX_MS, Math.ceil(slot.delayMs * 1.5));
+  }
+
+  private handle(slot: Slot, receipt: VerifyReceipt): void {
+    slot.last = receipt;
+    if (receipt.sessionId !== this.options.sessionId) {
+      this.sessionChangedTo = receipt.sessionId;
+      const was = this.options.sessionId;
+      this.finish('session-changed', () => `the agent session changed (${was} -> ${receipt.sessionId}): the app restarted`);
+      return;
+    }
+    const next = judge(receipt, slot.target);
+    if (next === 'poll') this.later(slot);
+    else if (next === 'mismatch') this.settle(slot, 'mismatch', mismatchDetail(receipt));
+    else this.settle(slot, next, next === 'applied' ? receipt.detail : receipt.detail || receipt.status);
+  }
+
+  /** Routes a line to the request whose token it answers; anything else is ignored. */
+  private route(event: AgentEvent): boolean {
+    if (this.done || event.level !== 'INFO' || !event.message.startsWith(REPLY_PREFIX)) return false;
+    const end = event.message.indexOf(' ', REPLY_PREFIX.length);
+    const token = end === -1 ? '' : event.message.slice(REPLY_PREFIX.length, end);
+    const request = this.pending.get(token);
+    if (request === undefined) return false; // another token's reply, or a late one
+    const receipt = matchReceipt(event.message, token, request.slot.target);
+    if (receipt === undefined) return false; // malformed: presumed lost when it times out
+    this.pending.delete(token);
+    try {
+      this.handle(request.slot, receipt);
+    } catch (error) {
+      // The connection swallows a listener's exceptions; a bug here must not pass silently.
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+    this.queuePump();
+    return false;
+  }
+
+  private send(slot: Slot): void {
+    const token = newToken();
+    try {
+      this.connection.send(verifyLine(token, slot.target.className, slot.target.sha256));
+    } catch (error) {
+      if (error instanceof AgentConnectionError) return this.connectionLost();
+      throw error;
+    }
+    this.pending.set(token, { slot, sentAt: performance.now() });
+    this.requests += 1;
+  }
+
+  private pump(): void {
+    while (!this.done && this.pending.size < this.options.window && this.readyHead < this.ready.length) {
+      const slot = this.ready[this.readyHead]!;
+      this.readyHead += 1;
+      if (slot.final === undefined) this.send(slot);
+    }
+    if (this.readyHead > 1024 && this.readyHead * 2 > this.ready.length) {
+      this.ready.splice(0, this.readyHead);
+      this.readyHead = 0;
+    }
+  }
+
+  /** One pump after all the replies that arrived together have been routed. */
+  private queuePump(): void {
+    if (this.pumpQueued) return;
+    this.pumpQueued = true;
+    queueMicrotask(() => {
+      this.pumpQueued = false;
+      this.pump();
+    });
+  }
+
+  /** Replies that did not come within {@link REPLY_TIMEOUT_MS}: asked again (oldest first). */
+  private askLostAgain(): void {
+    const now = performance.now();
+    for (const [token, request] of this.pending) {
+      if (now - request.sentAt < REPLY_TIMEOUT_MS) break;
+      this.pending.delete(token);
+      this.lostReplies += 1;
+      this.ready.push(request.slot);
+    }
+    this.pump();
+  }
+}
+
+function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdict {
+  const { className, path, sha256 } = slot.target;
+  return { className, path, sha256, status, detail, ...(slot.last === undefined ? {} : { receipt: slot.last }) };
+}

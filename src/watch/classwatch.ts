@@ -1,0 +1,133 @@
+/**
+ * Detection hints for the class output folders during a watch. The folders are watched the whole
+ * time, between cycles too, so a compile run outside the watch is seen; a folder with any event
+ * since the last take is "dirty" and its files are to be stat'ed. Events are hints only: on Linux
+ * an inotify queue overflow can pass unreported, so a full stat pass is due at least every
+ * `fullPassEveryMs` and whenever the watch may have missed something (an error, a root folder
+ * created, removed or replaced). The caller decides verdicts; this module never does.
+ */
+import path from 'node:path';
+import { watchTree } from './fswatch.js';
+import { isInside } from './paths.js';
+
+/** The longest time between two full stat passes, in ms (issue "Detection in watch mode"). */
+export const FULL_PASS_EVERY_MS = 60_000;
+
+/** What {@link watchClassDirs} needs. */
+export interface ClassWatchOptions {
+  /** The class output folders (absolute); missing ones are watched once they exist. */
+  dirs: readonly string[];
+  /** The longest time between two full passes, in ms (default {@link FULL_PASS_EVERY_MS}). */
+  fullPassEveryMs?: number;
+  /** The clock, in ms (default `Date.now`). */
+  now?: () => number;
+  /** Called for each watcher error, after it was noted. */
+  onError?: (error: Error) => void;
+  /** How often missing or removed class folders are looked for, in ms (default 1000). */
+  recheckMs?: number;
+}
+
+/** A running class folder watch. */
+export interface ClassWatch {
+  /** Resolves once the existing class folders are fully watched. Run the first full pass after it. */
+  readonly ready: Promise<void>;
+  /**
+   * The folders (absolute, inside the class folders) that had an event since the last take, and clears them. A folder may
+   * no longer exist (its classes were removed); a folder that was created is in the set itself,
+   * with its parent. Files in these folders are to be stat'ed; folders below them have their own
+   * entries when they changed.
+   */
+  takeDirtyFolders(): Set<string>;
+  /** How many folders are dirty right now, without taking them. */
+  readonly dirtyCount: number;
+  /**
+   * True when a full stat pass is due at `now` (ms, default the clock): none was marked yet, the
+   * last one started `fullPassEveryMs` or more ago, or the watch may have missed events since it
+   * started (an error, a class folder that appeared, went away or was replaced).
+   */
+  fullPassDue(now?: number): boolean;
+  /** Records a full pass that started at `startedAt` (ms, default the clock); pass the time it started, not ended. */
+  markFullPass(startedAt?: number): void;
+  /** How many errors the watcher reported so far. */
+  readonly errorCount: number;
+  /** The last error the watcher reported, if any. */
+  readonly lastError: Error | undefined;
+  /** Stops watching; releases every handle and timer. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts watching the class output folders.
+ * @throws RangeError when `fullPassEveryMs` is not a positive number of ms.
+ */
+export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
+  const every = options.fullPassEveryMs ?? FULL_PASS_EVERY_MS;
+  if (!Number.isFinite(every) || every <= 0) {
+    throw new RangeError(`the full pass period must be a positive number of ms, got ${String(every)}`);
+  }
+  const now = options.now ?? Date.now;
+  const roots = options.dirs.map((dir) => path.resolve(dir));
+  let dirty = new Set<string>();
+  // A root's own removal is reported against its parent: keep only folders inside the class folders.
+  const markDirty = (folder: string): void => {
+    if (roots.some((root) => isInside(folder, root))) dirty.add(folder);
+  };
+  let lastPassAt: number | undefined;
+  // The latest time the watch may have missed an event; a full pass that started after it covers it.
+  let gapAt: number | undefined;
+  let errorCount = 0;
+  let lastError: Error | undefined;
+  let isReady = false;
+
+  const tree = watchTree({
+    roots,
+    ignore: () => false,
+    onChange: (change) => {
+      markDirty(change.folder);
+      if (change.dir) markDirty(change.path);
+    },
+    onGap: (folder) => {
+      markDirty(folder);
+      gapAt = now();
+    },
+    onError: (error) => {
+      errorCount += 1;
+      lastError = error;
+      gapAt = now();
+      options.onError?.(error);
+    },
+    recheckMs: options.recheckMs,
+  });
+  const ready = tree.ready.then(() => {
+    isReady = true;
+    // A pass marked before the watch was ready may have missed changes made before it was.
+    if (lastPassAt !== undefined) gapAt = now();
+  });
+
+  return {
+    ready,
+    takeDirtyFolders() {
+      const taken = dirty;
+      dirty = new Set();
+      return taken;
+    },
+    get dirtyCount() {
+      return dirty.size;
+    },
+    fullPassDue(at = now()) {
+      if (lastPassAt === undefined || !isReady) return true;
+      if (gapAt !== undefined && gapAt >= lastPassAt) return true;
+      return at - lastPassAt >= every;
+    },
+    markFullPass(startedAt = now()) {
+      lastPassAt = lastPassAt === undefined ? startedAt : Math.max(lastPassAt, startedAt);
+    },
+    get errorCount() {
+      return errorCount;
+    },
+    get lastError() {
+      return lastError;
+    },
+    close: () => tree.close(),
+  };
+}

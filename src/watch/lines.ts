@@ -1,0 +1,169 @@
+/**
+ * The lines `reclazz-build watch` prints for its cycles, with fixed words an editor's background
+ * problem matcher can key on. Every line starts with a local `HH:MM:SS` clock and a mark:
+ *
+ *   12:04:29 ▶ building (2 sources changed)                                   a cycle starts
+ *   12:04:31 ✔ 2 classes live in 1.9 s (build 1.7 s, verify 40 ms)             a cycle ends: all proven
+ *   12:05:02 ✖ build failed (exit 1): the agent keeps holding; fix and save    a cycle ends: failed
+ *   12:05:20 ⚠ 2 classes live, 1 not proven in 3.1 s (build 1.7 s, verify 1.4 s; exit 75)
+ *   12:05:40 • agent lost: still watching sources; reconnecting when it is back   neither
+ *
+ * `▶` starts a cycle; `✔`, `⚠` and `✖` end one; `•` is news between cycles and neither starts nor
+ * ends one. Colour, if the caller adds it, may wrap the clock and the mark: the patterns below
+ * allow SGR colour codes there.
+ *
+ * A VS Code task for the README (the patterns are {@link CYCLE_BEGINS_PATTERN} and
+ * {@link CYCLE_ENDS_PATTERN}; the `pattern` entry is Maven's compiler error line):
+ *
+ * ```json
+ * {
+ *   "version": "2.0.0",
+ *   "tasks": [
+ *     {
+ *       "label": "reclazz watch",
+ *       "type": "shell",
+ *       "command": "npx reclazz-build watch mvn -q compile",
+ *       "isBackground": true,
+ *       "problemMatcher": {
+ *         "owner": "reclazz",
+ *         "fileLocation": "absolute",
+ *         "pattern": {
+ *           "regexp": "^\\[ERROR\\] (.+\\.(?:java|kt)):\\[(\\d+),(\\d+)\\] (.*)$",
+ *           "file": 1,
+ *           "line": 2,
+ *           "column": 3,
+ *           "message": 4
+ *         },
+ *         "background": {
+ *           "activeOnStart": false,
+ *           "beginsPattern": "^(?:\\u001b\\[[0-9;]*m)*\\d\\d:\\d\\d:\\d\\d(?:\\u001b\\[[0-9;]*m)* (?:\\u001b\\[[0-9;]*m)*▶(?:\\u001b\\[[0-9;]*m)* building",
+ *           "endsPattern": "^(?:\\u001b\\[[0-9;]*m)*\\d\\d:\\d\\d:\\d\\d(?:\\u001b\\[[0-9;]*m)* (?:\\u001b\\[[0-9;]*m)*[✔⚠✖](?:\\u001b\\[[0-9;]*m)* \\S"
+ *         }
+ *       }
+ *     }
+ *   ]
+ * }
+ * ```
+ *
+ * For Gradle (javac's own format) the `pattern` is
+ * `"^(.+\\.java):(\\d+): error: (.*)$"` with `"file": 1, "line": 2, "message": 3`.
+ */
+import { visible } from '../report/visible.js';
+
+const SGR = '(?:\\u001b\\[[0-9;]*m)*';
+const CLOCK = `^${SGR}\\d\\d:\\d\\d:\\d\\d${SGR} ${SGR}`;
+
+/** The source of the regular expression that matches a cycle's start line, for `beginsPattern`. */
+export const CYCLE_BEGINS_PATTERN = `${CLOCK}▶${SGR} building`;
+/** The source of the regular expression that matches a cycle's end line, for `endsPattern`. */
+export const CYCLE_ENDS_PATTERN = `${CLOCK}[✔⚠✖]${SGR} \\S`;
+/** {@link CYCLE_BEGINS_PATTERN} as a RegExp. */
+export const CYCLE_BEGINS = new RegExp(CYCLE_BEGINS_PATTERN, 'u');
+/** {@link CYCLE_ENDS_PATTERN} as a RegExp. */
+export const CYCLE_ENDS = new RegExp(CYCLE_ENDS_PATTERN, 'u');
+
+/** The local time of `at` as `HH:MM:SS`. */
+export function clock(at: Date): string {
+  return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/** A cycle's start. */
+export interface StartLine {
+  at: Date;
+  /** How many source paths changed (0 for a cycle started for another reason). */
+  changed: number;
+}
+
+/** `12:04:29 ▶ building (2 sources changed)`. */
+export function cycleStartLine(start: StartLine): string {
+  const what = start.changed === 0 ? '' : ` (${count(start.changed, 'source', 'sources')} changed)`;
+  return `${clock(start.at)} ▶ building${what}`;
+}
+
+/** Times of a cycle that ran its build, in ms. */
+export interface CycleTimes {
+  /** From the cycle's start to its verdict. */
+  totalMs: number;
+  /** The build command's own time. */
+  buildMs: number;
+  /** Asking the agent to verify the changed classes (0 when nothing was verified). */
+  verifyMs: number;
+}
+
+/** How a cycle ended, for its end line. */
+export type EndLine =
+  /** The build passed and every changed class is proven live (exit 0); `classes` may be 0. */
+  | ({ kind: 'live'; at: Date; classes: number; holdRecovered?: boolean } & CycleTimes)
+  /** The build passed but some changed classes were not proven live (exit 75 and the like). */
+  | ({ kind: 'not-proven'; at: Date; live: number; notProven: number; exitCode: number; holdRecovered?: boolean } & CycleTimes)
+  /** The build command failed; `holding` when the agent still holds its reloads for us. */
+  | { kind: 'build-failed'; at: Date; exitCode?: number; signal?: string; holding: boolean }
+  /** The cycle was interrupted (Ctrl-C, SIGTERM). */
+  | { kind: 'interrupted'; at: Date; signal: string; exitCode: number }
+  /** Any other failure: `summary` is one plain sentence of what happened, without a final period. */
+  | { kind: 'failed'; at: Date; summary: string; exitCode: number };
+
+/** The line that ends a cycle; see the examples at the top of this module. */
+export function cycleEndLine(end: EndLine): string {
+  const at = clock(end.at);
+  switch (end.kind) {
+    case 'live': {
+      const what = end.classes === 0 ? 'no class changed' : `${count(end.classes, 'class', 'classes')} live`;
+      return `${at} ✔ ${what} in ${duration(end.totalMs)} (${times(end, end.holdRecovered ? ['hold recovered'] : [])})`;
+    }
+    case 'not-proven': {
+      const extra = [`exit ${end.exitCode}`, ...(end.holdRecovered ? ['hold recovered'] : [])];
+      return `${at} ⚠ ${count(end.live, 'class', 'classes')} live, ${end.notProven} not proven in ${duration(end.totalMs)} (${times(end, extra)})`;
+    }
+    case 'build-failed': {
+      const status = end.signal !== undefined ? `signal ${visible(end.signal)}` : `exit ${end.exitCode ?? 'unknown'}`;
+      return `${at} ✖ build failed (${status}): ${end.holding ? 'the agent keeps holding; fix and save' : 'fix and save'}`;
+    }
+    case 'interrupted':
+      return `${at} ✖ interrupted by ${visible(end.signal)} (exit ${end.exitCode})`;
+    case 'failed':
+      return `${at} ✖ ${visible(end.summary)} (exit ${end.exitCode})`;
+  }
+}
+
+/** News between cycles. */
+export type NewsLine =
+  /** The agent went away; sources are still watched. */
+  | { kind: 'agent-lost'; at: Date }
+  /** The agent is back with the same app session. */
+  | { kind: 'agent-back'; at: Date; pid?: number }
+  /** The agent is back with a new app session (the app restarted): evidence starts from scratch. */
+  | { kind: 'new-app-session'; at: Date; pid?: number }
+  /** The watch has started. */
+  | { kind: 'watching'; at: Date; folders: number; debounceMs: number };
+
+/** A `•` line: neither starts nor ends a cycle. */
+export function newsLine(news: NewsLine): string {
+  const at = clock(news.at);
+  const pid = 'pid' in news && news.pid !== undefined ? ` (pid ${news.pid})` : '';
+  switch (news.kind) {
+    case 'agent-lost':
+      return `${at} • agent lost: still watching sources; reconnecting when it is back`;
+    case 'agent-back':
+      return `${at} • agent reconnected${pid}`;
+    case 'new-app-session':
+      return `${at} • new app session${pid}: classes are proven again from scratch`;
+    case 'watching':
+      return `${at} • watching ${count(news.folders, 'folder', 'folders')} (debounce ${news.debounceMs} ms); save a source to build`;
+  }
+}
+
+function times(t: CycleTimes, extra: string[]): string {
+  const parts = [`build ${duration(t.buildMs)}`, ...(t.verifyMs > 0 ? [`verify ${duration(t.verifyMs)}`] : [])];
+  return [parts.join(', '), ...extra].join('; ');
+}
+
+/** `40 ms` below a second, else `1.9 s`. */
+function duration(ms: number): string {
+  const whole = Math.max(0, Math.round(ms));
+  return whole < 1000 ? `${whole} ms` : `${(whole / 1000).toFixed(1)} s`;
+}
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

@@ -1,0 +1,7 @@
+/** Once per `vitest run`: the CLI's code cache the tests used is removed at the end. */
+import fs from 'node:fs';
+import { TEST_CODE_CACHE_DIR } from './cli.js';
+
+export function teardown(): void {
+  fs.rmSync(TEST_CODE_CACHE_DIR, { recursive: true, force: true });
+}

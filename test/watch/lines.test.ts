@@ -1,0 +1,162 @@
+/** The cycle lines and the problem matcher patterns that key on them. */
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import {
+  clock,
+  CYCLE_BEGINS,
+  CYCLE_BEGINS_PATTERN,
+  CYCLE_ENDS,
+  CYCLE_ENDS_PATTERN,
+  cycleEndLine,
+  cycleStartLine,
+  newsLine,
+  type EndLine,
+  type NewsLine,
+} from '../../src/watch/lines.js';
+
+const at = new Date(2025, 0, 15, 12, 4, 29); // local time, whatever the zone
+const times = { totalMs: 1900, buildMs: 1700, verifyMs: 40 };
+
+describe('cycle lines', () => {
+  it('formats the local clock as HH:MM:SS', () => {
+    expect(clock(new Date(2025, 0, 1, 7, 5, 9))).toBe('07:05:09');
+    expect(clock(new Date(2025, 0, 1, 23, 59, 59))).toBe('23:59:59');
+  });
+
+  it('starts a cycle with the count of changed sources', () => {
+    expect(cycleStartLine({ at, changed: 2 })).toBe('12:04:29 ▶ building (2 sources changed)');
+    expect(cycleStartLine({ at, changed: 1 })).toBe('12:04:29 ▶ building (1 source changed)');
+    expect(cycleStartLine({ at, changed: 0 })).toBe('12:04:29 ▶ building');
+  });
+
+  it('ends a proven cycle with the classes live and the times', () => {
+    expect(cycleEndLine({ kind: 'live', at, classes: 2, ...times })).toBe('12:04:29 ✔ 2 classes live in 1.9 s (build 1.7 s, verify 40 ms)');
+    expect(cycleEndLine({ kind: 'live', at, classes: 1, ...times })).toBe('12:04:29 ✔ 1 class live in 1.9 s (build 1.7 s, verify 40 ms)');
+    expect(cycleEndLine({ kind: 'live', at, classes: 3, holdRecovered: true, totalMs: 2049, buildMs: 1800, verifyMs: 45 })).toBe(
+      '12:04:29 ✔ 3 classes live in 2.0 s (build 1.8 s, verify 45 ms; hold recovered)',
+    );
+    expect(cycleEndLine({ kind: 'live', at, classes: 0, totalMs: 812, buildMs: 799.6, verifyMs: 0 })).toBe(
+      '12:04:29 ✔ no class changed in 812 ms (build 800 ms)',
+    );
+  });
+
+  it('ends an unproven cycle with the words "not proven" and its exit status', () => {
+    expect(
+      cycleEndLine({ kind: 'not-proven', at, live: 2, notProven: 1, exitCode: 75, totalMs: 3100, buildMs: 1700, verifyMs: 1400 }),
+    ).toBe('12:04:29 ⚠ 2 classes live, 1 not proven in 3.1 s (build 1.7 s, verify 1.4 s; exit 75)');
+  });
+
+  it('ends a failed build saying whether the agent keeps holding', () => {
+    expect(cycleEndLine({ kind: 'build-failed', at, exitCode: 1, holding: true })).toBe(
+      '12:04:29 ✖ build failed (exit 1): the agent keeps holding; fix and save',
+    );
+    expect(cycleEndLine({ kind: 'build-failed', at, exitCode: 2, holding: false })).toBe('12:04:29 ✖ build failed (exit 2): fix and save');
+    expect(cycleEndLine({ kind: 'build-failed', at, signal: 'SIGKILL', holding: true })).toContain('(signal SIGKILL)');
+  });
+
+  it('ends an interrupted or otherwise failed cycle on one line, whatever the summary holds', () => {
+    expect(cycleEndLine({ kind: 'interrupted', at, signal: 'SIGINT', exitCode: 130 })).toBe('12:04:29 ✖ interrupted by SIGINT (exit 130)');
+    expect(cycleEndLine({ kind: 'failed', at, summary: 'the agent went away during the build\nsee above\u001b[31m', exitCode: 70 })).toBe(
+      '12:04:29 ✖ the agent went away during the build\\x0asee above\\x1b[31m (exit 70)',
+    );
+  });
+
+  it('says what happened to the agent between cycles', () => {
+    expect(newsLine({ kind: 'agent-lost', at })).toBe('12:04:29 • agent lost: still watching sources; reconnecting when it is back');
+    expect(newsLine({ kind: 'agent-back', at, pid: 4242 })).toBe('12:04:29 • agent reconnected (pid 4242)');
+    expect(newsLine({ kind: 'new-app-session', at, pid: 4343 })).toBe(
+      '12:04:29 • new app session (pid 4343): classes are proven again from scratch',
+    );
+    expect(newsLine({ kind: 'watching', at, folders: 6, debounceMs: 300 })).toBe(
+      '12:04:29 • watching 6 folders (debounce 300 ms); save a source to build',
+    );
+  });
+});
+
+/** Every kind of line, with a few variations each. */
+function allLines() {
+  const starts = [0, 1, 2, 250].map((changed) => cycleStartLine({ at, changed }));
+  const ends: EndLine[] = [
+    { kind: 'live', at, classes: 0, ...times },
+    { kind: 'live', at, classes: 1, ...times },
+    { kind: 'live', at, classes: 40, holdRecovered: true, ...times },
+    { kind: 'not-proven', at, live: 0, notProven: 3, exitCode: 75, ...times },
+    { kind: 'not-proven', at, live: 1, notProven: 1, exitCode: 75, holdRecovered: true, ...times },
+    { kind: 'build-failed', at, exitCode: 1, holding: true },
+    { kind: 'build-failed', at, signal: 'SIGTERM', holding: false },
+    { kind: 'interrupted', at, signal: 'SIGTERM', exitCode: 143 },
+    { kind: 'failed', at, summary: 'the BUILD failed receipt never came', exitCode: 70 },
+  ];
+  const news: NewsLine[] = [
+    { kind: 'agent-lost', at },
+    { kind: 'agent-back', at },
+    { kind: 'new-app-session', at, pid: 1 },
+    { kind: 'watching', at, folders: 1, debounceMs: 0 },
+  ];
+  return { starts, ends: ends.map(cycleEndLine), news: news.map(newsLine) };
+}
+
+/** Colour as a terminal renderer might add it: a dim clock and a coloured mark. */
+const coloured = (line: string) => line.replace(/^(\S+) (\S)/, '\u001b[2m$1\u001b[22m \u001b[1m\u001b[32m$2\u001b[39m\u001b[22m');
+
+/** Lines a build tool or the CLI may print in the same terminal. */
+const others = [
+  '[INFO] BUILD SUCCESS',
+  '[ERROR] /p/src/main/java/A.java:[3,5] cannot find symbol',
+  'BUILD SUCCESSFUL in 2s',
+  '12:04:29 building',
+  '12:04:29 ✔',
+  '  12:04:29 ▶ building (2 sources changed)',
+  'at 12:04:29 ✔ 2 classes live',
+  '2025-01-15 12:04:29 ▶ started',
+  '12:04 ▶ building',
+  '',
+];
+
+describe('problem matcher patterns', () => {
+  for (const flags of ['u', '']) {
+    it(`match every start line and every end line, and nothing else (flags "${flags}")`, () => {
+      const begins = new RegExp(CYCLE_BEGINS_PATTERN, flags);
+      const ends = new RegExp(CYCLE_ENDS_PATTERN, flags);
+      const lines = allLines();
+      for (const line of [...lines.starts, ...lines.starts.map(coloured)]) {
+        expect(begins.test(line), line).toBe(true);
+        expect(ends.test(line), line).toBe(false);
+      }
+      for (const line of [...lines.ends, ...lines.ends.map(coloured)]) {
+        expect(ends.test(line), line).toBe(true);
+        expect(begins.test(line), line).toBe(false);
+      }
+      for (const line of [...lines.news, ...lines.news.map(coloured), ...others]) {
+        expect(begins.test(line), line).toBe(false);
+        expect(ends.test(line), line).toBe(false);
+      }
+    });
+  }
+
+  it('are exported as RegExps too', () => {
+    expect(CYCLE_BEGINS.source).toBe(new RegExp(CYCLE_BEGINS_PATTERN, 'u').source);
+    expect(CYCLE_ENDS.test(allLines().ends[0]!)).toBe(true);
+  });
+
+  it('are the ones in the tasks.json example of the module comment', () => {
+    const source = fs.readFileSync(fileURLToPath(new URL('../../src/watch/lines.ts', import.meta.url)), 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(source)![1]!;
+    const tasks = JSON.parse(block.replace(/^ \* ?/gm, '')) as {
+      tasks: {
+        isBackground: boolean;
+        problemMatcher: { background: { beginsPattern: string; endsPattern: string }; pattern: { regexp: string } };
+      }[];
+    };
+    const task = tasks.tasks[0]!;
+    expect(task.isBackground).toBe(true);
+    expect(task.problemMatcher.background).toEqual({
+      activeOnStart: false,
+      beginsPattern: CYCLE_BEGINS_PATTERN,
+      endsPattern: CYCLE_ENDS_PATTERN,
+    });
+    const maven = new RegExp(task.problemMatcher.pattern.regexp).exec('[ERROR] /p/src/main/java/A.java:[3,5] cannot find symbol');
+    expect(maven?.slice(1)).toEqual(['/p/src/main/java/A.java', '3', '5', 'cannot find symbol']);
+  });
+});

@@ -1,0 +1,46 @@
+/** Temp trees for the watch tests, removed after each test, and a bounded wait. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+
+const made: string[] = [];
+
+afterEach(() => {
+  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temp folder (real path), removed after the current test. */
+export function tempTree(): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-test-watch-')));
+  made.push(dir);
+  return dir;
+}
+
+/** Writes `text` to `root/relative`, creating folders; returns the absolute path. */
+export function put(root: string, relative: string, text = 'x'): string {
+  const file = path.join(root, relative);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** Makes folders below `root`; returns the absolute path. */
+export function mkdirs(root: string, relative: string): string {
+  const dir = path.join(root, relative);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Resolves once `check()` is true, polling every 10 ms; rejects after `timeoutMs`, naming `what`. */
+export async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
