@@ -78,12 +78,21 @@ export function discoverAgent(options: DiscoverOptions): Discovery {
   return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }
 
+/** A port file holds at most this many bytes (a port and some whitespace); a larger one is not the agent's. */
+const PORT_FILE_MAX_BYTES = 64;
+
+// O_NONBLOCK: a FIFO put in the file's place after the stat must not block the open (0 where the platform lacks it).
+const PORT_FILE_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
+
 /**
  * Reads and validates a port file (protocol.md "Finding the agent"): a regular file whose
- * trimmed content (a trailing CRLF included) is a decimal integer 1..65535.
+ * trimmed content (a trailing CRLF included) is a decimal integer 1..65535. At most
+ * {@link PORT_FILE_MAX_BYTES} + 1 bytes are read, whatever the file's size, and nothing that is
+ * not a regular file is opened for long: a FIFO or device is refused without blocking.
  * @param file absolute path of the port file.
  * @returns the port, or what is wrong with the file: missing, cannot be looked at (stat error),
- *   a directory, not a regular file, unreadable (read error), empty, not a number, outside 1..65535.
+ *   a directory, not a regular file, unreadable (read error), larger than 64 bytes, empty, not
+ *   a number, outside 1..65535.
  */
 export function readPortFile(file: string): number | PortFault {
   let stat: fs.Stats;
@@ -95,14 +104,31 @@ export function readPortFile(file: string): number | PortFault {
   }
   if (stat.isDirectory()) return { input: 'file', file, problem: 'directory' };
   if (!stat.isFile()) return { input: 'file', file, problem: 'not-regular' };
-  let text: string;
+  let bytes: Buffer | 'not-regular';
   try {
-    text = fs.readFileSync(file, 'utf8').trim();
+    bytes = readBounded(file, PORT_FILE_MAX_BYTES + 1);
   } catch (error) {
     return { input: 'file', file, problem: 'unreadable', code: errorCode(error) };
   }
+  if (bytes === 'not-regular') return { input: 'file', file, problem: 'not-regular' };
+  if (bytes.length > PORT_FILE_MAX_BYTES) return { input: 'file', file, problem: 'too-large', limit: PORT_FILE_MAX_BYTES };
+  const text = bytes.toString('utf8').trim();
   const port = parsePort(text);
   return typeof port === 'number' ? port : { input: 'file', file, problem: port, text };
+}
+
+/** At most `limit` bytes from the start of `file`, or 'not-regular' when what was opened is not a regular file (swapped since the stat). */
+function readBounded(file: string, limit: number): Buffer | 'not-regular' {
+  const fd = fs.openSync(file, PORT_FILE_FLAGS);
+  try {
+    if (!fs.fstatSync(fd).isFile()) return 'not-regular';
+    const bytes = Buffer.alloc(limit);
+    let got = 0;
+    for (let n = -1; n !== 0 && got < limit; got += n) n = fs.readSync(fd, bytes, got, limit - got, got);
+    return bytes.subarray(0, got);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function errorCode(error: unknown): string {

@@ -10,12 +10,14 @@ import type { AgentTarget } from '../agent/handshake.js';
 import type { RunEvent } from '../outcome/events.js';
 import { EXIT_USAGE } from '../outcome/exit.js';
 import type { CommandResult, JsonAction } from '../outcome/result.js';
-import { eventLine, failureText, successText } from '../report/commands.js';
+import { droppedText, eventLine, failureText, followingText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines, usageLines } from '../report/json.js';
+import { commandResultToJson, eventToJson, finalLines, jsonLine, usageLines } from '../report/json.js';
 import { LiveLine, wantsLive } from '../report/live.js';
+import { EVENT_OUTBOX_LIMITS, LineOutbox } from '../report/outbox.js';
 import { paletteFor } from '../report/palette.js';
 import { onStdoutBroken, stdoutBroken, writeStdout } from './stdout.js';
+import { visible } from '../report/visible.js';
 import { runDoctor } from '../commands/doctor.js';
 import { followEvents } from '../commands/events.js';
 import { runReload } from '../commands/reload.js';
@@ -92,6 +94,7 @@ function liveLine(): LiveLine {
     columns: () => process.stderr.columns,
     prefix: `${p.dim('reclazz-build:')} `,
     prefixWidth: 'reclazz-build: '.length,
+    escapes: p.enabled,
   });
 }
 
@@ -100,8 +103,9 @@ function liveLine(): LiveLine {
  * `action` with reason `usage`. Returns the exit status (2).
  */
 export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
-  stderr(`${paletteFor(process.stderr, process.env).red(`error: ${error.message}`)}\n`);
-  if (json) writeStdout(`${usageLines(action, error.message, true).join('\n')}\n`);
+  // The message quotes the file's path and content: made visible, like every fact shown.
+  stderr(`${paletteFor(process.stderr, process.env).red(`error: ${visible(error.message)}`)}\n`);
+  if (json) writeStdout(`${usageLines(action, { kind: 'config', text: error.message }).join('\n')}\n`);
   return EXIT_USAGE;
 }
 
@@ -126,7 +130,7 @@ async function agentCommand(
 function renderCommandResult(result: CommandResult, flags: AgentFlags): void {
   const err = paletteFor(process.stderr, process.env);
   if (flags.json) {
-    writeStdout(`${JSON.stringify(commandResultToJson(result))}\n`);
+    writeStdout(`${jsonLine(commandResultToJson(result))}\n`);
   } else {
     const text = successText(result, paletteFor(process.stdout, process.env), flags.verbose === true);
     if (text !== undefined) writeStdout(text);
@@ -166,7 +170,11 @@ export async function verifyAction(cmd: Command, paths: string[], signal: AbortS
   return result.exitCode;
 }
 
-/** events: follow until Ctrl-C, the agent closing the stream, or stdout's reader going away. Returns the exit status. */
+/**
+ * events: follow until Ctrl-C, the agent closing the stream, or stdout's reader going away.
+ * The socket is read the whole time; what stdout does not take is held, bounded (see
+ * report/outbox.ts), and the lines dropped are counted on stderr. Returns the exit status.
+ */
 export async function eventsAction(cmd: Command, signal: AbortSignal): Promise<number> {
   const ctx = context(cmd);
   if (ctx instanceof ConfigError) return configFailure(ctx, cmd.optsWithGlobals<AgentFlags>().json, 'events');
@@ -176,23 +184,27 @@ export async function eventsAction(cmd: Command, signal: AbortSignal): Promise<n
   const stop = new AbortController();
   signal.addEventListener('abort', () => stop.abort(signal.reason), { once: true });
   const unlisten = onStdoutBroken(() => stop.abort('EPIPE'));
+  const stdout = { write: (text: string) => stdoutBroken() || process.stdout.write(text), once: process.stdout.once.bind(process.stdout) };
+  const outbox = new LineOutbox(stdout, EVENT_OUTBOX_LIMITS, (dropped) => stderr(droppedText(dropped, err)));
   const result = await followEvents({
     ...target(ctx, stop.signal),
     onConnected: (connected, endpoint) => {
-      if (flags.json) writeStdout(`${JSON.stringify(connected)}\n`);
-      else if (!flags.quiet) {
-        stderr(
-          `${err.dim('reclazz-build:')} following agent ${endpoint.agentVersion ?? '(old, no version)'} on 127.0.0.1:${endpoint.port} (${endpoint.source}); Ctrl-C to stop\n`,
-        );
-      }
+      if (flags.json) outbox.push(`${jsonLine(connected)}\n`);
+      else if (!flags.quiet) stderr(followingText(endpoint, err));
     },
     onEvent: (event) => {
-      if (flags.json) writeStdout(`${JSON.stringify(event)}\n`);
-      else if (event.level !== 'HEARTBEAT' || flags.verbose) writeStdout(eventLine(event, out));
+      if (flags.json) outbox.push(`${jsonLine(event)}\n`);
+      else if (event.level !== 'HEARTBEAT' || flags.verbose) outbox.push(eventLine(event, out));
     },
   });
+  // The stream ended: what is held still goes out, unless a signal comes or stdout's reader goes first.
+  if (result.reason !== 'interrupted' && !stop.signal.aborted) {
+    await Promise.race([outbox.whenEmpty(), new Promise((resolve) => stop.signal.addEventListener('abort', resolve, { once: true }))]);
+  }
   unlisten();
   if (stdoutBroken()) return 0;
+  // Say what stdout never had.
+  if (outbox.missing() > 0) stderr(droppedText(outbox.missing(), err));
   if (!flags.json || result.exitCode !== 0 || result.reason === 'stream-ended') {
     const failure = failureText(result, err);
     if (failure !== undefined) stderr(failure);

@@ -14,7 +14,9 @@ import { addAgentCommands } from './commands.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
 import { exitHelp } from '../report/help.js';
-import { interruptedAgainText } from '../report/step-words.js';
+import { errorText, interruptedAgainText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
+import type { UsageProblem } from '../outcome/outcome.js';
 import { usageLines } from '../report/json.js';
 import { paletteFor } from '../report/palette.js';
 import { stdoutBroken, writeStdout } from './stdout.js';
@@ -146,6 +148,7 @@ async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Pro
 function interruptController(owner: () => string | undefined): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController();
   const handler = (signal: NodeJS.Signals): void => {
+    signalled = true;
     if (!controller.signal.aborted) {
       controller.abort(signal);
       return;
@@ -174,22 +177,46 @@ function usageError(message: string): never {
  * With `--json` before any `--`, writes the `result` line of a usage error: of the first of
  * `subcommands` named in `argv` (gradle and mvn are builds), else of a build.
  */
-function writeUsageJson(argv: string[], subcommands: readonly string[], message: string): void {
+function writeUsageJson(argv: string[], subcommands: readonly string[], problem: string | UsageProblem): void {
   const at = argv.indexOf('--', 2);
   const own = argv.slice(2, at === -1 ? undefined : at);
   if (!own.includes('--json')) return;
   const named = own.find((w) => subcommands.includes(w) && w !== 'gradle' && w !== 'mvn');
-  writeStdout(`${usageLines((named ?? 'build') as JsonAction, message).join('\n')}\n`);
+  writeStdout(`${usageLines((named ?? 'build') as JsonAction, problem).join('\n')}\n`);
 }
 
-/** Exits once everything written to stdout and stderr has been handed to the OS (pipes may be asynchronous). */
+/** True for the error Node throws when the working directory was deleted (`process.cwd()`, `path.resolve`). */
+function isWorkingDirGone(error: unknown): boolean {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return code === 'ENOENT' && syscall === 'uv_cwd';
+}
+
+/** Reports a working directory that no longer exists (a usage error, with its `--json` line) and exits 2. */
+async function workingDirGone(argv: string[], subcommands: readonly string[]): Promise<never> {
+  const { message, hint } = describeOutcome({ reason: 'usage', problem: { kind: 'no-working-dir' } });
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nnext: ${hint}\n`);
+  writeUsageJson(argv, subcommands, { kind: 'no-working-dir' });
+  return exit(EXIT_USAGE);
+}
+
+/** Set once SIGINT or SIGTERM came: then the exit does not wait for a reader that stopped reading. */
+let signalled = false;
+/** How long an exit after a signal waits for stdout and stderr to be taken, in ms. */
+const SIGNALLED_FLUSH_MS = 200;
+
+/**
+ * Exits once everything written to stdout and stderr has been handed to the OS (pipes may be
+ * asynchronous); after a signal, at most {@link SIGNALLED_FLUSH_MS} ms later, so that a reader
+ * that stopped reading (`events | sleep 30`) cannot keep the process after one Ctrl-C.
+ */
 async function exit(code: number): Promise<never> {
   const flushed = (stream: NodeJS.WriteStream) =>
     new Promise<void>((resolve) => {
       if (stream.destroyed || stream.writableLength === 0) resolve();
       else stream.write('', () => resolve());
     });
-  await Promise.all([stdoutBroken() ? Promise.resolve() : flushed(process.stdout), flushed(process.stderr)]);
+  const both = Promise.all([stdoutBroken() ? Promise.resolve() : flushed(process.stdout), flushed(process.stderr)]);
+  await (signalled ? Promise.race([both, new Promise((resolve) => setTimeout(resolve, SIGNALLED_FLUSH_MS))]) : both);
   process.exit(code);
 }
 
@@ -232,9 +259,12 @@ export async function main(argv: string[]): Promise<void> {
         );
       await exit(ok ? 0 : EXIT_USAGE);
     }
-    process.stderr.write(
-      `reclazz-build: internal error (a bug in reclazz-build; please report it): ${(error as Error).stack ?? String(error)}\n`,
-    );
+    if (isWorkingDirGone(error))
+      await workingDirGone(
+        argv,
+        program.commands.map((c) => c.name()),
+      );
+    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${errorText(error)}\n`);
     await exit(EXIT_NOT_SAFE);
   }
 }

@@ -147,7 +147,12 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     });
     const { verdicts, ...verify } = report;
-    return end(verdictOutcome(report, { files: true, ...(options.signal === undefined ? {} : { signal: options.signal }) }), {
+    const scope = {
+      files: true,
+      skipped: files.length - targets.length,
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
+    return end(verdictOutcome(report, scope), {
       verify,
       verdicts,
     });

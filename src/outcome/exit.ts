@@ -95,7 +95,13 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     rule: 'build',
     build: 'the build failed with status N (killed by a signal: 128+N) and BUILD failed was acknowledged',
   },
-  { status: '2', rule: EXIT_USAGE, build: 'usage error or invalid config; nothing was sent', verify: 'same', agent: 'same' },
+  {
+    status: '2',
+    rule: EXIT_USAGE,
+    build: 'usage error, invalid config, or a working directory that no longer exists; nothing was sent',
+    verify: 'same',
+    agent: 'same',
+  },
   {
     status: '69',
     rule: EXIT_REFUSED,

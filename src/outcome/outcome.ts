@@ -14,12 +14,16 @@ export type UsageProblem =
   /** Gradle's continuous mode never finishes, so no BUILD ok could follow. */
   | { kind: 'never-ending'; argument: string }
   /** `verify` found no class file in what it was given. */
-  | { kind: 'no-class-files'; paths: string[] };
+  | { kind: 'no-class-files'; paths: string[] }
+  /** The working directory was deleted (or moved away) before the command started: there is no project to look at. */
+  | { kind: 'no-working-dir' };
 
 /** What was wrong with a port file or with `RECLAZZ_PORT` (protocol.md "Finding the agent"). */
 export type PortFault =
   | { input: 'file'; file: string; problem: 'missing' | 'directory' | 'not-regular' }
   | { input: 'file'; file: string; problem: 'cannot-stat' | 'unreadable'; code: string }
+  /** Holds more than `limit` bytes: only that much was read. */
+  | { input: 'file'; file: string; problem: 'too-large'; limit: number }
   | { input: 'file'; file: string; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string }
   | { input: 'RECLAZZ_PORT'; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string };
 
@@ -28,10 +32,11 @@ export type Proof =
   /**
    * Every class file is live by evidence; of those asked, `applied` are VERIFY applied and
    * `unchanged` were rewritten with the bytes the app has (asked once, the agent saw no change).
+   * `skipped`: changed class files besides them whose names VERIFY does not accept, so they were not asked about.
    */
-  | { kind: 'proven'; applied: number; unchanged?: number; files?: boolean }
-  /** Every class file is live by evidence already recorded, or new: nothing to ask. */
-  | { kind: 'nothing-to-prove' }
+  | { kind: 'proven'; applied: number; unchanged?: number; files?: boolean; skipped?: number }
+  /** Every class file is live by evidence already recorded, or new: nothing to ask; but for `skipped` whose names VERIFY does not accept. */
+  | { kind: 'nothing-to-prove'; skipped?: number }
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
   /** `verify`: none of the files has a name VERIFY accepts. */

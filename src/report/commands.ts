@@ -1,16 +1,22 @@
 /**
  * Human output of the agent subcommands. What was asked for (the DOCTOR table, the reload
  * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
- * with what to do next.
+ * with what to do next. The agent's text in them is made visible here (report/visible.ts).
  */
+import type { AgentEndpoint } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
 import { levelColour, type Palette } from './palette.js';
+import { visible, visibleFacts } from './visible.js';
 
 const PREFIX = 'reclazz-build:';
 
-/** The text for stdout on success, or undefined when there is none (then see {@link failureText}). */
-export function successText(result: CommandResult, p: Palette, verbose = false): string | undefined {
-  if (result.exitCode !== 0) return undefined;
+/**
+ * The text for stdout on success, or undefined when there is none (then see {@link failureText}).
+ * The result's facts (DOCTOR fields, paths) are made visible; its words hold nothing to escape.
+ */
+export function successText(raw: CommandResult, p: Palette, verbose = false): string | undefined {
+  if (raw.exitCode !== 0) return undefined;
+  const result = visibleFacts(raw);
   const note = result.hint === undefined ? '' : `${p.yellow('note:')} ${result.hint}\n`;
   switch (result.action) {
     case 'doctor':
@@ -95,11 +101,22 @@ function reloadText(result: ReloadResult, p: Palette): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time. */
+/** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time; level and message made visible. */
 export function eventLine(event: { level: string; message: string; timestamp?: string }, p: Palette): string {
   const when = event.timestamp === undefined ? new Date() : new Date(event.timestamp);
   const time = Number.isNaN(when.getTime()) ? '--:--:--.---' : clock(when);
-  return `${p.dim(time)} ${levelColour(p, event.level)(event.level.padEnd(17))} ${event.message}\n`;
+  return `${p.dim(time)} ${levelColour(p, event.level)(visible(event.level).padEnd(17))} ${visible(event.message)}\n`;
+}
+
+/** The line `events` starts with on stderr: which agent it follows, and how to stop. */
+export function followingText(endpoint: AgentEndpoint, p: Palette): string {
+  const agent = endpoint.agentVersion === null ? '(old, no version)' : visible(endpoint.agentVersion);
+  return `${p.dim(PREFIX)} following agent ${agent} on 127.0.0.1:${endpoint.port} (${visible(endpoint.source)}); Ctrl-C to stop\n`;
+}
+
+/** The line on stderr once stdout takes lines again after `events` dropped `dropped` of them (its reader did not keep up). */
+export function droppedText(dropped: number, p: Palette): string {
+  return `${p.dim(PREFIX)} ${p.yellow('warning:')} dropped ${dropped} event line(s): stdout's reader did not keep up (the stream was read all along; only the oldest waiting lines were dropped)\n`;
 }
 
 function clock(date: Date): string {

@@ -8,6 +8,7 @@ import type { ClassVerdict, VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
+import { visible, visibleFacts } from './visible.js';
 
 /** The verdicts that make a class live. */
 const LIVE: ReadonlySet<string> = new Set<VerdictStatus>(['applied', 'unchanged']);
@@ -55,6 +56,7 @@ export class HumanReporter {
       columns: options.columns ?? (() => undefined),
       prefix: `${this.p.dim(PREFIX)} `,
       prefixWidth: PREFIX.length + 1,
+      escapes: this.p.enabled,
     });
   }
 
@@ -63,8 +65,15 @@ export class HumanReporter {
     this.live.show(text);
   }
 
-  /** Renders one event. */
+  /**
+   * Renders one event. Its facts (the agent's text, paths, the command) are made visible here;
+   * a warning's or a wait's text is words, already safe (report/step-words.ts).
+   */
   event(event: RunEvent): void {
+    this.render(event.type === 'warning' || event.type === 'waiting' ? event : visibleFacts(event));
+  }
+
+  private render(event: RunEvent): void {
     const { quiet, verbose } = this.options;
     const p = this.p;
     switch (event.type) {
@@ -197,8 +206,10 @@ export class HumanReporter {
     }
   }
 
+  /** One class: `name` (from a file name, or the agent's) and `detail` (the agent's) are made visible here. */
   private detail(status: string, name: string, detail: string): void {
     const p = this.p;
+    [name, detail] = [visible(name), visible(detail)];
     const colour = LIVE.has(status) ? p.green : ['added', 'removed', 'skipped', 'not checked'].includes(status) ? p.dim : p.red;
     this.write(`  ${colour(status.padEnd(16))} ${name}${detail ? p.dim(`  ${detail}`) : ''}\n`);
   }

@@ -5,8 +5,9 @@
  * by `test/blackbox/json.test.ts`.
  */
 import type { RunEvent } from '../outcome/events.js';
-import type { Outcome } from '../outcome/outcome.js';
+import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
+import { terminalSafeJson } from './visible.js';
 import { describeOutcome } from './words.js';
 
 /** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
@@ -48,9 +49,18 @@ export interface JsonResult {
   durationMs: number;
 }
 
+/**
+ * One `--json` line of `value` (no newline): `JSON.stringify`, with the characters a terminal
+ * would act on that it leaves raw written as `\u` escapes (the same JSON value; see
+ * {@link terminalSafeJson}). Every JSON line goes through here.
+ */
+export function jsonLine(value: unknown): string {
+  return terminalSafeJson(JSON.stringify(value));
+}
+
 /** The JSON line for an event. */
 export function eventToJson(event: RunEvent): string {
-  return JSON.stringify(event);
+  return jsonLine(event);
 }
 
 /**
@@ -119,7 +129,7 @@ export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'bu
 /** The lines that end a build's or `verify`'s `--json` output: one `class` line per class, then `result`. */
 export function finalLines(result: RunResult, action: 'build' | 'verify' = 'build'): string[] {
   const json = resultToJson(result, action);
-  return [...json.classes.map((c) => JSON.stringify({ type: 'class', ...c })), JSON.stringify(json)];
+  return [...json.classes.map((c) => jsonLine({ type: 'class', ...c })), jsonLine(json)];
 }
 
 /** The final line of a subcommand's `--json` output (doctor, status, pause, resume, scan, events). */
@@ -150,10 +160,10 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
 /**
  * The `--json` lines of a usage error (exit 2, nothing sent) for `action`: a `result` line
  * with reason `usage`, so that a pipeline reading stdout gets one for every run.
- * @param config true when the problem is in the config file.
+ * @param problem what was wrong: the text of a bad input (a string), or a {@link UsageProblem}.
  */
-export function usageLines(action: JsonAction, text: string, config = false): string[] {
-  const outcome: Outcome = { reason: 'usage', problem: config ? { kind: 'config', text } : { kind: 'input', text } };
+export function usageLines(action: JsonAction, problem: string | UsageProblem): string[] {
+  const outcome: Outcome = { reason: 'usage', problem: typeof problem === 'string' ? { kind: 'input', text: problem } : problem };
   const words = describeOutcome(outcome);
   if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
   const facts =
@@ -164,5 +174,5 @@ export function usageLines(action: JsonAction, text: string, config = false): st
         : action === 'events'
           ? { action, events: 0 }
           : { action };
-  return [JSON.stringify(commandResultToJson(buildResult(outcome, words, facts, 0) as CommandResult))];
+  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, 0) as CommandResult))];
 }

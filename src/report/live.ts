@@ -1,7 +1,8 @@
 /**
  * One live status line on a terminal: what is awaited and for how long, redrawn in place
  * (carriage return, erase line) and never scrolled. Disabled, it writes nothing at all, so
- * pipes, files and CI logs get no animation.
+ * pipes, files and CI logs get no animation. Without escape sequences (colour off: NO_COLOR)
+ * it erases by writing spaces over what it drew, so that nothing it writes holds an ESC byte.
  */
 
 /**
@@ -26,6 +27,8 @@ export interface LiveLineOptions {
   prefix: string;
   /** Width of the prefix as shown. */
   prefixWidth: number;
+  /** Erase with `ESC [ K` (true), or with spaces (false: no escape sequence at all). */
+  escapes: boolean;
 }
 
 /** The live status line. Call {@link LiveLine.hide} before exiting. */
@@ -33,6 +36,8 @@ export class LiveLine {
   private text: string | undefined;
   private since = 0;
   private shown = false;
+  /** Columns of the line last drawn (for erasing it with spaces). */
+  private width = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LiveLineOptions) {}
@@ -52,8 +57,9 @@ export class LiveLine {
   /** Erases the line for other output; {@link LiveLine.redraw} puts it back. */
   clear(): void {
     if (!this.shown) return;
-    this.options.write('\r\x1b[K');
+    this.options.write(this.options.escapes ? '\r\x1b[K' : `\r${' '.repeat(this.width)}\r`);
     this.shown = false;
+    this.width = 0;
   }
 
   /** Draws the current status again after other output. */
@@ -75,7 +81,12 @@ export class LiveLine {
     let body = `${this.text} · ${elapsed.toFixed(1)} s`;
     const width = (this.options.columns() ?? 80) - 1 - this.options.prefixWidth;
     if (width > 1 && body.length > width) body = `${body.slice(0, width - 1)}…`;
-    this.options.write(`\r\x1b[K${this.options.prefix}${body}`);
+    const drawn = this.options.prefixWidth + body.length;
+    // Without escapes, spaces cover what a longer line before left.
+    const erase = this.options.escapes ? '\r\x1b[K' : '\r';
+    const pad = this.options.escapes || !this.shown ? '' : ' '.repeat(Math.max(0, this.width - drawn));
+    this.options.write(`${erase}${this.options.prefix}${body}${pad}`);
     this.shown = true;
+    this.width = drawn;
   }
 }

@@ -1,8 +1,10 @@
 /**
  * The words of what happens on the way: the waits a run reports, its warnings, and the last
- * line after a second interrupt. The flow emits these as `waiting` and `warning` events.
+ * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
+ * renderers show them as they are: every fact put into a warning is made visible first.
  */
 import type { AppStartUnknown } from '../outcome/facts.js';
+import { visible, visibleFacts } from './visible.js';
 import { noClassDirs } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */
@@ -12,8 +14,8 @@ export const WAITING_FOR = {
   capture: "the agent to capture the previous build's classes",
 } as const;
 
-/** The warnings a run can give (`warning` events' `message`). */
-export const warningText = {
+/** The warnings, before their facts are made visible. */
+const warnings = {
   lockLost: (lockPath: string) => `another run took over the run lock (${lockPath}): runs in this checkout may overlap`,
   missingClassesDir: (dir: string) => `--classes-dir ${dir} does not exist: nothing there is checked unless the build creates it`,
   givenAroundFound: (outer: string, inner: string) =>
@@ -31,7 +33,6 @@ export const warningText = {
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
-  internalError: (stack: string) => `internal error: ${stack}`,
 } as const;
 
 /** Why the app's start time is unknown, as the start of a sentence. */
@@ -44,6 +45,30 @@ function appStartWhy(why: AppStartUnknown): string {
     case 'elsewhere':
       return `process ${why.pid} here runs in ${why.cwd ?? 'a folder that cannot be read'}, not in the agent's working directory ${why.workingDirectory} (a container or another host?)`;
   }
+}
+
+/** Every function of `words` with its arguments made visible (paths, an agent's text) before they are put into words. */
+function withVisibleFacts<T extends Record<string, (...args: never[]) => string>>(words: T): T {
+  const safe: Record<string, (...args: unknown[]) => string> = {};
+  for (const [name, say] of Object.entries(words))
+    safe[name] = (...args) => (say as (...a: unknown[]) => string)(...args.map(visibleFacts));
+  return safe as unknown as T;
+}
+
+/** The warnings a run can give (`warning` events' `message`): text to show as it is. */
+export const warningText = { ...withVisibleFacts(warnings), internalError: (error: unknown) => `internal error: ${errorText(error)}` };
+
+/**
+ * An error and where it was thrown, to show: its first line (name and message) made visible
+ * whole, so that a line break in a message (which may hold a peer's text) shows as `\x0a`;
+ * then each line of its stack frames made visible.
+ */
+export function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return visible(String(error));
+  const head = `${error.name}: ${error.message}`;
+  const stack = error.stack ?? head;
+  const frames = stack.startsWith(head) ? stack.slice(head.length) : `\n${stack}`;
+  return visible(head) + frames.split('\n').map(visible).join('\n');
 }
 
 /** The line after a second SIGINT/SIGTERM, which exits at once. */

@@ -50,3 +50,41 @@ export function visible(text: string): string {
 export function hasControl(text: string): boolean {
   return ESCAPED.test(text);
 }
+
+/**
+ * `value` with every string in it, at any depth of plain objects and arrays, passed through
+ * {@link visible}; numbers, booleans and null as they are. For the facts a renderer shows (an
+ * event, a DOCTOR observation, a verdict), so that no field is missed. Returns `value` itself
+ * when nothing in it needs escaping. Never throws (a cycle is not expected: facts are data).
+ */
+export function visibleFacts<T>(value: T): T {
+  return shown(value) as T;
+}
+
+function shown(value: unknown): unknown {
+  if (typeof value === 'string') return visible(value);
+  if (Array.isArray(value)) {
+    const items = value.map(shown);
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next = shown(item);
+    if (next !== item) (copy ??= { ...value })[key] = next;
+  }
+  return copy ?? value;
+}
+
+/**
+ * A JSON line's text with DEL, the C1 controls, the bidirectional controls (which
+ * `JSON.stringify` leaves raw) written as `\u` escapes: the same JSON value, and no byte a
+ * terminal would act on. `json` must be `JSON.stringify` output (those characters then only
+ * occur inside strings; lone surrogates and C0 controls it escapes itself).
+ */
+export function terminalSafeJson(json: string): string {
+  return JSON_RAW.test(json) ? json.replace(JSON_RAW_ALL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+}
+
+const JSON_RAW = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const JSON_RAW_ALL = new RegExp(JSON_RAW.source, 'g');

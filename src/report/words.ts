@@ -1,15 +1,22 @@
 /**
  * Every sentence a user reads about how a command ended, and its `next:` hint, keyed by reason
  * (wireit's `src/logging/default-logger.ts` is the model). Outcomes carry facts; only this file
- * turns them into words. Every refusal gets a hint.
+ * turns them into words. Every refusal gets a hint. The facts come from the agent and the file
+ * system (paths, details, versions), so they are made visible (report/visible.ts) before any of
+ * them is put into a sentence: the words are then safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
+import { visibleFacts } from './visible.js';
 
-/** The words for `outcome`. */
+/** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {
+  return describe(visibleFacts(outcome));
+}
+
+function describe(outcome: Outcome): Words {
   switch (outcome.reason) {
     case 'ok':
       return 'proof' in outcome ? describeProof(outcome.proof) : describeDone(outcome.done);
@@ -87,15 +94,20 @@ function describeProof(proof: Proof): Words {
   switch (proof.kind) {
     case 'proven': {
       const unchanged = proof.unchanged ?? 0;
-      if (unchanged === 0) {
-        return { message: `all ${proof.applied} ${proof.files ? '' : 'changed '}class(es) proven live (VERIFY applied, SHA-256 matched)` };
-      }
-      return {
-        message: `all ${proof.applied + unchanged} class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`,
-      };
+      const changed = proof.files ? '' : 'changed ';
+      const verifiable = proof.skipped ? 'verifiable ' : '';
+      const all =
+        unchanged === 0
+          ? `all ${proof.applied} ${verifiable}${changed}class(es) proven live (VERIFY applied, SHA-256 matched)`
+          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`;
+      return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
     case 'nothing-to-prove':
-      return { message: 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove' };
+      return {
+        message: proof.skipped
+          ? `build ok and acknowledged; ${notAccepted(proof.skipped, 'changed ')}, and no other class that was loaded before changed bytes: nothing to prove`
+          : 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove',
+      };
     case 'not-verified':
       return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
     case 'none-verifiable':
@@ -105,6 +117,10 @@ function describeProof(proof: Proof): Words {
 
 /** What `unchanged` classes are, after their count. */
 const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
+/** The clause for class files whose names VERIFY does not accept (`module-info`, a name with a control character...). */
+function notAccepted(count: number, changed: string): string {
+  return `${count} ${changed}class file(s) not verified: no name VERIFY accepts (listed above as skipped)`;
+}
 
 /** The clause for a build that found no class output directory (its warning says the same). */
 export function noClassDirs(searchRoot: string): string {
@@ -129,6 +145,11 @@ function describeUsage(problem: UsageProblem): Words {
       return {
         message: `no class files found in ${problem.paths.join(', ') || 'the class output directories here'}`,
         hint: 'give .class files or the directories holding them (for example target/classes)',
+      };
+    case 'no-working-dir':
+      return {
+        message: 'the working directory no longer exists (it was deleted or moved away while this shell was in it)',
+        hint: 'cd to the project folder (cd "$PWD" enters it again if it was recreated) and run again',
       };
   }
 }
@@ -161,6 +182,11 @@ function describePortFault(fault: PortFault): Words {
       return {
         message: `port file ${file} is not a regular file (a device, pipe or socket)`,
         hint: 'point --port-file at the agent.port file the agent writes, or pass --port <n>',
+      };
+    case 'too-large':
+      return {
+        message: `port file ${file} holds more than ${fault.limit} bytes: it is not a port number the agent wrote`,
+        hint: 'the agent writes only its port number there: delete the file and restart the app, or pass --port <n>',
       };
     case 'unreadable':
       return {

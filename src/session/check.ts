@@ -99,7 +99,12 @@ async function verifyChanges(
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
   }
   if (asked === 0) {
-    if (unread.unreadable + unread.folders === 0) return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove' } }, facts);
+    if (unread.unreadable + unread.folders === 0)
+      return end(
+        cycle,
+        { reason: 'ok', proof: { kind: 'nothing-to-prove', ...(notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {}) } },
+        facts,
+      );
     const shortfall = { kind: 'unreadable' as const, ...unread };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
@@ -127,6 +132,7 @@ async function verifyChanges(
     unreadable: unread.unreadable,
     unreadableDirs: unread.folders,
     checked,
+    skipped: notVerifiable.length,
     ...(found === undefined ? {} : { found }),
   });
   return end(cycle, outcome, { ...facts, verify, verdicts });

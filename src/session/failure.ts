@@ -14,6 +14,6 @@ export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, 
   if (error instanceof StateError) {
     return { reason: 'state-error', problem: error.message, dir: path.dirname(error.path), file: path.basename(error.path), ...owner };
   }
-  emit({ type: 'warning', message: warningText.internalError((error as Error).stack ?? String(error)) });
+  emit({ type: 'warning', message: warningText.internalError(error) });
   return { reason: 'internal-error', problem: (error as Error).message ?? String(error), ...owner };
 }

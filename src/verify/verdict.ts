@@ -20,6 +20,8 @@ export interface VerdictScope {
   unreadableDirs?: number;
   /** How many of the verdicts answer a single ask (there before this build), for the words. */
   checked?: number;
+  /** Changed class files not asked about because VERIFY does not accept their names: the words name them. */
+  skipped?: number;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -42,7 +44,13 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
     if (unreadable + folders > 0) return { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'unreadable', unreadable, folders } };
     return {
       reason: 'ok',
-      proof: { kind: 'proven', applied, ...(unchanged > 0 ? { unchanged } : {}), ...(scope.files ? { files: true } : {}) },
+      proof: {
+        kind: 'proven',
+        applied,
+        ...(unchanged > 0 ? { unchanged } : {}),
+        ...(scope.files ? { files: true } : {}),
+        ...(scope.skipped ? { skipped: scope.skipped } : {}),
+      },
     };
   }
   const restart = verdicts.filter((v) => v.status === 'restart-required').length;

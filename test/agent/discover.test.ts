@@ -30,7 +30,7 @@ describe('readPortFile', () => {
   it('an unreadable file (EACCES on read) names the path and the cause, and the hint the next step', () => {
     const file = path.join(tempDir(), 'agent.port');
     fs.writeFileSync(file, '4321');
-    vi.spyOn(fs, 'readFileSync').mockImplementation(() => {
+    vi.spyOn(fs, 'openSync').mockImplementation(() => {
       throw errno('EACCES');
     });
     const fault = failure(() => readPortFile(file));

@@ -11,7 +11,8 @@ import { cliCommand, runCli, runInTerminal, tempDir, writeClass } from '../suppo
 
 const agentFor = useFakeAgents({ heartbeatMs: 1000 });
 
-const LIVE = '\r\x1b[K';
+/** The live line's text: what it waits for and for how long (never ends a line: it is replaced). */
+const LIVE_TEXT = / · \d+\.\d s/;
 const ANSI = /\x1b\[[0-9;]*m/;
 
 function project(classes = 2): { dir: string; classes: string } {
@@ -29,7 +30,7 @@ function build(p: { classes: string }, n: number): string[] {
 }
 
 describe('the live status line', () => {
-  it('in a pseudo-terminal: names the receipt awaited and counts VERIFY, replaced in place, hidden while the build runs', async () => {
+  it('in a pseudo-terminal: names the receipt awaited and counts VERIFY, replaced in place, hidden while the build runs (NO_COLOR: no escapes)', async () => {
     const p = project();
     await agentFor(p, {
       reloadMs: 600,
@@ -38,15 +39,17 @@ describe('the live status line', () => {
     const run = await runInTerminal(cliCommand(build(p, 2)), { cwd: p.dir, env: { NO_COLOR: '1' } });
     expect(run.exitCode).toBe(0);
     const out = run.output;
-    expect(out).toMatch(/\r\x1b\[Kreclazz-build: waiting for the BUILD started receipt · 0\.[2-9] s/);
-    expect(out).toContain(`${LIVE}reclazz-build: VERIFY applied 0/2 · `);
-    expect(out).toMatch(/\r\x1b\[Kreclazz-build: VERIFY applied 2\/2 · \d+\.\d s/);
+    // NO_COLOR: drawn after a carriage return and erased with spaces, never with ESC [ K.
+    expect(out).not.toContain('\x1b');
+    expect(out).toMatch(/\rreclazz-build: waiting for the BUILD started receipt · 0\.[2-9] s/);
+    expect(out).toContain(`\rreclazz-build: VERIFY applied 0/2 · `);
+    expect(out).toMatch(/\rreclazz-build: VERIFY applied 2\/2 · \d+\.\d s/);
     // Replaced, not scrolled: no status text ends a line.
     expect(out).not.toMatch(/ · \d+\.\d s\r?\n/);
     // Nothing live between the start of the build and its end.
     const during = out.slice(out.indexOf('hold acquired; running'), out.indexOf('reclazz-build: build ok'));
     expect(during).toContain('BUILD-OUTPUT');
-    expect(during).not.toContain(LIVE);
+    expect(during).not.toMatch(LIVE_TEXT);
     // The verdict is a plain last line.
     expect(out.trimEnd().split(/\r?\n/).at(-1)).toMatch(/^reclazz-build: ✔ proven live: all 2 changed class\(es\) proven live/);
   });
@@ -61,11 +64,11 @@ describe('the live status line', () => {
 
     const ci = await runInTerminal(cliCommand(build(p, 2)), { cwd: p.dir, env: { CI: 'true', NO_COLOR: '1' } });
     expect(ci.exitCode).toBe(0);
-    expect(ci.output).not.toContain(LIVE);
+    expect(ci.output).not.toMatch(LIVE_TEXT);
 
     const dumb = await runInTerminal(cliCommand(build(p, 1)), { cwd: p.dir, env: { TERM: 'dumb' } });
     expect(dumb.exitCode).toBe(0);
-    expect(dumb.output).not.toContain(LIVE);
+    expect(dumb.output).not.toMatch(LIVE_TEXT);
     expect(dumb.output).not.toMatch(ANSI);
   });
 
@@ -74,8 +77,16 @@ describe('the live status line', () => {
     await agentFor(p, { intercept: (cmd) => (cmd.verb === 'RELOAD' ? { kind: 'delay', ms: 400 } : undefined) });
     const run = await runInTerminal(cliCommand(['status']), { cwd: p.dir, env: { NO_COLOR: '1' } });
     expect(run.exitCode).toBe(0);
-    expect(run.output).toMatch(/\r\x1b\[Kreclazz-build: waiting for the RELOAD_STATE receipt of RELOAD status · 0\.[2-9] s/);
+    expect(run.output).toMatch(/\rreclazz-build: waiting for the RELOAD_STATE receipt of RELOAD status · 0\.[2-9] s/);
     expect(run.output).toMatch(/automatic reload is running/);
+  });
+
+  it('with colour on: erased and redrawn with ESC [ K', async () => {
+    const p = project();
+    await agentFor(p, { intercept: (cmd) => (cmd.verb === 'RELOAD' ? { kind: 'delay', ms: 300 } : undefined) });
+    const run = await runInTerminal(cliCommand(['status']), { cwd: p.dir });
+    expect(run.exitCode).toBe(0);
+    expect(run.output).toMatch(/\r\x1b\[K\S*reclazz-build:\S* waiting for the RELOAD_STATE receipt of RELOAD status · 0\.[1-9] s/);
   });
 });
 

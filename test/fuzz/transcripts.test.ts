@@ -10,7 +10,11 @@
  *    sent, no exit 0 without the `ok` receipt, no build-failed status without the `failed`
  *    receipt, no `applied` verdict without a matching applied VERIFY_RESULT of the session;
  *  - never send `BUILD ok` after the build was interrupted.
- * A smaller sample runs through the real binary to prove no stack trace reaches stderr.
+ * A quarter of the transcripts are tainted: control characters in every text field the peer
+ * sends (see `controlText`); every run's events and result are rendered by the human reporter,
+ * which must show none of them raw. A smaller sample runs through the real binary to prove no
+ * stack trace reaches stderr, and a tainted sample that no raw control byte from the peer does
+ * and no line of its own is printed.
  *
  * Replay: RECLAZZ_FUZZ_SEED=<seed> (and RECLAZZ_FUZZ_ONLY=<index>); RECLAZZ_FUZZ_RUNS=<n>.
  */
@@ -18,16 +22,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunResult } from '../../src/outcome/result.js';
+import { HumanReporter } from '../../src/report/human.js';
 import { runSafeBuild } from '../../src/index.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
-import { oracle, randomPlan, servePlan, type Plan } from '../support/transcript-peer.js';
+import { rawControlIn } from '../support/scratch.js';
+import { INJECTED_LINE, oracle, randomPlan, servePlan, taintedPlan, type Plan } from '../support/transcript-peer.js';
 
 const SEED = process.env.RECLAZZ_FUZZ_SEED !== undefined ? Number(process.env.RECLAZZ_FUZZ_SEED) : (Date.now() ^ (process.pid << 8)) >>> 0;
 const RUNS = Math.max(1000, Number(process.env.RECLAZZ_FUZZ_RUNS ?? 1000));
 const ONLY = process.env.RECLAZZ_FUZZ_ONLY === undefined ? undefined : Number(process.env.RECLAZZ_FUZZ_ONLY);
 const PARALLEL = 32;
 const CLI_SAMPLE = 16;
+const CLI_TAINTED = 24;
 const CLASSES = ['A', 'B', 'C'];
 
 const REFUSED = new Set([
@@ -88,10 +95,26 @@ function check(plan: Plan, result: RunResult, log: Parameters<typeof oracle>[0])
   if (result.build?.interruptedBy !== undefined) expect(sent('ok'), `BUILD ok after an interrupt; ${context}`).toEqual([]);
 }
 
+/** Transcript `index` of a run: every fourth one tainted. */
+function planAt(seed: number, index: number): Plan {
+  return index % 4 === 3 ? taintedPlan(seed, index) : randomPlan(seed, index);
+}
+
+/** What a terminal would get: nothing raw, and no line the peer made. */
+function expectShownSafely(text: string, context: string): void {
+  expect(rawControlIn(text), `a raw control character reached the terminal; ${context}`).toBeUndefined();
+  expect(
+    text.split('\n').filter((line) => line.startsWith(INJECTED_LINE)),
+    `a peer's line of its own; ${context}`,
+  ).toEqual([]);
+}
+
 async function runOne(plan: Plan): Promise<RunResult> {
   const peer = await servePlan(plan, SEED);
   const { dir, args } = project(plan);
   const controller = new AbortController();
+  let shown = '';
+  const human = new HumanReporter({ write: (text) => (shown += text), live: false, quiet: false, verbose: true });
   const abort = plan.abort === undefined ? undefined : setTimeout(() => controller.abort(plan.abort!.signal), plan.abort.atMs);
   try {
     const guard = new Promise<never>((_, reject) =>
@@ -110,11 +133,13 @@ async function runOne(plan: Plan): Promise<RunResult> {
           env: { PATH: process.env.PATH },
           sharesTerminal: false,
         },
-        { signal: controller.signal },
+        { signal: controller.signal, onEvent: (event) => human.event(event) },
       ),
       guard,
     ]);
     check(plan, result, peer.log);
+    human.result(result);
+    expectShownSafely(shown, `seed ${SEED} transcript ${plan.index}${plan.taint ? ' (tainted)' : ''}: ${result.reason}\n${shown}`);
     return result;
   } finally {
     if (abort !== undefined) clearTimeout(abort);
@@ -128,13 +153,15 @@ describe('fuzz: random and mutated agent transcripts', () => {
     console.log(`fuzz seed ${SEED} (replay: RECLAZZ_FUZZ_SEED=${SEED}); ${ONLY === undefined ? RUNS : 1} transcripts`);
     const indexes = ONLY === undefined ? Array.from({ length: RUNS }, (_, i) => i) : [ONLY];
     const outcomes = new Map<string, number>();
+    const tainted = new Map<string, number>();
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < indexes.length) {
-        const plan = randomPlan(SEED, indexes[next++]!);
+        const plan = planAt(SEED, indexes[next++]!);
         const result = await runOne(plan);
         const key = `${result.reason} ${result.exitCode}`;
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+        if (plan.taint) tainted.set(key, (tainted.get(key) ?? 0) + 1);
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
@@ -145,10 +172,14 @@ describe('fuzz: random and mutated agent transcripts', () => {
         .map(([k, n]) => `${k}: ${n}`)
         .join(', ')}`,
     );
+    console.log(`fuzz: tainted ones: ${[...tainted].map(([k, n]) => `${k}: ${n}`).join(', ')}`);
     expect(total).toBe(indexes.length);
     if (ONLY === undefined) {
       // The generator reaches deep into the flow, not only early refusals.
       for (const key of ['ok 0', 'not-safe 70', 'verify-incomplete 75']) expect(outcomes.get(key) ?? 0, key).toBeGreaterThan(0);
+      // Tainted ones too get past the handshake and DOCTOR to a build and its verdict.
+      const deep = ['ok 0', 'not-safe 70', 'verify-incomplete 75', 'build-failed 3'].reduce((n, key) => n + (tainted.get(key) ?? 0), 0);
+      expect(deep, 'tainted transcripts that got to a build').toBeGreaterThan(0);
     }
   }, 240_000);
 
@@ -190,5 +221,44 @@ describe('fuzz: random and mutated agent transcripts', () => {
     };
     await Promise.all(Array.from({ length: 4 }, worker));
     console.log(`fuzz: ${ran} transcripts through the real binary (seed ${SEED ^ (0x7f4a7c15 >>> 0)})`);
+  }, 120_000);
+
+  it(`${CLI_TAINTED} tainted transcripts through the real binary: no raw control byte from the peer on stderr`, async () => {
+    const plans = Array.from({ length: CLI_TAINTED }, (_, i) => taintedPlan(SEED ^ 0x2545f491, i));
+    let next = 0;
+    let ran = 0;
+    const worker = async (): Promise<void> => {
+      while (next < plans.length) {
+        const plan = plans[next++]!;
+        const peer = await servePlan(plan, SEED);
+        const { dir, args } = project(plan);
+        try {
+          const run = await runCli(
+            [
+              '--port',
+              String(peer.port),
+              '--timeout',
+              String(plan.timeoutMs),
+              '--verify-timeout',
+              String(plan.verifyTimeoutMs),
+              '--verbose',
+              '--',
+              ...args,
+            ],
+            { cwd: dir, timeoutMs: 30_000 },
+          );
+          const context = `seed ${SEED} tainted cli transcript ${plan.index}: exit ${run.exitCode}\n${JSON.stringify(run.stderr)}`;
+          expect(hasStackTrace(run.stderr), context).toBe(false);
+          expectShownSafely(run.stderr, context);
+          expectShownSafely(run.stdout, context);
+          ran += 1;
+        } finally {
+          await peer.stop();
+          fs.rmSync(dir, { recursive: true, force: true });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, worker));
+    expect(ran).toBe(plans.length);
   }, 120_000);
 });

@@ -3,7 +3,7 @@
  * nothing to escape takes the fast path.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { hasControl, visible } from '../../src/report/visible.js';
+import { hasControl, terminalSafeJson, visible, visibleFacts } from '../../src/report/visible.js';
 
 /** The escaped set, written as the ranges the terminal-output rule names. */
 const ESCAPED_RANGES: Array<[number, number]> = [
@@ -126,5 +126,42 @@ describe('visible', () => {
     expect(replace).not.toHaveBeenCalled();
     visible('com.acme.\x1bBad');
     expect(replace).toHaveBeenCalled();
+  });
+});
+
+describe('visibleFacts', () => {
+  it('escapes every string at any depth, keeps other values, and returns what needs nothing as it is', () => {
+    const facts = { type: 'agent', agent: { version: 'v\x1b[2J', port: 4242, flags: [true, null], dirs: ['/ok', '/bad\n'] } };
+    expect(visibleFacts(facts)).toEqual({
+      type: 'agent',
+      agent: { version: 'v\\x1b[2J', port: 4242, flags: [true, null], dirs: ['/ok', '/bad\\x0a'] },
+    });
+    // The input is not changed, and what had nothing to escape is shared, not copied.
+    expect(facts.agent.version).toBe('v\x1b[2J');
+    const clean = { a: 'x', b: [{ c: 'y' }] };
+    expect(visibleFacts(clean)).toBe(clean);
+    expect(visibleFacts({ ...clean, d: '\u202e' }).b).toBe(clean.b);
+  });
+
+  it('is idempotent: escaped text has nothing left to escape', () => {
+    const once = visibleFacts(['\x1b]0;t\x07', '\ud800', '\u009b']);
+    expect(visibleFacts(once)).toBe(once);
+  });
+});
+
+describe('terminalSafeJson', () => {
+  it('writes DEL, C1 and bidi controls as \\u escapes; the JSON value stays the same', () => {
+    const value = { message: 'a\u007fb\u009bc\u202ed\u2066e\x1b\ud800', n: 1 };
+    const json = terminalSafeJson(JSON.stringify(value));
+    expect(hasControl(json)).toBe(false);
+    expect(json).toContain('\\u007f');
+    expect(json).toContain('\\u009b');
+    expect(json).toContain('\\u202e');
+    expect(JSON.parse(json)).toEqual(value);
+  });
+
+  it('returns JSON with nothing to escape unchanged', () => {
+    const json = JSON.stringify({ path: 'C:\\x\\y', text: 'Grüße ✔' });
+    expect(terminalSafeJson(json)).toBe(json);
   });
 });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { exitStatus, REASON_EXIT } from '../../src/outcome/exit.js';
 import type { Reason } from '../../src/outcome/outcome.js';
+import { errorText, warningText } from '../../src/report/step-words.js';
 import { describeOutcome } from '../../src/report/words.js';
 import { SAMPLE_OUTCOMES } from '../support/outcomes.js';
 
@@ -37,5 +38,47 @@ describe('the words of every outcome', () => {
     });
     expect(words.message).toContain('(300 > 100)');
     expect(words.hint).toContain('the last 100 reloaded classes');
+  });
+});
+
+describe('facts from a peer or the file system in the words', () => {
+  it('are made visible before they are put into a sentence; the sentence keeps its own line breaks', () => {
+    const words = describeOutcome({
+      reason: 'ambiguous-agent',
+      cwd: '/p\x1b[2J',
+      portFiles: ['/p/a\n✔ fake/.reclazz/agent.port', '/p/b/.reclazz/agent.port'],
+    });
+    expect(words.message).toBe(
+      'found 2 agent port files below /p\\x1b[2J:\n  /p/a\\x0a✔ fake/.reclazz/agent.port\n  /p/b/.reclazz/agent.port',
+    );
+    const state = describeOutcome({ reason: 'state-error', problem: 'cannot write /p/\u202eevil', dir: '/p', file: 'x\u009b' });
+    expect(state.message).toContain('/p/\\u202eevil');
+    expect(state.hint).toContain('x\\u009b');
+  });
+
+  it('in warnings too, and an internal error keeps its stack frames on their lines', () => {
+    expect(warningText.unreadable(['/c/A\r.class'])).toContain('/c/A\\x0d.class');
+    expect(warningText.unwatched('/c\x07', ['/w\n'])).toBe(
+      'the agent does not watch /c\\x07: changes there will not reload (it watches /w\\x0a)',
+    );
+    const error = new Error('bad name com.acme.X\nreclazz-build: ✔ proven live');
+    const text = warningText.internalError(error);
+    expect(text.split('\n')[0]).toBe('internal error: Error: bad name com.acme.X\\x0areclazz-build: ✔ proven live');
+    expect(text.split('\n')[1]).toMatch(/^ {4}at /);
+    expect(errorText('just text\x1b')).toBe('just text\\x1b');
+  });
+
+  it('a changed class file VERIFY cannot take is named in the verdict, never "no class changed"', () => {
+    const none = describeOutcome({ reason: 'ok', proof: { kind: 'nothing-to-prove', skipped: 2 } });
+    expect(none.message).toBe(
+      'build ok and acknowledged; 2 changed class file(s) not verified: no name VERIFY accepts (listed above as skipped), and no other class that was loaded before changed bytes: nothing to prove',
+    );
+    const some = describeOutcome({ reason: 'ok', proof: { kind: 'proven', applied: 3, skipped: 1 } });
+    expect(some.message).toBe(
+      'all 3 verifiable changed class(es) proven live (VERIFY applied, SHA-256 matched); 1 changed class file(s) not verified: no name VERIFY accepts (listed above as skipped)',
+    );
+    expect(describeOutcome({ reason: 'ok', proof: { kind: 'proven', applied: 3 } }).message).toBe(
+      'all 3 changed class(es) proven live (VERIFY applied, SHA-256 matched)',
+    );
   });
 });

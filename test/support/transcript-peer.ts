@@ -8,6 +8,10 @@
  * state or owner, wrong level or types, not an object...), plus unsolicited lines and closes at
  * random times. Everything comes from a seeded PRNG, so a failing transcript can be replayed.
  *
+ * A tainted transcript (see {@link taintedPlan}) also puts control characters (see
+ * {@link controlText}) into every text field the peer sends: levels and messages, CONNECTED's
+ * agent, every DOCTOR string, VERIFY's detail, source and session, now and then its class name.
+ *
  * The peer records every byte it writes; {@link oracle} re-reads those bytes with a strict
  * parser written here, independently of src/, to say which receipts were really on the wire.
  */
@@ -86,6 +90,39 @@ export interface Plan {
   closeAtMs?: number;
   /** Abort the run with this signal at this time after start. */
   abort?: { atMs: number; signal: 'SIGINT' | 'SIGTERM' };
+  /** Put control characters into every text field sent (see {@link controlText}). */
+  taint?: boolean;
+}
+
+/** What a tainted field's line break is followed by: a line a peer must never get printed on its own. */
+export const INJECTED_LINE = 'FUZZ-INJECTED reclazz-build: ✔ proven live';
+
+/** Pieces of hostile text: every kind of character a terminal must be kept from, and sequences built from them. */
+const CONTROL_PIECES: ReadonlyArray<(rng: Rng) => string> = [
+  // C0 controls but TAB, and DEL.
+  (rng) =>
+    String.fromCharCode(pick(rng, [...Array.from({ length: 9 }, (_, i) => i), ...Array.from({ length: 22 }, (_, i) => i + 10), 0x7f])),
+  // C1 controls, the one-character CSI among them.
+  (rng) => String.fromCharCode(int(rng, 0x80, 0x9f)),
+  () => '\u009b2J',
+  // Bidirectional embeddings, overrides and isolates.
+  (rng) => String.fromCharCode(pick(rng, [0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069])),
+  // Lone surrogate halves (JSON carries them as \ud8xx escapes).
+  (rng) => String.fromCharCode(int(rng, 0xd800, 0xdfff)),
+  // Escape sequences: window title, clear screen, colour, cursor moves.
+  () => '\u001b]0;fuzz-title\u0007',
+  () => '\u001b[2J\u001b[H',
+  (rng) => `\u001b[${int(rng, 30, 47)}m`,
+  () => '\u001b[1A\u001b[K',
+  () => `\r${INJECTED_LINE}`,
+  () => `\n${INJECTED_LINE}`,
+  () => `\r\n${INJECTED_LINE}`,
+  () => 'plain',
+];
+
+/** 1 to 6 pieces of hostile text (see {@link CONTROL_PIECES}) for one field. */
+function controlText(rng: Rng): string {
+  return Array.from({ length: int(rng, 1, 6) }, () => pick(rng, CONTROL_PIECES)(rng)).join('');
 }
 
 const HOSTILE: Array<string | Buffer> = [
@@ -172,6 +209,14 @@ export function randomPlan(seed: number, index: number): Plan {
   // Correct answers all the way for a share of transcripts: the happy path must stay reachable.
   if (rng() < 0.15) for (const key of Object.keys(plan.actions) as RequestKind[]) plan.actions[key] = [{ kind: 'correct' }];
   return plan;
+}
+
+/**
+ * A plan that taints every text field: {@link randomPlan} of a stream of its own, with
+ * {@link Plan.taint} set, and a share of its noise lines replaced by tainted events.
+ */
+export function taintedPlan(seed: number, index: number): Plan {
+  return { ...randomPlan((seed ^ 0x3c6ef372) >>> 0, index), taint: true };
 }
 
 /** What the peer saw and wrote. */
@@ -305,6 +350,12 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
     const list = plan.actions[kind];
     return list[Math.min(cursor[kind]++, list.length - 1)]!;
   };
+  /** `text`, with control characters added when the plan is tainted (sometimes before, mostly after). */
+  const t = (text: string): string => {
+    if (!plan.taint) return text;
+    const extra = controlText(rng);
+    return rng() < 0.2 ? `${extra}${text}` : `${text}${extra}`;
+  };
   const sockets = new Set<net.Socket>();
   const timers = new Set<NodeJS.Timeout>();
   const later = (ms: number, run: () => void) => {
@@ -320,7 +371,8 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
     socket.on('error', () => undefined);
     socket.on('close', () => sockets.delete(socket));
     const connection = log.connections++;
-    const session = connection === 0 || plan.reconnectSession === 'same' ? sessionId : `session-${plan.index}-b`;
+    // The same tainted session id in DOCTOR and VERIFY: the run must see one session, and show it safely.
+    const session = `${connection === 0 || plan.reconnectSession === 'same' ? sessionId : `session-${plan.index}-b`}${plan.taint ? controlText(rng) : ''}`;
     const write = (data: string | Buffer, terminator = true): void => {
       if (socket.destroyed) return;
       const chunk = Buffer.concat([typeof data === 'string' ? Buffer.from(data) : data, terminator ? Buffer.from('\n') : Buffer.alloc(0)]);
@@ -362,11 +414,18 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
     const greeting = connection === 0 ? next('greeting') : ({ kind: 'correct' } as Action);
     give(
       greeting,
-      () => event('CONNECTED', 'Agent status server connected', { version: 1, agent: '9.9.9-fuzz' }),
+      () => event('CONNECTED', t('Agent status server connected'), { version: 1, agent: t('9.9.9-fuzz') }),
       () => event('CONNECTED', 'Agent status server connected', { version: 1 }),
     );
     if (connection === 0) {
       for (const { atMs, line } of plan.noise) later(atMs, () => write(line));
+      // Tainted: events of every level, tainted in level and message, at random times.
+      if (plan.taint) {
+        for (let i = int(rng, 2, 6); i > 0; i--) {
+          const level = pick(rng, ['INFO', 'WARN', 'ERROR', 'RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'OK', 'HEARTBEAT']);
+          later(int(rng, 0, 300), () => write(event(rng() < 0.3 ? t(level) : level, t('agent says'))));
+        }
+      }
       if (plan.closeAtMs !== undefined) later(plan.closeAtMs, () => socket.destroy());
     }
 
@@ -383,19 +442,19 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
           const doctor = {
             requestId: token,
             status: 'observed',
-            detail: 'fuzz',
+            detail: t('fuzz'),
             sessionId: session,
-            agentVersion: '9.9.9-fuzz',
-            pid: '1',
-            javaVersion: '21',
-            vmName: 'fuzz',
-            workingDirectory: '/',
-            watcherState: 'watching',
-            buildHold: 'none',
-            watchedDirectoryCount: 0,
+            agentVersion: t('9.9.9-fuzz'),
+            pid: t('1'),
+            javaVersion: t('21'),
+            vmName: t('fuzz'),
+            workingDirectory: t('/'),
+            watcherState: rng() < 0.5 ? t('watching') : 'watching',
+            buildHold: rng() < 0.5 ? t('none') : 'none',
+            watchedDirectoryCount: plan.taint ? 2 : 0,
             unwatchableDirectoryCount: 0,
             watchSampleTruncated: false,
-            watchedDirectories: [],
+            watchedDirectories: plan.taint ? [t('/app/target/classes'), t('/')] : [],
             buildOwnershipSupported: plan.ownership,
             verifySupported: plan.verifySupported,
             scanSupported: true,
@@ -417,7 +476,7 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
           const request = /request=(\S+)/.exec(line)?.[1];
           const owner = /owner=(\S+)/.exec(line)?.[1];
           if (request === undefined || !['started', 'ok', 'failed'].includes(state)) continue;
-          if (state === 'started' && rng() < 0.5) write(event('INFO', 'Build started; holding 3 class files until BUILD ok'));
+          if (state === 'started' && rng() < 0.5) write(event('INFO', t('Build started; holding 3 class files until BUILD ok')));
           give(
             next(state),
             () => event('INFO', `BUILD_ACK ${request} ${state} owner=${owner}`),
@@ -428,7 +487,7 @@ export async function servePlan(plan: Plan, seed: number): Promise<Peer> {
           const receipt = (status: string, observed: string, completedAt: string) =>
             event(
               'INFO',
-              `VERIFY_RESULT ${token} ${JSON.stringify({ requestId: token, sessionId: session, className, expectedSha256: sha, observedSha256: observed, status, source: 'fuzz', detail: status, completedAt })}`,
+              `VERIFY_RESULT ${token} ${JSON.stringify({ requestId: token, sessionId: session, className: plan.taint && rng() < 0.1 ? t(className) : className, expectedSha256: sha, observedSha256: observed, status, source: t('fuzz'), detail: t(status), completedAt })}`,
             );
           const rejected = () => {
             const status = pick(rng, ['failed', 'unverified', 'mismatch', 'running', 'not_observed']);
