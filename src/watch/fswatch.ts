@@ -75,120 +75,149 @@ interface Armed {
 
 /** Starts watching `options.roots`. Never throws for a missing root: it is watched once it exists. */
 export function watchTree(options: TreeWatchOptions): TreeWatch {
-  const roots = [...new Set(options.roots.map((root) => path.resolve(root)))];
-  const rootSet = new Set(roots);
-  const armed = new Map<string, Armed>();
-  const isRootFile = (candidate: string): boolean => armed.get(candidate)?.file === true;
-  let closed = false;
-  let signalClosed: () => void = () => undefined;
-  const closing = new Promise<void>((resolve) => (signalClosed = resolve));
+  const tree = new TreeWatcher(options);
+  return { ready: tree.ready, missingRoots: () => tree.missingRoots(), close: () => tree.close() };
+}
 
-  const watcher = new FSWatcher({
-    ignoreInitial: true,
-    persistent: true,
-    ignored: (candidate, stats) => !rootSet.has(candidate) && (options.ignore(candidate) || stats?.isFile() === true),
-  });
+/** One watch's state: the roots, which of them are armed, the chokidar watcher and the timers. */
+class TreeWatcher {
+  readonly ready: Promise<void>;
+  private readonly options: TreeWatchOptions;
+  private readonly roots: string[];
+  private readonly rootSet: Set<string>;
+  private readonly armed = new Map<string, Armed>();
+  private readonly watcher: FSWatcher;
+  // A folder whose watch reported its removal: the kernel dropped that watch.
+  private readonly toRewatch = new Set<string>();
+  private rewatchTimer: NodeJS.Timeout | undefined;
+  private readonly recheckTimer: NodeJS.Timeout;
+  private closed = false;
+  private closeOnce: Promise<void> | undefined;
+  private signalClosed: () => void = () => undefined;
 
-  watcher.on('raw', (_event, name, details) => {
+  constructor(options: TreeWatchOptions) {
+    this.options = options;
+    this.roots = [...new Set(options.roots.map((root) => path.resolve(root)))];
+    this.rootSet = new Set(this.roots);
+    const closing = new Promise<void>((resolve) => (this.signalClosed = resolve));
+    this.watcher = new FSWatcher({
+      ignoreInitial: true,
+      persistent: true,
+      ignored: (candidate, stats) => !this.rootSet.has(candidate) && (options.ignore(candidate) || stats?.isFile() === true),
+    });
+    this.listen();
+    for (const root of this.roots) {
+      const stats = statOrUndefined(root);
+      if (stats) this.arm(root, stats);
+    }
+    this.ready =
+      this.armed.size === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            this.watcher.once('ready', () => resolve());
+            void closing.then(resolve);
+          });
+    // Kept referenced like chokidar's own handles: an open watch keeps the process alive until closed.
+    this.recheckTimer = setInterval(() => this.recheck(), options.recheckMs ?? RECHECK_MS);
+  }
+
+  missingRoots(): string[] {
+    return this.roots.filter((root) => !this.armed.has(root));
+  }
+
+  close(): Promise<void> {
+    this.closeOnce ??= (async () => {
+      this.closed = true;
+      clearInterval(this.recheckTimer);
+      clearTimeout(this.rewatchTimer);
+      this.signalClosed();
+      await this.watcher.close();
+    })();
+    return this.closeOnce;
+  }
+
+  private listen(): void {
+    this.watcher.on('raw', (_event, name, details) => this.onRaw(name, details));
+    this.watcher.on('all', (event, changed) => this.onEvent(event, changed));
+    this.watcher.on('error', (error) => {
+      if (!this.closed) this.options.onError(error instanceof Error ? error : new Error(String(error)));
+    });
+  }
+
+  /** A folder watch's own report of an entry, or of the folder itself going away. */
+  private onRaw(name: unknown, details: unknown): void {
     const watched = (details as { watchedPath?: string } | undefined)?.watchedPath;
-    if (closed || watched === undefined || isRootFile(watched)) return;
+    if (this.closed || watched === undefined || this.isRootFile(watched)) return;
     const change = rawChange(watched, typeof name === 'string' ? name : undefined);
-    if (rootSet.has(change.path) || !options.ignore(change.path)) options.onChange(change);
-    if (change.path === watched && change.folder !== watched) rewatchSoon(watched);
-  });
-  watcher.on('all', (event, changed) => {
-    if (closed) return;
-    if ((event === 'unlink' || event === 'unlinkDir') && armed.has(changed)) {
-      disarm(changed);
-      options.onGap(changed);
-    } else if (isRootFile(changed)) {
-      options.onChange({ path: changed, folder: path.dirname(changed), dir: false });
+    if (this.rootSet.has(change.path) || !this.options.ignore(change.path)) this.options.onChange(change);
+    if (change.path === watched && change.folder !== watched) this.rewatchSoon(watched);
+  }
+
+  /** Chokidar's own events: a root removed, a root file changed, or folders found by a scan. */
+  private onEvent(event: string, changed: string): void {
+    if (this.closed) return;
+    if ((event === 'unlink' || event === 'unlinkDir') && this.armed.has(changed)) {
+      this.disarm(changed);
+      this.options.onGap(changed);
+    } else if (this.isRootFile(changed)) {
+      this.options.onChange({ path: changed, folder: path.dirname(changed), dir: false });
     } else if (event === 'addDir' || event === 'unlinkDir') {
       // Folders found by chokidar's scan of a new folder: their files were written before any watch.
-      options.onChange({ path: changed, folder: path.dirname(changed), dir: true });
+      this.options.onChange({ path: changed, folder: path.dirname(changed), dir: true });
     }
-  });
-  watcher.on('error', (error) => {
-    if (!closed) options.onError(error instanceof Error ? error : new Error(String(error)));
-  });
-
-  function arm(root: string, stats: fs.Stats): void {
-    armed.set(root, { dev: stats.dev, ino: stats.ino, file: !stats.isDirectory() });
-    watcher.add(root);
-  }
-  function disarm(root: string): void {
-    armed.delete(root);
-    watcher.unwatch(root);
   }
 
-  // A folder whose watch reported its removal: the kernel dropped that watch.
-  const toRewatch = new Set<string>();
-  let rewatchTimer: NodeJS.Timeout | undefined;
-  function rewatchSoon(folder: string): void {
-    toRewatch.add(folder);
-    rewatchTimer ??= setTimeout(rewatch, REWATCH_DELAY_MS);
+  private isRootFile(candidate: string): boolean {
+    return this.armed.get(candidate)?.file === true;
   }
-  function rewatch(): void {
-    rewatchTimer = undefined;
-    const folders = [...toRewatch];
-    toRewatch.clear();
+
+  private arm(root: string, stats: fs.Stats): void {
+    this.armed.set(root, { dev: stats.dev, ino: stats.ino, file: !stats.isDirectory() });
+    this.watcher.add(root);
+  }
+
+  private disarm(root: string): void {
+    this.armed.delete(root);
+    this.watcher.unwatch(root);
+  }
+
+  private rewatchSoon(folder: string): void {
+    this.toRewatch.add(folder);
+    this.rewatchTimer ??= setTimeout(() => this.rewatch(), REWATCH_DELAY_MS);
+  }
+
+  private rewatch(): void {
+    this.rewatchTimer = undefined;
+    const folders = [...this.toRewatch];
+    this.toRewatch.clear();
     for (const folder of folders) {
-      if (closed) return;
+      if (this.closed) return;
       const stats = statOrUndefined(folder);
-      if (rootSet.has(folder)) {
-        if (armed.has(folder)) disarm(folder);
-        if (stats) arm(folder, stats);
+      if (this.rootSet.has(folder)) {
+        if (this.armed.has(folder)) this.disarm(folder);
+        if (stats) this.arm(folder, stats);
       } else if (stats?.isDirectory()) {
-        watcher.unwatch(folder);
-        watcher.add(folder);
+        this.watcher.unwatch(folder);
+        this.watcher.add(folder);
       } else {
         continue; // gone: chokidar reports the removal, and its parent's watch sees it made again
       }
-      options.onGap(folder);
+      this.options.onGap(folder);
     }
   }
 
-  for (const root of roots) {
-    const stats = statOrUndefined(root);
-    if (stats) arm(root, stats);
-  }
-  const ready =
-    armed.size === 0
-      ? Promise.resolve()
-      : new Promise<void>((resolve) => {
-          watcher.once('ready', () => resolve());
-          void closing.then(resolve);
-        });
-
-  const recheck = (): void => {
-    if (closed) return;
-    for (const root of roots) {
+  /** Every `recheckMs`: watches a root that appeared, and afresh one that went away or was replaced. */
+  private recheck(): void {
+    if (this.closed) return;
+    for (const root of this.roots) {
       const stats = statOrUndefined(root);
-      const known = armed.get(root);
+      const known = this.armed.get(root);
       if (known && stats && (known.file || (known.dev === stats.dev && known.ino === stats.ino))) continue;
-      if (known) disarm(root);
-      if (stats) arm(root, stats);
-      if (known || stats) options.onGap(root);
+      if (known) this.disarm(root);
+      if (stats) this.arm(root, stats);
+      if (known || stats) this.options.onGap(root);
     }
-  };
-  // Kept referenced like chokidar's own handles: an open watch keeps the process alive until closed.
-  const timer = setInterval(recheck, options.recheckMs ?? RECHECK_MS);
-
-  let closeOnce: Promise<void> | undefined;
-  return {
-    ready,
-    missingRoots: () => roots.filter((root) => !armed.has(root)),
-    close() {
-      closeOnce ??= (async () => {
-        closed = true;
-        clearInterval(timer);
-        clearTimeout(rewatchTimer);
-        signalClosed();
-        await watcher.close();
-      })();
-      return closeOnce;
-    },
-  };
+  }
 }
 
 /**

@@ -74,24 +74,9 @@ export interface CycleScheduler {
  * @throws RangeError when `debounceMs` is not a whole number of ms from 0 to {@link MAX_DEBOUNCE_MS}.
  */
 export function createCycleScheduler<T>(options: CycleSchedulerOptions<T>): CycleScheduler {
-  const debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
-  if (!Number.isInteger(debounceMs) || debounceMs < 0 || debounceMs > MAX_DEBOUNCE_MS) {
-    throw new RangeError(`the debounce must be a whole number of ms from 0 to ${MAX_DEBOUNCE_MS}, got ${String(debounceMs)}`);
-  }
+  const debounceMs = checkedDebounce(options.debounceMs);
   const now = options.now ?? Date.now;
-  const report =
-    options.onError ??
-    ((error: unknown) =>
-      setImmediate(() => {
-        throw error;
-      }));
-  const call = <A>(callback: ((arg: A) => void) | undefined, arg: A): void => {
-    try {
-      callback?.(arg);
-    } catch (error) {
-      report(error);
-    }
-  };
+  const call = guardedCaller(options.onError);
 
   let pending = new Set<string>();
   let lastChangeAt = 0;
@@ -121,12 +106,7 @@ export function createCycleScheduler<T>(options: CycleSchedulerOptions<T>): Cycl
     running = (async () => {
       call(options.onCycleStart, { cycle, changed });
       const startedAt = now();
-      let outcome: CycleOutcome<T>;
-      try {
-        outcome = { ok: true, value: await options.runCycle(changed, abort.signal) };
-      } catch (error) {
-        outcome = { ok: false, error };
-      }
+      const outcome = await settle(() => options.runCycle(changed, abort.signal));
       call(options.onCycleEnd, { cycle, changed, durationMs: now() - startedAt, aborted: abort.signal.aborted, outcome });
     })().finally(() => {
       running = undefined;
@@ -166,4 +146,45 @@ export function createCycleScheduler<T>(options: CycleSchedulerOptions<T>): Cycl
       return cycles;
     },
   };
+}
+
+/**
+ * The quiet period to use, in ms: `debounceMs`, or {@link DEFAULT_DEBOUNCE_MS} when it is not given.
+ * @throws RangeError when it is not a whole number of ms from 0 to {@link MAX_DEBOUNCE_MS}.
+ */
+function checkedDebounce(debounceMs: number | undefined): number {
+  const ms = debounceMs ?? DEFAULT_DEBOUNCE_MS;
+  if (!Number.isInteger(ms) || ms < 0 || ms > MAX_DEBOUNCE_MS) {
+    throw new RangeError(`the debounce must be a whole number of ms from 0 to ${MAX_DEBOUNCE_MS}, got ${String(ms)}`);
+  }
+  return ms;
+}
+
+/**
+ * Calls a user callback without letting what it throws break the scheduler: it goes to `onError`,
+ * or by default is rethrown outside the scheduler, so it is not lost.
+ */
+function guardedCaller(onError: ((error: unknown) => void) | undefined) {
+  const report =
+    onError ??
+    ((error: unknown) =>
+      setImmediate(() => {
+        throw error;
+      }));
+  return <A>(callback: ((arg: A) => void) | undefined, arg: A): void => {
+    try {
+      callback?.(arg);
+    } catch (error) {
+      report(error);
+    }
+  };
+}
+
+/** How a cycle settled: its value, or what it threw or rejected with (a synchronous throw included). */
+async function settle<T>(cycle: () => Promise<T>): Promise<CycleOutcome<T>> {
+  try {
+    return { ok: true, value: await cycle() };
+  } catch (error) {
+    return { ok: false, error };
+  }
 }
