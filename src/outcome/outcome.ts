@@ -59,6 +59,11 @@ export type Shortfall =
   | { kind: 'restart-required'; classes: number }
   /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
   | { kind: 'unreadable'; unreadable: number; folders: number }
+  /**
+   * Every class asked about is live, but `classes` changed class files have names VERIFY does
+   * not accept (a control character, `META-INF/versions/...`) and may still be loaded: unproven.
+   */
+  | { kind: 'not-verifiable'; classes: number }
   /** No class output directory was found, so nothing was checked. */
   | { kind: 'no-class-dirs'; searchRoot: string }
   /** The class output directories hold no class file, so nothing was checked. */

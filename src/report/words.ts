@@ -224,6 +224,13 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
         hint: 'make the class files and folders named in the warning above readable for this user, and run again',
       };
     }
+    case 'not-verifiable': {
+      const proven = outcome.noneChanged ? 'no other class that was loaded before changed bytes' : `all ${live} class(es) checked are live`;
+      return {
+        message: `build ok; ${proven}, but ${shortfall.classes} changed class file(s) have a name VERIFY does not accept (listed above as skipped), so whether the app runs them is unknown: not proven live`,
+        hint: 'a class name with a control character is no class javac writes: remove the file; a multi-release class under META-INF/versions cannot be verified: restart the app if it must be live',
+      };
+    }
     case 'no-class-dirs':
       return {
         message: `build ok and acknowledged; ${noClassDirs(shortfall.searchRoot)}: not proven live`,

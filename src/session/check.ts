@@ -85,6 +85,8 @@ async function verifyChanges(
   const { session, options } = cycle;
   const { changes, unreadable, unreadableDirs, resources } = detected;
   const notVerifiable = changes.changed.filter((c) => !c.verifiable);
+  // package-info and module-info are never reloaded; any other name VERIFY refuses may be loaded code it cannot prove.
+  const unprovable = notVerifiable.filter((c) => !/(^|\.)(package-info|module-info)$/.test(c.className)).length;
   // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
   const checks = changes.checks.filter((c) => c.verifiable);
   const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
@@ -97,6 +99,10 @@ async function verifyChanges(
   if (changes.total === 0 && unread.folders === 0) {
     const shortfall = { kind: 'no-class-files' as const, dirs: dirs.length };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
+  }
+  if (asked === 0 && unprovable > 0 && unread.unreadable + unread.folders === 0) {
+    const shortfall = { kind: 'not-verifiable' as const, classes: unprovable };
+    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
   if (asked === 0) {
     if (unread.unreadable + unread.folders === 0)
@@ -133,6 +139,7 @@ async function verifyChanges(
     unreadableDirs: unread.folders,
     checked,
     skipped: notVerifiable.length,
+    unprovable,
     ...(found === undefined ? {} : { found }),
   });
   return end(cycle, outcome, { ...facts, verify, verdicts });

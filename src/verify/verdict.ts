@@ -22,6 +22,8 @@ export interface VerdictScope {
   checked?: number;
   /** Changed class files not asked about because VERIFY does not accept their names: the words name them. */
   skipped?: number;
+  /** Of `skipped`, those that are not `package-info`/`module-info` (which never reload): they leave the round unproven. */
+  unprovable?: number;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -42,6 +44,9 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
     const unreadable = scope.unreadable ?? 0;
     const folders = scope.unreadableDirs ?? 0;
     if (unreadable + folders > 0) return { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'unreadable', unreadable, folders } };
+    if ((scope.unprovable ?? 0) > 0) {
+      return { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'not-verifiable', classes: scope.unprovable! } };
+    }
     return {
       reason: 'ok',
       proof: {

@@ -187,10 +187,13 @@ describe('a class file whose name holds control characters', () => {
     expect(run.stderr).toContain(
       String.raw`  skipped          com.acme.Evil\x1b[2J\x0areclazz-build: ✔ proven live\u009b  not a name VERIFY accepts; not verified`,
     );
-    const verdict = run.stderr.trimEnd().split('\n').at(-1)!;
-    // Not "no class that was loaded before changed bytes": one did, and it could not be checked.
-    expect(verdict).not.toContain('no class that was loaded before changed bytes');
-    expect(verdict).toMatch(/1 changed class file\(s\) .*not verified/);
+    const [verdict, next] = run.stderr.trimEnd().split('\n').slice(-2);
+    expect(next).toMatch(/^reclazz-build: next: /);
+    // Not "no class that was loaded before changed bytes": one did, and it could not be checked,
+    // so the run is not proven live (75), never a green verdict.
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(verdict!).not.toContain('✔');
+    expect(verdict!).toMatch(/1 changed class file\(s\) have a name VERIFY does not accept .*not proven live/);
     // Nothing was asked about it: the agent never answers a VERIFY for such a name.
     expect(agent.received.filter((r) => r.line.startsWith('VERIFY'))).toEqual([]);
 
@@ -200,21 +203,23 @@ describe('a class file whose name holds control characters', () => {
       message: string;
     };
     expect(result.classes).toEqual([expect.objectContaining({ className: name, status: 'not-verifiable' })]);
-    expect(result.message).toMatch(/1 changed class file\(s\) .*not verified/);
+    expect(json.exitCode).toBe(75);
+    expect(result.message).toMatch(/1 changed class file\(s\) have a name VERIFY does not accept .*not proven live/);
   });
 
-  it('beside a verifiable one that is applied: the verdict counts the one it could not check', async () => {
+  it('beside a verifiable one that is applied: the one it could not check keeps the run from a green verdict (75)', async () => {
     const p = project();
     const name = 'com.acme.Tab\u0007Bell';
     writeClass(p.classes, name, 'bell-v1');
     await agentFor(p);
     const run = await runCli(rewrite(p.classes, [name, 'com.acme.Greeter']), { cwd: p.dir });
-    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.exitCode, run.stderr).toBe(75);
     expectSafe(run.stderr, 'stderr');
     expect(run.stderr).toMatch(/class files: 2 changed, 0 added, 0 removed, 1 not verifiable \(of 2\)/);
-    expect(run.stderr.trimEnd().split('\n').at(-1)).toMatch(
-      /^reclazz-build: ✔ proven live: all 1 verifiable changed class\(es\) proven live .*; 1 changed class file\(s\) .*not verified/,
-    );
+    const [verdict, next] = run.stderr.trimEnd().split('\n').slice(-2);
+    expect(next).toMatch(/^reclazz-build: next: /);
+    expect(verdict!).not.toContain('✔');
+    expect(verdict!).toMatch(/all 1 class\(es\) checked are live, but 1 changed class file\(s\) have a name VERIFY does not accept/);
   });
 });
 
