@@ -100,18 +100,13 @@ async function verifyChanges(
     const shortfall = { kind: 'no-class-files' as const, dirs: dirs.length };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
   }
-  if (asked === 0 && unprovable > 0 && unread.unreadable + unread.folders === 0) {
-    const shortfall = { kind: 'not-verifiable' as const, classes: unprovable };
-    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
-  }
   if (asked === 0) {
-    if (unread.unreadable + unread.folders === 0)
-      return end(
-        cycle,
-        { reason: 'ok', proof: { kind: 'nothing-to-prove', ...(notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {}) } },
-        facts,
-      );
-    const shortfall = { kind: 'unreadable' as const, ...unread };
+    const readable = unread.unreadable + unread.folders === 0;
+    if (readable && unprovable === 0) {
+      const skipped = notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
+      return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skipped } }, facts);
+    }
+    const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
   const agent = session.agent;
