@@ -104,6 +104,11 @@ export function verifyLine(token: string, className: string, sha256: string): st
 const JAVA_IDENTIFIER = /^[\p{L}\p{Nl}_$][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}_$]*$/u;
 const RESERVED_FILE_NAMES = new Set(['module-info', 'package-info']);
 
+/** True for `package-info` and `module-info` (in any package): descriptors the JVM never reloads, and VERIFY refuses. */
+export function isDescriptorClassName(name: string): boolean {
+  return RESERVED_FILE_NAMES.has(name.slice(name.lastIndexOf('.') + 1));
+}
+
 /**
  * True when `name` is a binary class name the agent's VERIFY accepts (protocol.md "VERIFY"):
  * at most 256 characters, dot-separated Java identifiers (`$` allowed), no format or control
@@ -113,7 +118,7 @@ export function isVerifiableClassName(name: string): boolean {
   if (name.length === 0 || name.length > 256) return false;
   const parts = name.split('.');
   if (!parts.every((part) => JAVA_IDENTIFIER.test(part))) return false;
-  return !RESERVED_FILE_NAMES.has(parts[parts.length - 1]!);
+  return !isDescriptorClassName(name);
 }
 
 /** True for exactly 64 lower-case hex digits. */

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { watchCoverage } from '../agent/coverage.js';
+import { isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts } from '../classes/evidence.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
@@ -86,7 +87,7 @@ async function verifyChanges(
   const { changes, unreadable, unreadableDirs, resources } = detected;
   const notVerifiable = changes.changed.filter((c) => !c.verifiable);
   // package-info and module-info are never reloaded; any other name VERIFY refuses may be loaded code it cannot prove.
-  const unprovable = notVerifiable.filter((c) => !/(^|\.)(package-info|module-info)$/.test(c.className)).length;
+  const unprovable = notVerifiable.filter((c) => !isDescriptorClassName(c.className)).length;
   // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
   const checks = changes.checks.filter((c) => c.verifiable);
   const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
