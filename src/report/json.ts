@@ -1,8 +1,8 @@
 /**
  * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
  * per class and a final `result` object. Every line type is described by the zod schemas in
- * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
- * by `test/blackbox/json.test.ts`.
+ * `report/schema.ts`, documented in docs/json.md (held to the schemas by
+ * `test/package/json-doc.test.ts`) and checked against real runs by `test/blackbox/json.test.ts`.
  */
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';

@@ -2,7 +2,7 @@
  * The `--json` output as zod schemas: every line reclazz-build writes to stdout with `--json`
  * is one of {@link jsonLineSchema} (`events --json` instead passes the agent's own lines
  * through: {@link agentLineSchema}). The schemas are strict, so a field that is added to the
- * output without being added here (and to the README) fails the test that checks real runs.
+ * output without being added here (and to docs/json.md) fails the test that checks real runs.
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
 import * as z from 'zod';
