@@ -3,7 +3,8 @@
  * generated terminal sample is what a real run prints today (recorded again here with
  * scripts/samples.mjs; `npm run docs` rewrites them), every command line in a code block names
  * a command and options that exist, every `npm run` names a script of package.json, the
- * README's config example is a valid config, and its library examples type-check.
+ * README's config example is a valid config, its library examples type-check, and every link
+ * between the documents reaches a file and heading that exist.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -191,4 +192,32 @@ describe("the README's library examples", () => {
     expect(String(checked.stdout) + String(checked.stderr)).toBe('');
     expect(checked.exitCode).toBe(0);
   }, 60_000);
+});
+
+/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/ /g, '-');
+
+describe('the links between the documents', () => {
+  it('name files that exist and headings they have', () => {
+    const bad: string[] = [];
+    for (const { name, text } of DOCS) {
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/.test(target!)) continue; // a web address
+        const [file, hash] = target!.split('#') as [string, string | undefined];
+        const resolved = file === '' ? name : path.normalize(path.join(path.dirname(name), file));
+        if (!fs.existsSync(path.join(ROOT, resolved))) {
+          bad.push(`${name}: ${target} (no file)`);
+          continue;
+        }
+        if (hash === undefined) continue;
+        const headings = [...fs.readFileSync(path.join(ROOT, resolved), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!));
+        if (!headings.includes(hash)) bad.push(`${name}: ${target} (no such heading)`);
+      }
+    }
+    expect(bad).toEqual([]);
+  });
 });
