@@ -97,7 +97,7 @@ async function openAll<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan,
 ): Promise<Openings<H>> {
-  const checkout = checkoutRoot(host.cwd, locations.map((l) => l.projectDir));
+  const checkout = checkoutRoot(host.cwd, locations);
   const releaseLock = plan.builds ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
   if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
   const sessions: Session<H>[] = [];

@@ -40,6 +40,11 @@ function stateDirs(place: StatePlace): string[] {
   return [root, path.join(root, AGENTS_DIR), path.join(root, AGENTS_DIR, place.agent)];
 }
 
+/** The path of the state folder of `place` (whether or not it exists). */
+export function stateFolderPath(place: StatePlace): string {
+  return stateDirs(place).at(-1)!;
+}
+
 /**
  * The state folder of `place` if it exists.
  * @returns its path, or undefined when there is none.

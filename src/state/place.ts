@@ -9,26 +9,39 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInside } from '../classes/dirs.js';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
-import { createStateFolder, existingStateFolder, INDEX_FILE, OWNER_FILE, type StatePlace } from './folder.js';
+import { createStateFolder, existingStateFolder, INDEX_FILE, OWNER_FILE, stateFolderPath, type StatePlace } from './folder.js';
 
 /** The state files of one agent, moved from where earlier versions kept them. */
 const AGENT_FILES = [OWNER_FILE, INDEX_FILE] as const;
 
 /**
  * The checkout root of a run started in `cwd`: the nearest folder at or above it holding `.git`
- * (a folder, or the file of a linked worktree); else the outermost folder holding the port
- * files found: `cwd` for those below it, or the project folder of one found above it.
- * @param projectDirs the project folders of the agents found (absolute).
+ * (a folder, or the file of a linked worktree). Else the outermost folder holding the agents'
+ * port files: `cwd` for those below it, the project folder of one above it or elsewhere (the
+ * folder a `.reclazz/` or `.idea/reclazz/` port file belongs to; several: the folder holding
+ * them all), or the nearest folder above that holding `.git`. A port file that is not in such a
+ * place (`--port-file /tmp/x/agent.port`), or agents with nothing in common but the file
+ * system's root, give `cwd`.
+ * @param agents the agents found: the port file read (absolute) and its project folder.
  */
-export function checkoutRoot(cwd: string, projectDirs: readonly string[]): string {
-  for (let dir = cwd; ; dir = path.dirname(dir)) {
+export function checkoutRoot(cwd: string, agents: ReadonlyArray<{ portFile?: string; projectDir: string }>): string {
+  const git = gitAbove(cwd);
+  if (git !== undefined) return git;
+  const homes = agents
+    .filter((a) => a.portFile !== undefined && a.projectDir !== path.dirname(a.portFile))
+    .map((a) => (isInside(a.projectDir, cwd) ? cwd : a.projectDir));
+  if (homes.length === 0) return cwd;
+  let root = homes[0]!;
+  for (const home of homes) while (!isInside(home, root)) root = path.dirname(root);
+  if (path.dirname(root) === root) return cwd;
+  return gitAbove(root) ?? root;
+}
+
+function gitAbove(start: string): string | undefined {
+  for (let dir = start; ; dir = path.dirname(dir)) {
     if (fs.existsSync(path.join(dir, '.git'))) return dir;
-    if (path.dirname(dir) === dir) break;
+    if (path.dirname(dir) === dir) return undefined;
   }
-  let root = cwd;
-  // A port file found above cwd: its project folder holds cwd. One outside (--port-file /tmp/x/agent.port) adds nothing.
-  for (const dir of projectDirs) if (isInside(root, dir)) root = dir;
-  return root;
 }
 
 /**
@@ -56,6 +69,7 @@ export function agentStatePlace(checkout: string, agent: { portFile?: string; pr
  *   an owner token may name a hold left behind, so it is never dropped.
  */
 export function moveEarlierState(oldProjectDir: string, place: StatePlace): Array<{ from: string; to: string }> {
+  if (path.resolve(stateFolderPath(oldProjectDir)) === path.resolve(stateFolderPath(place))) return [];
   const from = existingStateFolder(oldProjectDir);
   if (from === undefined) return [];
   const moved: Array<{ from: string; to: string }> = [];
@@ -64,7 +78,6 @@ export function moveEarlierState(oldProjectDir: string, place: StatePlace): Arra
     const bytes = readWhole(old);
     if (bytes === undefined) continue;
     const dir = createStateFolder(place);
-    if (path.resolve(dir) === path.resolve(from)) return [];
     const target = path.join(dir, name);
     if (refuseLink(target, 'write') !== undefined) continue;
     writeStateFile(target, bytes);
