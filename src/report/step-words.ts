@@ -33,7 +33,8 @@ const warnings = {
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
-  holdReturned: (source: string) => `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,
+  holdReturned: (source: string) =>
+    `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,
   holdNotReturned: (source: string, owner: string) =>
     `BUILD ok for the agent of ${source} was NOT acknowledged: it may still hold for owner ${owner}; run again here to release it`,
   holdKept: (source: string, owner: string) =>

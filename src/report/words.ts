@@ -103,7 +103,9 @@ export function describeAgents(parts: AgentPart[]): Words {
   const names = parts.map((p) => visible(p.source));
   if (proven === parts.length) return { message: `every one of the ${parts.length} agents proved its classes live (${names.join(', ')})` };
   const first = parts.find((p) => p.exitCode !== 0) ?? parts.find((p) => !p.provenLive)!;
-  return { message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}` };
+  return {
+    message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}`,
+  };
 }
 
 /**

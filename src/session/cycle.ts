@@ -55,7 +55,13 @@ export async function runCycle(
 }
 
 /** The cycle of `session` building `command`. */
-export function cycleOf(session: BuildSession, command: BuildCommand, options: CycleOptions, startedMs: number, dirsFor?: Cycle['dirsFor']): Cycle {
+export function cycleOf(
+  session: BuildSession,
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs: number,
+  dirsFor?: Cycle['dirsFor'],
+): Cycle {
   const record = { state: session.state, owner: session.owner.owner, sessionId: session.agent.sessionId, port: session.agent.port };
   return { session, command, options, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
 }

@@ -75,7 +75,8 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
  * names them as not watched, and nothing there is proven).
  */
 function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]): string[] {
-  const watched = (s: BuildSession, dir: string) => watchCoverage([dir], s.agent.watchedDirectories, s.agent.watchSampleTruncated)[0]!.watched;
+  const watched = (s: BuildSession, dir: string) =>
+    watchCoverage([dir], s.agent.watchedDirectories, s.agent.watchSampleTruncated)[0]!.watched;
   return dirs.filter((dir) => watched(session, dir) !== false || sessions.every((s) => watched(s, dir) === false));
 }
 
@@ -94,7 +95,10 @@ async function giveBack(held: Cycle[]): Promise<void> {
     }
     const reply = await finish(cycle, 'ok');
     if (reply === 'ack') saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
-    session.emit({ type: 'warning', message: reply === 'ack' ? warningText.holdReturned(source) : warningText.holdNotReturned(source, record.owner) });
+    session.emit({
+      type: 'warning',
+      message: reply === 'ack' ? warningText.holdReturned(source) : warningText.holdNotReturned(source, record.owner),
+    });
   }
 }
 

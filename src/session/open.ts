@@ -66,9 +66,7 @@ export async function openSession<H extends SessionHost>(
 }
 
 /** Every session of a build, in the order their holds are taken, sharing the checkout's run lock; or the refusal. */
-export type Openings<H extends SessionHost = Host> =
-  | { kind: 'open'; sessions: Session<H>[] }
-  | Extract<Opening<H>, { kind: 'refused' }>;
+export type Openings<H extends SessionHost = Host> = { kind: 'open'; sessions: Session<H>[] } | Extract<Opening<H>, { kind: 'refused' }>;
 
 /**
  * Opens a session with every agent found (agent/discover.ts `discoverAgents`): with several,
@@ -155,7 +153,12 @@ async function openAt<H extends SessionHost>(
   const checked = await checkAgent(opened, plan.requires, timeoutMs, hooks.signal, onAgent);
   if (checked.kind === 'refused') {
     opened.connection.close();
-    return { kind: 'refused', outcome: checked.outcome, endpoint: opened.endpoint, ...(session.agent === undefined ? {} : { agent: session.agent }) };
+    return {
+      kind: 'refused',
+      outcome: checked.outcome,
+      endpoint: opened.endpoint,
+      ...(session.agent === undefined ? {} : { agent: session.agent }),
+    };
   }
   session.doctor = checked.doctor;
   if (plan.builds) {

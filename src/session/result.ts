@@ -40,7 +40,9 @@ export function runResult(context: ResultContext, outcome: Outcome, facts: RunFa
 export function combineResults(agents: AgentRunResult[], durationMs: number): RunResult {
   const deciding = agents.find((a) => a.exitCode !== 0) ?? agents.find((a) => !a.provenLive) ?? agents[0]!;
   const provenLive = agents.every((a) => a.provenLive);
-  const words = describeAgents(agents.map((a) => ({ source: a.agentSource, exitCode: a.exitCode, provenLive: a.provenLive, message: a.message })));
+  const words = describeAgents(
+    agents.map((a) => ({ source: a.agentSource, exitCode: a.exitCode, provenLive: a.provenLive, message: a.message })),
+  );
   const { agentSource: _source, changes: _changes, hint, ...rest } = deciding;
   return {
     ...rest,

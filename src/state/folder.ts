@@ -24,7 +24,7 @@ const OWN_NAMES = [OWNER_FILE, INDEX_FILE, LEGACY_CLASS_STATE_FILE, LOCK_DIR, LO
 const WRITTEN_NAMES = [OWNER_FILE, INDEX_FILE, LOCK_HOLDER_FILE] as const;
 
 /** The folder of per-agent state inside the checkout's state folder. */
-export const AGENTS_DIR = 'agents';
+const AGENTS_DIR = 'agents';
 
 /**
  * Where one agent's state lives (see state/place.ts): a checkout root, whose `.reclazz/` holds

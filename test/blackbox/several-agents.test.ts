@@ -51,7 +51,11 @@ async function agents(c: Checkout): Promise<{ a: FakeAgent; b: FakeAgent }> {
 }
 
 /** `-- node -e`: writes the marker, then new bytes for the classes named (key -> bytes), then exits. */
-function build(c: Checkout, writes: Partial<Record<'a' | 'b' | 'shared', string>>, options: { exit?: number; sleepMs?: number } = {}): string[] {
+function build(
+  c: Checkout,
+  writes: Partial<Record<'a' | 'b' | 'shared', string>>,
+  options: { exit?: number; sleepMs?: number } = {},
+): string[] {
   const files = Object.entries(writes).map(([key, bytes]) => [
     path.join(c.classes[key as 'a'], ...NAMES[key as 'a'].split('.')) + '.class',
     bytes,
@@ -101,13 +105,19 @@ describe('two services with an agent each, and a shared module', () => {
     expect(run.stderr).toMatch(/✔ proven live: every one of the 2 agents proved its classes live/);
 
     // --json: every line valid; the result per agent; class lines name their agent.
-    const lines = run.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     for (const line of lines) expect(jsonLineSchema.safeParse(line).success, JSON.stringify(line)).toBe(true);
     const result = lines.at(-1);
     expect(result).toMatchObject({ type: 'result', reason: 'ok', exitCode: 0, provenLive: true });
     expect(result.agents.map((x: { agentSource: string }) => x.agentSource)).toEqual([c.portFile.a, c.portFile.b]);
     const classesOf = (source: string) =>
-      lines.filter((l) => l.type === 'class' && l.agentSource === source).map((l) => `${l.className} ${l.status}`).sort();
+      lines
+        .filter((l) => l.type === 'class' && l.agentSource === source)
+        .map((l) => `${l.className} ${l.status}`)
+        .sort();
     expect(classesOf(c.portFile.a)).toEqual([`${NAMES.a} applied`, `${NAMES.shared} applied`]);
     expect(classesOf(c.portFile.b)).toEqual([`${NAMES.b} applied`, `${NAMES.shared} applied`]);
     expect(lines.filter((l) => l.type === 'hold').map((l) => l.agentSource)).toEqual([c.portFile.a, c.portFile.b]);
@@ -163,7 +173,9 @@ describe('two services with an agent each, and a shared module', () => {
     expect(verified(b, NAMES.b, 'b-v3')).toBeGreaterThan(0);
     // Held in the order of the port files' paths, whatever order they were named in.
     expect(both.stderr).toContain(`agent --port-file ${c.portFile.b}:`);
-    expect(both.stderr.indexOf(`agent --port-file ${c.portFile.a}:`)).toBeLessThan(both.stderr.indexOf(`agent --port-file ${c.portFile.b}:`));
+    expect(both.stderr.indexOf(`agent --port-file ${c.portFile.a}:`)).toBeLessThan(
+      both.stderr.indexOf(`agent --port-file ${c.portFile.b}:`),
+    );
   });
 
   it('a busy second agent: the first hold, taken fresh, gets ok (nothing was built) and the run refuses with 69 naming both', async () => {
@@ -219,7 +231,9 @@ describe('two services with an agent each, and a shared module', () => {
       cwd: path.join(c.root, 'svc-b'),
     });
     expect(second.exitCode).toBe(69);
-    expect(second.stderr).toContain(`another reclazz-build run in this checkout still holds ${path.join(c.root, '.reclazz', 'build.lock')}`);
+    expect(second.stderr).toContain(
+      `another reclazz-build run in this checkout still holds ${path.join(c.root, '.reclazz', 'build.lock')}`,
+    );
     expect((await first).exitCode).toBe(0);
   });
 });
