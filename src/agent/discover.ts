@@ -64,7 +64,9 @@ export function discoverAgent(options: DiscoverOptions): Discovery {
   if (found.kind === 'refused') return found;
   const [only, ...more] = found.locations;
   if (more.length === 0) return { kind: 'found', location: only! };
-  return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd: options.cwd, portFiles: found.locations.map((l) => l.portFile!) } };
+  const named = options.portFile !== undefined || (options.portFiles ?? []).length > 0;
+  const portFiles = found.locations.map((l) => l.portFile!);
+  return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd: options.cwd, portFiles, ...(named ? { named } : {}) } };
 }
 
 /**

@@ -53,7 +53,7 @@ function describe(outcome: Outcome): Words {
       };
     case 'ambiguous-agent':
       return {
-        message: `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
+        message: `${outcome.named ? `--port-file names ${outcome.portFiles.length} agent port files` : `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}`}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
         hint: `this command talks to one agent: pick one with --port-file <path> (e.g. --port-file ${outcome.portFiles[0]}), or run from the subproject the app runs in; a build holds them all`,
       };
     case 'bad-port-file':

@@ -282,6 +282,9 @@ describe('refusals name every port file found and the next step', () => {
     expect(run.stderr).toContain(`  ${c.portFile.a}`);
     expect(run.stderr).toContain(`  ${c.portFile.b}`);
     expect(run.stderr).toContain(`--port-file ${c.portFile.a}`);
+    const named = await runCli(['doctor', '--port-file', c.portFile.b, '--port-file', c.portFile.a], { cwd: c.root });
+    expect(named.exitCode).toBe(69);
+    expect(named.stderr).toContain(`--port-file names 2 agent port files:\n  ${c.portFile.a}\n  ${c.portFile.b}`);
   });
 
   it('a stale second port file: the run refuses naming it among both, before any hold', async () => {
