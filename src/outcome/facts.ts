@@ -54,6 +54,26 @@ export interface BuildRun {
   durationMs: number;
   /** Set when the run was stopped because we received this signal. */
   interruptedBy?: StopSignal;
+  /** Processes of the build still running 5 s after its command exited, which were stopped. */
+  stopped?: LeftProcess[];
+}
+
+/** A process of a build, as a warning names it. */
+export interface LeftProcess {
+  pid: number;
+  /** Its argument vector joined by spaces, or its short name when that cannot be read. */
+  command: string;
+}
+
+/**
+ * A build's process group as the run lock records it: the group id, its leader's start time
+ * (epoch ms, within +-`leaderErrorMs`: a reused pid has another) and the build command.
+ */
+export interface BuildGroup {
+  pgid: number;
+  leaderStartMs: number;
+  leaderErrorMs: number;
+  command: string;
 }
 
 /** The build tools reclazz-build knows by name; `command` is anything after `--`. */

@@ -3,7 +3,7 @@
  * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
  * each its exit status, and report/ gives each its words and its `next:` hint.
  */
-import type { AgentAfterLoss, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+import type { AgentAfterLoss, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
 
 /** What a usage error was about (exit 2, nothing was sent). */
 export type UsageProblem =
@@ -101,7 +101,8 @@ export type Outcome =
   | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean }
   | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[] }
   | { reason: 'bad-port-file'; fault: PortFault }
-  | { reason: 'lock-busy'; lockPath: string; waitedMs: number }
+  /** `orphan`: the lock's run is gone, but the build it started still runs. */
+  | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }
   | { reason: 'stale-port'; place: PortPlace }
   | {
       reason: 'handshake';

@@ -3,9 +3,9 @@
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
-import type { AppStartUnknown } from '../outcome/facts.js';
+import type { AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { visible, visibleFacts } from './visible.js';
-import { noClassDirs } from './words.js';
+import { noClassDirs, shortCommand } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */
 export const WAITING_FOR = {
@@ -13,6 +13,11 @@ export const WAITING_FOR = {
   hold: 'the build hold, held by another owner (the IDE or another terminal)',
   capture: "the agent to capture the previous build's classes",
 } as const;
+
+/** A wait for the build a run that is gone left running (`waiting` events' `what`). */
+export function waitingForOrphan(group: BuildGroup): string {
+  return visible(`the build of an earlier run that is gone to end (process group ${group.pgid}: ${shortCommand(group.command)})`);
+}
 
 /** The warnings, before their facts are made visible. */
 const warnings = {
@@ -32,8 +37,18 @@ const warnings = {
     `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})`,
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
+  stoppedLeftovers: (stopped: readonly LeftProcess[]) =>
+    `${stopped.length} process(es) of the build still ran ${LINGER_S} s after its command exited, so they were stopped (SIGTERM, then SIGKILL): ${stopped
+      .slice(0, 5)
+      .map((p) => `${p.pid} ${shortCommand(p.command)}`)
+      .join('; ')}${stopped.length > 5 ? '; ...' : ''}`,
+  groupNotRecorded: (pgid: number) =>
+    `cannot record the build's process group ${pgid} with the run lock: if this run is killed, the next one will not wait for its build`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
 } as const;
+
+/** How long a build's other processes may run after its command exits, in s (tool/build-group.ts). */
+const LINGER_S = 5;
 
 /** Why the app's start time is unknown, as the start of a sentence. */
 function appStartWhy(why: AppStartUnknown): string {

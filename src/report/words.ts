@@ -6,6 +6,7 @@
  * them is put into a sentence: the words are then safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
+import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
@@ -59,6 +60,7 @@ function describe(outcome: Outcome): Words {
     case 'bad-port-file':
       return describePortFault(outcome.fault);
     case 'lock-busy':
+      if (outcome.orphan !== undefined) return describeOrphan(outcome.orphan, outcome.waitedMs);
       return {
         message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms`,
         hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${outcome.lockPath} and ${outcome.lockPath}.holder`,
@@ -84,6 +86,18 @@ function describe(outcome: Outcome): Words {
     default:
       return describeAgentOutcome(outcome);
   }
+}
+
+/** A command as a message names it: at most 120 characters. */
+export function shortCommand(command: string): string {
+  return command.length > 120 ? `${command.slice(0, 117)}...` : command;
+}
+
+function describeOrphan(group: BuildGroup, waitedMs: number): Words {
+  return {
+    message: `the build of an earlier run that is gone (killed?) still runs after ${waitedMs} ms: process group ${group.pgid}, ${shortCommand(group.command)}; it may still write class files, so the build did not run`,
+    hint: `let it end, or raise --wait <ms>; reclazz-build never signals a process group it did not start: stop it yourself if it is stuck (kill -TERM -${group.pgid})`,
+  };
 }
 
 function holdStays(owner: string | undefined): string {

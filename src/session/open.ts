@@ -11,8 +11,9 @@ import { SHOWN_AGENT_LEVELS } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { WAITING_FOR, warningText } from '../report/step-words.js';
+import { WAITING_FOR, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
+import { isGroupAlive } from '../tool/proc.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
 import path from 'node:path';
@@ -59,8 +60,9 @@ export async function openSession<H extends SessionHost>(
   };
   const found = findAgent(target, plan.offerNoAgent === true);
   if (found.kind === 'refused') return found;
-  const releaseLock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
-  if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
+  const lock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
+  if (lock !== undefined && 'kind' in lock) return lock;
+  const releaseLock = lock?.release;
   const refused = (outcome: Outcome, known: { endpoint?: AgentEndpoint; agent?: AgentInfo } = {}): Opening<H> => ({
     kind: 'refused',
     outcome,
@@ -80,7 +82,7 @@ export async function openSession<H extends SessionHost>(
     open: opened,
     endpoint: opened.endpoint,
     nestedWarned: new Set(),
-    ...(releaseLock === undefined ? {} : { releaseLock }),
+    ...(lock === undefined ? {} : { releaseLock: lock.release, recordBuild: lock.recordBuild }),
   };
   if (plan.requires === undefined) return { kind: 'open', session };
   const onAgent = (agent: AgentInfo) => {
@@ -115,24 +117,31 @@ function lockProcessOf(host: SessionHost): LockProcess {
   return host as SessionHost & LockProcess;
 }
 
-/** Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot. */
+/**
+ * Takes the run lock of the checkout, waiting up to --wait (also for the build of a run that
+ * is gone, recorded with the lock: tool/proc.ts tells whether its group still runs); the
+ * refusal when it cannot.
+ */
 async function lockCheckout(
   projectDir: string,
   host: LockProcess,
   options: SessionOptions,
   hooks: SessionHooks,
-): Promise<(() => Promise<void>) | Opening<never>> {
+): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
   const lock = await acquireRunLock(
     projectDir,
-    host,
+    { ...host, isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }) },
     options.waitMs ?? DEFAULTS.waitMs,
-    (elapsedMs) => emit({ type: 'waiting', what: WAITING_FOR.lock, elapsedMs }),
+    (elapsedMs, orphan) => emit({ type: 'waiting', what: orphan === undefined ? WAITING_FOR.lock : waitingForOrphan(orphan), elapsedMs }),
     hooks.signal,
     () => emit({ type: 'warning', message: warningText.lockLost(path.join(projectDir, '.reclazz', 'build.lock')) }),
   );
   if (lock.kind === 'aborted')
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
-  if (lock.kind === 'busy') return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs } };
-  return lock.release;
+  if (lock.kind === 'busy') {
+    const orphan = lock.orphan === undefined ? {} : { orphan: lock.orphan };
+    return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
+  }
+  return { release: lock.release, recordBuild: lock.recordBuild };
 }
