@@ -221,3 +221,10 @@ export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionI
 
 /** What the hold was left as: released (or never taken), held by our owner token, or unknown. */
 export type HoldLeft = 'none' | 'held' | 'unknown';
+
+/**
+ * What a session waits for before the agent is usable (agent/await-agent.ts): a port file to
+ * appear, its port to answer, a free client slot, the agent to finish starting.
+ */
+export type AgentWait =
+  { kind: 'port-file' } | { kind: 'port'; port: number } | { kind: 'slot'; port: number } | { kind: 'starting'; port: number };

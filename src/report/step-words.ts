@@ -3,7 +3,7 @@
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
-import type { AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
+import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { visible, visibleFacts } from './visible.js';
 import { noClassDirs, shortCommand } from './words.js';
 
@@ -13,6 +13,20 @@ export const WAITING_FOR = {
   hold: 'the build hold, held by another owner (the IDE or another terminal)',
   capture: "the agent to capture the previous build's classes",
 } as const;
+
+/** What a session waits for before the agent is usable (`waiting` events' `what`). */
+export function waitingForAgent(wait: AgentWait): string {
+  switch (wait.kind) {
+    case 'port-file':
+      return "the agent's port file to appear (--wait-for-agent)";
+    case 'port':
+      return `the agent to answer on port ${wait.port} (--wait-for-agent)`;
+    case 'slot':
+      return `a free client slot on the agent on port ${wait.port} (it closed the connection before CONNECTED)`;
+    case 'starting':
+      return `the agent on port ${wait.port} to finish starting`;
+  }
+}
 
 /** A wait for the build a run that is gone left running (`waiting` events' `what`). */
 export function waitingForOrphan(group: BuildGroup): string {
@@ -44,6 +58,12 @@ const warnings = {
       .join('; ')}${stopped.length > 5 ? '; ...' : ''}`,
   groupNotRecorded: (pgid: number) =>
     `cannot record the build's process group ${pgid} with the run lock: if this run is killed, the next one will not wait for its build`,
+  sameBinaryName: (className: string, paths: readonly string[]) =>
+    `${className} is in ${paths.length} class output directories (${paths.join(', ')}): a capture holding both makes the agent mark its whole batch unverified; remove the stale output (a clean build)`,
+  batchUnverified: (count: number, cause: 'ambiguous' | 'slow-client') =>
+    cause === 'ambiguous'
+      ? `${count} class(es) were marked unverified together, for their whole reload batch ("input class names were ambiguous"): likely a class file the agent could not read, or two class files with the same binary name in one capture`
+      : `${count} class(es) were marked unverified together, for their whole reload batch: the agent warned that a status client was not keeping up (one that stopped reading) while the batch ran`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
 } as const;
 

@@ -49,7 +49,7 @@ function describe(outcome: Outcome): Words {
       };
     case 'no-agent':
       return {
-        message: `no running agent found: no .reclazz/agent.port or .idea/reclazz/agent.port in ${outcome.cwd}, its parents, or up to ${outcome.depth} levels below`,
+        message: `${outcome.waitedMs === undefined ? 'no running agent found' : `no port file appeared within ${outcome.waitedMs} ms (--wait-for-agent)`}: no .reclazz/agent.port or .idea/reclazz/agent.port in ${outcome.cwd}, its parents, or up to ${outcome.depth} levels below`,
         hint: `start the app with the reclazz agent, or point at it with --port <n> or --port-file <path>${outcome.offerNoAgent ? ' (or run the build without a hold: --allow-no-agent)' : ''}`,
       };
     case 'ambiguous-agent':
@@ -58,7 +58,7 @@ function describe(outcome: Outcome): Words {
         hint: 'pick one with --port-file <path>, or run from the subproject the app runs in',
       };
     case 'bad-port-file':
-      return describePortFault(outcome.fault);
+      return describePortFault(outcome.fault, outcome.waitedMs);
     case 'lock-busy':
       if (outcome.orphan !== undefined) return describeOrphan(outcome.orphan, outcome.waitedMs);
       return {
@@ -168,7 +168,7 @@ function describeUsage(problem: UsageProblem): Words {
   }
 }
 
-function describePortFault(fault: PortFault): Words {
+function describePortFault(fault: PortFault, waitedMs: number | undefined): Words {
   if (fault.input === 'RECLAZZ_PORT') {
     return {
       message: portText('RECLAZZ_PORT', fault.problem, fault.text),
@@ -179,7 +179,10 @@ function describePortFault(fault: PortFault): Words {
   switch (fault.problem) {
     case 'missing':
       return {
-        message: `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere`,
+        message:
+          waitedMs === undefined
+            ? `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere`
+            : `port file ${file} did not appear within ${waitedMs} ms (--wait-for-agent): the agent did not start, or writes its port file elsewhere`,
         hint: 'start the app with the agent, check the path, or pass --port <n>',
       };
     case 'cannot-stat':

@@ -4,14 +4,15 @@
  * token (a session that builds). Each step returns data; the first refusal ends the opening
  * with its outcome.
  */
-import { checkAgent, connectAgent, findAgent, type Requirements } from '../agent/handshake.js';
+import { checkAgentWaiting, connectWaiting, findAgentWaiting } from '../agent/await-agent.js';
+import type { Requirements } from '../agent/handshake.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, AgentWait } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { WAITING_FOR, waitingForOrphan, warningText } from '../report/step-words.js';
+import { WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { isGroupAlive } from '../tool/proc.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
@@ -58,7 +59,10 @@ export async function openSession<H extends SessionHost>(
     ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
     onEvent: plan.onAgentEvent ?? ((event: { level: string; message: string }) => showAgentEvent(emit, event)),
   };
-  const found = findAgent(target, plan.offerNoAgent === true);
+  const onWait = (wait: AgentWait, elapsedMs: number) => emit({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+  const waitMs = options.waitMs ?? (plan.builds ? DEFAULTS.waitMs : 0);
+  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
+  const found = await findAgentWaiting(target, plan.offerNoAgent === true, options.waitForAgentMs ?? 0, onWait);
   if (found.kind === 'refused') return found;
   const lock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
   if (lock !== undefined && 'kind' in lock) return lock;
@@ -69,7 +73,8 @@ export async function openSession<H extends SessionHost>(
     ...known,
     ...(releaseLock === undefined ? {} : { releaseLock }),
   });
-  const opened = await connectAgent(found.location, target);
+  const waitForAgentMs = options.waitForAgentMs ? Math.max(Math.round(agentDeadline - performance.now()), 1) : 0;
+  const opened = await connectWaiting(found.location, target, { waitForAgentMs, waitMs }, onWait);
   if (opened.kind === 'refused') return refused(opened.outcome);
   const session: Session<H> = {
     host,
@@ -89,7 +94,7 @@ export async function openSession<H extends SessionHost>(
     session.agent = agent;
     if (plan.announce) emit({ type: 'agent', agent });
   };
-  const checked = await checkAgent(opened, plan.requires, timeoutMs, hooks.signal, onAgent);
+  const checked = await checkAgentWaiting(opened, plan.requires, { timeoutMs, waitMs }, hooks.signal, onAgent, onWait);
   if (checked.kind === 'refused') {
     opened.connection.close();
     return refused(checked.outcome, { endpoint: opened.endpoint, ...(session.agent === undefined ? {} : { agent: session.agent }) });
