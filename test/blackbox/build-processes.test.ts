@@ -9,7 +9,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { cliCommand, cliEnv, runCli, startCli } from '../support/cli.js';
+import { cliCommand, cliEnv, runCli, runInTerminal, startCli } from '../support/cli.js';
 import { agentFor, hasStackTrace, processGone, project, until, type Project } from '../support/project.js';
 
 const agents: FakeAgent[] = [];
@@ -87,6 +87,24 @@ describe('a build is over when its process group has exited', () => {
     );
     expect(processGone(sleeper)).toBe(true);
     expect(hasStackTrace(String(run.stderr))).toBe(false);
+  });
+
+  it('in a terminal (the build shares our process group): a lingering process is stopped and named too', async () => {
+    const { p } = await setUp();
+    const pidFile = path.join(p.dir, 'sleeper.pid');
+    const started = Date.now();
+    const run = await runInTerminal(cliCommand(['--', 'sh', '-c', `sleep 8 & echo $! > ${pidFile}; echo done`]), {
+      cwd: p.dir,
+      env: { CI: 'true', NO_COLOR: '1' },
+    });
+    const sleeper = readPid(pidFile);
+    strays.push(sleeper);
+    expect(run.exitCode, run.output).toBe(0);
+    expect(Date.now() - started).toBeLessThan(7500);
+    expect(run.output).toMatch(
+      new RegExp(`still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep 8`),
+    );
+    expect(processGone(sleeper)).toBe(true);
   });
 
   // Like the Gradle daemon, it also lets go of the run's stdio (else the test's pipes would wait for it).
