@@ -2,7 +2,9 @@
  * Opening a session: discover the agent, take the checkout's run lock (a session that builds),
  * connect and read CONNECTED, ask DOCTOR and check what the session needs, and choose the owner
  * token (a session that builds). Each step returns data; the first refusal ends the opening
- * with its outcome.
+ * with its outcome. A port file not there yet, a port not answering yet (`waitForAgentMs`), a
+ * lingering client slot and an agent still starting (`waitMs`) are waited out first
+ * (agent/await-agent.ts).
  */
 import { checkAgentWaiting, connectWaiting, findAgentWaiting } from '../agent/await-agent.js';
 import type { Requirements } from '../agent/handshake.js';

@@ -7,6 +7,8 @@
  * running 5 s after the signal is killed. If we exit while it runs (a second Ctrl-C exits at
  * once), its own process group is killed on the way out, so no build tool is left orphaned
  * (in a terminal the second Ctrl-C reaches it directly, and execa's cleanup covers the rest).
+ * A build that was not interrupted is over only when the rest of its processes are too
+ * (build-group.ts), and its process group is handed to `onGroup` for the run lock's record.
  */
 import fs from 'node:fs';
 import os from 'node:os';
