@@ -71,8 +71,8 @@ async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<
   if (members === undefined) return undefined;
   const running = members.filter((m) => !/^[ZX]/.test(m.state));
   if (scope.kind === 'own') return running;
-  // A member that may have started before the build (the other side of a `| cat`) is not the build's.
-  return running.filter((m) => m.pid !== scope.self && m.start !== undefined && m.start.startMs - m.start.errorMs >= scope.sinceMs);
+  // A member that surely started before the build (the other side of a `| cat`, started with us) is not the build's.
+  return running.filter((m) => m.pid !== scope.self && m.start !== undefined && m.start.startMs + m.start.errorMs >= scope.sinceMs);
 }
 
 /**
