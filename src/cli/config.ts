@@ -28,6 +28,8 @@ export interface ReclazzConfig {
   verifyTimeoutMs?: number;
   /** How long to wait for another run's lock or another owner's hold. */
   waitMs?: number;
+  /** How long to wait for the agent's port file to appear and its port to answer. */
+  waitForAgentMs?: number;
   /** Extra class output directories. */
   classesDirs?: string[];
   /** Arguments for `reclazz-build gradle` when none are given. */
@@ -43,6 +45,7 @@ const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   timeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 5000',
   verifyTimeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 30000',
   waitMs: 'a whole number of milliseconds, 0 or more, e.g. 30000',
+  waitForAgentMs: 'a whole number of milliseconds, 0 or more, e.g. 60000',
   classesDirs: 'an array of non-empty path strings, e.g. ["build/classes/kotlin/main"]',
   gradleArgs: 'an array of strings, e.g. ["classes"]',
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
@@ -58,6 +61,7 @@ const buildConfigSchema = () =>
     timeoutMs: z.optional(wholeMs(1)),
     verifyTimeoutMs: z.optional(wholeMs(1)),
     waitMs: z.optional(wholeMs(0)),
+    waitForAgentMs: z.optional(wholeMs(0)),
     classesDirs: z.optional(z.array(nonEmpty())),
     gradleArgs: z.optional(z.array(z.string())),
     mvnArgs: z.optional(z.array(z.string())),

@@ -27,7 +27,7 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
+(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
 command-line options win.
 
 ${exitHelp('build')}`;
@@ -94,8 +94,13 @@ function buildProgram(aside: { command?: string[] }): Command {
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
     .option(
       '--wait <ms>',
-      "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)",
+      "how long to wait for another run's lock, another owner's hold, a free client slot, or a starting agent (0: do not wait; default 30000)",
       integer('--wait', 0),
+    )
+    .option(
+      '--wait-for-agent <ms>',
+      'how long to wait for the port file to appear and its port to answer, while the app starts (default 0: refuse at once)',
+      integer('--wait-for-agent', 0),
     )
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
     .option(

@@ -3,7 +3,7 @@
  * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
  * each its exit status, and report/ gives each its words and its `next:` hint.
  */
-import type { AgentAfterLoss, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+import type { AgentAfterLoss, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
 
 /** What a usage error was about (exit 2, nothing was sent). */
 export type UsageProblem =
@@ -98,18 +98,23 @@ export type Outcome =
   | { reason: 'nested'; variable: string }
   | { reason: 'command-not-found'; file: string; tool: ToolKind }
   | { reason: 'command-not-executable'; path: string }
-  | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean }
+  /** `waitedMs`: how long `--wait-for-agent` waited for a port file (there, and on the next reasons). */
+  | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean; waitedMs?: number }
   /** `named`: the port files were given (--port-file more than once to a command that talks to one agent). */
   | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean }
-  | { reason: 'bad-port-file'; fault: PortFault }
-  | { reason: 'lock-busy'; lockPath: string; waitedMs: number }
-  | { reason: 'stale-port'; place: PortPlace }
+  | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
+  /** `orphan`: the lock's run is gone, but the build it started still runs. */
+  | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }
+  /** `waitedMs`: how long `--wait-for-agent` waited for the port to answer. */
+  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number }
   | {
       reason: 'handshake';
       place: PortPlace;
       failure: 'closed-before-connected' | 'timeout' | 'bad-handshake' | 'closed';
       /** The connection's own account of it (what came, or what did not within how long). */
       detail: string;
+      /** How long a closed-before-connected was tried again (`--wait`: a lingering slot). */
+      waitedMs?: number;
     }
   | { reason: 'old-agent'; port: number; need: Need; evidence: 'connected' | 'unowned-receipt' }
   | {
@@ -118,7 +123,11 @@ export type Outcome =
       why:
         | { kind: 'doctor-timeout'; agent: string; timeoutMs: number }
         | { kind: 'doctor-unavailable'; detail: string }
-        | { kind: 'no-session' };
+        | { kind: 'no-session' }
+        /** DOCTOR's starting shape: `sessionId` "", `watcherState` "unavailable", every `*Supported` false. */
+        | { kind: 'starting' };
+      /** How long it was asked again (`--wait`). */
+      waitedMs?: number;
     }
   | {
       reason: 'unsupported';

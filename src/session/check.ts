@@ -6,16 +6,16 @@
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { watchCoverage } from '../agent/coverage.js';
-import { isDescriptorClassName } from '../agent/protocol.js';
+import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts } from '../classes/evidence.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
-import type { AppStart, BuildRun, ChangeSummary } from '../outcome/facts.js';
+import type { AppStart, BuildRun, ChangeSummary, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { verdictOutcome } from '../verify/verdict.js';
-import { end, saveAfterOk, type Cycle } from './cycle-context.js';
+import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 import { proveClasses } from './proof.js';
 
@@ -126,6 +126,7 @@ async function verifyChanges(
     ...(quiet === undefined ? {} : { quiet }),
   });
   const { verdicts, checked, ...verify } = report;
+  warnBatchWide(session, verdicts);
   const lost = verdicts.some((v) => v.status === 'connection-lost');
   const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
   const outcome = verdictOutcome(report, {
@@ -139,4 +140,14 @@ async function verifyChanges(
     ...(found === undefined ? {} : { found }),
   });
   return end(cycle, outcome, { ...facts, verify, verdicts });
+}
+
+/** Names a batch-wide `unverified` as such, with its likely cause (agent/protocol.ts), once per cause. */
+function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[]): void {
+  const counts = new Map<'ambiguous' | 'slow-client', number>();
+  for (const v of verdicts) {
+    const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
+    if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);
+  }
+  for (const [cause, count] of counts) session.emit({ type: 'warning', message: warningText.batchUnverified(count, cause) });
 }

@@ -42,8 +42,13 @@ export interface SessionOptions {
   owner?: string;
   /** Bound per receipt and for the connection (default 5000). */
   timeoutMs?: number;
-  /** How long to wait for another run's lock or another owner's hold (default 30000; 0 = do not wait). */
+  /**
+   * How long to wait for another run's lock or another owner's hold, a free client slot, and
+   * the agent to finish starting (default 30000 for a session that builds, else 0 = do not wait).
+   */
   waitMs?: number;
+  /** How long to wait for a port file to appear and its port to answer (default 0: refused at once). */
+  waitForAgentMs?: number;
   /** False: the agent need not support VERIFY (default true). */
   verify?: boolean;
 }

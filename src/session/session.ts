@@ -10,7 +10,7 @@ import type { BuildHold } from '../hold/hold.js';
 import type { OwnerChoice } from '../hold/owner.js';
 import type { DoctorObserved } from '../outcome/doctor.js';
 import type { RunEvent } from '../outcome/events.js';
-import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup } from '../outcome/facts.js';
 import type { StatePlace } from '../state/folder.js';
 import type { Host, SessionOptions } from './options.js';
 
@@ -41,6 +41,8 @@ export interface Session<H extends SessionHost = Host> {
   hold?: BuildHold;
   /** Releases the run lock of the checkout, for a session that builds. */
   releaseLock?: () => Promise<void>;
+  /** Records a build's process group with the run lock (false: not written), for a session that builds. */
+  recordBuild?: (group: BuildGroup) => boolean;
   /** Nested class output directories already warned about (each once per session). */
   nestedWarned: Set<string>;
 }
