@@ -33,6 +33,9 @@ const warnings = {
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
+  missingWatch: (entry: string) => `--watch ${entry} does not exist: it is watched once it does`,
+  watchFailed: (problem: string, hint: string | undefined) =>
+    `the file watch reported ${problem}${hint === undefined ? '' : `: ${hint}`}; changes are still found by a full pass at least every minute`,
 } as const;
 
 /** Why the app's start time is unknown, as the start of a sentence. */

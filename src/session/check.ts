@@ -57,7 +57,10 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     holdAtMs: before.heldBefore ? 0 : before.holdAtMs,
     ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
   };
+  // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
+  const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
   const detected = await detectChanges(before.baseline, dirs, {
+    ...(folders === undefined ? {} : { folders }),
     judge: (file) => decide(file, cuts),
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,

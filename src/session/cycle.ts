@@ -45,13 +45,7 @@ export async function runCycle(
   options: CycleOptions,
   startedMs = session.host.clock.now(),
 ): Promise<RunResult> {
-  const record = {
-    projectDir: session.location.projectDir,
-    owner: session.owner.owner,
-    sessionId: session.agent.sessionId,
-    port: session.agent.port,
-  };
-  const cycle: Cycle = { session, command, options, startedMs, record };
+  const cycle = cycleOf(session, command, options, startedMs);
   const refused = await takeHold(cycle);
   if (refused !== undefined) return end(cycle, refused);
   const holdAtMs = session.host.clock.date().getTime();
@@ -78,11 +72,37 @@ export async function runCycle(
 }
 
 /**
+ * {@link runCycle}, with what it throws ended by {@link endWithError}: never throws.
+ */
+export async function runCycleSafely(
+  session: BuildSession,
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs = session.host.clock.now(),
+): Promise<RunResult> {
+  try {
+    return await runCycle(session, command, options, startedMs);
+  } catch (error) {
+    return await endWithError(cycleOf(session, command, options, startedMs), error);
+  }
+}
+
+function cycleOf(session: BuildSession, command: BuildCommand, options: CycleOptions, startedMs: number): Cycle {
+  const record = {
+    projectDir: session.location.projectDir,
+    owner: session.owner.owner,
+    sessionId: session.agent.sessionId,
+    port: session.agent.port,
+  };
+  return { session, command, options, startedMs, record };
+}
+
+/**
  * A thrown error in a cycle: a state file that cannot be read or written, or a bug. A hold
  * that may be ours is given `failed` (it stays with the owner, who recovers it by running
  * again) before the cycle ends: 69 for state files, 70 for anything else.
  */
-export async function endWithError(cycle: Cycle, error: unknown): Promise<RunResult> {
+async function endWithError(cycle: Cycle, error: unknown): Promise<RunResult> {
   const hold = cycle.session.hold;
   const ours = mayBeOurs(hold.state);
   if (ours && !cycle.session.connection.closed && hold.state !== 'left') await finish(cycle, 'failed').catch(() => undefined);

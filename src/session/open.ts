@@ -23,6 +23,8 @@ export interface OpenPlan {
   requires?: Requirements;
   /** A session that builds: the run lock, the owner token and the hold. */
   builds?: boolean;
+  /** A session that builds takes the run lock per cycle (watch mode: {@link lockCheckout}), not for the whole session. */
+  lockPerCycle?: boolean;
   /** Emit an `agent` event once DOCTOR described the agent (a build and `verify` show it). */
   announce?: boolean;
   /** Name `--allow-no-agent` in the advice when no agent is found. */
@@ -59,7 +61,8 @@ export async function openSession<H extends SessionHost>(
   };
   const found = findAgent(target, plan.offerNoAgent === true);
   if (found.kind === 'refused') return found;
-  const releaseLock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
+  const releaseLock =
+    plan.builds && !plan.lockPerCycle ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
   if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
   const refused = (outcome: Outcome, known: { endpoint?: AgentEndpoint; agent?: AgentInfo } = {}): Opening<H> => ({
     kind: 'refused',
@@ -115,8 +118,11 @@ function lockProcessOf(host: SessionHost): LockProcess {
   return host as SessionHost & LockProcess;
 }
 
-/** Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot. */
-async function lockCheckout(
+/**
+ * Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot.
+ * @throws StateError when the state folder or the lock cannot be created.
+ */
+export async function lockCheckout(
   projectDir: string,
   host: LockProcess,
   options: SessionOptions,

@@ -1,0 +1,219 @@
+/**
+ * The running watch (loop.ts starts it): the agent's session while it stays, the source watch,
+ * the scheduler, the class hints, and what each cycle found. Each cycle takes the run lock and
+ * reads DOCTOR and owner.json again (session/next-cycle.ts), runs the build on the session API,
+ * and releases the lock; between cycles nothing is held.
+ */
+import { signalOf } from '../outcome/exit.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { Outcome } from '../outcome/outcome.js';
+import type { RunResult } from '../outcome/result.js';
+import { warningText } from '../report/step-words.js';
+import { runCycleSafely } from '../session/cycle.js';
+import type { BuildSession } from '../session/cycle-context.js';
+import { failureOutcome } from '../session/failure.js';
+import { beginCycle } from '../session/next-cycle.js';
+import type { Host } from '../session/options.js';
+import { runResult } from '../session/result.js';
+import { closeSession } from '../session/session.js';
+import { staleFolders } from '../session/stale-folders.js';
+import type { BuildCommand } from '../tool/resolve.js';
+import { endLineOf } from './cycle-end.js';
+import { classHints, type ClassHints } from './hints.js';
+import { cycleEndLine, cycleStartLine, newsLine, type EndLine, type NewsLine } from './lines.js';
+import { awaitAgent, type Reached } from './link.js';
+import type { WatchOptions } from './loop.js';
+import { createCycleScheduler, type CycleScheduler } from './scheduler.js';
+import type { WatchSources } from './sources.js';
+import { watchErrorHint, watchSources, type SourceWatcher } from './watcher.js';
+
+/** What a watch tells as it goes. */
+export interface CycleHooks {
+  /** The events of each cycle, as a single run emits them. */
+  onEvent?: (event: RunEvent) => void;
+  /** A cycle starts: its number, the source paths that changed, and its start line. */
+  onCycleStart?: (start: { cycle: number; changed: readonly string[]; line: string }) => void;
+  /** A cycle ended: its whole result, its end line. */
+  onCycleEnd?: (end: { cycle: number; changed: readonly string[]; result: RunResult; end: EndLine; line: string }) => void;
+  /** News between cycles (the agent lost or back, the watch started). */
+  onNews?: (news: NewsLine, line: string) => void;
+  signal?: AbortSignal;
+}
+
+/** What {@link WatchCycles} is given. */
+interface WatchSetup {
+  options: WatchOptions;
+  host: Host;
+  hooks: CycleHooks;
+  command: BuildCommand;
+  /** The class output directories to watch before the first cycle. */
+  classDirs: string[];
+}
+
+/** One watch's state, from its start to its end. */
+export class WatchCycles {
+  /** Cycles run so far, and the last one's result. */
+  count = 0;
+  last: RunResult | undefined;
+  private session: BuildSession | undefined;
+  private lastSessionId: string | undefined;
+  /** Changes seen while no agent was there: they start a cycle once it is back. */
+  private readonly deferred = new Set<string>();
+  private readonly stopper = new AbortController();
+  private readonly hints: ClassHints;
+  private readonly scheduler: CycleScheduler;
+  private endWith: (outcome: Outcome) => void = () => undefined;
+  private reconnecting = false;
+  private stopping = false;
+
+  constructor(private readonly setup: WatchSetup) {
+    const signal = setup.hooks.signal;
+    // Sessions opened on a reconnect stop with the watch's own signal, which follows the caller's.
+    signal?.addEventListener('abort', () => this.stopper.abort(signal.reason), { once: true });
+    const warn = (message: string) => this.emit({ type: 'warning', message });
+    this.hints = classHints({
+      stalePass: (dirs) => staleFolders(setup.host.cwd, dirs, warn),
+      onError: (error) => warn(warningText.watchFailed(error.message, watchErrorHint(error))),
+    });
+    this.scheduler = createCycleScheduler({
+      runCycle: (changed) => this.cycle(changed),
+      ...(setup.options.debounceMs === undefined ? {} : { debounceMs: setup.options.debounceMs }),
+      onError: (error) => warn(warningText.internalError(error)),
+    });
+  }
+
+  /**
+   * Runs until the end: the signal, the agent lost with `exitOnAgentLoss`, or a refusal.
+   * @returns the outcome that ended it (for a signal, an interrupt between cycles).
+   */
+  async run(first: Reached, sources: WatchSources): Promise<Outcome> {
+    const { hooks, host } = this.setup;
+    const ended = new Promise<Outcome>((resolve) => (this.endWith = resolve));
+    const onSignal = () => this.endWith({ reason: 'interrupted', signal: signalOf(hooks.signal), at: 'watching' });
+    if (hooks.signal?.aborted) onSignal();
+    hooks.signal?.addEventListener('abort', onSignal, { once: true });
+    const watcher: SourceWatcher = watchSources({
+      roots: sources.roots,
+      ignoreDirs: [...sources.outputDirs, ...this.setup.classDirs],
+      onChange: (changed) => this.scheduler.notify(changed),
+      onError: (error) => this.emit({ type: 'warning', message: warningText.watchFailed(error.message, watchErrorHint(error)) }),
+    });
+    await this.hints.watch(this.setup.classDirs);
+    if (first.kind === 'open') this.adopt(first.session);
+    else this.lost(undefined);
+    await watcher.ready;
+    this.news({ kind: 'watching', at: host.clock.date(), folders: sources.roots.length, debounceMs: this.setup.options.debounceMs ?? 300 });
+    const outcome = await ended;
+    this.stopping = true;
+    this.stopper.abort(outcome.reason === 'interrupted' ? outcome.signal : 'end');
+    hooks.signal?.removeEventListener('abort', onSignal);
+    await this.scheduler.stop();
+    await watcher.close();
+    await this.hints.close();
+    if (this.session !== undefined) await closeSession(this.session);
+    return outcome;
+  }
+
+  /** One cycle for `changed`; without an agent the changes wait for it. */
+  private async cycle(changed: readonly string[]): Promise<void> {
+    const session = this.session;
+    if (session === undefined || this.stopping) {
+      for (const path of changed) this.deferred.add(path);
+      return;
+    }
+    const { host, hooks } = this.setup;
+    const cycle = (this.count += 1);
+    hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
+    const result = await this.build(session, changed);
+    const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
+    this.last = result;
+    hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
+  }
+
+  /** The lock, DOCTOR and owner.json again, the build on the session, the lock released. */
+  private async build(session: BuildSession, changed: readonly string[]): Promise<RunResult> {
+    const { host, command, options } = this.setup;
+    const startedMs = host.clock.now();
+    const early = (outcome: Outcome) => runResult({ session, command, startedMs, now: () => host.clock.now() }, outcome);
+    let start;
+    try {
+      start = await beginCycle(session);
+    } catch (error) {
+      return early(failureOutcome(error, session.emit));
+    }
+    if (start.kind === 'lost') {
+      // The agent went away since the last cycle: these changes are built once it is back.
+      for (const path of changed) this.deferred.add(path);
+      session.connection.close();
+      return early({ reason: 'agent-disconnected', port: session.agent.port, during: { kind: 'doctor' } });
+    }
+    if (start.kind === 'refused') return early(start.outcome);
+    try {
+      return await runCycleSafely(
+        session,
+        command,
+        { ...options, changedFolders: (dirs, full) => this.hints.changedFolders(dirs, full) },
+        startedMs,
+      );
+    } finally {
+      await start.releaseLock();
+    }
+  }
+
+  /** Takes a session: news when it is a return, and the changes that waited for it. */
+  private adopt(session: BuildSession): void {
+    const { host } = this.setup;
+    const pid = Number(session.agent.pid);
+    const known = Number.isSafeInteger(pid) ? { pid } : {};
+    if (this.lastSessionId !== undefined) {
+      const kind = this.lastSessionId === session.agent.sessionId ? 'agent-back' : 'new-app-session';
+      this.news({ kind, at: host.clock.date(), ...known });
+    }
+    this.session = session;
+    this.lastSessionId = session.agent.sessionId;
+    session.connection.onClose(() => this.lost(session));
+    if (this.deferred.size > 0) {
+      this.scheduler.notify([...this.deferred]);
+      this.deferred.clear();
+    }
+  }
+
+  /** The agent went away (or was not there at the start): news, then the end or a reconnect. */
+  private lost(session: BuildSession | undefined): void {
+    if (this.stopping || this.session !== session) return;
+    this.session = undefined;
+    if (session !== undefined) void closeSession(session);
+    this.news({ kind: 'agent-lost', at: this.setup.host.clock.date() });
+    if (this.setup.options.exitOnAgentLoss) {
+      this.endWith({ reason: 'agent-disconnected', port: session?.agent.port ?? 0, during: { kind: 'watch' } });
+      return;
+    }
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.reconnecting) return;
+    this.reconnecting = true;
+    const { options, host, hooks } = this.setup;
+    const sessionHooks = { ...(hooks.onEvent === undefined ? {} : { onEvent: hooks.onEvent }), signal: this.stopper.signal };
+    awaitAgent(options, host, sessionHooks, options.reconnect)
+      .then((reached) => {
+        this.reconnecting = false;
+        if (reached === undefined || this.stopping) {
+          if (reached?.kind === 'open') void closeSession(reached.session);
+          return;
+        }
+        if (reached.kind === 'refused') this.endWith(reached.outcome);
+        else this.adopt(reached.session);
+      })
+      .catch((error: unknown) => this.endWith(failureOutcome(error, (event) => this.emit(event))));
+  }
+
+  private emit(event: RunEvent): void {
+    this.setup.hooks.onEvent?.(event);
+  }
+
+  private news(news: NewsLine): void {
+    this.setup.hooks.onNews?.(news, newsLine(news));
+  }
+}
