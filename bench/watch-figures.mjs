@@ -120,6 +120,7 @@ export const WATCH_JOBS = [
       const tree = await ctx.tree(HUGE);
       const { measureWatchDetection } = await dist('watch/bench.js');
       const { detectChanges } = await dist('classes/snapshot.js');
+      const { detectInFolders } = await dist('classes/hinted.js');
       const { emptyIndex } = await dist('classes/columns.js');
       const { EVIDENCE } = await dist('classes/evidence.js');
       const live = { kind: 'live', evidence: EVIDENCE.proven };
@@ -136,10 +137,9 @@ export const WATCH_JOBS = [
           rounds: ctx.runs + 1,
           change: (round) =>
             picked.forEach((file, i) => fs.writeFileSync(file, Buffer.concat([classBytes(original[i].length), Buffer.from(`r${round}`)]))),
-          // What a cycle does with the hints: the scan of those folders against the record.
+          // What a cycle does with the hints (session/check.ts): the scan of those folders against the record.
           detect: async (folders) => {
-            const detection = await detectChanges(base, [tree.classes], {
-              folders,
+            const detection = await detectInFolders(base, [tree.classes], folders, {
               judge: (file) => (file.sameBytes ? live : { kind: 'verify', by: 'build', liveUnknown: false }),
             });
             found = detection.changes.changed.length;

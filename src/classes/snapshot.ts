@@ -46,9 +46,8 @@ export interface ScanOptions {
   /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
   resourcesSinceMs?: number;
   /**
-   * Watch mode: scan only these folders (absolute, each without the folders below it), the ones
-   * that may have changed since the last scan; the rows of files elsewhere are kept as they are.
-   * Undefined: a full pass.
+   * Scan only these folders (absolute, each without the folders below it) of `dirs`: every row
+   * of `base` must be in one of them (hinted.ts gives such a base). Undefined: every folder.
    */
   folders?: ReadonlySet<string>;
 }
@@ -209,20 +208,10 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     if (walk.seen[row] === 1) continue;
     builder.copy(base, row, dirNumber.get(dir)!);
     if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) continue;
-    // Not in a folder a hinted scan looked at: the file is there as its row says.
-    if (unlisted(walk.options.folders, base.paths[row]!)) {
-      walk.changes.total += 1;
-      continue;
-    }
     walk.dirty = true;
     walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
     builder.setGone(builder.count - 1);
   }
-}
-
-/** True when a hinted scan (`folders`) did not look in the folder of `file`. */
-function unlisted(folders: ReadonlySet<string> | undefined, file: string): boolean {
-  return folders !== undefined && !folders.has(path.dirname(file));
 }
 
 /**
