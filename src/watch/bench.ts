@@ -27,7 +27,7 @@ export interface DetectionBenchOptions {
 }
 
 /** One round's figures, in ms, and what detection looked at. */
-export interface DetectionRound {
+interface DetectionRound {
   /** From the end of `change` until the last dirty folder was seen. */
   eventsMs: number;
   /** `takeDirtyFolders` plus `detect`: the detection figure. */

@@ -17,34 +17,21 @@ import type { Host } from '../session/options.js';
 import { runResult } from '../session/result.js';
 import { closeSession } from '../session/session.js';
 import { staleFolders } from '../session/stale-folders.js';
-import type { BuildCommand } from '../tool/resolve.js';
+import type { BuildCommand } from '../session/command.js';
 import { endLineOf } from './cycle-end.js';
 import { classHints, type ClassHints } from './hints.js';
-import { cycleEndLine, cycleStartLine, newsLine, type EndLine, type NewsLine } from './lines.js';
+import { cycleEndLine, cycleStartLine, newsLine, type NewsLine } from './lines.js';
 import { awaitAgent, type Reached } from './link.js';
-import type { WatchOptions } from './loop.js';
+import type { WatchHooks, WatchOptions } from './options.js';
 import { createCycleScheduler, type CycleScheduler } from './scheduler.js';
 import type { WatchSources } from './sources.js';
 import { watchErrorHint, watchSources, type SourceWatcher } from './watcher.js';
-
-/** What a watch tells as it goes. */
-export interface CycleHooks {
-  /** The events of each cycle, as a single run emits them. */
-  onEvent?: (event: RunEvent) => void;
-  /** A cycle starts: its number, the source paths that changed, and its start line. */
-  onCycleStart?: (start: { cycle: number; changed: readonly string[]; line: string }) => void;
-  /** A cycle ended: its whole result, its end line. */
-  onCycleEnd?: (end: { cycle: number; changed: readonly string[]; result: RunResult; end: EndLine; line: string }) => void;
-  /** News between cycles (the agent lost or back, the watch started). */
-  onNews?: (news: NewsLine, line: string) => void;
-  signal?: AbortSignal;
-}
 
 /** What {@link WatchCycles} is given. */
 interface WatchSetup {
   options: WatchOptions;
   host: Host;
-  hooks: CycleHooks;
+  hooks: WatchHooks;
   command: BuildCommand;
   /** The class output directories to watch before the first cycle. */
   classDirs: string[];

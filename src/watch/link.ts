@@ -12,7 +12,7 @@ import type { Host, SessionHooks, SessionOptions } from '../session/options.js';
 import { closeSession } from '../session/session.js';
 
 /** The first and the longest pause between two tries to reach the agent again, in ms. */
-export const RECONNECT_MS = { first: 250, max: 5000 } as const;
+const RECONNECT_MS = { first: 250, max: 5000 } as const;
 
 /**
  * Refusals that mean "the agent is not there (yet)": no or a stale port file, a port file being

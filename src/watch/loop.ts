@@ -8,37 +8,19 @@
  * agent goes away, or on a refusal a new try cannot mend (an agent too old).
  */
 import { findClassDirs } from '../classes/dirs.js';
-import type { HoldLeft, ToolKind } from '../outcome/facts.js';
+import type { HoldLeft } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { prepareBuild } from '../session/command.js';
 import { failureOutcome } from '../session/failure.js';
-import { hostWith, type CycleOptions, type Host, type HostOverrides, type SessionOptions } from '../session/options.js';
-import type { BuildCommand } from '../tool/resolve.js';
-import { WatchCycles, type CycleHooks } from './cycles.js';
+import { hostWith, type Host } from '../session/options.js';
+import type { BuildCommand } from '../session/command.js';
+import { WatchCycles } from './cycles.js';
 import { reachAgent } from './link.js';
+import type { WatchHooks, WatchOptions } from './options.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
-
-/** Options of {@link runWatch}. Times in ms. */
-export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'changedFolders'>, HostOverrides {
-  tool: ToolKind;
-  /** The quiet period after a change before a cycle starts (default 300). */
-  debounceMs?: number;
-  /** More folders or files to watch (`--watch`), relative to the project unless absolute. */
-  watch?: readonly string[];
-  /** End the watch when the agent goes away (default: keep watching and reconnect). */
-  exitOnAgentLoss?: boolean;
-  /** Pauses between tries to reach the agent again (default link.ts RECONNECT_MS). */
-  reconnect?: { first: number; max: number };
-}
-
-/** What the watch tells, and who may stop it. */
-export interface WatchHooks extends CycleHooks {
-  /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop (a running build is stopped and `failed` sent). */
-  signal?: AbortSignal;
-}
 
 /** How a watch ended: the reason, exit status and words, and its last cycle. */
 export interface WatchResult extends ResultBase {

@@ -74,7 +74,7 @@ export function builds(p: WatchProject): { start: number; end?: number }[] {
 }
 
 /** A `cycle` line of `--json`. */
-export interface JsonCycle {
+interface JsonCycle {
   type: 'cycle';
   cycle: number;
   changed: number;
