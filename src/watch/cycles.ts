@@ -9,6 +9,7 @@ import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
 import { runCycleSafely } from '../session/cycle.js';
 import type { BuildSession } from '../session/cycle-context.js';
 import { failureOutcome } from '../session/failure.js';
@@ -51,6 +52,8 @@ export class WatchCycles {
   private readonly scheduler: CycleScheduler;
   private endWith: (outcome: Outcome) => void = () => undefined;
   private reconnecting = false;
+  /** True from the news that the agent is not there until it is back. */
+  private away = false;
   private stopping = false;
 
   constructor(private readonly setup: WatchSetup) {
@@ -87,7 +90,7 @@ export class WatchCycles {
     });
     await this.hints.watch(this.setup.classDirs);
     if (first.kind === 'open') this.adopt(first.session);
-    else this.lost(undefined);
+    else this.lost(undefined, describeOutcome(first.outcome).message.replace(/\.\s*$/, ''));
     await watcher.ready;
     this.news({ kind: 'watching', at: host.clock.date(), folders: sources.roots.length, debounceMs: this.setup.options.debounceMs ?? 300 });
     const outcome = await ended;
@@ -152,10 +155,11 @@ export class WatchCycles {
     const { host } = this.setup;
     const pid = Number(session.agent.pid);
     const known = Number.isSafeInteger(pid) ? { pid } : {};
-    if (this.lastSessionId !== undefined) {
-      const kind = this.lastSessionId === session.agent.sessionId ? 'agent-back' : 'new-app-session';
+    if (this.away) {
+      const kind = this.lastSessionId === undefined || this.lastSessionId === session.agent.sessionId ? 'agent-back' : 'new-app-session';
       this.news({ kind, at: host.clock.date(), ...known });
     }
+    this.away = false;
     this.session = session;
     this.lastSessionId = session.agent.sessionId;
     session.connection.onClose(() => this.lost(session));
@@ -165,12 +169,14 @@ export class WatchCycles {
     }
   }
 
-  /** The agent went away (or was not there at the start): news, then the end or a reconnect. */
-  private lost(session: BuildSession | undefined): void {
+  /** The agent went away (or was not there at the start, `why`): news, then the end or a reconnect. */
+  private lost(session: BuildSession | undefined, why?: string): void {
     if (this.stopping || this.session !== session) return;
     this.session = undefined;
+    this.away = true;
     if (session !== undefined) void closeSession(session);
-    this.news({ kind: 'agent-lost', at: this.setup.host.clock.date() });
+    const at = this.setup.host.clock.date();
+    this.news(why === undefined ? { kind: 'agent-lost', at } : { kind: 'no-agent-yet', at, why });
     if (this.setup.options.exitOnAgentLoss) {
       this.endWith({ reason: 'agent-disconnected', port: session?.agent.port ?? 0, during: { kind: 'watch' } });
       return;

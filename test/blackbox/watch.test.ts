@@ -157,6 +157,22 @@ describe('reclazz-build watch', () => {
     expect(String(result.message)).toMatch(/during the build; the hold may be left with owner \S+: the next run here reuses it/);
   });
 
+  it('started before the app: saves wait for the agent, and are built once it is there', async () => {
+    const p = watchProject();
+    const w = watch(p);
+    await w.watching();
+    expect(w.json.filter((j) => j.type === 'news').map((j) => j.news)).toEqual(['no-agent-yet', 'watching']);
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(w.cycles()).toHaveLength(0);
+    await agentFor(p, agents, { portFile: p.portFile });
+    const [cycle] = await w.cyclesEnded(1);
+    await w.stop();
+    expect(cycle!.result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true });
+    expect(w.json.filter((j) => j.type === 'news').map((j) => j.news)).toEqual(['no-agent-yet', 'watching', 'agent-back']);
+    expect(w.stderr.some((l) => /• no agent yet \(.*\): watching sources; connecting when it is there$/.test(l))).toBe(true);
+  });
+
   it('with --exit-on-agent-loss the watch ends when the agent goes away', async () => {
     const p = watchProject();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
