@@ -4,7 +4,7 @@
  * --json, one JSON object per line on stdout: the events, a `cycle-start` and a `cycle` object
  * per cycle, `news`, and one final `result`) and runs the core (`watch/loop.ts`).
  */
-import type { ToolKind } from '../outcome/facts.js';
+import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, jsonLine, resultToJson } from '../report/json.js';
@@ -130,7 +130,7 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
 
 /** What a cycle that is not all proven live says before its end line: the classes not proven, the outcome's words. */
 function details(result: RunResult): string {
-  const notLive = result.verdicts.filter((v) => v.status !== 'applied' && v.status !== 'unchanged');
+  const notLive = result.verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
   const listed = notLive
     .slice(0, MAX_LISTED)
     .map((v) => `  ${v.status} ${visible(v.className)}${v.detail ? `: ${visible(v.detail)}` : ''}\n`);

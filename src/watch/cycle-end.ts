@@ -1,9 +1,7 @@
 /** How a cycle's result reads as its end line (lines.ts): one home for the mapping. */
+import { LIVE_VERDICTS } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import type { EndLine } from './lines.js';
-
-/** The verdicts that make a class live (as the human report counts them). */
-const LIVE = new Set(['applied', 'unchanged']);
 
 /**
  * The end line of `result`.
@@ -16,7 +14,7 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): 
     verifyMs: result.verify?.elapsedMs ?? 0,
   };
   const recovered = holdRecovered && result.hold === 'none' ? { holdRecovered: true } : {};
-  const live = result.verdicts.filter((v) => LIVE.has(v.status)).length + (result.changes?.added.length ?? 0);
+  const live = result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length + (result.changes?.added.length ?? 0);
   const outcome = result.outcome;
   switch (outcome.reason) {
     case 'ok':
@@ -31,7 +29,7 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): 
         ...recovered,
       };
     case 'verify-incomplete': {
-      const notProven = result.verdicts.length - result.verdicts.filter((v) => LIVE.has(v.status)).length;
+      const notProven = result.verdicts.length - result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length;
       if (notProven > 0) return { kind: 'not-proven', at, live, notProven, exitCode: result.exitCode, ...times, ...recovered };
       return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
     }

@@ -24,7 +24,7 @@ import { classHints, type ClassHints } from './hints.js';
 import { cycleEndLine, cycleStartLine, newsLine, type NewsLine } from './lines.js';
 import { awaitAgent, type Reached } from './link.js';
 import type { WatchHooks, WatchOptions } from './options.js';
-import { createCycleScheduler, type CycleScheduler } from './scheduler.js';
+import { createCycleScheduler, DEFAULT_DEBOUNCE_MS, type CycleScheduler } from './scheduler.js';
 import type { WatchSources } from './sources.js';
 import { watchErrorHint, watchSources, type SourceWatcher } from './watcher.js';
 
@@ -63,7 +63,7 @@ export class WatchCycles {
     const warn = (message: string) => this.emit({ type: 'warning', message });
     this.hints = classHints({
       stalePass: (dirs) => staleFolders(setup.host.cwd, dirs, warn),
-      onError: (error) => warn(warningText.watchFailed(error.message, watchErrorHint(error))),
+      onError: (error) => this.watchFailed(error),
     });
     this.scheduler = createCycleScheduler({
       runCycle: (changed) => this.cycle(changed),
@@ -86,13 +86,18 @@ export class WatchCycles {
       roots: sources.roots,
       ignoreDirs: [...sources.outputDirs, ...this.setup.classDirs],
       onChange: (changed) => this.scheduler.notify(changed),
-      onError: (error) => this.emit({ type: 'warning', message: warningText.watchFailed(error.message, watchErrorHint(error)) }),
+      onError: (error) => this.watchFailed(error),
     });
     await this.hints.watch(this.setup.classDirs);
     if (first.kind === 'open') this.adopt(first.session);
     else this.lost(undefined, describeOutcome(first.outcome).message.replace(/\.\s*$/, ''));
     await watcher.ready;
-    this.news({ kind: 'watching', at: host.clock.date(), folders: sources.roots.length, debounceMs: this.setup.options.debounceMs ?? 300 });
+    this.news({
+      kind: 'watching',
+      at: host.clock.date(),
+      folders: sources.roots.length,
+      debounceMs: this.setup.options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    });
     const outcome = await ended;
     this.stopping = true;
     this.stopper.abort(outcome.reason === 'interrupted' ? outcome.signal : 'end');
@@ -200,6 +205,11 @@ export class WatchCycles {
         else this.adopt(reached.session);
       })
       .catch((error: unknown) => this.endWith(failureOutcome(error, (event) => this.emit(event))));
+  }
+
+  /** A file watch's error: the watch goes on (hints.ts runs a full pass soon after one). */
+  private watchFailed(error: Error): void {
+    this.emit({ type: 'warning', message: warningText.watchFailed(error.message, watchErrorHint(error)) });
   }
 
   private emit(event: RunEvent): void {
