@@ -28,8 +28,8 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs);
-command-line options win.
+(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, gradleArgs, mvnArgs;
+watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
 
@@ -39,6 +39,7 @@ Examples:
   $ reclazz-build mvn -q compile            # ./mvnw when present, else mvn
   $ reclazz-build -- make classes           # any build command after --
   $ reclazz-build --json mvn compile | jq -c 'select(.type=="result")'
+  $ reclazz-build watch mvn -q compile      # build and prove live on every save, until Ctrl-C
   $ reclazz-build doctor                     # is the agent there, and does it watch this project?
   $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
 

@@ -23,6 +23,7 @@ import { endLineOf } from './cycle-end.js';
 import { classHints, type ClassHints } from './hints.js';
 import { cycleEndLine, cycleStartLine, newsLine, type NewsLine } from './lines.js';
 import { awaitAgent, type Reached } from './link.js';
+import { collectGarbage } from './memory.js';
 import type { WatchHooks, WatchOptions } from './options.js';
 import { createCycleScheduler, DEFAULT_DEBOUNCE_MS, type CycleScheduler } from './scheduler.js';
 import type { WatchSources } from './sources.js';
@@ -123,6 +124,7 @@ export class WatchCycles {
     const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
     this.last = result;
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
+    collectGarbage();
   }
 
   /** The lock, DOCTOR and owner.json again, the build on the session, the lock released. */
