@@ -59,7 +59,7 @@ export async function watchAction(tool: ToolKind, args: string[], opts: WatchFla
     exitOnAgentLoss: opts.exitOnAgentLoss === true,
     ...((opts.debounce ?? config.debounceMs) !== undefined ? { debounceMs: opts.debounce ?? config.debounceMs } : {}),
     ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
+    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
   const output = watchOutput(opts);

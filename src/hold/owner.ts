@@ -1,10 +1,11 @@
 /**
- * The owner token and its persistence in `.reclazz/owner.json` (state/store.ts): which token a
+ * The owner token and its persistence in the agent's `owner.json` (state/store.ts): which token a
  * cycle uses, saved before `BUILD started` is sent (a lost receipt may still have installed the
  * hold), put back when `started` was refused (the token of a hold an earlier run left must not
  * be lost), and marked released once `BUILD ok` was acknowledged.
  */
 import { newToken } from '../agent/protocol.js';
+import type { StatePlace } from '../state/folder.js';
 import { readOwnerState, writeOwnerState, type SavedOwnerState } from '../state/store.js';
 
 /** The token a cycle uses and where it came from. */
@@ -23,12 +24,12 @@ export interface OwnerChoice {
  * @throws StateError when owner.json exists but cannot be read.
  */
 export function chooseOwner(
-  projectDir: string,
+  place: StatePlace,
   sessionId: string,
   explicit: string | undefined,
   warn: (message: string) => void,
 ): OwnerChoice {
-  const saved = readOwnerState(projectDir, warn);
+  const saved = readOwnerState(place, warn);
   const savedOwner = savedOwnerOf(saved, sessionId);
   const owner = explicit ?? savedOwner ?? newToken();
   const source = explicit !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new';
@@ -40,8 +41,8 @@ export function chooseOwner(
  * was saved may have moved since (a one-shot run between two cycles, or this session's last cycle).
  * @throws StateError when owner.json exists but cannot be read.
  */
-export function rereadOwner(projectDir: string, sessionId: string, choice: OwnerChoice, warn: (message: string) => void): OwnerChoice {
-  const saved = readOwnerState(projectDir, warn);
+export function rereadOwner(place: StatePlace, sessionId: string, choice: OwnerChoice, warn: (message: string) => void): OwnerChoice {
+  const saved = readOwnerState(place, warn);
   return { ...choice, saved, releasedBefore: choice.owner === savedOwnerOf(saved, sessionId) && saved?.held === false };
 }
 
@@ -54,7 +55,8 @@ function savedOwnerOf(saved: SavedOwnerState | undefined, sessionId: string): st
 
 /** Where and for whom the owner token is kept. */
 export interface OwnerRecord {
-  projectDir: string;
+  /** The agent's state folder (state/place.ts). */
+  state: StatePlace;
   owner: string;
   sessionId: string;
   port: number;
@@ -65,7 +67,7 @@ export interface OwnerRecord {
  * @throws StateError when owner.json cannot be written.
  */
 export function saveHolding(record: OwnerRecord, now: Date): void {
-  writeOwnerState(record.projectDir, {
+  writeOwnerState(record.state, {
     owner: record.owner,
     sessionId: record.sessionId,
     port: record.port,
@@ -76,7 +78,7 @@ export function saveHolding(record: OwnerRecord, now: Date): void {
 
 /** Puts back what owner.json held, when our `started` was refused and it named another token. */
 export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
-  if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.projectDir, choice.saved);
+  if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.state, choice.saved);
 }
 
 /**
@@ -84,7 +86,7 @@ export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
  * @throws StateError when owner.json cannot be written.
  */
 export function saveReleased(record: OwnerRecord, now: Date): void {
-  writeOwnerState(record.projectDir, {
+  writeOwnerState(record.state, {
     owner: record.owner,
     sessionId: record.sessionId,
     port: record.port,

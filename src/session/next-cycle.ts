@@ -16,37 +16,47 @@ import { lockCheckout } from './open.js';
 export type CycleStart = { kind: 'ready'; releaseLock: () => Promise<void> } | { kind: 'refused'; outcome: Outcome } | { kind: 'lost' };
 
 /**
- * Takes the run lock (waiting up to --wait) and asks DOCTOR again. A DOCTOR naming another agent
- * session, or a closed connection, is `lost`: the session is over. Never throws for the agent.
- * @throws StateError when the run lock or owner.json cannot be read or written.
+ * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
+ * again. A DOCTOR naming another agent session, or a closed connection, is `lost`: the sessions
+ * are over. Never throws for the agent.
+ * @throws StateError when the run lock or an owner.json cannot be read or written.
  */
-export async function beginCycle(session: BuildSession): Promise<CycleStart> {
-  const hooks = { onEvent: session.emit, ...(session.signal === undefined ? {} : { signal: session.signal }) };
-  const lock = await lockCheckout(session.location.projectDir, session.host, session.options, hooks);
-  if (typeof lock !== 'function') return lock.kind === 'refused' ? { kind: 'refused', outcome: lock.outcome } : { kind: 'lost' };
-  const refuse = async (start: CycleStart): Promise<CycleStart> => {
-    await lock();
-    return start;
-  };
-  let answer;
+export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
+  const first = sessions[0]!;
+  const hooks = { onEvent: first.emit, ...(first.signal === undefined ? {} : { signal: first.signal }) };
+  const lock = await lockCheckout(first.checkout, first.host, first.options, hooks);
+  if (typeof lock !== 'function') return { kind: 'refused', outcome: lock.outcome };
   try {
-    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
-  } catch (error) {
-    if (!(error instanceof AgentConnectionError) || session.connection.closed) return refuse({ kind: 'lost' });
-    if (error.kind === 'aborted')
-      return refuse({ kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } });
-    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs };
-    return refuse({ kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why } });
-  }
-  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return refuse({ kind: 'lost' });
-  session.doctor = answer.doctor;
-  try {
-    session.owner = rereadOwner(session.location.projectDir, session.agent.sessionId, session.owner, (message) =>
-      session.emit({ type: 'warning', message }),
-    );
+    for (const session of sessions) {
+      const refused = await refresh(session);
+      if (refused !== undefined) {
+        await lock();
+        return refused;
+      }
+    }
   } catch (error) {
     await lock();
     throw error;
   }
   return { kind: 'ready', releaseLock: lock };
+}
+
+/** DOCTOR and owner.json of one session again; the start that refuses the cycle, if any. */
+async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kind: 'ready' }> | undefined> {
+  let answer;
+  try {
+    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+  } catch (error) {
+    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost' };
+    if (error.kind === 'aborted')
+      return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
+    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs };
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why } };
+  }
+  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost' };
+  session.doctor = answer.doctor;
+  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
+    session.emit({ type: 'warning', message }),
+  );
+  return undefined;
 }

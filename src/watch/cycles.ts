@@ -10,13 +10,12 @@ import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { runCycleSafely } from '../session/cycle.js';
+import { closeSessions, runCycles, type SessionGroup } from '../session/group.js';
 import type { BuildSession } from '../session/cycle-context.js';
 import { failureOutcome } from '../session/failure.js';
 import { beginCycle } from '../session/next-cycle.js';
 import type { Host } from '../session/options.js';
 import { runResult } from '../session/result.js';
-import { closeSession } from '../session/session.js';
 import { staleFolders } from '../session/stale-folders.js';
 import type { BuildCommand } from '../session/command.js';
 import { endLineOf } from './cycle-end.js';
@@ -44,8 +43,9 @@ export class WatchCycles {
   /** Cycles run so far, and the last one's result. */
   count = 0;
   last: RunResult | undefined;
-  private session: BuildSession | undefined;
-  private lastSessionId: string | undefined;
+  private group: SessionGroup<BuildSession> | undefined;
+  /** The agent sessions of the last group, to tell a return from an app restart. */
+  private lastSessionIds: string | undefined;
   /** Changes seen while no agent was there: they start a cycle once it is back. */
   private readonly deferred = new Set<string>();
   private readonly stopper = new AbortController();
@@ -90,7 +90,7 @@ export class WatchCycles {
       onError: (error) => this.watchFailed(error),
     });
     await this.hints.watch(this.setup.classDirs);
-    if (first.kind === 'open') this.adopt(first.session);
+    if (first.kind === 'open') this.adopt(first.sessions);
     else this.lost(undefined, describeOutcome(first.outcome).message.replace(/\.\s*$/, ''));
     await watcher.ready;
     this.news({
@@ -106,86 +106,87 @@ export class WatchCycles {
     await this.scheduler.stop();
     await watcher.close();
     await this.hints.close();
-    if (this.session !== undefined) await closeSession(this.session);
+    if (this.group !== undefined) await closeSessions(this.group);
     return outcome;
   }
 
   /** One cycle for `changed`; without an agent the changes wait for it. */
   private async cycle(changed: readonly string[]): Promise<void> {
-    const session = this.session;
-    if (session === undefined || this.stopping) {
+    const group = this.group;
+    if (group === undefined || this.stopping) {
       for (const path of changed) this.deferred.add(path);
       return;
     }
     const { host, hooks } = this.setup;
     const cycle = (this.count += 1);
     hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
-    const result = await this.build(session, changed);
+    const result = await this.build(group, changed);
     const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
     this.last = result;
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
     collectGarbage();
   }
 
-  /** The lock, DOCTOR and owner.json again, the build on the session, the lock released. */
-  private async build(session: BuildSession, changed: readonly string[]): Promise<RunResult> {
+  /** The lock, DOCTOR and owner.json again, the build on the sessions, the lock released. */
+  private async build(group: SessionGroup<BuildSession>, changed: readonly string[]): Promise<RunResult> {
     const { host, command, options } = this.setup;
+    const session = group.sessions[0]!;
     const startedMs = host.clock.now();
     const early = (outcome: Outcome) => runResult({ session, command, startedMs, now: () => host.clock.now() }, outcome);
     let start;
     try {
-      start = await beginCycle(session);
+      start = await beginCycle(group.sessions);
     } catch (error) {
       return early(failureOutcome(error, session.emit));
     }
     if (start.kind === 'lost') {
-      // The agent went away since the last cycle: these changes are built once it is back.
+      // An agent went away since the last cycle: these changes are built once it is back.
       for (const path of changed) this.deferred.add(path);
-      session.connection.close();
+      this.lost(group);
       return early({ reason: 'agent-disconnected', port: session.agent.port, during: { kind: 'doctor' } });
     }
     if (start.kind === 'refused') return early(start.outcome);
     try {
-      return await runCycleSafely(
-        session,
-        command,
-        { ...options, changedFolders: (dirs, full) => this.hints.changedFolders(dirs, full) },
-        startedMs,
-      );
+      this.hints.startCycle();
+      const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
+      return await runCycles(group, command, { ...options, changedFolders }, startedMs);
     } finally {
       await start.releaseLock();
     }
   }
 
-  /** Takes a session: news when it is a return, and the changes that waited for it. */
-  private adopt(session: BuildSession): void {
-    const { host } = this.setup;
-    const pid = Number(session.agent.pid);
+  /** Takes the sessions: news when it is a return, and the changes that waited for them. */
+  private adopt(sessions: BuildSession[]): void {
+    const { host, hooks } = this.setup;
+    const ids = sessions.map((s) => s.agent.sessionId).join(' ');
+    const pid = Number(sessions[0]!.agent.pid);
     const known = Number.isSafeInteger(pid) ? { pid } : {};
     if (this.away) {
-      const kind = this.lastSessionId === undefined || this.lastSessionId === session.agent.sessionId ? 'agent-back' : 'new-app-session';
+      const kind = this.lastSessionIds === undefined || this.lastSessionIds === ids ? 'agent-back' : 'new-app-session';
       this.news({ kind, at: host.clock.date(), ...known });
     }
     this.away = false;
-    this.session = session;
-    this.lastSessionId = session.agent.sessionId;
-    session.connection.onClose(() => this.lost(session));
+    const group: SessionGroup<BuildSession> = { sessions, emit: hooks.onEvent ?? (() => undefined) };
+    this.group = group;
+    this.lastSessionIds = ids;
+    // Any agent going away ends the group: every cycle holds them all, so all are opened again.
+    for (const session of sessions) session.connection.onClose(() => this.lost(group));
     if (this.deferred.size > 0) {
       this.scheduler.notify([...this.deferred]);
       this.deferred.clear();
     }
   }
 
-  /** The agent went away (or was not there at the start, `why`): news, then the end or a reconnect. */
-  private lost(session: BuildSession | undefined, why?: string): void {
-    if (this.stopping || this.session !== session) return;
-    this.session = undefined;
+  /** An agent went away (or none was there at the start, `why`): news, then the end or a reconnect. */
+  private lost(group: SessionGroup<BuildSession> | undefined, why?: string): void {
+    if (this.stopping || this.group !== group) return;
+    this.group = undefined;
     this.away = true;
-    if (session !== undefined) void closeSession(session);
+    if (group !== undefined) void closeSessions(group);
     const at = this.setup.host.clock.date();
     this.news(why === undefined ? { kind: 'agent-lost', at } : { kind: 'no-agent-yet', at, why });
     if (this.setup.options.exitOnAgentLoss) {
-      this.endWith({ reason: 'agent-disconnected', port: session?.agent.port ?? 0, during: { kind: 'watch' } });
+      this.endWith({ reason: 'agent-disconnected', port: group?.sessions[0]?.agent.port ?? 0, during: { kind: 'watch' } });
       return;
     }
     this.reconnect();
@@ -200,11 +201,11 @@ export class WatchCycles {
       .then((reached) => {
         this.reconnecting = false;
         if (reached === undefined || this.stopping) {
-          if (reached?.kind === 'open') void closeSession(reached.session);
+          if (reached?.kind === 'open') void closeSessions(reached);
           return;
         }
         if (reached.kind === 'refused') this.endWith(reached.outcome);
-        else this.adopt(reached.session);
+        else this.adopt(reached.sessions);
       })
       .catch((error: unknown) => this.endWith(failureOutcome(error, (event) => this.emit(event))));
   }

@@ -32,6 +32,8 @@ export interface HintOptions {
 export interface ClassHints {
   /** Watches `dirs` (the class output directories found before any cycle), so that changes before the first cycle are seen. */
   watch(dirs: readonly string[]): Promise<void>;
+  /** A new cycle begins: its first `changedFolders` takes the folders. */
+  startCycle(): void;
   /** For the cycle (session/options.ts `changedFolders`): the folders to scan, or undefined for a full pass. */
   changedFolders(dirs: readonly string[], full: boolean): Promise<ReadonlySet<string> | undefined>;
   /** Stops watching; releases every handle and timer. */
@@ -42,8 +44,9 @@ export interface ClassHints {
 export function classHints(options: HintOptions): ClassHints {
   const every = options.fullPassEveryMs ?? FULL_PASS_EVERY_MS;
   let watch: ClassWatch | undefined;
-  let watched = '';
   let dirs: readonly string[] = [];
+  /** This cycle's folders (undefined inside: a full pass), once taken. */
+  let taken: Promise<ReadonlySet<string> | undefined> | undefined;
   let busy: Promise<unknown> = Promise.resolve();
   let closed = false;
 
@@ -63,13 +66,12 @@ export function classHints(options: HintOptions): ClassHints {
     });
   };
   const timer = setInterval(background, options.checkEveryMs ?? BACKGROUND_CHECK_MS);
-  /** The watch of `now`: the current one, or a new one when the class output directories changed. */
+  /** The watch covering `now`: the current one, or a new one over them and the ones watched so far. */
   const rewatch = async (now: readonly string[]): Promise<ClassWatch> => {
-    const key = [...now].sort().join('\0');
-    if (watch !== undefined && key === watched) return watch;
+    if (watch !== undefined && now.every((dir) => dirs.includes(dir))) return watch;
     await watch?.close();
-    watched = key;
-    dirs = [...now];
+    taken = undefined;
+    dirs = [...new Set([...dirs, ...now])];
     // Its first pass is always full: fullPassDue is true until it is ready and a pass is marked.
     watch = watchClassDirs({ dirs, fullPassEveryMs: every, onError: options.onError });
     return watch;
@@ -79,18 +81,26 @@ export function classHints(options: HintOptions): ClassHints {
     async watch(now) {
       await rewatch(now);
     },
+    startCycle() {
+      taken = undefined;
+    },
     async changedFolders(now, full) {
       const current = await rewatch(now);
-      // A background pass in progress finishes first: its findings belong to this cycle.
-      await busy;
-      await eventsIn(current);
-      const startedAt = Date.now();
-      if (full || current.fullPassDue(startedAt)) {
-        current.takeDirtyFolders();
-        current.markFullPass(startedAt);
-        return undefined;
-      }
-      return current.takeDirtyFolders();
+      // Several agents: each session of the cycle asks; the folders are taken once, by the first.
+      taken ??= (async () => {
+        // A background pass in progress finishes first: its findings belong to this cycle.
+        await busy;
+        await eventsIn(current);
+        const startedAt = Date.now();
+        if (current.fullPassDue(startedAt)) {
+          current.takeDirtyFolders();
+          current.markFullPass(startedAt);
+          return undefined;
+        }
+        return current.takeDirtyFolders();
+      })();
+      const folders = await taken;
+      return full || current !== watch ? undefined : folders;
     },
     async close() {
       closed = true;

@@ -7,9 +7,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Outcome } from '../outcome/outcome.js';
 import type { BuildSession } from '../session/cycle-context.js';
-import { openSession } from '../session/open.js';
+import { openSessions } from '../session/open.js';
 import type { Host, SessionHooks, SessionOptions } from '../session/options.js';
-import { closeSession } from '../session/session.js';
+import { closeSessions } from '../session/group.js';
 
 /** The first and the longest pause between two tries to reach the agent again, in ms. */
 const RECONNECT_MS = { first: 250, max: 5000 } as const;
@@ -29,20 +29,21 @@ const AWAY: ReadonlySet<Outcome['reason']> = new Set([
 ]);
 
 /** What a try to reach the agent gave. */
-export type Reached = { kind: 'open'; session: BuildSession } | { kind: 'away'; outcome: Outcome } | { kind: 'refused'; outcome: Outcome };
+export type Reached =
+  { kind: 'open'; sessions: BuildSession[] } | { kind: 'away'; outcome: Outcome } | { kind: 'refused'; outcome: Outcome };
 
 /**
- * One try: opens a build session (without the run lock).
+ * One try: opens a build session with every agent of the checkout (without the run lock).
  * @throws StateError when owner.json cannot be read.
  */
 export async function reachAgent(options: SessionOptions, host: Host, hooks: SessionHooks): Promise<Reached> {
-  const opening = await openSession(options, host, hooks, {
+  const opening = await openSessions(options, host, hooks, {
     builds: true,
     lockPerCycle: true,
     announce: true,
     requires: { need: 'owned builds', ownedBuilds: true, verify: options.verify !== false, offerNoVerify: true, session: true },
   });
-  if (opening.kind === 'open') return { kind: 'open', session: opening.session as BuildSession };
+  if (opening.kind === 'open') return { kind: 'open', sessions: opening.sessions as BuildSession[] };
   return { kind: AWAY.has(opening.outcome.reason) ? 'away' : 'refused', outcome: opening.outcome };
 }
 
@@ -66,7 +67,7 @@ export async function awaitAgent(
     }
     const reached = await reachAgent(options, host, hooks);
     if (hooks.signal?.aborted) {
-      if (reached.kind === 'open') await closeSession(reached.session);
+      if (reached.kind === 'open') await closeSessions(reached);
       return undefined;
     }
     if (reached.kind !== 'away') return reached;

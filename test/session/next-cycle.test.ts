@@ -39,7 +39,7 @@ describe('beginCycle', () => {
     const lock = path.join(dir, '.reclazz', 'build.lock');
     try {
       expect(fs.existsSync(lock)).toBe(false);
-      const start = await beginCycle(session);
+      const start = await beginCycle([session]);
       if (start.kind !== 'ready') throw new Error(start.kind);
       expect(fs.existsSync(lock)).toBe(true);
       const failing = { tool: 'command' as const, args: [process.execPath, '-e', 'process.exit(1)'] };
@@ -51,7 +51,7 @@ describe('beginCycle', () => {
       expect(fs.existsSync(lock)).toBe(false);
       // What the session saw when it opened: no hold, nothing saved.
       expect(session.doctor.buildHold).toBe('none');
-      const next = await beginCycle(session);
+      const next = await beginCycle([session]);
       if (next.kind !== 'ready') throw new Error(next.kind);
       expect(session.doctor.buildHold).toBe('named');
       expect(session.owner.saved).toMatchObject({ owner: session.owner.owner, held: true });

@@ -15,6 +15,12 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((h) => h.close()));
 });
 
+/** A cycle's question: a new cycle, then its folders. */
+function next(h: ClassHints, dirs: string[], full: boolean) {
+  h.startCycle();
+  return h.changedFolders(dirs, full);
+}
+
 function hints(options: Partial<Parameters<typeof classHints>[0]> = {}): ClassHints {
   const made = classHints({ stalePass: async () => [], onError: (error) => expect.fail(error.message), ...options });
   open.push(made);
@@ -29,17 +35,17 @@ describe('classHints', () => {
     put(classes, 'org/other/B.class');
     const h = hints();
     await h.watch([classes]);
-    expect(await h.changedFolders([classes], false)).toBeUndefined();
+    expect(await next(h, [classes], false)).toBeUndefined();
     // A pass marked before the watch was ready is followed by one more full pass.
     await sleep(200);
-    await h.changedFolders([classes], false);
+    await next(h, [classes], false);
     fs.writeFileSync(a, 'a-2');
     await sleep(200);
-    expect(await h.changedFolders([classes], false)).toEqual(new Set([path.dirname(a)]));
+    expect(await next(h, [classes], false)).toEqual(new Set([path.dirname(a)]));
     fs.writeFileSync(a, 'a-3');
     await sleep(200);
-    expect(await h.changedFolders([classes], true)).toBeUndefined();
-    expect(await h.changedFolders([classes], false)).toEqual(new Set());
+    expect(await next(h, [classes], true)).toBeUndefined();
+    expect(await next(h, [classes], false)).toEqual(new Set());
   });
 
   it('a new set of class output directories is watched afresh, its first pass full', async () => {
@@ -48,11 +54,11 @@ describe('classHints', () => {
     const two = mkdirs(root, 'b/target/classes');
     const h = hints();
     await h.watch([one]);
-    await h.changedFolders([one], false);
+    await next(h, [one], false);
     await sleep(200);
-    await h.changedFolders([one], false);
-    expect(await h.changedFolders([one], false)).toEqual(new Set());
-    expect(await h.changedFolders([one, two], false)).toBeUndefined();
+    await next(h, [one], false);
+    expect(await next(h, [one], false)).toEqual(new Set());
+    expect(await next(h, [one, two], false)).toBeUndefined();
   });
 
   it('the background pass marks the folders it found stale, once a pass is due', async () => {
@@ -70,11 +76,11 @@ describe('classHints', () => {
       },
     });
     await h.watch([classes]);
-    await h.changedFolders([classes], false);
+    await next(h, [classes], false);
     await sleep(100);
-    await h.changedFolders([classes], false);
+    await next(h, [classes], false);
     await until('a background pass', () => passes > 0, 3000);
-    expect(await h.changedFolders([classes], false)).toEqual(new Set([stale]));
+    expect(await next(h, [classes], false)).toEqual(new Set([stale]));
   });
 });
 
