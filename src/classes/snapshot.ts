@@ -46,8 +46,9 @@ export interface ScanOptions {
   /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
   resourcesSinceMs?: number;
   /**
-   * Scan only these folders (absolute, each without the folders below it) of `dirs`: every row
-   * of `base` must be in one of them (hinted.ts gives such a base). Undefined: every folder.
+   * Scan only these folders (absolute, each without the folders below it) of `dirs`; rows of
+   * `base` elsewhere are kept as they are. Undefined: every folder. For a large base, hinted.ts
+   * `detectInFolders` costs the rows of these folders only.
    */
   folders?: ReadonlySet<string>;
 }
@@ -208,6 +209,11 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     if (walk.seen[row] === 1) continue;
     builder.copy(base, row, dirNumber.get(dir)!);
     if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) continue;
+    // Not in a folder a hinted scan looked at: the file is there as its row says, not removed.
+    if (walk.options.folders !== undefined && !walk.options.folders.has(path.dirname(base.paths[row]!))) {
+      walk.changes.total += 1;
+      continue;
+    }
     walk.dirty = true;
     walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
     builder.setGone(builder.count - 1);

@@ -51,3 +51,14 @@ describe('detectInFolders', () => {
     expect(second.changes.total).toBe(5);
   });
 });
+
+describe('detectChanges with folders', () => {
+  it('keeps the rows of folders it did not look at, never taking them as removed', async () => {
+    const { classes, acme, index } = await indexed();
+    fs.writeFileSync(path.join(acme, 'A.class'), 'a-2');
+    const { changes } = await detectChanges(index, [classes], { ...afterBuild, folders: new Set([acme]) });
+    expect(names(changes.changed)).toEqual(['com.acme.A']);
+    expect(changes.removed).toEqual([]);
+    expect(changes.total).toBe(4);
+  });
+});
