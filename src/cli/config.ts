@@ -36,6 +36,10 @@ export interface ReclazzConfig {
   gradleArgs?: string[];
   /** Arguments for `reclazz-build mvn` when none are given. */
   mvnArgs?: string[];
+  /** `reclazz-build watch`: more folders or files to watch besides the source folders found. */
+  watch?: string[];
+  /** `reclazz-build watch`: the quiet period after a change before a build starts, in ms. */
+  debounceMs?: number;
 }
 
 /** What each key expects, in words: used in every error message. */
@@ -49,6 +53,8 @@ const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   classesDirs: 'an array of non-empty path strings, e.g. ["build/classes/kotlin/main"]',
   gradleArgs: 'an array of strings, e.g. ["classes"]',
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
+  watch: 'an array of non-empty path strings, e.g. ["shared/src/main/java"]',
+  debounceMs: 'a whole number of milliseconds, 0 or more, e.g. 300',
 };
 
 const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
@@ -65,6 +71,8 @@ const buildConfigSchema = () =>
     classesDirs: z.optional(z.array(nonEmpty())),
     gradleArgs: z.optional(z.array(z.string())),
     mvnArgs: z.optional(z.array(z.string())),
+    watch: z.optional(z.array(nonEmpty())),
+    debounceMs: z.optional(wholeMs(0).check(z.lte(2_147_483_647))),
   });
 let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
 /** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */
@@ -192,6 +200,7 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
     ...config,
     ...(config.portFile === undefined ? {} : { portFile: path.resolve(dir, config.portFile) }),
     ...(config.classesDirs === undefined ? {} : { classesDirs: config.classesDirs.map((d) => path.resolve(dir, d)) }),
+    ...(config.watch === undefined ? {} : { watch: config.watch.map((d) => path.resolve(dir, d)) }),
   };
 }
 

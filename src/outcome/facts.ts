@@ -137,6 +137,9 @@ export interface ChangeSummary {
  * `restart-required`: the agent lists a change it cannot apply (a hierarchy change);
  * `rewritten`: the file changed again after it was checked.
  */
+/** The verdicts that make a class live: VERIFY applied, or the same bytes rewritten (see `VerdictStatus`). */
+export const LIVE_VERDICTS: ReadonlySet<string> = new Set(['applied', 'unchanged']);
+
 export type VerdictStatus =
   | 'applied'
   | 'unchanged'

@@ -83,7 +83,9 @@ export type InterruptPoint =
   | 'verify'
   | 'reload-receipt'
   | 'after-scan'
-  | 'following';
+  | 'following'
+  /** Watch mode, between cycles. */
+  | 'watching';
 
 /** What the agent must support for what was asked. */
 export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';
@@ -148,7 +150,12 @@ export type Outcome =
   | {
       reason: 'agent-disconnected';
       port: number;
-      during: { kind: 'doctor' } | { kind: 'build-started'; owner: string; detail: string } | { kind: 'reload'; action: ReloadAction };
+      during:
+        | { kind: 'doctor' }
+        | { kind: 'build-started'; owner: string; detail: string }
+        | { kind: 'reload'; action: ReloadAction }
+        /** Watch mode with `--exit-on-agent-loss`, between cycles. */
+        | { kind: 'watch' };
     }
   | { reason: 'unexpected-receipt'; action: ReloadAction; paused: boolean }
   | {

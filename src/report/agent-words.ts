@@ -199,6 +199,11 @@ function describeDisconnected(outcome: OutcomeOf<'agent-disconnected'>): Words {
         message: `the agent closed the connection before the RELOAD_STATE receipt for RELOAD ${during.action}: ${reloadUncertain(during.action)}`,
         hint: reloadHint(during.action),
       };
+    case 'watch':
+      return {
+        message: `the agent on port ${outcome.port} went away during the watch (--exit-on-agent-loss)`,
+        hint: 'start the app again, then the watch; without --exit-on-agent-loss the watch waits for the agent and reconnects',
+      };
   }
 }
 

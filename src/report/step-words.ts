@@ -72,6 +72,9 @@ const warnings = {
       ? `${count} class(es) were marked unverified together, for their whole reload batch ("input class names were ambiguous"): likely a class file the agent could not read, or two class files with the same binary name in one capture`
       : `${count} class(es) were marked unverified together, for their whole reload batch: the agent warned that a status client was not keeping up (one that stopped reading) while the batch ran`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
+  missingWatch: (entry: string) => `--watch ${entry} does not exist: it is watched once it does`,
+  watchFailed: (problem: string, hint: string | undefined) =>
+    `the file watch reported ${problem}${hint === undefined ? '' : `: ${hint}`}; changes are still found by a full pass at least every minute`,
 } as const;
 
 /** How long a build's other processes may run after its command exits, in s (tool/build-group.ts). */

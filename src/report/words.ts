@@ -313,6 +313,7 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
   verify: 'during VERIFY',
   'reload-receipt': 'while waiting for the RELOAD_STATE receipt',
   'after-scan': 'after sending SCAN',
+  watching: 'while watching, between builds',
 };
 
 function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {

@@ -8,7 +8,8 @@ import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { watchCoverage } from '../agent/coverage.js';
 import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, decide, type Cuts } from '../classes/evidence.js';
+import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
+import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import type { AppStart, BuildRun, ChangeSummary, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
@@ -57,12 +58,16 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     holdAtMs: before.heldBefore ? 0 : before.holdAtMs,
     ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
   };
-  const detected = await detectChanges(before.baseline, dirs, {
-    judge: (file) => decide(file, cuts),
+  // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
+  const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
+  const scan = {
+    judge: (file: FileFacts) => decide(file, cuts),
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,
     resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
-  });
+  };
+  const detected =
+    folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
   if (detected.unreadable.length > 0) warn(warningText.unreadable(detected.unreadable));
   if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts adds what VERIFY proved).

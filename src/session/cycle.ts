@@ -172,11 +172,12 @@ async function awaitCaptureRelease(session: Session): Promise<void> {
   const start = clock.now();
   const limit = Math.min(CAPTURE_WAIT_MS, session.options.waitMs ?? DEFAULTS.waitMs);
   while (clock.now() - start < limit) {
-    session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
     try {
-      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
+      // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
       const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
       if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
+      session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
+      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
     } catch {
       return;
     }

@@ -30,6 +30,8 @@ export interface OpenPlan {
   requires?: Requirements;
   /** A session that builds: the run lock, the owner token and the hold. */
   builds?: boolean;
+  /** A session that builds takes the run lock per cycle (watch mode: {@link lockCheckout}), not for the whole session. */
+  lockPerCycle?: boolean;
   /** Emit an `agent` event once DOCTOR described the agent (a build and `verify` show it). */
   announce?: boolean;
   /** Name `--allow-no-agent` in the advice when no agent is found. */
@@ -114,7 +116,7 @@ async function openAll<H extends SessionHost>(
   agentDeadline: number,
 ): Promise<Openings<H>> {
   const checkout = checkoutRoot(host.cwd, locations);
-  const lock = plan.builds ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
+  const lock = plan.builds && !plan.lockPerCycle ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
   if (lock !== undefined && 'kind' in lock) return lock;
   const releaseLock = lock?.release;
   const sessions: Session<H>[] = [];
@@ -229,8 +231,9 @@ function lockProcessOf(host: SessionHost): LockProcess {
  * Takes the run lock of the checkout, waiting up to --wait (also for the build of a run that
  * is gone, recorded with the lock: tool/proc.ts tells whether its group still runs); the
  * refusal when it cannot.
+ * @throws StateError when the state folder or the lock cannot be created.
  */
-async function lockCheckout(
+export async function lockCheckout(
   checkout: string,
   host: LockProcess,
   options: SessionOptions,
