@@ -36,6 +36,8 @@ const SHOWN_UUIDS = [
   '5be0c6a2-91d3-4e7f-8a45-2f6b9c1d0e37',
 ];
 const SHOWN_TIMES = ['15:38:11.609', '15:38:11.702', '15:38:11.855', '15:38:11.907', '15:38:12.020', '15:38:12.131'];
+/** Stand-ins for the clock of watch mode's lines (`HH:MM:SS`), in order of first appearance. */
+const SHOWN_CLOCKS = ['12:04:12', '12:04:29', '12:04:31', '12:05:01', '12:05:02', '12:05:38', '12:05:40', '12:05:52', '12:05:53'];
 
 /** The environment of every recorded run: plain output, no reclazz settings, no code cache left behind. */
 function sampleEnv() {
@@ -48,8 +50,8 @@ function sampleEnv() {
 /**
  * `text` with what differs between recordings replaced by the fixed stand-ins.
  * @param {string} text what a run printed
- * @param {{ dirs: string[], port: number, stalePort: number, pid: string, uuids: string[], times: string[] }} facts
- *   of this recording; `uuids` and `times` grow as new ones appear
+ * @param {{ dirs: string[], port: number, stalePort: number, pid: string, uuids: string[], times: string[], clocks: string[] }} facts
+ *   of this recording; `uuids`, `times` and `clocks` grow as new ones appear
  * @returns {string}
  */
 function normalise(text, facts) {
@@ -61,11 +63,17 @@ function normalise(text, facts) {
   if (facts.stalePort !== 0) out = out.replace(new RegExp(`\\b${facts.stalePort}\\b`, 'g'), SHOWN_STALE_PORT);
   out = out.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (uuid) => standIn(facts.uuids, uuid, SHOWN_UUIDS));
   out = out.replace(/\b\d\d:\d\d:\d\d\.\d{3}\b/g, (time) => standIn(facts.times, time, SHOWN_TIMES));
-  return out
+  out = out.replace(/\b\d\d:\d\d:\d\d\b(?!\.\d)/g, (clock) => standIn(facts.clocks, clock, SHOWN_CLOCKS));
+  out = out
     .replace(/\b\d+\.\d s\b/g, '2.1 s')
     .replace(/"(durationMs|elapsedMs)":\d+/g, '"$1":12')
     .replace(/\(\d+ms\)/g, '(50ms)')
     .replace(/reloaded in \d+ms/g, 'reloaded in 50ms');
+  // A watch cycle's times, each below a second in ms, else in s.
+  const took = '(?:\\d+ ms|\\d+\\.\\d s)';
+  return out.replace(new RegExp(` in ${took} \\(build ${took}(, verify ${took})?`, 'g'), (_, verify) =>
+    verify === undefined ? ' in 2.1 s (build 1.9 s' : ' in 2.1 s (build 1.9 s, verify 40 ms',
+  );
 }
 
 /** The stand-in for `value`: the one of its first appearance in `seen`. */
@@ -110,15 +118,20 @@ function copyFixture(name, to) {
   fs.cpSync(path.join(ROOT, 'fixtures', name), to, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
 }
 
-/** Rewrites the greeting Greeter.java returns: a real edit for the next compile. */
-function editGreeting(app, text) {
+/**
+ * Rewrites what Greeter.greet() returns: a real edit for the next compile.
+ * @param {string} app the project folder
+ * @param {string} text the new greeting
+ * @param {string} expression the Java expression returned (a number: a compile error)
+ */
+function editGreeting(app, text, expression = JSON.stringify(text)) {
   const file = path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java');
-  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/return\s+"[^"]*";/, `return ${JSON.stringify(text)};`));
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/return\s+[^;]*;/, `return ${expression};`));
 }
 
 /**
  * Records every sample. Needs the built CLI (`npm run build`) and Maven on PATH; takes about
- * 30 s (five Maven compiles). Leaves nothing behind: the work folder and the agents are gone
+ * 40 s (eight Maven compiles). Leaves nothing behind: the work folder and the agents are gone
  * when it returns or throws.
  * @returns {Promise<Record<string, string>>} sample id -> its Markdown block
  */
@@ -142,6 +155,7 @@ export async function recordSamples() {
       pid: '',
       uuids: [],
       times: [],
+      clocks: [],
     };
     const samples = {};
     const cli = async (args, shown = `reclazz-build ${args.join(' ')}`, cwd = app) => {
@@ -178,6 +192,7 @@ export async function recordSamples() {
     samples.resume = (await cli(['resume'])).block;
     samples['status-json'] = (await cli(['status', '--json'])).block;
     samples.events = await recordEvents(app, env, facts);
+    samples.watch = await recordWatch(app, env, facts);
 
     fs.writeFileSync(path.join(app, 'reclazz.config.json'), JSON.stringify({ timeoutMs: '5s' }));
     samples['config-error'] = (await cli(['doctor'])).block;
@@ -251,6 +266,37 @@ async function recordSeveralApps(work, env, facts, cli) {
     for (const agent of agents) agent.kill('SIGTERM');
     await Promise.all(agents.map((agent) => agent.catch(() => undefined)));
   }
+}
+
+/**
+ * `reclazz-build watch mvn -q compile` over three saves, each after the cycle before ended: an
+ * edit proven live, one that does not compile (the agent keeps holding), and the fix (the hold
+ * recovered); then Ctrl-C (SIGINT) between cycles. Each save comes more than a second after the
+ * line before it, so that Maven sees the source newer than its class and the clocks differ.
+ */
+async function recordWatch(app, env, facts) {
+  const watch = execa(process.execPath, [CLI, 'watch', 'mvn', '-q', 'compile'], {
+    cwd: app,
+    env,
+    extendEnv: false,
+    reject: false,
+    all: true,
+    stdin: 'ignore',
+  });
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 1100));
+  const save = async (edit) => {
+    await pause();
+    const ended = waitFor(watch.stderr, /\d\d:\d\d:\d\d [✔⚠✖] .*\n/, "a watch cycle's end line", 120_000);
+    edit();
+    await ended;
+  };
+  await waitFor(watch.stderr, /• watching .*\n/, "the watch's first line");
+  await save(() => editGreeting(app, 'Hello, saved while watching'));
+  await save(() => editGreeting(app, '', '42'));
+  await save(() => editGreeting(app, 'Hello, fixed'));
+  await pause();
+  watch.kill('SIGINT');
+  return consoleBlock('reclazz-build watch mvn -q compile', normalise(String((await watch).all), facts));
 }
 
 /** `reclazz-build events` while a build reloads a class, ended with Ctrl-C (SIGINT) after the RELOAD line. */
