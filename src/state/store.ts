@@ -11,6 +11,7 @@ import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
 import { isEvidence } from '../classes/evidence.js';
 import { emptyIndex, HISTORY_MAX, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
+import { FOLDER_STAMP_FIELDS, NO_PARENT, noFolders, type FolderTable } from '../classes/folders.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
@@ -109,13 +110,18 @@ export function writeOwnerState(projectDir: string, state: OwnerState): void {
   writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
 }
 
-const INDEX_MAGIC = Buffer.from('RCLZIDX3', 'latin1');
+const INDEX_MAGIC = Buffer.from('RCLZIDX4', 'latin1');
+/** The version before, without the folder table: still read (an upgrade keeps the record), never written. */
+const INDEX_MAGIC_3 = Buffer.from('RCLZIDX3', 'latin1');
 /** The magic without its version digit: an index of another version is "no record", rebuilt without a warning. */
 const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
-/** magic, then u32 LE: row count, header bytes, path bytes, history bytes. */
-const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 16;
+/** magic, then u32 LE: row count, header bytes, path bytes, history bytes (version 3 ends here), folder count, folder text bytes. */
+const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 24;
+const INDEX_PREFIX_BYTES_3 = INDEX_MAGIC.length + 16;
 /** Per row: directory number, stamp, SHA-256, evidence, tombstone flag. */
 const ROW_BYTES = 4 + 8 * STAMP_FIELDS + SHA_BYTES + 1 + 1;
+/** Per folder: stamp, parent, first row, row count. */
+const FOLDER_BYTES = 8 * FOLDER_STAMP_FIELDS + 4 + 4 + 4;
 
 const indexHeaderSchema = z.object({
   sessionId: z.nullable(z.string()),
@@ -124,12 +130,15 @@ const indexHeaderSchema = z.object({
 
 /**
  * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx`. Layout, little-endian:
- * `RCLZIDX3`, u32 row count, u32 header bytes, u32 path bytes, u32 history bytes; the header
- * (JSON: sessionId, dirs); the paths (UTF-8, each followed by NUL); per row a u32 directory
- * number; per row 4 float64 (size in bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of
- * SHA-256; per row one evidence byte (classes/evidence.ts); per row one byte, 1 for a tombstone;
- * the history: per path that has one, u32 row, u8 count, that many 32-byte hashes; then the
- * SHA-256 of everything before it.
+ * `RCLZIDX4`, u32 row count, u32 header bytes, u32 path bytes, u32 history bytes, u32 folder
+ * count, u32 folder text bytes; the header (JSON: sessionId, dirs); the paths (UTF-8, each
+ * followed by NUL); per row a u32 directory number; per row 4 float64 (size in bytes, mtimeMs,
+ * ctimeMs, inode); per row 32 bytes of SHA-256; per row one evidence byte (classes/evidence.ts);
+ * per row one byte, 1 for a tombstone; the history: per path that has one, u32 row, u8 count,
+ * that many 32-byte hashes; the folder table ({@link FolderTable}): per folder 3 float64 (mtimeMs,
+ * ctimeMs, inode), per folder u32 parent, u32 first row, u32 row count, then the folder text
+ * (UTF-8, per folder its path, NUL, its unlisted names, NUL); then the SHA-256 of everything
+ * before it. `RCLZIDX3` is the same without the two folder counts and the folder table.
  * @returns the index, or an empty one (no record: everything is hashed again, and checked) when
  *   it is missing, of another version, or corrupt or unreadable (reported through `warn`).
  * @throws StateError when the state folder or the index is a symbolic link.
@@ -148,9 +157,10 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
     warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
     return emptyIndex();
   }
-  const otherVersion = bytes.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) && !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC);
-  if (otherVersion) return emptyIndex();
-  const index = decodeIndex(bytes);
+  const magic = bytes.subarray(0, INDEX_MAGIC.length);
+  const known = magic.equals(INDEX_MAGIC) || magic.equals(INDEX_MAGIC_3);
+  if (!known && magic.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY)) return emptyIndex();
+  const index = known ? decodeIndex(bytes, magic.equals(INDEX_MAGIC_3)) : undefined;
   if (index === undefined) warn(`${file} is corrupt; ignoring it (class files are hashed again and checked, and it is rewritten)`);
   return index ?? emptyIndex();
 }
@@ -164,6 +174,13 @@ export function writeClassIndex(projectDir: string, index: ClassIndex): void {
   const dir = createStateFolder(projectDir);
   writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
   removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
+}
+
+/** The folder table's text: per folder its path, NUL, its unlisted names, NUL. */
+function folderText(folders: FolderTable): string {
+  let text = '';
+  for (let f = 0; f < folders.paths.length; f += 1) text += `${folders.paths[f]}\0${folders.unlisted[f]}\0`;
+  return text;
 }
 
 /** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
@@ -181,13 +198,15 @@ function encodeIndex(index: ClassIndex): Buffer {
     histories.push([row, hashes]);
     historyBytes += 5 + SHA_BYTES * hashes.length;
   });
-  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES + historyBytes;
+  const { folders } = index;
+  const folderCount = folders.paths.length;
+  const foldersText = folderText(folders);
+  const folderTextBytes = Buffer.byteLength(foldersText, 'utf8');
+  const bodyBytes =
+    INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES + historyBytes + folderCount * FOLDER_BYTES + folderTextBytes;
   const out = Buffer.alloc(bodyBytes + 32);
   INDEX_MAGIC.copy(out);
-  out.writeUInt32LE(count, 8);
-  out.writeUInt32LE(headerBytes, 12);
-  out.writeUInt32LE(pathBytes, 16);
-  out.writeUInt32LE(historyBytes, 20);
+  [count, headerBytes, pathBytes, historyBytes, folderCount, folderTextBytes].forEach((n, i) => out.writeUInt32LE(n, 8 + 4 * i));
   let at = INDEX_PREFIX_BYTES + out.write(header, INDEX_PREFIX_BYTES, 'utf8');
   for (const file of index.paths) {
     at += out.write(file, at, 'utf8');
@@ -199,21 +218,25 @@ function encodeIndex(index: ClassIndex): Buffer {
     out[at++] = hashes.length;
     for (const hash of hashes) at += out.write(hash, at, 'hex');
   }
+  for (const column of [folders.stamps, folders.parent, folders.firstRow, folders.rowCount]) at += bytesOf(column).copy(out, at);
+  out.write(foldersText, at, 'utf8');
   createHash('sha256').update(out.subarray(0, bodyBytes)).digest().copy(out, bodyBytes);
   return out;
 }
 
-function decodeIndex(bytes: Buffer): ClassIndex | undefined {
-  if (bytes.length < INDEX_PREFIX_BYTES + 32 || !bytes.subarray(0, INDEX_MAGIC.length).equals(INDEX_MAGIC)) return undefined;
-  const count = bytes.readUInt32LE(8);
-  const headerBytes = bytes.readUInt32LE(12);
-  const pathBytes = bytes.readUInt32LE(16);
-  const historyBytes = bytes.readUInt32LE(20);
-  const bodyBytes = INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES + historyBytes;
+/** Decodes a whole index file of version 4 (or 3: `v3`); undefined when any part of it is wrong. */
+function decodeIndex(bytes: Buffer, v3: boolean): ClassIndex | undefined {
+  const prefixBytes = v3 ? INDEX_PREFIX_BYTES_3 : INDEX_PREFIX_BYTES;
+  if (bytes.length < prefixBytes + 32) return undefined;
+  const [count, headerBytes, pathBytes, historyBytes, folderCount = 0, folderTextBytes = 0] = Array.from(
+    { length: (prefixBytes - INDEX_MAGIC.length) / 4 },
+    (_, i) => bytes.readUInt32LE(8 + 4 * i),
+  ) as [number, number, number, number, number?, number?];
+  const bodyBytes = prefixBytes + headerBytes + pathBytes + count * ROW_BYTES + historyBytes + folderCount * FOLDER_BYTES + folderTextBytes;
   if (bytes.length !== bodyBytes + 32) return undefined;
   const body = bytes.subarray(0, bodyBytes);
   if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bodyBytes))) return undefined;
-  let at = INDEX_PREFIX_BYTES;
+  let at = prefixBytes;
   const take = (n: number) => bytes.subarray(at, (at += n));
   let header: z.infer<typeof indexHeaderSchema>;
   try {
@@ -250,7 +273,36 @@ function decodeIndex(bytes: Buffer): ClassIndex | undefined {
       Array.from({ length: n }, () => take(SHA_BYTES).toString('hex')),
     );
   }
-  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, evidence, gone, history };
+  const folders = decodeFolders(take(folderCount * FOLDER_BYTES), take(folderTextBytes), folderCount, count);
+  if (folders === undefined) return undefined;
+  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, evidence, gone, history, folders };
+}
+
+/**
+ * The folder table of an index of `rows` rows; undefined when it is inconsistent: a row range
+ * beyond the rows, a parent that is not listed before its folder, text that does not split.
+ */
+function decodeFolders(columns: Buffer, textBytes: Buffer, count: number, rows: number): FolderTable | undefined {
+  if (count === 0) return textBytes.length === 0 ? noFolders() : undefined;
+  const stamps = new Float64Array(count * FOLDER_STAMP_FIELDS);
+  const parent = new Uint32Array(count);
+  const firstRow = new Uint32Array(count);
+  const rowCount = new Uint32Array(count);
+  let at = 0;
+  for (const column of [stamps, parent, firstRow, rowCount]) {
+    bytesOf(column).set(columns.subarray(at, at + column.byteLength));
+    at += column.byteLength;
+  }
+  const text = textBytes.toString('utf8');
+  if (!text.endsWith('\0')) return undefined;
+  const parts = text.slice(0, -1).split('\0');
+  if (parts.length !== 2 * count) return undefined;
+  const paths = parts.filter((_, i) => i % 2 === 0);
+  const unlisted = parts.filter((_, i) => i % 2 === 1);
+  for (let f = 0; f < count; f += 1) {
+    if (firstRow[f]! + rowCount[f]! > rows || (parent[f] !== NO_PARENT && parent[f]! >= f)) return undefined;
+  }
+  return { paths, stamps, parent, firstRow, rowCount, unlisted };
 }
 
 /** The bytes of a typed array (a view, not a copy). Typed arrays are little-endian on every platform Node runs on here. */
