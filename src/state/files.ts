@@ -125,14 +125,23 @@ export function isInterruptedWrite(entry: string, names: readonly string[]): boo
 }
 
 /**
+ * How long a state file must outlive its write: `crash` (the default) a crash of the machine,
+ * `process` only this process (a file whose meaning ends with the processes of this boot: the
+ * lock's holder, or a token marked as no longer holding), so it needs no fsync.
+ */
+export type Survives = 'crash' | 'process';
+
+/**
  * Replaces `file` whole with `data`: a temp file beside it, created exclusively without
  * following links, written to the last byte (short writes continued, errors thrown), fsynced,
- * closed and renamed over `file`; then the folder is fsynced where the platform allows. On any
- * error the temp file is removed and `file` is left as it was.
+ * closed and renamed over `file`; then the folder is fsynced where the platform allows. With
+ * `survives: 'process'` neither is fsynced: a killed run still leaves the old file or the new
+ * one whole (the rename), a machine crash may lose the new one. On any error the temp file is
+ * removed and `file` is left as it was.
  * @throws StateError naming `file` when it is a symbolic link or not a regular file, or when
  *   any step fails (ENOSPC, EFBIG, EACCES...).
  */
-export function writeStateFile(file: string, data: Buffer | string): void {
+export function writeStateFile(file: string, data: Buffer | string, survives: Survives = 'crash'): void {
   const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   const stat = refuseLink(file, 'write');
   if (stat !== undefined && !stat.isFile()) throw new StateError(file, new Error('it is not a regular file: move it away'));
@@ -143,7 +152,7 @@ export function writeStateFile(file: string, data: Buffer | string): void {
     fd = fs.openSync(temp, CREATE_FLAGS, 0o666);
     created = true;
     writeAll(fd, bytes);
-    fs.fsyncSync(fd);
+    if (survives === 'crash') fs.fsyncSync(fd);
     const closing = fd;
     fd = undefined;
     fs.closeSync(closing);
@@ -155,7 +164,7 @@ export function writeStateFile(file: string, data: Buffer | string): void {
     if (created) unlinkQuietly(temp);
     throw new StateError(file, error);
   }
-  syncFolder(path.dirname(file), file);
+  if (survives === 'crash') syncFolder(path.dirname(file), file);
 }
 
 function writeAll(fd: number, bytes: Buffer): void {

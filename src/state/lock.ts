@@ -79,7 +79,8 @@ export async function acquireRunLock(
       });
       try {
         removeInterruptedWrites(dir);
-        writeStateFile(holderPath, JSON.stringify({ pid: self.pid, host: os.hostname() }));
+        // It names a process of this boot: after a crash of the machine no holder is alive anyway.
+        writeStateFile(holderPath, JSON.stringify({ pid: self.pid, host: os.hostname() }), 'process');
       } catch (error) {
         await release().catch(() => undefined);
         throw error;

@@ -107,7 +107,9 @@ function recoverOwner(text: string): OwnerState | undefined {
  */
 export function writeOwnerState(projectDir: string, state: OwnerState): void {
   const { owner, sessionId, port, updatedAt, held } = state;
-  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
+  // A token that holds nothing only spares a new one, and a crash of the machine ends the agent's hold too: no fsync for it.
+  const survives = held === false ? 'process' : 'crash';
+  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`, survives);
 }
 
 const INDEX_MAGIC = Buffer.from('RCLZIDX4', 'latin1');
