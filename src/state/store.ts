@@ -5,14 +5,12 @@
  * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
  * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
  */
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
-import { isEvidence } from '../classes/evidence.js';
-import { emptyIndex, HISTORY_MAX, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
-import { FOLDER_STAMP_FIELDS, NO_PARENT, noFolders, type FolderTable } from '../classes/folders.js';
-import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
+import { emptyIndex, type ClassIndex } from '../classes/columns.js';
+import { moveCorruptAside, readStateFile, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
+import { decodeIndex, encodeIndex } from './index-file.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
 
 export { StateError } from './files.js';
@@ -112,35 +110,8 @@ export function writeOwnerState(projectDir: string, state: OwnerState): void {
   writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`, survives);
 }
 
-const INDEX_MAGIC = Buffer.from('RCLZIDX4', 'latin1');
-/** The version before, without the folder table: still read (an upgrade keeps the record), never written. */
-const INDEX_MAGIC_3 = Buffer.from('RCLZIDX3', 'latin1');
-/** The magic without its version digit: an index of another version is "no record", rebuilt without a warning. */
-const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
-/** magic, then u32 LE: row count, header bytes, path bytes, history bytes (version 3 ends here), folder count, folder text bytes. */
-const INDEX_PREFIX_BYTES = INDEX_MAGIC.length + 24;
-const INDEX_PREFIX_BYTES_3 = INDEX_MAGIC.length + 16;
-/** Per row: directory number, stamp, SHA-256, evidence, tombstone flag. */
-const ROW_BYTES = 4 + 8 * STAMP_FIELDS + SHA_BYTES + 1 + 1;
-/** Per folder: stamp, parent, first row, row count. */
-const FOLDER_BYTES = 8 * FOLDER_STAMP_FIELDS + 4 + 4 + 4;
-
-const indexHeaderSchema = z.object({
-  sessionId: z.nullable(z.string()),
-  dirs: z.array(z.string()),
-});
-
 /**
- * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx`. Layout, little-endian:
- * `RCLZIDX4`, u32 row count, u32 header bytes, u32 path bytes, u32 history bytes, u32 folder
- * count, u32 folder text bytes; the header (JSON: sessionId, dirs); the paths (UTF-8, each
- * followed by NUL); per row a u32 directory number; per row 4 float64 (size in bytes, mtimeMs,
- * ctimeMs, inode); per row 32 bytes of SHA-256; per row one evidence byte (classes/evidence.ts);
- * per row one byte, 1 for a tombstone; the history: per path that has one, u32 row, u8 count,
- * that many 32-byte hashes; the folder table ({@link FolderTable}): per folder 3 float64 (mtimeMs,
- * ctimeMs, inode), per folder u32 parent, u32 first row, u32 row count, then the folder text
- * (UTF-8, per folder its path, NUL, its unlisted names, NUL); then the SHA-256 of everything
- * before it. `RCLZIDX3` is the same without the two folder counts and the folder table.
+ * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx` (layout: index-file.ts).
  * @returns the index, or an empty one (no record: everything is hashed again, and checked) when
  *   it is missing, of another version, or corrupt or unreadable (reported through `warn`).
  * @throws StateError when the state folder or the index is a symbolic link.
@@ -149,167 +120,29 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
   const dir = existingStateFolder(projectDir);
   if (dir === undefined) return emptyIndex();
   const file = path.join(dir, INDEX_FILE);
-  let bytes: Buffer;
+  let index: ReturnType<typeof decodeIndex>;
   try {
-    const read = readStateFile(file);
-    if (read === undefined) return emptyIndex();
-    bytes = read.bytes;
+    index = withStateFile(file, decodeIndex) ?? emptyIndex();
   } catch (error) {
     if (error instanceof StateError) throw error;
     warn(`cannot read ${file} (${(error as Error).message}); ignoring it`);
     return emptyIndex();
   }
-  const magic = bytes.subarray(0, INDEX_MAGIC.length);
-  const known = magic.equals(INDEX_MAGIC) || magic.equals(INDEX_MAGIC_3);
-  if (!known && magic.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY)) return emptyIndex();
-  const index = known ? decodeIndex(bytes, magic.equals(INDEX_MAGIC_3)) : undefined;
-  if (index === undefined) warn(`${file} is corrupt; ignoring it (class files are hashed again and checked, and it is rewritten)`);
-  return index ?? emptyIndex();
+  if (index === 'other-version') return emptyIndex();
+  if (index !== 'corrupt') return index;
+  warn(`${file} is corrupt; ignoring it (class files are hashed again and checked, and it is rewritten)`);
+  return emptyIndex();
 }
 
 /**
  * Saves the class index whole (see {@link writeStateFile}), then removes the JSON class state
- * of earlier versions; see {@link readClassIndex} for the layout.
+ * of earlier versions; the layout is in index-file.ts.
  * @throws StateError when it cannot be written (the previous index is then kept as it was).
  */
 export function writeClassIndex(projectDir: string, index: ClassIndex): void {
   const dir = createStateFolder(projectDir);
   writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
   removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
-}
-
-/** The folder table's text: per folder its path, NUL, its unlisted names, NUL. */
-function folderText(folders: FolderTable): string {
-  let text = '';
-  for (let f = 0; f < folders.paths.length; f += 1) text += `${folders.paths[f]}\0${folders.unlisted[f]}\0`;
-  return text;
-}
-
-/** Encodes into one buffer of the exact size (at 50,000 files, copies of ~8 MB were the run's peak memory). */
-function encodeIndex(index: ClassIndex): Buffer {
-  const count = index.paths.length;
-  const header = JSON.stringify({ sessionId: index.sessionId, dirs: index.dirs });
-  const headerBytes = Buffer.byteLength(header, 'utf8');
-  let pathBytes = 0;
-  for (const file of index.paths) pathBytes += Buffer.byteLength(file, 'utf8') + 1;
-  const histories: Array<[number, string[]]> = [];
-  let historyBytes = 0;
-  index.paths.forEach((file, row) => {
-    const hashes = index.history.get(file);
-    if (hashes === undefined || hashes.length === 0) return;
-    histories.push([row, hashes]);
-    historyBytes += 5 + SHA_BYTES * hashes.length;
-  });
-  const { folders } = index;
-  const folderCount = folders.paths.length;
-  const foldersText = folderText(folders);
-  const folderTextBytes = Buffer.byteLength(foldersText, 'utf8');
-  const bodyBytes =
-    INDEX_PREFIX_BYTES + headerBytes + pathBytes + count * ROW_BYTES + historyBytes + folderCount * FOLDER_BYTES + folderTextBytes;
-  const out = Buffer.alloc(bodyBytes + 32);
-  INDEX_MAGIC.copy(out);
-  [count, headerBytes, pathBytes, historyBytes, folderCount, folderTextBytes].forEach((n, i) => out.writeUInt32LE(n, 8 + 4 * i));
-  let at = INDEX_PREFIX_BYTES + out.write(header, INDEX_PREFIX_BYTES, 'utf8');
-  for (const file of index.paths) {
-    at += out.write(file, at, 'utf8');
-    out[at++] = 0;
-  }
-  for (const column of [bytesOf(index.dirOf), bytesOf(index.stamps), index.shas, bytesOf(index.evidence), bytesOf(index.gone)]) at += column.copy(out, at);
-  for (const [row, hashes] of histories) {
-    at = out.writeUInt32LE(row, at);
-    out[at++] = hashes.length;
-    for (const hash of hashes) at += out.write(hash, at, 'hex');
-  }
-  for (const column of [folders.stamps, folders.parent, folders.firstRow, folders.rowCount]) at += bytesOf(column).copy(out, at);
-  out.write(foldersText, at, 'utf8');
-  createHash('sha256').update(out.subarray(0, bodyBytes)).digest().copy(out, bodyBytes);
-  return out;
-}
-
-/** Decodes a whole index file of version 4 (or 3: `v3`); undefined when any part of it is wrong. */
-function decodeIndex(bytes: Buffer, v3: boolean): ClassIndex | undefined {
-  const prefixBytes = v3 ? INDEX_PREFIX_BYTES_3 : INDEX_PREFIX_BYTES;
-  if (bytes.length < prefixBytes + 32) return undefined;
-  const [count, headerBytes, pathBytes, historyBytes, folderCount = 0, folderTextBytes = 0] = Array.from(
-    { length: (prefixBytes - INDEX_MAGIC.length) / 4 },
-    (_, i) => bytes.readUInt32LE(8 + 4 * i),
-  ) as [number, number, number, number, number?, number?];
-  const bodyBytes = prefixBytes + headerBytes + pathBytes + count * ROW_BYTES + historyBytes + folderCount * FOLDER_BYTES + folderTextBytes;
-  if (bytes.length !== bodyBytes + 32) return undefined;
-  const body = bytes.subarray(0, bodyBytes);
-  if (!createHash('sha256').update(body).digest().equals(bytes.subarray(bodyBytes))) return undefined;
-  let at = prefixBytes;
-  const take = (n: number) => bytes.subarray(at, (at += n));
-  let header: z.infer<typeof indexHeaderSchema>;
-  try {
-    const parsed = indexHeaderSchema.safeParse(JSON.parse(take(headerBytes).toString('utf8')));
-    if (!parsed.success) return undefined;
-    header = parsed.data;
-  } catch {
-    return undefined;
-  }
-  const pathText = take(pathBytes).toString('utf8');
-  const paths = count === 0 ? [] : pathText.slice(0, -1).split('\0');
-  if (paths.length !== count || (count > 0 && !pathText.endsWith('\0'))) return undefined;
-  // Copied into fresh arrays: a typed-array view needs an aligned offset.
-  const dirOf = new Uint32Array(count);
-  bytesOf(dirOf).set(take(4 * count));
-  if (dirOf.some((d) => d >= header.dirs.length)) return undefined;
-  const stamps = new Float64Array(count * STAMP_FIELDS);
-  bytesOf(stamps).set(take(8 * STAMP_FIELDS * count));
-  const shas = Buffer.from(take(SHA_BYTES * count));
-  const evidence = Uint8Array.from(take(count));
-  if (!evidence.every(isEvidence)) return undefined;
-  const gone = Uint8Array.from(take(count));
-  if (gone.some((flag) => flag > 1)) return undefined;
-  const history = new Map<string, string[]>();
-  const end = at + historyBytes;
-  while (at < end) {
-    if (end - at < 5) return undefined;
-    const row = bytes.readUInt32LE(at);
-    const n = bytes[at + 4]!;
-    at += 5;
-    if (row >= count || n === 0 || n > HISTORY_MAX || end - at < n * SHA_BYTES || history.has(paths[row]!)) return undefined;
-    history.set(
-      paths[row]!,
-      Array.from({ length: n }, () => take(SHA_BYTES).toString('hex')),
-    );
-  }
-  const folders = decodeFolders(take(folderCount * FOLDER_BYTES), take(folderTextBytes), folderCount, count);
-  if (folders === undefined) return undefined;
-  return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, evidence, gone, history, folders };
-}
-
-/**
- * The folder table of an index of `rows` rows; undefined when it is inconsistent: a row range
- * beyond the rows, a parent that is not listed before its folder, text that does not split.
- */
-function decodeFolders(columns: Buffer, textBytes: Buffer, count: number, rows: number): FolderTable | undefined {
-  if (count === 0) return textBytes.length === 0 ? noFolders() : undefined;
-  const stamps = new Float64Array(count * FOLDER_STAMP_FIELDS);
-  const parent = new Uint32Array(count);
-  const firstRow = new Uint32Array(count);
-  const rowCount = new Uint32Array(count);
-  let at = 0;
-  for (const column of [stamps, parent, firstRow, rowCount]) {
-    bytesOf(column).set(columns.subarray(at, at + column.byteLength));
-    at += column.byteLength;
-  }
-  const text = textBytes.toString('utf8');
-  if (!text.endsWith('\0')) return undefined;
-  const parts = text.slice(0, -1).split('\0');
-  if (parts.length !== 2 * count) return undefined;
-  const paths = parts.filter((_, i) => i % 2 === 0);
-  const unlisted = parts.filter((_, i) => i % 2 === 1);
-  for (let f = 0; f < count; f += 1) {
-    if (firstRow[f]! + rowCount[f]! > rows || (parent[f] !== NO_PARENT && parent[f]! >= f)) return undefined;
-  }
-  return { paths, stamps, parent, firstRow, rowCount, unlisted };
-}
-
-/** The bytes of a typed array (a view, not a copy). Typed arrays are little-endian on every platform Node runs on here. */
-function bytesOf(array: Uint32Array | Float64Array | Uint8Array): Buffer {
-  return Buffer.from(array.buffer, array.byteOffset, array.byteLength);
 }
 
 /** `text` parsed as JSON and checked by `schema`, or undefined. */
