@@ -217,9 +217,10 @@ export class IndexBuilder {
 }
 
 /**
- * The rows of the index a scan makes from `base`, copied only once one differs from the base's
- * row at the same position: until then the new rows are rows `0 .. position - 1` of the base,
- * and an unchanged tree costs no copy at all.
+ * The rows of the index a scan makes from `base`, copied only once a row is added or removed or
+ * moves: until then the new rows are rows `0 .. position - 1` of the base, updated in place
+ * where a file changed (the base is the scan's to give away), and an unchanged tree costs no
+ * copy at all.
  */
 export class RowSink {
   /** How many rows the new index has so far. */
@@ -245,6 +246,26 @@ export class RowSink {
     }
     this.position += 1;
     return this.builder;
+  }
+
+  /**
+   * Appends the row of `file` as scanned now (see {@link IndexBuilder.add}). While the rows are
+   * still the base's and this is the base's row `row`, the base's row is updated in place
+   * instead: no copy of the columns for files rewritten where they were.
+   */
+  put(row: number | undefined, file: string, dirNo: number, stat: fs.Stats, sha: Buffer, evidence: number, history: string[]): void {
+    const { base } = this;
+    if (this.builder !== undefined || row !== this.position || base.dirOf[row] !== dirNo) {
+      this.next().add(file, dirNo, stat, sha, evidence, history);
+      return;
+    }
+    base.stamps.set([stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino], row * STAMP_FIELDS);
+    sha.copy(base.shas, row * SHA_BYTES);
+    base.evidence[row] = evidence;
+    base.gone[row] = 0;
+    if (history.length > 0) base.history.set(file, history);
+    else base.history.delete(file);
+    this.position += 1;
   }
 
   /** Marks the last row appended a tombstone. */

@@ -99,10 +99,11 @@ interface Walk {
  * stamp is the one `base.folders` has for it is not read again: its entries are as they were
  * (see folders.ts); each of its files is still looked at. The work yields to the event
  * loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh) however
- * large the tree. Never throws for the file system.
+ * large the tree. Never throws for the file system. `base` is given away: while no row was
+ * added, removed or moved its rows are updated in place, so use the returned index, not `base`.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId; `base` itself, with the folders of this scan, when no row differs), whether it
- *   differs from `base`, and what could not be read.
+ *   sessionId; `base` itself, with the folders of this scan, when no row was added, removed or
+ *   moved), whether it differs from `base` as it was, and what could not be read.
  */
 export async function detectChanges(base: ClassIndex, dirs: readonly string[], options: ScanOptions): Promise<Detection> {
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
@@ -289,11 +290,12 @@ async function scanMoved(
   const evidence = decision.kind === 'live' ? decision.evidence : decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
   if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
-  walk.rows.next().add(file, dirNo, stat, sha, evidence, history);
-  changes.total += 1;
   const after = sha.toString('hex');
+  // Read before the row is put: it may be the base's row, updated in place.
+  const before = row === undefined ? {} : { before: shaHex(base, row) };
+  walk.rows.put(row, file, dirNo, stat, sha, evidence, history);
+  changes.total += 1;
   if (decision.kind === 'verify') {
-    const before = row === undefined ? {} : { before: shaHex(base, row) };
     const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ctimeMs: stat.ctimeMs };
     (decision.by === 'build' ? changes.changed : changes.checks).push(describe(file, dir, facts));
   } else if (decision.evidence === EVIDENCE.added && row === undefined) {
