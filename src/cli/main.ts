@@ -62,7 +62,11 @@ function collect(value: string, previous: string[] | undefined): string[] {
 function addAgentOptions(command: Command): Command {
   return command
     .option('--port <n>', 'agent port (skips port-file discovery)', integer('--port', 1, 65535))
-    .option('--port-file <path>', "the agent's port file (default: .reclazz/agent.port or .idea/reclazz/agent.port here, above or below)")
+    .option(
+      '--port-file <path>',
+      "the agent's port file (repeatable: a build holds each agent; default: .reclazz/agent.port or .idea/reclazz/agent.port here, above, or every one below)",
+      collect,
+    )
     .option('--timeout <ms>', 'bound per receipt and for connecting (default 5000)', integer('--timeout', 1))
     .option('--config <file>', 'config file (default: reclazz.config.json or package.json "reclazz", here or above)')
     .option('--json', 'JSON lines on stdout (human messages stay on stderr)')
