@@ -28,20 +28,18 @@ const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
 const ROW_BYTES = 4 + 8 * STAMP_FIELDS + SHA_BYTES + 1 + 1;
 /** Per folder: stamp, parent, first row, row count. */
 const FOLDER_BYTES = 8 * FOLDER_STAMP_FIELDS + 4 + 4 + 4;
-/** The paths are encoded through one buffer of this many bytes. */
-const PIECE_BYTES = 1 << 20;
 
 const indexHeaderSchema = z.object({
   sessionId: z.nullable(z.string()),
   dirs: z.array(z.string()),
 });
 
-/** The index file's bytes, in pieces: the columns are written from the index's own arrays, the paths through one 1 MiB buffer. */
+/** The index file's bytes, in pieces: the columns are written from the index's own arrays, the paths a few thousand at a time. */
 export function encodeIndex(index: ClassIndex): Pieces {
   const count = index.paths.length;
   const header = Buffer.from(JSON.stringify({ sessionId: index.sessionId, dirs: index.dirs }), 'utf8');
   let pathBytes = 0;
-  for (const file of index.paths) pathBytes += Buffer.byteLength(file, 'utf8') + 1;
+  for (let at = 0; at < count; at += PATHS_PER_PIECE) pathBytes += Buffer.byteLength(pathGroup(index.paths, at), 'utf8');
   const history = historyBytes(index);
   const { folders } = index;
   const folderText = Buffer.from(folders.paths.map((folder, f) => `${folder}\0${folders.unlisted[f]}\0`).join(''), 'utf8');
@@ -64,24 +62,17 @@ export function encodeIndex(index: ClassIndex): Pieces {
   return { size: bodyBytes + SHA_BYTES, pieces: pieces() };
 }
 
-/** The paths, each followed by NUL, through one reused buffer (a path longer than it gets a buffer of its own). */
+/** How many paths one piece of the path section holds. */
+const PATHS_PER_PIECE = 4096;
+
+/** The paths, each followed by NUL, in pieces of {@link PATHS_PER_PIECE} paths (one string join and one encode each: much faster than a write per path). */
 function* pathPieces(paths: readonly string[]): Generator<Uint8Array> {
-  const buffer = Buffer.allocUnsafe(PIECE_BYTES);
-  let at = 0;
-  for (const file of paths) {
-    const length = Buffer.byteLength(file, 'utf8') + 1;
-    if (at + length > buffer.length && at > 0) {
-      yield buffer.subarray(0, at);
-      at = 0;
-    }
-    if (length > buffer.length) {
-      yield Buffer.from(`${file}\0`, 'utf8');
-      continue;
-    }
-    at += buffer.write(file, at, 'utf8');
-    buffer[at++] = 0;
-  }
-  if (at > 0) yield buffer.subarray(0, at);
+  for (let at = 0; at < paths.length; at += PATHS_PER_PIECE) yield Buffer.from(pathGroup(paths, at), 'utf8');
+}
+
+/** Paths `at ..` (at most {@link PATHS_PER_PIECE}), each followed by NUL. */
+function pathGroup(paths: readonly string[], at: number): string {
+  return `${paths.slice(at, at + PATHS_PER_PIECE).join('\0')}\0`;
 }
 
 /** The history section: per path that has one, u32 row, u8 count, that many hashes. */
