@@ -68,7 +68,8 @@ export type {
 export { describeOutcome } from './report/words.js';
 export { discoverAgent, type AgentLocation, type Discovery } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';
-export { watchCoverage } from './agent/coverage.js';
+export { agentView, watchCoverage, type AgentView, type WatchedHere } from './classes/coverage.js';
+export { parsePathMap, type PathMapEntry } from './agent/path-map.js';
 export type { AgentTarget } from './agent/handshake.js';
 export { resultToJson, resultClasses, finalLines, commandResultToJson, type JsonResult, type JsonClass } from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';

@@ -4,6 +4,7 @@
  * (`reclazz.config.json` or `package.json` "reclazz"), then the built-in defaults.
  */
 import path from 'node:path';
+import type { PathMapEntry } from '../agent/path-map.js';
 import type { ReclazzConfig } from './config.js';
 import { DEFAULTS } from '../session/options.js';
 
@@ -15,6 +16,7 @@ export interface AgentFlags {
   verifyTimeout?: number;
   wait?: number;
   classesDir?: string[];
+  pathMap?: PathMapEntry[];
   config?: string;
   json?: boolean;
   quiet?: boolean;
@@ -30,6 +32,8 @@ export interface Settings {
   waitMs: number;
   /** Extra class output directories (from --classes-dir, else the config). */
   classDirs: string[];
+  /** Agent path -> local path (from --path-map, else the config). */
+  pathMap: PathMapEntry[];
 }
 
 /** Merges `flags` over the environment over `config` over the defaults. */
@@ -49,5 +53,6 @@ export function resolveSettings(flags: AgentFlags, config: ReclazzConfig, cwd: s
     verifyTimeoutMs: flags.verifyTimeout ?? config.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
     waitMs: flags.wait ?? config.waitMs ?? DEFAULTS.waitMs,
     classDirs: cliDirs.length > 0 ? cliDirs : (config.classesDirs ?? []),
+    pathMap: flags.pathMap ?? config.pathMap ?? [],
   };
 }

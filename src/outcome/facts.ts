@@ -115,7 +115,9 @@ export interface ChangeSummary {
  * keeps receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`;
  * `not-observed`: asked once, no receipt, and nothing shows the bytes are the app's;
  * `restart-required`: the agent lists a change it cannot apply (a hierarchy change);
- * `rewritten`: the file changed again after it was checked.
+ * `rewritten`: the file changed again after it was checked; `not-watched`: the class output
+ * directory is not among the agent's watched directories (a complete sample), so the change never
+ * reloads: not asked, not proven.
  */
 export type VerdictStatus =
   | 'applied'
@@ -130,7 +132,8 @@ export type VerdictStatus =
   | 'interrupted'
   | 'not-observed'
   | 'restart-required'
-  | 'rewritten';
+  | 'rewritten'
+  | 'not-watched';
 
 /** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
 export interface VerifyReceipt {

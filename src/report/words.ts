@@ -241,6 +241,14 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
         message: `build ok and acknowledged; the ${shortfall.dirs} class output director${shortfall.dirs === 1 ? 'y holds' : 'ies hold'} no class file: nothing was checked, not proven live`,
         hint: 'check that the build writes its classes there, or name the right directory with --classes-dir <dir>',
       };
+    case 'not-watched': {
+      const others = total - shortfall.classes;
+      const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
+      return {
+        message: `build ok, but ${shortfall.classes} changed class(es) lie in ${shortfall.dirs.join(', ')}, which the agent does not watch: they never reload, not proven live${rest}`,
+        hint: `restart the app with the agent option watchDirs=${shortfall.watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...'), then run again`,
+      };
+    }
     case 'restart-required':
       return {
         message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,

@@ -4,7 +4,10 @@
  * token (a session that builds). Each step returns data; the first refusal ends the opening
  * with its outcome.
  */
+import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
+import { portFilesAround } from '../agent/discover.js';
 import { checkAgent, connectAgent, findAgent, type Requirements } from '../agent/handshake.js';
+import { findClassDirs } from '../classes/dirs.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS } from '../outcome/events.js';
@@ -68,7 +71,10 @@ export async function openSession<H extends SessionHost>(
     ...(releaseLock === undefined ? {} : { releaseLock }),
   });
   const opened = await connectAgent(found.location, target);
-  if (opened.kind === 'refused') return refused(opened.outcome);
+  if (opened.kind === 'refused')
+    return refused(
+      opened.outcome.reason === 'stale-port' ? { ...opened.outcome, ...otherPortFiles(host.cwd, found.location.portFile) } : opened.outcome,
+    );
   const session: Session<H> = {
     host,
     options,
@@ -93,7 +99,18 @@ export async function openSession<H extends SessionHost>(
     return refused(checked.outcome, { endpoint: opened.endpoint, ...(session.agent === undefined ? {} : { agent: session.agent }) });
   }
   session.doctor = checked.doctor;
+  session.view = agentView(checked.doctor, options.pathMap ?? []);
   if (plan.builds) {
+    const foreign = foreignAgent(session.view, [host.cwd, found.location.projectDir]);
+    if (foreign === 'foreign') {
+      opened.connection.close();
+      const { pid } = checked.doctor;
+      const agent = { pid, workingDirectory: session.view.workingDirectory, watched: session.view.watched.map((w) => w.local) };
+      const place = { port: found.location.port, source: found.location.source, ...portFileOf(found.location.portFile) };
+      const outcome: Outcome = { reason: 'stale-port', place, foreign: agent, ...otherPortFiles(host.cwd, found.location.portFile) };
+      return refused(outcome, { endpoint: opened.endpoint, agent: checked.agent });
+    }
+    if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
     session.owner = chooseOwner(found.location.projectDir, checked.agent.sessionId, options.owner, (message) =>
       emit({ type: 'warning', message }),
     );
@@ -135,4 +152,27 @@ async function lockCheckout(
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
   if (lock.kind === 'busy') return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs } };
   return lock.release;
+}
+
+/**
+ * Whether the agent is another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
+ * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
+ * `roots`: the project folders (where the run is, and the port file's project).
+ */
+function foreignAgent(view: AgentView, roots: string[]): 'foreign' | 'maybe' | 'ours' {
+  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
+  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
+  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
+  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
+  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+}
+
+/** The port files around `cwd` other than `used`, when there are any. */
+function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
+  const others = portFilesAround(cwd).filter((file) => file !== used);
+  return others.length > 0 ? { portFiles: others } : {};
+}
+
+function portFileOf(portFile: string | undefined): { portFile?: string } {
+  return portFile === undefined ? {} : { portFile };
 }

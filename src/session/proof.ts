@@ -37,6 +37,8 @@ export interface ProofInput {
   index: ClassIndex;
   /** True when the agent watches the class output directory of `file` (unknown counts as not). */
   watched: (file: string) => boolean;
+  /** The class output directory of `file` when the agent is known not to watch it (a complete sample), else undefined. */
+  unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
 }
@@ -51,13 +53,17 @@ export interface Proof extends VerifyReport {
  * Asks VERIFY for every verifiable class of `changed` (polled) and `checks` (asked once), turns
  * a single ask's `not_observed` into `unchanged` where {@link judgeOnce} allows, names the classes
  * PENDING lists as restart-required, re-stats every class found live (a stamp that moved since
- * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`.
- * Never rejects for the agent's behaviour.
+ * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`. A class in
+ * a directory the agent is known not to watch is `not-watched` at once, not asked: it never
+ * reloads, so polling it would only wait for the deadline. Verdicts come in the order changed,
+ * then checks, then not-watched. Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
   const { index } = input;
-  const polled = input.changes.changed.filter((c) => c.verifiable);
-  const once = input.changes.checks.filter((c) => c.verifiable);
+  const asking = (c: ClassChange) => c.verifiable && input.unwatched(c.path) === undefined;
+  const polled = input.changes.changed.filter(asking);
+  const once = input.changes.checks.filter(asking);
+  const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
   // Every receipt the agent holds for us counts against its 512: beyond that, `not_observed` may be an eviction.
   let receipts = polled.length;
   for (const evidence of index.evidence) if (evidence === EVIDENCE.proven) receipts += 1;
@@ -107,7 +113,19 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : EVIDENCE.unchanged;
     return verdict;
   });
-  return { ...report, verdicts, checked: once.length };
+  const unwatched = notWatched.map((c) => notWatchedVerdict(c, input.unwatched(c.path)!));
+  return { ...report, verdicts: [...verdicts, ...unwatched], checked: once.length };
+}
+
+/** The verdict of a class the agent cannot reload: its folder is not watched. */
+function notWatchedVerdict(change: ClassChange, dir: string): ClassVerdict {
+  return {
+    className: change.className,
+    path: change.path,
+    sha256: change.after!,
+    status: 'not-watched',
+    detail: `the agent does not watch ${dir}: this change never reloads`,
+  };
 }
 
 function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget {
