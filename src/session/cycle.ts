@@ -59,7 +59,7 @@ export async function runCycle(
   const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
-  const appStart = await findAppStart(session.agent.pid, session.agent.workingDirectory);
+  const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
   const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
   warnUnwatched(session, before);
