@@ -65,11 +65,14 @@ export function watchCoverage(
 /**
  * Class output directories the agent watches that reclazz-build did not find by itself: with a
  * complete sample, the watched directories here that hold class files and neither contain nor
- * lie inside one of `known` (a known one names classes from its own root). Sorted.
+ * lie inside one of `known` (a known one names classes from its own root), nor hold one of the
+ * project folders `roots` (`/` or a home folder is no class output directory, and scanning it
+ * would read the whole disk). Sorted.
  */
-export function agentClassDirs(view: AgentView, known: readonly string[]): string[] {
+export function agentClassDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
   if (!view.complete) return [];
-  const dirs = view.watched.filter((w) => w.here === 'classes' && !known.some((k) => overlaps(k, w.local))).map((w) => w.local);
+  const taken = (local: string) => !known.some((k) => overlaps(k, local)) && !roots.some((root) => isInside(root, local));
+  const dirs = view.watched.filter((w) => w.here === 'classes' && taken(w.local)).map((w) => w.local);
   return [...new Set(dirs)].sort();
 }
 

@@ -43,7 +43,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     const known = [
       ...new Set([...findClassDirs(classSearchRoot(options.cwd, session.location.projectDir), 'command'), ...options.classDirs]),
     ];
-    const dirs = [...known, ...agentClassDirs(view, known)];
+    const dirs = [...known, ...agentClassDirs(view, known, roots)];
     const classDirs = watchCoverage(dirs, view);
     const watched: WatchedDirFact[] = view.watched.map((w) => ({
       dir: w.reported,

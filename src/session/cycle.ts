@@ -163,7 +163,7 @@ function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: strin
   for (const dir of given.filter((d) => !fs.existsSync(d))) session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
-    const fromAgent = agentClassDirs(session.view, known);
+    const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
     tellAgentDirs(session, fromAgent);
     return [...known, ...fromAgent];
   };

@@ -36,8 +36,10 @@ describe('agentView', () => {
     writeClass(out, 'x.A', 'a');
     writeClass(path.join(dir, 'target', 'classes'), 'x.B', 'b');
     const known = [path.join(dir, 'target', 'classes')];
-    expect(agentClassDirs(agentView(doctor([out, path.join(dir, 'target')], dir), []), known)).toEqual([out]);
-    expect(agentClassDirs(agentView(doctor([out], dir, true), []), known)).toEqual([]);
+    expect(agentClassDirs(agentView(doctor([out, path.join(dir, 'target')], dir), []), known, [dir])).toEqual([out]);
+    expect(agentClassDirs(agentView(doctor([out], dir, true), []), known, [dir])).toEqual([]);
+    // A folder holding the project (here the project folder itself, or /) is not a class output directory.
+    expect(agentClassDirs(agentView(doctor([path.dirname(dir), dir], dir), []), [], [dir])).toEqual([]);
   });
 
   it("is another app's only with a complete sample, nothing of the project's watched and a working directory outside", () => {
