@@ -50,7 +50,7 @@ function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
   if (done.unwatched > 0) {
     return {
       message: `DOCTOR observed; ${done.unwatched} of ${done.dirs} ${dirs} NOT watched by the agent: changes there will not reload`,
-      hint: 'run the app from this project (its attach plugin registers its class output), or check the agent configuration',
+      hint: "add them to the agent's watchDirs= option (directories separated by ';') and restart the app; the Maven and Gradle attach plugins register only the module the app runs from",
     };
   }
   const unknown = done.unknown > 0 ? ' (the rest unknown: the agent lists only a sample)' : '';
