@@ -1,15 +1,23 @@
 /**
- * Writes the README's "Exit statuses" table from the one exit-status table (src/outcome/exit.ts,
- * rendered by src/report/help.ts), between its two marker comments. Run after `npm run build`
- * (`npm run docs`); test/outcome/exit.test.ts fails while the README is out of date.
+ * `npm run docs` (after `npm run build`): writes every generated block of the documents
+ * (scripts/docs-blocks.mjs): the "Exit statuses" table from the one exit-status table
+ * (src/outcome/exit.ts, rendered by src/report/help.ts), and the terminal samples recorded from
+ * real runs (scripts/samples.mjs). test/outcome/exit.test.ts and test/package/samples.test.ts
+ * fail while a document is out of date.
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { exitMarkdown } from '../dist/report/help.js';
+import { documents, writeBlocks } from './docs-blocks.mjs';
+import { recordSamples } from './samples.mjs';
 
-const START = '<!-- exit-statuses: written by npm run docs -->';
-const END = '<!-- /exit-statuses -->';
-const readme = fs.readFileSync('README.md', 'utf8');
-const from = readme.indexOf(START);
-const to = readme.indexOf(END);
-if (from === -1 || to < from) throw new Error(`README.md has no ${START} ... ${END} section`);
-fs.writeFileSync('README.md', `${readme.slice(0, from + START.length)}\n${exitMarkdown()}\n${readme.slice(to)}`);
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const contents = { 'exit-statuses': exitMarkdown(), ...(await recordSamples()) };
+for (const name of documents(root)) {
+  const file = path.join(root, name);
+  const before = fs.readFileSync(file, 'utf8');
+  const after = writeBlocks(before, contents, name);
+  if (after !== before) fs.writeFileSync(file, after);
+  console.log(`${after === before ? 'unchanged' : 'written  '} ${name}`);
+}

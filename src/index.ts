@@ -10,8 +10,9 @@ import { runSafeBuild as runOn, type SafeBuildHooks, type SafeBuildOptions } fro
 import type { RunResult } from './outcome/result.js';
 
 export { NESTED_ENV, DEFAULTS, type SafeBuildOptions, type SafeBuildHooks, type Host, type Clock } from './run.js';
-export { openSession, type OpenPlan, type Opening } from './session/open.js';
+export { openSession, openSessions, type OpenPlan, type Opening, type Openings } from './session/open.js';
 export { runCycle } from './session/cycle.js';
+export { closeSessions, runCycles, type SessionGroup } from './session/group.js';
 export type { BuildSession } from './session/cycle-context.js';
 export { prepareBuild } from './session/command.js';
 export { closeSession, type Session } from './session/session.js';
@@ -56,6 +57,7 @@ export type {
 export type { DoctorObserved } from './outcome/doctor.js';
 export type {
   RunResult,
+  AgentRunResult,
   AgentAction,
   CommandResult,
   DoctorResult,
@@ -66,12 +68,20 @@ export type {
   JsonAction,
 } from './outcome/result.js';
 export { describeOutcome } from './report/words.js';
-export { discoverAgent, type AgentLocation, type Discovery } from './agent/discover.js';
+export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';
 export { agentView, watchCoverage, type AgentView, type WatchedHere } from './classes/coverage.js';
 export { parsePathMap, type PathMapEntry } from './agent/path-map.js';
 export type { AgentTarget } from './agent/handshake.js';
-export { resultToJson, resultClasses, finalLines, commandResultToJson, type JsonResult, type JsonClass } from './report/json.js';
+export {
+  resultToJson,
+  resultClasses,
+  finalLines,
+  commandResultToJson,
+  type JsonResult,
+  type JsonAgentResult,
+  type JsonClass,
+} from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
 export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './cli/config.js';
 export { runDoctor, type DoctorOptions } from './commands/doctor.js';

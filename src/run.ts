@@ -1,11 +1,13 @@
 /**
- * `runSafeBuild`: one session, one cycle. The steps, in order:
+ * `runSafeBuild`: one session per agent, one cycle. The steps, in order:
  *
  * 1. prepare the build command (nothing is sent if it cannot run);
- * 2. open a session: discover the agent, take the checkout's run lock, connect, handshake,
+ * 2. open the sessions: discover the agents (usually one; several services of one checkout
+ *    each have theirs), take the checkout's run lock, then per agent connect, handshake,
  *    DOCTOR checks, choose the owner token (session/open.ts);
- * 3. run one cycle on it: hold, build, finish, detect, verify (session/cycle.ts);
- * 4. close the session: the connection and the lock.
+ * 3. run one cycle over them: hold, build, finish, detect, verify (session/cycle.ts; over
+ *    several agents, session/group.ts);
+ * 4. close the sessions: the connections and the lock.
  *
  * With no agent found and `allowNoAgent`, the build runs without a hold instead of 2-4.
  */
@@ -14,13 +16,12 @@ import type { Outcome } from './outcome/outcome.js';
 import type { ToolKind } from './outcome/facts.js';
 import { prepareBuild } from './session/command.js';
 import { failureOutcome } from './session/failure.js';
-import type { BuildSession, Cycle } from './session/cycle-context.js';
-import { endWithError, runCycle } from './session/cycle.js';
-import { openSession } from './session/open.js';
+import type { BuildSession } from './session/cycle-context.js';
+import { closeSessions, runCycles } from './session/group.js';
+import { openSessions } from './session/open.js';
 import { noAgentBuild } from './session/no-agent.js';
 import type { CycleOptions, Host, SessionHooks, SessionOptions } from './session/options.js';
-import { runResult } from './session/result.js';
-import { closeSession } from './session/session.js';
+import { refusedAmong, runResult } from './session/result.js';
 
 export { DEFAULTS, NESTED_ENV, type Clock, type Host } from './session/options.js';
 
@@ -59,7 +60,7 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
   const command = prepared.command;
   let opening;
   try {
-    opening = await openSession(options, host, hooks, {
+    opening = await openSessions(options, host, hooks, {
       builds: true,
       announce: true,
       offerNoAgent: true,
@@ -72,30 +73,17 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
     await opening.releaseLock?.();
     if (opening.outcome.reason === 'no-agent' && options.allowNoAgent)
       return noAgentBuild({ host, hooks, command, options, why: opening.outcome, startedMs });
-    return runResult(
+    const refused = runResult(
       { startedMs, now: host.clock.now, command, ...(opening.agent === undefined ? {} : { session: { agent: opening.agent } }) },
       opening.outcome,
     );
+    return opening.among === undefined ? refused : refusedAmong(refused, opening.among.source, opening.among.sources);
   }
-  const session = opening.session as BuildSession;
+  const group = { sessions: opening.sessions as BuildSession[], emit: hooks.onEvent ?? (() => undefined) };
   try {
-    return await runCycle(session, command, options, startedMs);
-  } catch (error) {
-    const cycle: Cycle = {
-      session,
-      command,
-      options,
-      startedMs,
-      record: {
-        projectDir: session.location.projectDir,
-        owner: session.owner.owner,
-        sessionId: session.agent.sessionId,
-        port: session.agent.port,
-      },
-    };
-    return await endWithError(cycle, error);
+    return await runCycles(group, command, options, startedMs);
   } finally {
-    await closeSession(session);
+    await closeSessions(group);
   }
 }
 

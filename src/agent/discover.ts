@@ -1,8 +1,9 @@
 /**
  * Finding the agent's port (protocol.md "Finding the agent"), in this order:
- * `--port`, `--port-file`, `RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, then `.reclazz/agent.port` or
- * `.idea/reclazz/agent.port` in the folder and each parent, then exactly one such file a few
- * levels down (the Gradle and Maven attach plugins write it into the subproject the app runs from).
+ * `--port`, `--port-file` (one or more), `RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, then
+ * `.reclazz/agent.port` or `.idea/reclazz/agent.port` in the folder and each parent, then every
+ * such file a few levels down (the Gradle and Maven attach plugins write it into the subproject
+ * the app runs from; several services of one checkout each write their own).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,6 +24,8 @@ export interface DiscoverOptions {
   port?: number;
   /** Explicit port file (`--port-file`), relative to `cwd` or absolute. */
   portFile?: string;
+  /** Explicit port files (`--port-file` given more than once), relative to `cwd` or absolute; `portFile` joins them. */
+  portFiles?: string[];
   /** Folder to search from (absolute). */
   cwd: string;
   /** Environment to read `RECLAZZ_PORT` and `RECLAZZ_PORT_FILE` from. */
@@ -49,32 +52,55 @@ type DiscoveryRefusal = OutcomeOf<'no-agent' | 'ambiguous-agent' | 'bad-port-fil
 /** What discovery found: a location, or why there is none. */
 export type Discovery = { kind: 'found'; location: AgentLocation } | { kind: 'refused'; outcome: DiscoveryRefusal };
 
-/** Finds the agent's port without connecting. Never throws for the file system. */
+/** Every agent found: one location, or several (each port file below the folder, sorted by path). */
+export type Discoveries = { kind: 'found'; locations: AgentLocation[] } | { kind: 'refused'; outcome: DiscoveryRefusal };
+
+/**
+ * Finds the agent's port without connecting, for a command that talks to one agent: several
+ * port files below the folder are `ambiguous-agent`. Never throws for the file system.
+ */
 export function discoverAgent(options: DiscoverOptions): Discovery {
+  const found = discoverAgents(options);
+  if (found.kind === 'refused') return found;
+  const [only, ...more] = found.locations;
+  if (more.length === 0) return { kind: 'found', location: only! };
+  const named = options.portFile !== undefined || (options.portFiles ?? []).length > 0;
+  const portFiles = found.locations.map((l) => l.portFile!);
+  return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd: options.cwd, portFiles, ...(named ? { named } : {}) } };
+}
+
+/**
+ * Finds every agent a build holds, without connecting: the explicit ones (`--port`, each
+ * `--port-file`, the environment), else the first port file in the folder or a parent, else
+ * every port file below it (sorted by path, so that two runs take their holds in one order).
+ * Never throws for the file system.
+ */
+export function discoverAgents(options: DiscoverOptions): Discoveries {
   const { cwd, env } = options;
-  if (options.port !== undefined) return found({ port: options.port, source: '--port', projectDir: cwd });
-  if (options.portFile !== undefined) return fromPortFile(path.resolve(cwd, options.portFile), '--port-file');
+  if (options.port !== undefined) return all([{ port: options.port, source: '--port', projectDir: cwd }]);
+  const named = [...(options.portFile === undefined ? [] : [options.portFile]), ...(options.portFiles ?? [])];
+  // Sorted like those found below: two runs naming the same agents take their holds in one order.
+  if (named.length > 0) return fromPortFiles([...new Set(named.map((f) => path.resolve(cwd, f)))].sort(), '--port-file');
   const envPort = env.RECLAZZ_PORT;
   if (envPort !== undefined && envPort !== '') {
     const port = parsePort(envPort);
     return typeof port === 'number'
-      ? found({ port, source: 'RECLAZZ_PORT', projectDir: cwd })
+      ? all([{ port, source: 'RECLAZZ_PORT', projectDir: cwd }])
       : badPort({ input: 'RECLAZZ_PORT', problem: port, text: envPort });
   }
   const envFile = env.RECLAZZ_PORT_FILE;
-  if (envFile !== undefined && envFile !== '') return fromPortFile(path.resolve(cwd, envFile), 'RECLAZZ_PORT_FILE');
+  if (envFile !== undefined && envFile !== '') return fromPortFiles([path.resolve(cwd, envFile)], 'RECLAZZ_PORT_FILE');
 
   for (let dir = cwd; ; dir = path.dirname(dir)) {
     for (const relative of PORT_FILE_LOCATIONS) {
       const candidate = path.join(dir, relative);
-      if (fs.existsSync(candidate)) return fromPortFile(candidate, undefined);
+      if (fs.existsSync(candidate)) return fromPortFiles([candidate], undefined);
     }
     if (path.dirname(dir) === dir) break;
   }
 
   const below = findBelow(cwd);
-  if (below.length === 1) return fromPortFile(below[0]!, undefined);
-  if (below.length > 1) return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd, portFiles: below } };
+  if (below.length > 0) return fromPortFiles(below, undefined);
   return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }
 
@@ -158,18 +184,23 @@ function parsePort(text: string): number | 'empty' | 'not-a-number' | 'out-of-ra
   return port < 1 || port > 65535 ? 'out-of-range' : port;
 }
 
-function found(location: AgentLocation): Discovery {
-  return { kind: 'found', location };
+function all(locations: AgentLocation[]): Discoveries {
+  return { kind: 'found', locations };
 }
 
-function badPort(fault: PortFault): Discovery {
+function badPort(fault: PortFault): Discoveries {
   return { kind: 'refused', outcome: { reason: 'bad-port-file', fault } };
 }
 
-function fromPortFile(file: string, source: string | undefined): Discovery {
-  const port = readPortFile(file);
-  if (typeof port !== 'number') return badPort(port);
-  return found({ port, source: source === undefined ? file : `${source} ${file}`, portFile: file, projectDir: projectDirOf(file) });
+/** The location of each port file (absolute), or the refusal of the first one that is not valid. */
+function fromPortFiles(files: string[], source: string | undefined): Discoveries {
+  const locations: AgentLocation[] = [];
+  for (const file of files) {
+    const port = readPortFile(file);
+    if (typeof port !== 'number') return badPort(port);
+    locations.push({ port, source: source === undefined ? file : `${source} ${file}`, portFile: file, projectDir: projectDirOf(file) });
+  }
+  return all(locations);
 }
 
 /** The folder holding `.reclazz/agent.port` or `.idea/reclazz/agent.port`; for any other file, its own folder. */

@@ -9,7 +9,7 @@ import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Need, Outcome } from '../outcome/outcome.js';
 import { AgentConnection, AgentConnectionError } from './connection.js';
-import { discoverAgent, type AgentLocation } from './discover.js';
+import { discoverAgent, discoverAgents, type AgentLocation } from './discover.js';
 import type { AgentEvent, ConnectedEvent } from './protocol.js';
 import { askDoctor, type DoctorAnswer } from './requests.js';
 
@@ -20,6 +20,8 @@ export interface AgentTarget {
   env: NodeJS.ProcessEnv;
   port?: number;
   portFile?: string;
+  /** More than one `--port-file` (a build holds each). */
+  portFiles?: string[];
   /** Bound for connecting and for each receipt, in ms. */
   timeoutMs: number;
   signal?: AbortSignal;
@@ -45,6 +47,16 @@ export function findAgent(
 ): Step<{ location: AgentLocation }> {
   const found = discoverAgent(target);
   if (found.kind === 'found') return { kind: 'ok', location: found.location };
+  return { kind: 'refused', outcome: found.outcome.reason === 'no-agent' ? { ...found.outcome, offerNoAgent } : found.outcome };
+}
+
+/** {@link findAgent} for a build that holds every agent found (discover.ts `discoverAgents`). */
+export function findAgents(
+  target: Pick<AgentTarget, 'cwd' | 'env' | 'port' | 'portFile' | 'portFiles'>,
+  offerNoAgent: boolean,
+): Step<{ locations: AgentLocation[] }> {
+  const found = discoverAgents(target);
+  if (found.kind === 'found') return { kind: 'ok', locations: found.locations };
   return { kind: 'refused', outcome: found.outcome.reason === 'no-agent' ? { ...found.outcome, offerNoAgent } : found.outcome };
 }
 

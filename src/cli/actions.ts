@@ -69,7 +69,7 @@ function target(ctx: Context, signal: AbortSignal): AgentTarget {
     timeoutMs: ctx.settings.timeoutMs,
     signal,
     ...(ctx.settings.port === undefined ? {} : { port: ctx.settings.port }),
-    ...(ctx.settings.portFile === undefined ? {} : { portFile: ctx.settings.portFile }),
+    ...(ctx.settings.portFiles === undefined ? {} : { portFiles: ctx.settings.portFiles }),
   };
 }
 

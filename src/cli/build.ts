@@ -57,7 +57,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',
     ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFile === undefined ? {} : { portFile: settings.portFile }),
+    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
   const output = makeOutput(opts);

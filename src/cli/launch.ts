@@ -6,7 +6,7 @@
  * compiles most functions only when first called, so a cache taken right after compiling
  * (what Node 20's loaders and require hooks can do) misses them; this one is taken when the
  * process exits, after a whole run, and makes the next run skip compiling nearly everything
- * it calls (about 20 ms of a 125 ms run here; see the README's performance section).
+ * it calls (about 20 ms of a 125 ms run here; see bench/README.md, "History").
  *
  * The cache is code V8 will run, so it is only read from a folder only this user can write
  * to, and V8 is only given data that passes our own check first: V8 release builds do not

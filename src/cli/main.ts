@@ -78,7 +78,11 @@ function addAgentOptions(command: Command): Command {
       "read the agent's paths under <agent> as under <local> (an app in a container; repeatable)",
       pathMap,
     )
-    .option('--port-file <path>', "the agent's port file (default: .reclazz/agent.port or .idea/reclazz/agent.port here, above or below)")
+    .option(
+      '--port-file <path>',
+      "the agent's port file (repeatable: a build holds each agent; default: .reclazz/agent.port or .idea/reclazz/agent.port here, above, or every one below)",
+      collect,
+    )
     .option('--timeout <ms>', 'bound per receipt and for connecting (default 5000)', integer('--timeout', 1))
     .option('--config <file>', 'config file (default: reclazz.config.json or package.json "reclazz", here or above)')
     .option('--json', 'JSON lines on stdout (human messages stay on stderr)')

@@ -11,7 +11,8 @@ import { DEFAULTS } from '../session/options.js';
 /** The options every agent-facing command accepts, as commander parses them. */
 export interface AgentFlags {
   port?: number;
-  portFile?: string;
+  /** `--port-file`, repeatable: a build holds each agent named. */
+  portFile?: string[];
   timeout?: number;
   verifyTimeout?: number;
   wait?: number;
@@ -26,7 +27,8 @@ export interface AgentFlags {
 /** Resolved settings. Paths absolute; times in ms. */
 export interface Settings {
   port?: number;
-  portFile?: string;
+  /** The agents' port files (several: a build holds each). */
+  portFiles?: string[];
   timeoutMs: number;
   verifyTimeoutMs: number;
   waitMs: number;
@@ -41,14 +43,14 @@ export function resolveSettings(flags: AgentFlags, config: ReclazzConfig, cwd: s
   const cliPort = flags.port !== undefined || flags.portFile !== undefined;
   const envPort = (env.RECLAZZ_PORT ?? '') !== '' || (env.RECLAZZ_PORT_FILE ?? '') !== '';
   const where = cliPort
-    ? { port: flags.port, portFile: flags.portFile === undefined ? undefined : path.resolve(cwd, flags.portFile) }
+    ? { port: flags.port, portFiles: flags.portFile?.map((f) => path.resolve(cwd, f)) }
     : envPort
       ? {}
-      : { port: config.port, portFile: config.portFile };
+      : { port: config.port, portFiles: config.portFile === undefined ? undefined : [config.portFile] };
   const cliDirs = (flags.classesDir ?? []).map((d) => path.resolve(cwd, d));
   return {
     ...(where.port === undefined ? {} : { port: where.port }),
-    ...(where.portFile === undefined ? {} : { portFile: where.portFile }),
+    ...(where.portFiles === undefined ? {} : { portFiles: where.portFiles }),
     timeoutMs: flags.timeout ?? config.timeoutMs ?? DEFAULTS.timeoutMs,
     verifyTimeoutMs: flags.verifyTimeout ?? config.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
     waitMs: flags.wait ?? config.waitMs ?? DEFAULTS.waitMs,

@@ -17,6 +17,7 @@ export function openFor(
     timeoutMs: target.timeoutMs,
     ...(target.port === undefined ? {} : { port: target.port }),
     ...(target.portFile === undefined ? {} : { portFile: target.portFile }),
+    ...(target.portFiles === undefined ? {} : { portFiles: target.portFiles }),
   };
   const hooks = { ...(target.signal === undefined ? {} : { signal: target.signal }), ...(onEvent === undefined ? {} : { onEvent }) };
   return openSession(options, { cwd: target.cwd, env: target.env }, hooks, { ...plan, onAgentEvent: target.onEvent ?? (() => undefined) });

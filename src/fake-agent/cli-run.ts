@@ -109,7 +109,7 @@ function createProgram(): Command {
     .description(
       "A fake of the reclazz agent's loopback status socket: heartbeats, BUILD hold rules with receipts, " +
         'capture of changed class files, VERIFY, DOCTOR, RELOAD, and switches for what the running agent does ' +
-        `that its docs do not say. Documented in ${readmePath()}, section "The fake agent".`,
+        `that its docs do not say. Documented in ${guidePath()}.`,
     )
     .option('--port-file <path>', 'where to write the port (deleted on exit)', '.reclazz/agent.port')
     .option('--port <n>', 'TCP port on 127.0.0.1 (default: ephemeral)', nonNegativeInt)
@@ -188,11 +188,11 @@ function packageVersion(): string {
   return packageRoot()?.version ?? 'unknown';
 }
 
-/** The README.md the package ships (its path when found, else its name). */
-function readmePath(): string {
+/** The fake agent's guide the package ships, docs/fake-agent.md (its path when found, else its name). */
+function guidePath(): string {
   const root = packageRoot();
-  const readme = root && join(root.dir, 'README.md');
-  return readme && existsSync(readme) ? readme : "reclazz-build's README.md";
+  const guide = root && join(root.dir, 'docs', 'fake-agent.md');
+  return guide && existsSync(guide) ? guide : "reclazz-build's docs/fake-agent.md";
 }
 
 /** Build the intercept hook for --reject-started, --silent and --log, or undefined. */

@@ -1,7 +1,7 @@
 /**
- * A fake of the reclazz hot-reload agent's loopback status socket, following protocol.md (the
- * agent's status-socket contract, as the running agent implements it), for end-to-end tests,
- * the demo and integration work. README.md, section "The fake agent", describes it.
+ * A fake of the reclazz hot-reload agent's loopback status socket, following the agent's
+ * status-socket contract as the running agent implements it, for end-to-end tests, the demo
+ * and integration work. docs/fake-agent.md (shipped in the package) describes it.
  *
  * Independent of the reclazz-build client code on purpose: it imports nothing from it.
  *

@@ -1,10 +1,11 @@
 /**
- * The owner token and its persistence in `.reclazz/owner.json` (state/store.ts): which token a
+ * The owner token and its persistence in the agent's `owner.json` (state/store.ts): which token a
  * cycle uses, saved before `BUILD started` is sent (a lost receipt may still have installed the
  * hold), put back when `started` was refused (the token of a hold an earlier run left must not
  * be lost), and marked released once `BUILD ok` was acknowledged.
  */
 import { newToken } from '../agent/protocol.js';
+import type { StatePlace } from '../state/folder.js';
 import { readOwnerState, writeOwnerState, type SavedOwnerState } from '../state/store.js';
 
 /** The token a cycle uses and where it came from. */
@@ -23,12 +24,12 @@ export interface OwnerChoice {
  * @throws StateError when owner.json exists but cannot be read.
  */
 export function chooseOwner(
-  projectDir: string,
+  place: StatePlace,
   sessionId: string,
   explicit: string | undefined,
   warn: (message: string) => void,
 ): OwnerChoice {
-  const saved = readOwnerState(projectDir, warn);
+  const saved = readOwnerState(place, warn);
   // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
   const ours = saved !== undefined && (saved.sessionId === sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === ''));
   const savedOwner = ours ? saved.owner : undefined;
@@ -39,7 +40,8 @@ export function chooseOwner(
 
 /** Where and for whom the owner token is kept. */
 export interface OwnerRecord {
-  projectDir: string;
+  /** The agent's state folder (state/place.ts). */
+  state: StatePlace;
   owner: string;
   sessionId: string;
   port: number;
@@ -50,7 +52,7 @@ export interface OwnerRecord {
  * @throws StateError when owner.json cannot be written.
  */
 export function saveHolding(record: OwnerRecord, now: Date): void {
-  writeOwnerState(record.projectDir, {
+  writeOwnerState(record.state, {
     owner: record.owner,
     sessionId: record.sessionId,
     port: record.port,
@@ -61,7 +63,7 @@ export function saveHolding(record: OwnerRecord, now: Date): void {
 
 /** Puts back what owner.json held, when our `started` was refused and it named another token. */
 export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
-  if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.projectDir, choice.saved);
+  if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.state, choice.saved);
 }
 
 /**
@@ -69,7 +71,7 @@ export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
  * @throws StateError when owner.json cannot be written.
  */
 export function saveReleased(record: OwnerRecord, now: Date): void {
-  writeOwnerState(record.projectDir, {
+  writeOwnerState(record.state, {
     owner: record.owner,
     sessionId: record.sessionId,
     port: record.port,

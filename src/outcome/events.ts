@@ -4,8 +4,14 @@
  */
 import type { AgentInfo } from './facts.js';
 
-/** Events in the order a run emits them. */
-export type RunEvent =
+/**
+ * Events in the order a run emits them. With several agents, an event of one agent's session
+ * names it in `agentSource` (its `source`: the port file's path).
+ */
+export type RunEvent = RunEventBody & { agentSource?: string };
+
+/** What each event says. */
+type RunEventBody =
   | { type: 'agent'; agent: AgentInfo }
   | { type: 'warning'; message: string }
   | { type: 'waiting'; what: string; elapsedMs: number }

@@ -114,7 +114,8 @@ export type Outcome =
   | { reason: 'command-not-found'; file: string; tool: ToolKind }
   | { reason: 'command-not-executable'; path: string }
   | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean }
-  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[] }
+  /** `named`: the port files were given (--port-file more than once to a command that talks to one agent). */
+  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean }
   | { reason: 'bad-port-file'; fault: PortFault }
   | { reason: 'lock-busy'; lockPath: string; waitedMs: number }
   /**

@@ -45,7 +45,17 @@ export interface RunResult extends ResultBase {
   hold: HoldLeft;
   /** True when every changed class that existed before is proven applied (or there was nothing to prove). */
   provenLive: boolean;
+  /**
+   * With several agents: each agent's own result, in hold order. The result itself is then the
+   * deciding agent's (the first whose exit status is not 0, else the first not proven live,
+   * else the first) with the words for all of them, every agent's `verdicts`, no `changes`,
+   * and `provenLive` only when every agent proved its classes.
+   */
+  agents?: AgentRunResult[];
 }
+
+/** One agent's result in a run with several: `agentSource` names the agent (its `source`, the port file's path). */
+export type AgentRunResult = Omit<RunResult, 'agents'> & { agentSource: string };
 
 /** The subcommands that talk to the agent without building. */
 export type AgentAction = 'doctor' | ReloadAction | 'scan' | 'events';
@@ -107,7 +117,7 @@ export type CommandResult = DoctorResult | ReloadResult | ScanResult | EventsRes
 export type JsonAction = 'build' | 'verify' | AgentAction;
 
 /** The facts of a run result, before it ends (`provenLive` follows from the outcome). */
-export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdicts' | 'hold'> & {
+export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdicts' | 'hold' | 'agents'> & {
   verdicts?: ClassVerdict[];
   hold?: HoldLeft;
 };

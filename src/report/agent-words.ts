@@ -3,7 +3,7 @@
  * and DOCTOR, the hold, the receipts, and what a reconnect found after a loss.
  */
 import type { AgentAfterLoss, PortPlace } from '../outcome/facts.js';
-import type { OutcomeOf } from '../outcome/outcome.js';
+import type { OutcomeOf, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 
 /** The reasons whose words are here. */
@@ -237,5 +237,15 @@ function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
       (place.portFile === undefined
         ? 'check the port'
         : `the port file is stale (left by a killed app): start the app with the agent, or delete ${place.portFile}`) + others,
+  };
+}
+
+/** Changed classes in folders the agent does not watch, and the agent option that adds them. */
+export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watched' }>, live: number, total: number): Words {
+  const others = total - shortfall.classes;
+  const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
+  return {
+    message: `build ok, but ${shortfall.classes} changed class(es) lie in ${shortfall.dirs.join(', ')}, which the agent does not watch: they never reload, not proven live${rest}`,
+    hint: `restart the app with the agent option watchDirs=${shortfall.watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...'), then run again`,
   };
 }

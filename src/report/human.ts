@@ -47,6 +47,8 @@ export class HumanReporter {
   private readonly p: Palette;
   private readonly live: LiveLine;
   private verifyStarted = 0;
+  /** The agent the lines being written are about (several agents), or ''. */
+  private tag = '';
 
   constructor(private readonly options: HumanOptions) {
     this.p = options.paint ?? palette(false);
@@ -70,7 +72,10 @@ export class HumanReporter {
    * a warning's or a wait's text is words, already safe (report/step-words.ts).
    */
   event(event: RunEvent): void {
+    // With several agents, each line about one agent's session starts with its name.
+    this.tag = event.agentSource === undefined ? '' : `${this.p.bold(agentLabel(event.agentSource))}: `;
     this.render(event.type === 'warning' || event.type === 'waiting' ? event : visibleFacts(event));
+    this.tag = '';
   }
 
   private render(event: RunEvent): void {
@@ -177,11 +182,23 @@ export class HumanReporter {
     }
   }
 
-  /** Renders the closing report; the last line says whether the change is proven live. */
+  /**
+   * Renders the closing report; the last line says whether the change is proven live. With
+   * several agents, each agent's report in hold order, then the line for all of them.
+   */
   result(result: RunResult): void {
     this.live.hide();
+    for (const agent of result.agents ?? []) {
+      this.line(`${this.p.bold('agent')} ${visible(agent.agentSource)}:`);
+      this.report(agent);
+    }
+    if (result.agents === undefined) this.report(result);
+    else this.verdictLine(result);
+  }
+
+  /** One agent's (or the only) report: what changed, the verdicts, and the last line. */
+  private report(result: Omit<RunResult, 'agents'>): void {
     const { quiet } = this.options;
-    const p = this.p;
     if (!quiet && result.changes !== undefined) {
       const c = result.changes;
       for (const change of c.added.slice(0, MAX_LISTED))
@@ -196,6 +213,12 @@ export class HumanReporter {
       more(c.resources.length, (n) => this.detail('not checked', `… and ${n} more`, ''));
     }
     if (result.verdicts.length > 0) this.verdicts(result.verdicts, quiet);
+    this.verdictLine(result);
+  }
+
+  /** The last line: proven live or not, in words, and what to do next. */
+  private verdictLine(result: Omit<RunResult, 'agents'>): void {
+    const p = this.p;
     const mark = result.provenLive
       ? p.boldGreen('✔ proven live:')
       : result.exitCode === 0
@@ -229,7 +252,7 @@ export class HumanReporter {
   }
 
   private line(text: string): void {
-    this.write(`${this.p.dim(PREFIX)} ${text}\n`);
+    this.write(`${this.p.dim(PREFIX)} ${this.tag}${text}\n`);
   }
 
   /** Writes above the live line: erase it, write, draw it again. */
@@ -238,6 +261,12 @@ export class HumanReporter {
     this.options.write(text);
     this.live.redraw();
   }
+}
+
+/** A short name for the agent of port file `source`: its project folder's name (the report names the whole path). */
+function agentLabel(source: string): string {
+  const folder = source.replace(/[\\/](\.reclazz|\.idea[\\/]reclazz)[\\/]agent\.port$/, '');
+  return visible(folder.split(/[\\/]/).pop() || source);
 }
 
 function more(total: number, say: (rest: number) => void): void {

@@ -1,8 +1,8 @@
 /**
  * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
  * per class and a final `result` object. Every line type is described by the zod schemas in
- * `report/schema.ts`, documented in the README ("JSON output") and checked against real runs
- * by `test/blackbox/json.test.ts`.
+ * `report/schema.ts`, documented in docs/json.md (held to the schemas by
+ * `test/package/json-doc.test.ts`) and checked against real runs by `test/blackbox/json.test.ts`.
  */
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
@@ -18,6 +18,8 @@ export interface JsonClass {
   /** A verdict (`applied`, `unchanged`, `failed`, `mismatch`, `unverified`, `timeout`, `not-observed`, ...) or `added`, `removed`, `not-verifiable`. */
   status: string;
   detail: string;
+  /** With several agents: the agent that checked it (its `source`). */
+  agentSource?: string;
 }
 
 /** The final line of a build's or `verify`'s `--json` output. */
@@ -47,7 +49,12 @@ export interface JsonResult {
   /** Files other than class files the build wrote in the class output directories: not checked (VERIFY cannot prove them). */
   resources: string[];
   durationMs: number;
+  /** With several agents: each agent's result, in hold order (the README's "Several apps in one checkout"). */
+  agents?: JsonAgentResult[];
 }
+
+/** One agent's part of a `result` line with several agents. */
+export type JsonAgentResult = Omit<JsonResult, 'type' | 'action' | 'agents'> & { agentSource: string };
 
 /**
  * One `--json` line of `value` (no newline): `JSON.stringify`, with the characters a terminal
@@ -65,9 +72,14 @@ export function eventToJson(event: RunEvent): string {
 
 /**
  * Every class of a result: verdicts, then added, removed and not-verifiable files with those
- * statuses.
+ * statuses; with several agents, each agent's, naming it.
  */
 export function resultClasses(result: RunResult): JsonClass[] {
+  if (result.agents !== undefined) return result.agents.flatMap((a) => ownClasses(a).map((c) => ({ ...c, agentSource: a.agentSource })));
+  return ownClasses(result);
+}
+
+function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
   const c = result.changes;
   const listed =
     (status: string, detail: string) =>
@@ -91,10 +103,13 @@ export function resultClasses(result: RunResult): JsonClass[] {
  * class (see {@link resultClasses}).
  */
 export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'build'): JsonResult {
+  const agents = result.agents?.map((a) => ({ agentSource: a.agentSource, ...resultFields(a, ownClasses(a)) }));
+  return { type: 'result', action, ...resultFields(result, resultClasses(result)), ...(agents === undefined ? {} : { agents }) };
+}
+
+function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): Omit<JsonResult, 'type' | 'action' | 'agents'> {
   const c = result.changes;
   return {
-    type: 'result',
-    action,
     reason: result.reason,
     exitCode: result.exitCode,
     provenLive: result.provenLive,
@@ -120,7 +135,7 @@ export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'bu
             resources: c.resources.length,
             total: c.total,
           },
-    classes: resultClasses(result),
+    classes,
     resources: c?.resources ?? [],
     durationMs: result.durationMs,
   };

@@ -2,7 +2,7 @@
  * The `--json` output as zod schemas: every line reclazz-build writes to stdout with `--json`
  * is one of {@link jsonLineSchema} (`events --json` instead passes the agent's own lines
  * through: {@link agentLineSchema}). The schemas are strict, so a field that is added to the
- * output without being added here (and to the README) fails the test that checks real runs.
+ * output without being added here (and to docs/json.md) fails the test that checks real runs.
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
 import * as z from 'zod';
@@ -35,13 +35,16 @@ const endpointSchema = z.strictObject({
   protocolVersion: int,
 });
 
+/** With several agents, the line is about one agent's session: its `source` (the port file's path). */
+const agentSource = z.string().optional();
+
 /** Event lines of a build (and of `verify`). */
 export const eventLineSchemas = {
-  agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema }),
-  warning: z.strictObject({ type: z.literal('warning'), message: z.string() }),
-  waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms }),
-  hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']) }),
-  agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()) }),
+  agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
+  warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
+  waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms, agentSource }),
+  hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']), agentSource }),
+  agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()), agentSource }),
   buildStart: z.strictObject({
     type: z.literal('build-start'),
     command: z.string(),
@@ -51,10 +54,19 @@ export const eventLineSchemas = {
     held: z.boolean(),
   }),
   buildEnd: z.strictObject({ type: z.literal('build-end'), exitCode: int, durationMs: ms, signal: z.string().optional() }),
-  finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean() }),
-  changes: z.strictObject({ type: z.literal('changes'), changed: ms, checks: ms, added: ms, removed: ms, notVerifiable: ms, total: ms }),
-  verifyProgress: z.strictObject({ type: z.literal('verify-progress'), final: ms, applied: ms, total: ms }),
-  agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string() }),
+  finish: z.strictObject({ type: z.literal('finish'), state: z.enum(['ok', 'failed']), acknowledged: z.boolean(), agentSource }),
+  changes: z.strictObject({
+    type: z.literal('changes'),
+    changed: ms,
+    checks: ms,
+    added: ms,
+    removed: ms,
+    notVerifiable: ms,
+    total: ms,
+    agentSource,
+  }),
+  verifyProgress: z.strictObject({ type: z.literal('verify-progress'), final: ms, applied: ms, total: ms, agentSource }),
+  agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string(), agentSource }),
 } as const;
 
 /** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
@@ -87,6 +99,7 @@ const classFields = {
     .nullable(),
   status: classStatusSchema,
   detail: z.string(),
+  agentSource,
 };
 
 /** One class and its verdict (emitted before `result`, one line per class). */
@@ -119,10 +132,8 @@ const runReasonSchema = z.enum([
   'internal-error',
 ] as const satisfies readonly Reason[]);
 
-/** The final line of a build (`action: build`) or of `verify` (`action: verify`). */
-export const runResultLineSchema = z.strictObject({
-  type: z.literal('result'),
-  action: z.enum(['build', 'verify']),
+/** What a build's `result` line says of a run, and with several agents of each agent. */
+const runResultFields = {
   reason: runReasonSchema,
   exitCode: int,
   provenLive: z.boolean(),
@@ -137,6 +148,14 @@ export const runResultLineSchema = z.strictObject({
   classes: z.array(z.strictObject(classFields)),
   resources: z.array(z.string()),
   durationMs: ms,
+};
+
+/** The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents. */
+export const runResultLineSchema = z.strictObject({
+  type: z.literal('result'),
+  action: z.enum(['build', 'verify']),
+  ...runResultFields,
+  agents: z.array(z.strictObject({ agentSource: z.string(), ...runResultFields })).optional(),
 });
 
 const commandReasonSchema = z.enum([

@@ -34,6 +34,13 @@ const warnings = {
     `the agent runs in ${workingDirectory}, outside this project, and none of the watched directories it lists is this project's (it lists only some): it may be another app's agent on a stale port file; check with reclazz-build doctor`,
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
+  stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
+  holdReturned: (source: string) =>
+    `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,
+  holdNotReturned: (source: string, owner: string) =>
+    `BUILD ok for the agent of ${source} was NOT acknowledged: it may still hold for owner ${owner}; run again here to release it`,
+  holdKept: (source: string, owner: string) =>
+    `left the hold on the agent of ${source} with owner ${owner}: it holds a failed build's output, which only a build that succeeds may release`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
 } as const;
 

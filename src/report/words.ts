@@ -7,9 +7,9 @@
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
-import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
+import { describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
-import { visibleFacts } from './visible.js';
+import { visible, visibleFacts } from './visible.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {
@@ -53,8 +53,8 @@ function describe(outcome: Outcome): Words {
       };
     case 'ambiguous-agent':
       return {
-        message: `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
-        hint: 'pick one with --port-file <path>, or run from the subproject the app runs in',
+        message: `${outcome.named ? `--port-file names ${outcome.portFiles.length} agent port files` : `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}`}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
+        hint: `this command talks to one agent: pick one with --port-file <path> (e.g. --port-file ${outcome.portFiles[0]}), or run from the subproject the app runs in; a build holds them all`,
       };
     case 'bad-port-file':
       return describePortFault(outcome.fault);
@@ -84,6 +84,40 @@ function describe(outcome: Outcome): Words {
     default:
       return describeAgentOutcome(outcome);
   }
+}
+
+/** One agent's part in a run with several agents. */
+export interface AgentPart {
+  source: string;
+  exitCode: number;
+  provenLive: boolean;
+  message: string;
+}
+
+/**
+ * The words for a run over several agents (each agent's own words are its result's): all of
+ * them proven, or the first that was not, and how many were.
+ */
+export function describeAgents(parts: AgentPart[]): Words {
+  const proven = parts.filter((p) => p.provenLive && p.exitCode === 0).length;
+  const names = parts.map((p) => visible(p.source));
+  if (proven === parts.length) return { message: `every one of the ${parts.length} agents proved its classes live (${names.join(', ')})` };
+  const first = parts.find((p) => p.exitCode !== 0) ?? parts.find((p) => !p.provenLive)!;
+  return {
+    message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}`,
+  };
+}
+
+/**
+ * The words of a refusal by one of several agents (`words` are its own): which one, every port
+ * file found, and how to leave some out.
+ */
+export function describeAmong(source: string, sources: readonly string[], words: Words): Words {
+  const all = sources.map((s) => `  ${visible(s)}`).join('\n');
+  return {
+    message: `${words.message}\n(the agent of ${visible(source)}; this run found ${sources.length} agents:\n${all})`,
+    hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
+  };
 }
 
 function holdStays(owner: string | undefined): string {
@@ -241,14 +275,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
         message: `build ok and acknowledged; the ${shortfall.dirs} class output director${shortfall.dirs === 1 ? 'y holds' : 'ies hold'} no class file: nothing was checked, not proven live`,
         hint: 'check that the build writes its classes there, or name the right directory with --classes-dir <dir>',
       };
-    case 'not-watched': {
-      const others = total - shortfall.classes;
-      const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
-      return {
-        message: `build ok, but ${shortfall.classes} changed class(es) lie in ${shortfall.dirs.join(', ')}, which the agent does not watch: they never reload, not proven live${rest}`,
-        hint: `restart the app with the agent option watchDirs=${shortfall.watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...'), then run again`,
-      };
-    }
+    case 'not-watched':
+      return notWatchedWords(shortfall, live, total);
     case 'restart-required':
       return {
         message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,

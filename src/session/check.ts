@@ -69,7 +69,7 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts adds what VERIFY proved).
   const result = await verifyChanges(cycle, detected, dirs, build, before.quiet);
   if (detected.dirty || result.verdicts.some((v) => v.status === 'applied' || v.status === 'unchanged'))
-    saveAfterOk(session, () => writeClassIndex(session.location.projectDir, detected.index));
+    saveAfterOk(session, () => writeClassIndex(session.state, detected.index));
   return result;
 }
 

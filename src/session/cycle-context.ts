@@ -24,6 +24,8 @@ export interface Cycle {
   /** `clock.now()` when the cycle (or the run it belongs to) started. */
   startedMs: number;
   record: OwnerRecord;
+  /** With several agents: of the class output directories found, those this agent checks. */
+  dirsFor?: (dirs: string[]) => string[];
 }
 
 /** The result of `outcome` at the end of this cycle. */

@@ -45,15 +45,40 @@ export async function runCycle(
   options: CycleOptions,
   startedMs = session.host.clock.now(),
 ): Promise<RunResult> {
-  const record = {
-    projectDir: session.location.projectDir,
-    owner: session.owner.owner,
-    sessionId: session.agent.sessionId,
-    port: session.agent.port,
-  };
-  const cycle: Cycle = { session, command, options, startedMs, record };
+  const cycle = cycleOf(session, command, options, startedMs);
   const refused = await takeHold(cycle);
   if (refused !== undefined) return end(cycle, refused);
+  const ready = await beforeBuild(cycle);
+  if (session.signal?.aborted) return await interruptedBeforeBuild(cycle);
+  const build = await spawnBuild(session, command, options, ready.found.dirs, true);
+  return afterBuild(cycle, build, ready);
+}
+
+/** The cycle of `session` building `command`. */
+export function cycleOf(
+  session: BuildSession,
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs: number,
+  dirsFor?: Cycle['dirsFor'],
+): Cycle {
+  const record = { state: session.state, owner: session.owner.owner, sessionId: session.agent.sessionId, port: session.agent.port };
+  return { session, command, options, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
+}
+
+/** What the steps between the hold and the build found, for the steps after it. */
+export interface Ready {
+  found: Before;
+  dirs: ClassDirs;
+}
+
+/**
+ * The steps between the hold and the build: the class output directories, the app's start,
+ * the baseline (saved when scanned), and what the agent had pending.
+ * @throws StateError when the class index cannot be written.
+ */
+export async function beforeBuild(cycle: Cycle): Promise<Ready> {
+  const { session, options } = cycle;
   const holdAtMs = session.host.clock.date().getTime();
   const saved = session.owner.saved;
   const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
@@ -65,16 +90,20 @@ export async function runCycle(
   warnUnwatched(session, before);
   // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? await quietBefore(session) : undefined;
-  if (session.signal?.aborted) {
-    // Interrupted between the receipt and the spawn: the build never starts.
-    await finish(cycle, 'failed');
-    return interrupted(cycle, 'before-build');
-  }
-  const build = await spawnBuild(session, command, options, before, true);
+  return { found: { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet }, dirs };
+}
+
+/** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
+export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
+  await finish(cycle, 'failed');
+  return interrupted(cycle, 'before-build');
+}
+
+/** The steps after the build: ok or failed and its receipt, then detect and verify. */
+export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult> {
   const finished = await finishBuild(cycle, build);
   if (finished !== undefined) return finished;
-  const found: Before = { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet };
-  return checkChanges(cycle, build, found, dirs.after(before), dirs.searchRoot);
+  return checkChanges(cycle, build, ready.found, ready.dirs.after(ready.found.dirs), ready.dirs.searchRoot);
 }
 
 /**
@@ -89,8 +118,8 @@ export async function endWithError(cycle: Cycle, error: unknown): Promise<RunRes
   return end(cycle, failureOutcome(error, cycle.session.emit, ours ? hold.owner : undefined));
 }
 
-/** Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is ours. */
-async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
+/** Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is ours; the refusal when it cannot. */
+export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const { session, record } = cycle;
   const { owner, hold } = session;
   session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source });
@@ -149,12 +178,19 @@ async function awaitCaptureRelease(session: Session): Promise<void> {
   }
 }
 
+/** The class output directories of a cycle: found ones (now, and again after the build) and --classes-dir. */
+interface ClassDirs {
+  now: () => string[];
+  after: (before: string[]) => string[];
+  searchRoot: string;
+}
+
 /**
- * The class output directories of this cycle: found ones (now, and again after the build),
- * --classes-dir, and those the agent watches that hold class files here (coverage.ts
+ * The class output directories of this cycle (of them, those `cycle.dirsFor` gives this agent):
+ * found ones, --classes-dir, and those the agent watches that hold class files here (coverage.ts
  * {@link agentClassDirs}), so a layout reclazz-build does not know is still checked.
  */
-function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: string[]) => string[]; searchRoot: string } {
+function classDirsOf(cycle: Cycle): ClassDirs {
   const { session, command, options } = cycle;
   const cwd = session.host.cwd;
   const projectDir = session.location.projectDir;
@@ -174,7 +210,7 @@ function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: strin
       const message = d.kind === 'given-around-found' ? warningText.givenAroundFound(d.dir, d.inner) : warningText.nested(d.dir, d.outer);
       session.emit({ type: 'warning', message });
     }
-    return result;
+    return cycle.dirsFor === undefined ? result : cycle.dirsFor(result);
   };
   return { now: () => kept(found()), after: (before) => kept([...before, ...found()]), searchRoot };
 }
@@ -183,9 +219,9 @@ function classDirsOf(cycle: Cycle): { now: () => string[]; after: (before: strin
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): ReturnType<typeof baselineOf> {
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
-  const index = readClassIndex(session.location.projectDir, warn);
+  const index = readClassIndex(session.state, warn);
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart);
-  if (found.scanned.length > 0) writeClassIndex(session.location.projectDir, found.baseline);
+  if (found.scanned.length > 0) writeClassIndex(session.state, found.baseline);
   return found;
 }
 
@@ -222,7 +258,7 @@ function tellAgentDirs(session: BuildSession, fromAgent: string[]): void {
 }
 
 /** Sends ok/failed and reports it as a `finish` event. */
-async function finish(cycle: Cycle, state: 'ok' | 'failed') {
+export async function finish(cycle: Cycle, state: 'ok' | 'failed') {
   const { session } = cycle;
   // After an interrupt the receipt is still awaited, bounded, without the aborted signal.
   const signal = session.signal?.aborted === true ? undefined : session.signal;

@@ -1,21 +1,22 @@
 /**
- * Opening a session: discover the agent, take the checkout's run lock (a session that builds),
- * connect and read CONNECTED, ask DOCTOR and check what the session needs, and choose the owner
- * token (a session that builds). Each step returns data; the first refusal ends the opening
- * with its outcome.
+ * Opening sessions: discover the agent (or every agent, for a build), take the checkout's run
+ * lock (a session that builds), then per agent connect and read CONNECTED, ask DOCTOR and check
+ * what the session needs, and choose the owner token (a session that builds). Each step returns
+ * data; the first refusal ends the opening with its outcome.
  */
 import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
-import { portFilesAround } from '../agent/discover.js';
-import { checkAgent, connectAgent, findAgent, type Requirements } from '../agent/handshake.js';
+import { portFilesAround, type AgentLocation } from '../agent/discover.js';
+import { checkAgent, connectAgent, findAgent, findAgents, type AgentTarget, type Requirements } from '../agent/handshake.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
-import { SHOWN_AGENT_LEVELS } from '../outcome/events.js';
+import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
+import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/place.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
 import path from 'node:path';
@@ -37,10 +38,20 @@ export interface OpenPlan {
 /** An open session, or the outcome that ended the opening (with what was known by then). */
 export type Opening<H extends SessionHost = Host> =
   | { kind: 'open'; session: Session<H> }
-  | { kind: 'refused'; outcome: Outcome; endpoint?: AgentEndpoint; agent?: AgentInfo; releaseLock?: () => Promise<void> };
+  | {
+      kind: 'refused';
+      outcome: Outcome;
+      endpoint?: AgentEndpoint;
+      agent?: AgentInfo;
+      releaseLock?: () => Promise<void>;
+      /** With several agents: the one that refused, and every one found (their `source`). */
+      among?: { source: string; sources: string[] };
+    };
 
 /**
- * Opens a session. Never throws for the agent's behaviour.
+ * Opens a session with one agent (several port files below the folder refuse as
+ * `ambiguous-agent`: see {@link openSessions} for a build that holds them all). Never throws
+ * for the agent's behaviour.
  * @throws StateError when the run lock or owner.json cannot be read or written (a session that builds).
  */
 export async function openSession<H extends SessionHost>(
@@ -49,44 +60,95 @@ export async function openSession<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Opening<H>> {
-  const emit = hooks.onEvent ?? (() => undefined);
-  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
-  const target = {
-    cwd: host.cwd,
-    env: host.env,
-    timeoutMs,
-    ...(options.port === undefined ? {} : { port: options.port }),
-    ...(options.portFile === undefined ? {} : { portFile: options.portFile }),
-    ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
-    onEvent: plan.onAgentEvent ?? ((event: { level: string; message: string }) => showAgentEvent(emit, event)),
-  };
+  const target = targetOf(options, host, hooks, plan);
   const found = findAgent(target, plan.offerNoAgent === true);
   if (found.kind === 'refused') return found;
-  const releaseLock = plan.builds ? await lockCheckout(found.location.projectDir, lockProcessOf(host), options, hooks) : undefined;
+  const opened = await openAll([found.location], options, host, hooks, plan);
+  return opened.kind === 'open' ? { kind: 'open', session: opened.sessions[0]! } : opened;
+}
+
+/** Every session of a build, in the order their holds are taken, sharing the checkout's run lock; or the refusal. */
+export type Openings<H extends SessionHost = Host> = { kind: 'open'; sessions: Session<H>[] } | Extract<Opening<H>, { kind: 'refused' }>;
+
+/**
+ * Opens a session with every agent found (agent/discover.ts `discoverAgents`): with several,
+ * one per port file, sorted by its path, so that two runs take their holds in one order. The
+ * run lock of the checkout is taken once, before any connection; the first agent that refuses
+ * ends the opening (the sessions opened so far are closed; the lock is left to `releaseLock`).
+ * @throws StateError when the run lock or an owner.json cannot be read or written (a session that builds).
+ */
+export async function openSessions<H extends SessionHost>(
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan = {},
+): Promise<Openings<H>> {
+  const target = targetOf(options, host, hooks, plan);
+  const found = findAgents(target, plan.offerNoAgent === true);
+  if (found.kind === 'refused') return found;
+  return openAll(found.locations, options, host, hooks, plan);
+}
+
+/** Takes the run lock (a session that builds), then opens a session at each location in turn. */
+async function openAll<H extends SessionHost>(
+  locations: AgentLocation[],
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan,
+): Promise<Openings<H>> {
+  const checkout = checkoutRoot(host.cwd, locations);
+  const releaseLock = plan.builds ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
   if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
-  const refused = (outcome: Outcome, known: { endpoint?: AgentEndpoint; agent?: AgentInfo } = {}): Opening<H> => ({
-    kind: 'refused',
-    outcome,
-    ...known,
-    ...(releaseLock === undefined ? {} : { releaseLock }),
-  });
-  const opened = await connectAgent(found.location, target);
+  const sessions: Session<H>[] = [];
+  for (const location of locations) {
+    const opened = await openAt(location, checkout, options, host, hooks, plan, locations.length > 1);
+    if (opened.kind === 'refused') {
+      for (const session of sessions) session.connection.close();
+      const among = locations.length > 1 ? { among: { source: location.source, sources: locations.map((l) => l.source) } } : {};
+      return { ...opened, ...among, ...(releaseLock === undefined ? {} : { releaseLock }) };
+    }
+    sessions.push(opened.session);
+  }
+  // One lock for the run: the first session releases it when the sessions close.
+  if (releaseLock !== undefined) sessions[0]!.releaseLock = releaseLock;
+  return { kind: 'open', sessions };
+}
+
+/** Connects to the agent at `location`, asks DOCTOR when the plan requires it, and chooses the owner token (a session that builds). */
+async function openAt<H extends SessionHost>(
+  location: AgentLocation,
+  checkout: string,
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan,
+  several: boolean,
+): Promise<Opening<H>> {
+  const base = hooks.onEvent ?? (() => undefined);
+  // With several agents every event of a session names its agent.
+  const emit = several ? (event: RunEvent) => base({ ...event, agentSource: location.source }) : base;
+  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const target = targetOf(options, host, { ...hooks, onEvent: emit }, plan);
+  const opened = await connectAgent(location, target);
   if (opened.kind === 'refused')
-    return refused(
-      opened.outcome.reason === 'stale-port' ? { ...opened.outcome, ...otherPortFiles(host.cwd, found.location.portFile) } : opened.outcome,
-    );
+    return opened.outcome.reason === 'stale-port'
+      ? { ...opened, outcome: { ...opened.outcome, ...otherPortFiles(host.cwd, location.portFile) } }
+      : opened;
+  const state = agentStatePlace(checkout, location);
   const session: Session<H> = {
     host,
     options,
     timeoutMs,
     emit,
     signal: hooks.signal,
-    location: found.location,
+    location,
+    checkout,
+    state,
     connection: opened.connection,
     open: opened,
     endpoint: opened.endpoint,
     nestedWarned: new Set(),
-    ...(releaseLock === undefined ? {} : { releaseLock }),
   };
   if (plan.requires === undefined) return { kind: 'open', session };
   const onAgent = (agent: AgentInfo) => {
@@ -96,27 +158,47 @@ export async function openSession<H extends SessionHost>(
   const checked = await checkAgent(opened, plan.requires, timeoutMs, hooks.signal, onAgent);
   if (checked.kind === 'refused') {
     opened.connection.close();
-    return refused(checked.outcome, { endpoint: opened.endpoint, ...(session.agent === undefined ? {} : { agent: session.agent }) });
+    return {
+      kind: 'refused',
+      outcome: checked.outcome,
+      endpoint: opened.endpoint,
+      ...(session.agent === undefined ? {} : { agent: session.agent }),
+    };
   }
   session.doctor = checked.doctor;
   session.view = agentView(checked.doctor, options.pathMap ?? []);
   if (plan.builds) {
-    const foreign = foreignAgent(session.view, [host.cwd, found.location.projectDir]);
+    const foreign = foreignAgent(session.view, [host.cwd, location.projectDir]);
     if (foreign === 'foreign') {
       opened.connection.close();
       const { pid } = checked.doctor;
       const agent = { pid, workingDirectory: session.view.workingDirectory, watched: session.view.watched.map((w) => w.local) };
-      const place = { port: found.location.port, source: found.location.source, ...portFileOf(found.location.portFile) };
-      const outcome: Outcome = { reason: 'stale-port', place, foreign: agent, ...otherPortFiles(host.cwd, found.location.portFile) };
-      return refused(outcome, { endpoint: opened.endpoint, agent: checked.agent });
+      const place = { port: location.port, source: location.source, ...portFileOf(location.portFile) };
+      const outcome: Outcome = { reason: 'stale-port', place, foreign: agent, ...otherPortFiles(host.cwd, location.portFile) };
+      return { kind: 'refused', outcome, endpoint: opened.endpoint, agent: checked.agent };
     }
     if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
-    session.owner = chooseOwner(found.location.projectDir, checked.agent.sessionId, options.owner, (message) =>
-      emit({ type: 'warning', message }),
-    );
+    const warn = (message: string) => emit({ type: 'warning', message });
+    for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
+    session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
     session.hold = new BuildHold(opened.connection, session.owner.owner, timeoutMs);
   }
   return { kind: 'open', session };
+}
+
+/** Where to look for the agent, and how its events are told. */
+function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHooks, plan: OpenPlan): AgentTarget {
+  const emit = hooks.onEvent ?? (() => undefined);
+  return {
+    cwd: host.cwd,
+    env: host.env,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    ...(options.port === undefined ? {} : { port: options.port }),
+    ...(options.portFile === undefined ? {} : { portFile: options.portFile }),
+    ...(options.portFiles === undefined ? {} : { portFiles: options.portFiles }),
+    ...(hooks.signal === undefined ? {} : { signal: hooks.signal }),
+    onEvent: plan.onAgentEvent ?? ((event: { level: string; message: string }) => showAgentEvent(emit, event)),
+  };
 }
 
 function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { level: string; message: string }): void {
@@ -134,19 +216,19 @@ function lockProcessOf(host: SessionHost): LockProcess {
 
 /** Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot. */
 async function lockCheckout(
-  projectDir: string,
+  checkout: string,
   host: LockProcess,
   options: SessionOptions,
   hooks: SessionHooks,
-): Promise<(() => Promise<void>) | Opening<never>> {
+): Promise<(() => Promise<void>) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
   const lock = await acquireRunLock(
-    projectDir,
+    checkout,
     host,
     options.waitMs ?? DEFAULTS.waitMs,
     (elapsedMs) => emit({ type: 'waiting', what: WAITING_FOR.lock, elapsedMs }),
     hooks.signal,
-    () => emit({ type: 'warning', message: warningText.lockLost(path.join(projectDir, '.reclazz', 'build.lock')) }),
+    () => emit({ type: 'warning', message: warningText.lockLost(path.join(checkout, '.reclazz', 'build.lock')) }),
   );
   if (lock.kind === 'aborted')
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };

@@ -37,6 +37,8 @@ export interface Host extends ProcessControl, LockProcess {
 export interface SessionOptions {
   port?: number;
   portFile?: string;
+  /** Several port files (`--port-file` repeated): a build holds each agent; `portFile` joins them. */
+  portFiles?: string[];
   /** Owner token; default: the one saved for this agent session, else a fresh one. */
   owner?: string;
   /** Bound per receipt and for the connection (default 5000). */

@@ -12,6 +12,7 @@ import type { OwnerChoice } from '../hold/owner.js';
 import type { DoctorObserved } from '../outcome/doctor.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
+import type { StatePlace } from '../state/folder.js';
 import type { Host, SessionOptions } from './options.js';
 
 /** What every session needs of its host: where to search from and the environment discovery reads. */
@@ -26,6 +27,10 @@ export interface Session<H extends SessionHost = Host> {
   emit: (event: RunEvent) => void;
   signal: AbortSignal | undefined;
   location: AgentLocation;
+  /** The checkout root: its `.reclazz/` holds the run lock (state/place.ts). */
+  checkout: string;
+  /** Where this agent's owner token and class index live (state/place.ts). */
+  state: StatePlace;
   connection: AgentConnection;
   open: OpenAgent;
   endpoint: AgentEndpoint;

@@ -23,36 +23,59 @@ const OWN_NAMES = [OWNER_FILE, INDEX_FILE, LEGACY_CLASS_STATE_FILE, LOCK_DIR, LO
 /** The files replaced whole by temp file and rename, whose temp files a killed run may leave. */
 const WRITTEN_NAMES = [OWNER_FILE, INDEX_FILE, LOCK_HOLDER_FILE] as const;
 
-/** The state folder of a project. */
-function stateDir(projectDir: string): string {
-  return path.join(projectDir, '.reclazz');
+/** The folder of per-agent state inside the checkout's state folder. */
+const AGENTS_DIR = 'agents';
+
+/**
+ * Where one agent's state lives (see state/place.ts): a checkout root, whose `.reclazz/` holds
+ * the run lock and the state of the agent whose port file is the root's own; or one agent's
+ * folder `<checkout>/.reclazz/agents/<agent>/`.
+ */
+export type StatePlace = string | { checkout: string; agent: string };
+
+/** The folders from the checkout's `.reclazz/` down to the state folder of `place`. */
+function stateDirs(place: StatePlace): string[] {
+  const root = path.join(typeof place === 'string' ? place : place.checkout, '.reclazz');
+  if (typeof place === 'string') return [root];
+  return [root, path.join(root, AGENTS_DIR), path.join(root, AGENTS_DIR, place.agent)];
+}
+
+/** The path of the state folder of `place` (whether or not it exists). */
+export function stateFolderPath(place: StatePlace): string {
+  return stateDirs(place).at(-1)!;
 }
 
 /**
- * The state folder of `projectDir` if it exists.
+ * The state folder of `place` if it exists.
  * @returns its path, or undefined when there is none.
- * @throws StateError when it is a symbolic link or not a folder.
+ * @throws StateError when it, or a folder above it up to `.reclazz/`, is a symbolic link or not a folder.
  */
-export function existingStateFolder(projectDir: string, access: 'read' | 'write' = 'read'): string | undefined {
-  const dir = stateDir(projectDir);
-  const stat = refuseLink(dir, access);
-  if (stat === undefined) return undefined;
-  if (!stat.isDirectory()) throw new StateError(dir, new Error('it is not a folder: move it away'), access);
-  return dir;
+export function existingStateFolder(place: StatePlace, access: 'read' | 'write' = 'read'): string | undefined {
+  const dirs = stateDirs(place);
+  for (const dir of dirs) {
+    const stat = refuseLink(dir, access);
+    if (stat === undefined) return undefined;
+    if (!stat.isDirectory()) throw new StateError(dir, new Error('it is not a folder: move it away'), access);
+  }
+  return dirs.at(-1);
 }
 
 /**
- * The state folder of `projectDir`, created (in an existing project folder) when missing.
- * @throws StateError when it is a symbolic link or not a folder, or cannot be created.
+ * The state folder of `place`, created (in an existing checkout folder) when missing.
+ * @throws StateError when it or a folder above it is a symbolic link or not a folder, or cannot be created.
  */
-export function createStateFolder(projectDir: string): string {
-  const dir = stateDir(projectDir);
-  try {
-    fs.mkdirSync(dir);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StateError(dir, error);
+export function createStateFolder(place: StatePlace): string {
+  for (const dir of stateDirs(place)) {
+    try {
+      fs.mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new StateError(dir, error);
+    }
+    // Checked level by level: a link made in the way between two mkdirs is refused, never entered.
+    const stat = refuseLink(dir, 'write');
+    if (!stat?.isDirectory()) throw new StateError(dir, new Error('it is not a folder: move it away'));
   }
-  return existingStateFolder(projectDir, 'write') ?? createStateFolder(projectDir);
+  return stateDirs(place).at(-1)!;
 }
 
 /**
@@ -61,8 +84,8 @@ export function createStateFolder(projectDir: string): string {
  * @returns the folder's path.
  * @throws StateError naming the link (or the folder when it cannot be created).
  */
-export function openStateFolder(projectDir: string): string {
-  const dir = createStateFolder(projectDir);
+export function openStateFolder(checkout: string): string {
+  const dir = createStateFolder(checkout);
   for (const name of OWN_NAMES) refuseLink(path.join(dir, name), 'write');
   return dir;
 }

@@ -1,6 +1,7 @@
 /**
- * reclazz-build's own state in the project's `.reclazz/` folder (beside the agent's port file):
- * the owner token used against an agent session (`owner.json`) and the class index
+ * reclazz-build's own state of one agent, in its state folder under the checkout root's
+ * `.reclazz/` (state/place.ts says where): the owner token used against an agent session
+ * (`owner.json`) and the class index
  * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
  * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
  * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
@@ -12,7 +13,7 @@ import { isToken } from '../agent/limits.js';
 import { isEvidence } from '../classes/evidence.js';
 import { emptyIndex, HISTORY_MAX, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, writeStateFile } from './files.js';
-import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE } from './folder.js';
+import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE, type StatePlace } from './folder.js';
 
 export { StateError } from './files.js';
 
@@ -43,7 +44,7 @@ export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
 const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the saved owner token from `.reclazz/owner.json`. A corrupt one is never replaced or
+ * Reads the saved owner token from `owner.json` in the state folder of `place`. A corrupt one is never replaced or
  * deleted: it is moved aside to `owner.json.corrupt-<UTC time>`, a warning through `warn` names
  * where, and an owner token still readable in it is returned with `recoveredFrom` (see
  * {@link SavedOwnerState}).
@@ -52,8 +53,8 @@ const OWNER_MAX_BYTES = 64 * 1024;
  *   symbolic link, or when a corrupt one cannot be moved aside: it may name the owner of a hold
  *   left behind, so it must not be replaced by a new token.
  */
-export function readOwnerState(projectDir: string, warn: (message: string) => void): SavedOwnerState | undefined {
-  const dir = existingStateFolder(projectDir);
+export function readOwnerState(place: StatePlace, warn: (message: string) => void): SavedOwnerState | undefined {
+  const dir = existingStateFolder(place);
   if (dir === undefined) return undefined;
   const file = path.join(dir, OWNER_FILE);
   let read;
@@ -104,9 +105,9 @@ function recoverOwner(text: string): OwnerState | undefined {
  * fields of {@link OwnerState} are written.
  * @throws StateError when it cannot be written.
  */
-export function writeOwnerState(projectDir: string, state: OwnerState): void {
+export function writeOwnerState(place: StatePlace, state: OwnerState): void {
   const { owner, sessionId, port, updatedAt, held } = state;
-  writeStateFile(path.join(createStateFolder(projectDir), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
+  writeStateFile(path.join(createStateFolder(place), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`);
 }
 
 const INDEX_MAGIC = Buffer.from('RCLZIDX3', 'latin1');
@@ -123,7 +124,7 @@ const indexHeaderSchema = z.object({
 });
 
 /**
- * Reads the class index (see {@link ClassIndex}) from `.reclazz/classes.idx`. Layout, little-endian:
+ * Reads the class index (see {@link ClassIndex}) from `classes.idx` in the state folder of `place`. Layout, little-endian:
  * `RCLZIDX3`, u32 row count, u32 header bytes, u32 path bytes, u32 history bytes; the header
  * (JSON: sessionId, dirs); the paths (UTF-8, each followed by NUL); per row a u32 directory
  * number; per row 4 float64 (size in bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of
@@ -134,8 +135,8 @@ const indexHeaderSchema = z.object({
  *   it is missing, of another version, or corrupt or unreadable (reported through `warn`).
  * @throws StateError when the state folder or the index is a symbolic link.
  */
-export function readClassIndex(projectDir: string, warn: (message: string) => void): ClassIndex {
-  const dir = existingStateFolder(projectDir);
+export function readClassIndex(place: StatePlace, warn: (message: string) => void): ClassIndex {
+  const dir = existingStateFolder(place);
   if (dir === undefined) return emptyIndex();
   const file = path.join(dir, INDEX_FILE);
   let bytes: Buffer;
@@ -160,8 +161,8 @@ export function readClassIndex(projectDir: string, warn: (message: string) => vo
  * of earlier versions; see {@link readClassIndex} for the layout.
  * @throws StateError when it cannot be written (the previous index is then kept as it was).
  */
-export function writeClassIndex(projectDir: string, index: ClassIndex): void {
-  const dir = createStateFolder(projectDir);
+export function writeClassIndex(place: StatePlace, index: ClassIndex): void {
+  const dir = createStateFolder(place);
   writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
   removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
 }

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readPortFile } from '../../src/agent/discover.js';
+import { discoverAgent, discoverAgents, readPortFile } from '../../src/agent/discover.js';
 import type { PortFault } from '../../src/outcome/outcome.js';
 import { describeOutcome } from '../../src/report/words.js';
 import { tempDir } from '../support/cli.js';
@@ -104,5 +104,58 @@ describe('the port in a port file', () => {
     ['08080', 8080],
   ])('%j is port %d', (text, port) => {
     expect(withText(text)()).toBe(port);
+  });
+});
+
+describe('discoverAgents: every agent a build holds', () => {
+  const portFile = (dir: string, port: number, place = '.reclazz') => {
+    const file = path.join(dir, place, 'agent.port');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, String(port));
+    return file;
+  };
+
+  it('finds every port file below the folder, sorted by path; discoverAgent refuses them as ambiguous', () => {
+    const root = tempDir();
+    const b = portFile(path.join(root, 'svc-b'), 4002);
+    const a = portFile(path.join(root, 'svc-a'), 4001, path.join('.idea', 'reclazz'));
+    const found = discoverAgents({ cwd: root, env: {} });
+    expect(found).toEqual({
+      kind: 'found',
+      locations: [
+        { port: 4001, source: a, portFile: a, projectDir: path.join(root, 'svc-a') },
+        { port: 4002, source: b, portFile: b, projectDir: path.join(root, 'svc-b') },
+      ],
+    });
+    expect(discoverAgent({ cwd: root, env: {} })).toEqual({
+      kind: 'refused',
+      outcome: { reason: 'ambiguous-agent', cwd: root, portFiles: [a, b] },
+    });
+  });
+
+  it('port files named more than once are read once each, in path order whatever order they were named in', () => {
+    const root = tempDir();
+    const a = portFile(path.join(root, 'svc-a'), 4001);
+    const b = portFile(path.join(root, 'svc-b'), 4002);
+    const found = discoverAgents({ cwd: root, env: {}, portFiles: ['svc-b/.reclazz/agent.port', a, 'svc-a/.reclazz/agent.port'] });
+    expect(found.kind === 'found' && found.locations.map((l) => l.source)).toEqual([`--port-file ${a}`, `--port-file ${b}`]);
+  });
+
+  it('a port file in the folder or a parent is the one agent, even with others below', () => {
+    const root = tempDir();
+    const own = portFile(root, 4000);
+    portFile(path.join(root, 'svc-a'), 4001);
+    const found = discoverAgents({ cwd: root, env: {} });
+    expect(found.kind === 'found' && found.locations.map((l) => l.portFile)).toEqual([own]);
+  });
+
+  it('one bad port file among several refuses, naming it', () => {
+    const root = tempDir();
+    portFile(path.join(root, 'svc-a'), 4001);
+    const bad = portFile(path.join(root, 'svc-b'), 0);
+    expect(discoverAgents({ cwd: root, env: {} })).toMatchObject({
+      kind: 'refused',
+      outcome: { reason: 'bad-port-file', fault: { file: bad, problem: 'out-of-range' } },
+    });
   });
 });

@@ -105,7 +105,7 @@ describe('resolveSettings: command line, then environment, then config, then def
   it('takes the config where the command line says nothing', () => {
     expect(resolveSettings({}, config, '/here', {})).toEqual({
       port: 4000,
-      portFile: '/cfg/agent.port',
+      portFiles: ['/cfg/agent.port'],
       timeoutMs: 7000,
       verifyTimeoutMs: 30000,
       waitMs: 0,
@@ -114,8 +114,8 @@ describe('resolveSettings: command line, then environment, then config, then def
   });
 
   it('lets the command line win, whole: --port-file drops the config port too', () => {
-    expect(resolveSettings({ portFile: 'x.port', timeout: 10, classesDir: ['out'] }, config, '/here', {})).toEqual({
-      portFile: '/here/x.port',
+    expect(resolveSettings({ portFile: ['x.port', 'y.port'], timeout: 10, classesDir: ['out'] }, config, '/here', {})).toEqual({
+      portFiles: ['/here/x.port', '/here/y.port'],
       timeoutMs: 10,
       verifyTimeoutMs: 30000,
       waitMs: 0,
@@ -125,6 +125,6 @@ describe('resolveSettings: command line, then environment, then config, then def
 
   it('lets RECLAZZ_PORT / RECLAZZ_PORT_FILE win over the config port', () => {
     expect(resolveSettings({}, config, '/here', { RECLAZZ_PORT: '5000' })).not.toHaveProperty('port');
-    expect(resolveSettings({}, config, '/here', { RECLAZZ_PORT_FILE: 'p' })).not.toHaveProperty('portFile');
+    expect(resolveSettings({}, config, '/here', { RECLAZZ_PORT_FILE: 'p' })).not.toHaveProperty('portFiles');
   });
 });

@@ -205,7 +205,8 @@ describe('reclazz-fake-agent binary', () => {
     );
     mkdirSync(join(pkg, 'bin'));
     copyFileSync(join(root, 'bin/reclazz-fake-agent.js'), join(pkg, 'bin/reclazz-fake-agent.js'));
-    copyFileSync(join(root, 'README.md'), join(pkg, 'README.md'));
+    mkdirSync(join(pkg, 'docs'));
+    copyFileSync(join(root, 'docs/fake-agent.md'), join(pkg, 'docs/fake-agent.md'));
     writeFileSync(join(pkg, 'package.json'), '{"name":"reclazz-build","version":"0.0.0-test","type":"module"}');
     symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'));
   }, 60_000);
@@ -250,17 +251,17 @@ describe('reclazz-fake-agent binary', () => {
     20_000,
   );
 
-  it('--help shows usage with examples, points at the README section the package ships, and exits 0', () => {
+  it('--help shows usage with examples, points at the guide the package ships, and exits 0', () => {
     const help = execFileSync(process.execPath, [join(pkg, 'bin/reclazz-fake-agent.js'), '--help'], { encoding: 'utf8' });
     expect(help).toContain('Usage: reclazz-fake-agent');
     expect(help).toContain('--reject-started');
     expect(help).toContain('--hostile <feature>');
     expect(help).toContain('Examples:');
     expect(help).not.toContain('protocol.md');
-    expect(help.replace(/\s+/g, ' ')).toContain(`Documented in ${join(pkg, 'README.md')}, section "The fake agent".`);
-    // That section exists, and the package ships the file.
-    expect(readFileSync(join(root, 'README.md'), 'utf8')).toMatch(/^## The fake agent$/m);
-    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files).toContain('README.md');
+    expect(help.replace(/\s+/g, ' ')).toContain(`Documented in ${join(pkg, 'docs', 'fake-agent.md')}.`);
+    // That guide exists, and the package ships it (test/package/pack.test.ts installs it).
+    expect(readFileSync(join(root, 'docs/fake-agent.md'), 'utf8')).toMatch(/^# The fake agent$/m);
+    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).files).toContain('docs');
   });
 
   it('a killed fake agent leaves no stand-in JVM behind (its stdin closes)', async () => {

@@ -10,6 +10,7 @@ import { EXIT_TABLE, exitStatus, reasonsOf, REASON_EXIT } from '../../src/outcom
 import { exitHelp, exitMarkdown } from '../../src/report/help.js';
 import { runCli, tempDir } from '../support/cli.js';
 import { SAMPLE_OUTCOMES } from '../support/outcomes.js';
+import { readBlocks } from '../../scripts/docs-blocks.mjs';
 
 const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
 
@@ -31,10 +32,9 @@ describe('the exit-status table', () => {
   });
 
   it('is the README\'s "Exit statuses" table (run npm run docs after changing it)', () => {
-    const start = README.indexOf('<!-- exit-statuses: written by npm run docs -->\n');
-    const end = README.indexOf('\n<!-- /exit-statuses -->');
-    expect(start).toBeGreaterThan(0);
-    expect(README.slice(README.indexOf('\n', start) + 1, end)).toBe(exitMarkdown());
+    const blocks = readBlocks(README).filter((block) => block.id === 'exit-statuses');
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0]!.body).toBe(exitMarkdown());
   });
 
   it.each([

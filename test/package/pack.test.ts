@@ -1,7 +1,9 @@
 /**
  * The package as a user gets it: `npm pack`, installed into an empty folder from the tarball
  * (dependencies from the npm cache where it has them), then `npx reclazz-build --help`, a run
- * against the shipped fake agent, the library import and its type declarations.
+ * against the shipped fake agent, the library import and its type declarations; and installed
+ * globally (`npm install -g`, into a temp prefix), run from a Java project that it leaves free
+ * of Node files (README "Install").
  *
  * Packs the dist/ that `npm test` has just built (`--ignore-scripts`: a `prepare` here would
  * rebuild dist/ under the other test files' feet).
@@ -17,7 +19,9 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const env = cliEnv({ npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false' });
 let consumer: string;
 let packDir: string;
+let tarball: string;
 let agent: ResultPromise | undefined;
+let globalAgent: ResultPromise | undefined;
 
 const run = (file: string, args: string[], cwd: string, timeout = 120_000) =>
   execa(file, args, { cwd, env, extendEnv: false, reject: false, stdin: 'ignore', timeout });
@@ -27,20 +31,18 @@ beforeAll(async () => {
   const packed = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', packDir], ROOT);
   expect(packed.exitCode, String(packed.stderr)).toBe(0);
   const [{ filename }] = JSON.parse(String(packed.stdout)) as Array<{ filename: string }>;
+  tarball = path.join(packDir, filename!);
   consumer = tempDir('reclazz-consumer-');
   fs.writeFileSync(path.join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  const installed = await run(
-    'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', path.join(packDir, filename!)],
-    consumer,
-    240_000,
-  );
+  const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], consumer, 240_000);
   expect(installed.exitCode, String(installed.stderr)).toBe(0);
 }, 300_000);
 
 afterAll(async () => {
-  agent?.kill('SIGTERM');
-  await agent?.catch(() => undefined);
+  for (const running of [agent, globalAgent]) {
+    running?.kill('SIGTERM');
+    await running?.catch(() => undefined);
+  }
   // The install is tens of megabytes: do not leave it in the temp folder.
   for (const dir of [consumer, packDir]) if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
 });
@@ -56,6 +58,11 @@ describe('the packed tarball, installed into an empty folder', () => {
       'dist/index.js',
       'dist/index.d.ts',
       'dist/fake-agent/index.d.ts',
+      'docs/fake-agent.md',
+      'docs/json.md',
+      'docs/state.md',
+      'docs/windows.md',
+      'README.md',
     ]) {
       expect(fs.existsSync(path.join(pkg, file)), file).toBe(true);
     }
@@ -159,4 +166,54 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(String(checked.stdout) + String(checked.stderr)).toBe('');
     expect(checked.exitCode).toBe(0);
   });
+});
+
+/** Resolves once a started fake agent printed its ready line; rejects if it ends first. */
+function ready(started: ResultPromise): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let out = '';
+    started.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('fake agent listening')) resolve();
+    });
+    void started.then((r) => reject(new Error(`the fake agent ended: ${String(r.stderr)}`)));
+  });
+}
+
+describe('the packed tarball, installed globally', () => {
+  it('runs its bins (and PATH) in a Java project and adds no Node file to it, only .reclazz/', async () => {
+    const prefix = path.join(packDir, 'global');
+    const installed = await run(
+      'npm',
+      ['install', '-g', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball],
+      packDir,
+      240_000,
+    );
+    expect(installed.exitCode, String(installed.stderr)).toBe(0);
+    const project = tempDir('reclazz-java-project-');
+    fs.writeFileSync(path.join(project, 'pom.xml'), '<project/>\n');
+    const file = writeClass(path.join(project, 'target', 'classes'), 'com.acme.Greeter', 'v1');
+    const onPath = {
+      cwd: project,
+      env: { ...env, PATH: `${path.join(prefix, 'bin')}${path.delimiter}${env.PATH ?? ''}` },
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    } as const;
+    globalAgent = execa(path.join(prefix, 'bin', 'reclazz-fake-agent'), ['--watch', 'target/classes'], onPath);
+    await ready(globalAgent);
+    const build = await execa(
+      path.join(prefix, 'bin', 'reclazz-build'),
+      ['--', 'node', '-e', `require('fs').writeFileSync(${JSON.stringify(file)}, 'v2')`],
+      {
+        ...onPath,
+        timeout: 60_000,
+      },
+    );
+    expect(build.exitCode, String(build.stderr)).toBe(0);
+    expect(String(build.stderr)).toContain('✔ proven live');
+    globalAgent.kill('SIGTERM');
+    await globalAgent;
+    expect(fs.readdirSync(project).sort()).toEqual(['.reclazz', 'pom.xml', 'target']);
+  }, 300_000);
 });

@@ -1,6 +1,7 @@
 /**
- * The README's JSON reference against the schemas the output is checked with: every `reason`,
- * every `class` status and every field of every event line the code can write is named there.
+ * The JSON reference (docs/json.md) against the schemas the output is checked with: every
+ * `reason`, every `class` status and every field of every event line the code can write is
+ * named there.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,19 +9,19 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { classStatusSchema, commandResultLineSchemas, eventLineSchemas, runResultLineSchema } from '../../src/report/schema.js';
 
-const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
+const DOC = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/json.md'), 'utf8');
 
-/** The README text from the paragraph that starts with `start` to the next blank line. */
+/** The text of docs/json.md from the paragraph that starts with `start` to the next blank line. */
 function paragraph(start: string): string {
-  const at = README.indexOf(start);
+  const at = DOC.indexOf(start);
   expect(at, start).toBeGreaterThanOrEqual(0);
-  const end = README.indexOf('\n\n', at);
-  return README.slice(at, end === -1 ? undefined : end);
+  const end = DOC.indexOf('\n\n', at);
+  return DOC.slice(at, end === -1 ? undefined : end);
 }
 
 const named = (text: string) => new Set([...text.matchAll(/`([^`]+)`/g)].map((m) => m[1]));
 
-describe('README JSON reference', () => {
+describe('the JSON reference, docs/json.md', () => {
   it('lists every reason of a build or verify, and of a subcommand', () => {
     const text = paragraph('`reason` of a build or `verify`:');
     const [run, command] = text.split('Of a subcommand:') as [string, string];
@@ -34,7 +35,7 @@ describe('README JSON reference', () => {
   });
 
   it('lists every class status', () => {
-    const text = paragraph('`class` status:');
+    const text = paragraph('A verdict:');
     expect([...classStatusSchema.options].filter((s) => !named(text).has(s))).toEqual([]);
   });
 
@@ -42,7 +43,7 @@ describe('README JSON reference', () => {
     const missing: string[] = [];
     for (const schema of Object.values(eventLineSchemas)) {
       const type = schema.shape.type.value;
-      const row = README.split('\n').find((line) => line.startsWith(`| \`${type}\` |`));
+      const row = DOC.split('\n').find((line) => line.startsWith(`| \`${type}\` |`));
       if (row === undefined) {
         missing.push(type);
         continue;

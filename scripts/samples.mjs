@@ -1,0 +1,205 @@
+/**
+ * The terminal samples of the documents, recorded from real runs: a copy of the bundled Maven
+ * example (fixtures/maven-app), compiled with the real Maven, the shipped fake agent started as
+ * the Quick start says, and the built CLI run in it as a user would. `npm run docs` writes them
+ * into the documents (scripts/docs.mjs); test/package/samples.test.ts records them again and
+ * fails while a document shows something else.
+ *
+ * What differs from run to run is replaced by fixed stand-ins ({@link normalise}): the
+ * project's folder, the port, the pid, UUIDs, durations (also `durationMs` in JSON) and clock
+ * times. To add a sample, add a
+ * step to {@link recordSamples} and put `<!-- generated: <id> -->` / `<!-- /generated -->`
+ * where it goes (CONTRIBUTING.md, "Samples in the documents").
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'bin', 'reclazz-build.cjs');
+const FAKE_AGENT = path.join(ROOT, 'bin', 'reclazz-fake-agent.js');
+
+/** The folder the samples show for the project. */
+const SHOWN_DIR = '/home/me/shop';
+const SHOWN_PORT = '36129';
+const SHOWN_PID = '5241';
+/** The port a stale port file names (nothing listens there). */
+const SHOWN_STALE_PORT = '41235';
+/** Stand-ins for the UUIDs of a recording (session ids, owner tokens), in order of first appearance. */
+const SHOWN_UUIDS = [
+  'd96116ea-83bc-44b4-934b-e940be0fadf0',
+  '0d5e7a41-3c2b-4f0e-9a61-8b7c2d4e5f10',
+  '5be0c6a2-91d3-4e7f-8a45-2f6b9c1d0e37',
+];
+const SHOWN_TIMES = ['15:38:11.609', '15:38:11.702', '15:38:11.855', '15:38:11.907', '15:38:12.020', '15:38:12.131'];
+
+/** The environment of every recorded run: plain output, no reclazz settings, no code cache left behind. */
+function sampleEnv() {
+  const env = { ...process.env, NO_COLOR: '1', CI: 'true', RECLAZZ_CODE_CACHE: '0' };
+  for (const name of ['FORCE_COLOR', 'RECLAZZ_PORT', 'RECLAZZ_PORT_FILE', 'RECLAZZ_SAFE_BUILD_ACTIVE', 'RECLAZZ_CODE_CACHE_DIR'])
+    delete env[name];
+  return env;
+}
+
+/**
+ * `text` with what differs between recordings replaced by the fixed stand-ins.
+ * @param {string} text what a run printed
+ * @param {{ dirs: string[], port: number, stalePort: number, pid: string, uuids: string[], times: string[] }} facts
+ *   of this recording; `uuids` and `times` grow as new ones appear
+ * @returns {string}
+ */
+function normalise(text, facts) {
+  // Debian's Maven writes colour resets even into a pipe.
+  // eslint-disable-next-line no-control-regex -- ESC starts a colour code
+  let out = text.replace(/\x1b\[[0-9;]*m/g, '');
+  for (const dir of facts.dirs) out = out.split(dir).join(SHOWN_DIR);
+  out = out.replace(new RegExp(`\\b${facts.port}\\b`, 'g'), SHOWN_PORT).replace(new RegExp(`\\b${facts.pid}\\b`, 'g'), SHOWN_PID);
+  if (facts.stalePort !== 0) out = out.replace(new RegExp(`\\b${facts.stalePort}\\b`, 'g'), SHOWN_STALE_PORT);
+  out = out.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (uuid) => standIn(facts.uuids, uuid, SHOWN_UUIDS));
+  out = out.replace(/\b\d\d:\d\d:\d\d\.\d{3}\b/g, (time) => standIn(facts.times, time, SHOWN_TIMES));
+  return out
+    .replace(/\b\d+\.\d s\b/g, '2.1 s')
+    .replace(/"(durationMs|elapsedMs)":\d+/g, '"$1":12')
+    .replace(/\(\d+ms\)/g, '(50ms)')
+    .replace(/reloaded in \d+ms/g, 'reloaded in 50ms');
+}
+
+/** The stand-in for `value`: the one of its first appearance in `seen`. */
+function standIn(seen, value, shown) {
+  if (!seen.includes(value)) seen.push(value);
+  const at = seen.indexOf(value);
+  if (at >= shown.length) throw new Error(`scripts/samples.mjs: more than ${shown.length} distinct values like ${value}: add stand-ins`);
+  return shown[at];
+}
+
+/** A console block: the command as typed, then what it printed. */
+const consoleBlock = (command, output) => ['```console', `$ ${command}`, output.replace(/\n+$/, ''), '```'].join('\n');
+
+/** Resolves once `stream` has written text matching `pattern` (rejects after `ms`). */
+function waitFor(stream, pattern, what, ms = 20_000) {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const timer = setTimeout(() => reject(new Error(`scripts/samples.mjs: no ${what} after ${ms} ms; got: ${seen}`)), ms);
+    stream.on('data', (chunk) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) {
+        clearTimeout(timer);
+        resolve(seen);
+      }
+    });
+  });
+}
+
+/** A loopback port nothing listens on (just released by the system). */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Rewrites the greeting Greeter.java returns: a real edit for the next compile. */
+function editGreeting(app, text) {
+  const file = path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(/return\s+"[^"]*";/, `return ${JSON.stringify(text)};`));
+}
+
+/**
+ * Records every sample. Needs the built CLI (`npm run build`) and Maven on PATH; takes about
+ * 15 s (three Maven compiles). Leaves nothing behind: the work folder and the agent are gone
+ * when it returns or throws.
+ * @returns {Promise<Record<string, string>>} sample id -> its Markdown block
+ */
+export async function recordSamples() {
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-docs-'));
+  const app = path.join(work, 'shop');
+  const env = sampleEnv();
+  /** @type {import('execa').ResultPromise | undefined} */
+  let agent;
+  try {
+    fs.cpSync(path.join(ROOT, 'fixtures', 'maven-app'), app, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
+    execFileSync('mvn', ['-q', 'compile'], { cwd: app, env, stdio: 'ignore' });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
+
+    const elsewhere = path.join(work, 'other');
+    fs.mkdirSync(path.join(elsewhere, '.git'), { recursive: true });
+    const facts = {
+      dirs: [fs.realpathSync(app), app, fs.realpathSync(elsewhere), elsewhere],
+      port: 0,
+      stalePort: 0,
+      pid: '',
+      uuids: [],
+      times: [],
+    };
+    const samples = {};
+    const cli = async (args, shown = `reclazz-build ${args.join(' ')}`, cwd = app) => {
+      const run = await execa(process.execPath, [CLI, ...args], {
+        cwd,
+        env,
+        extendEnv: false,
+        reject: false,
+        all: true,
+        stdin: 'ignore',
+      });
+      return { exitCode: run.exitCode, block: consoleBlock(shown, normalise(String(run.all), facts)) };
+    };
+
+    agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes'], {
+      cwd: app,
+      env,
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+    });
+    const ready = await waitFor(agent.stdout, /fake agent listening.*\n/, "fake agent's ready line");
+    const doctor = JSON.parse((await execa(process.execPath, [CLI, 'doctor', '--json'], { cwd: app, env, extendEnv: false })).stdout);
+    Object.assign(facts, { port: doctor.endpoint.port, pid: doctor.doctor.pid });
+    samples['fake-agent'] = consoleBlock('reclazz-fake-agent --watch target/classes', normalise(ready, facts));
+
+    samples.doctor = (await cli(['doctor'])).block;
+    editGreeting(app, 'Hello, edited while the app runs');
+    const build = await cli(['mvn', '-q', 'compile']);
+    if (build.exitCode !== 0) throw new Error(`scripts/samples.mjs: the build sample exited ${build.exitCode}:\n${build.block}`);
+    samples.build = build.block;
+    samples.verify = (await cli(['verify', 'target/classes/com/acme/Greeter.class'])).block;
+    samples.pause = (await cli(['pause'])).block;
+    samples.resume = (await cli(['resume'])).block;
+    samples['status-json'] = (await cli(['status', '--json'])).block;
+    samples.events = await recordEvents(app, env, facts);
+
+    fs.writeFileSync(path.join(app, 'reclazz.config.json'), JSON.stringify({ timeoutMs: '5s' }));
+    samples['config-error'] = (await cli(['doctor'])).block;
+    fs.rmSync(path.join(app, 'reclazz.config.json'));
+
+    // Troubleshooting, in a folder of its own (shown as the same project): no port file, then a stale one.
+    samples['no-agent'] = (await cli(['mvn', '-q', 'compile'], undefined, elsewhere)).block;
+    facts.stalePort = await freePort();
+    fs.mkdirSync(path.join(elsewhere, '.reclazz'));
+    fs.writeFileSync(path.join(elsewhere, '.reclazz', 'agent.port'), String(facts.stalePort));
+    samples['stale-port'] = (await cli(['mvn', '-q', 'compile'], undefined, elsewhere)).block;
+    return samples;
+  } finally {
+    agent?.kill('SIGTERM');
+    await agent?.catch(() => undefined);
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** `reclazz-build events` while a build reloads a class, ended with Ctrl-C (SIGINT) after the RELOAD line. */
+async function recordEvents(app, env, facts) {
+  const follower = execa(process.execPath, [CLI, 'events'], { cwd: app, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
+  await waitFor(follower.stderr, /following agent/, 'events follower');
+  const reloaded = waitFor(follower.stdout, /RELOAD .*\n/, 'RELOAD event');
+  editGreeting(app, 'Hello again');
+  await execa(process.execPath, [CLI, '--quiet', 'mvn', '-q', 'compile'], { cwd: app, env, extendEnv: false, stdin: 'ignore' });
+  await reloaded;
+  follower.kill('SIGINT');
+  return consoleBlock('reclazz-build events', normalise(String((await follower).all), facts));
+}

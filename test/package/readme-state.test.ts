@@ -1,0 +1,78 @@
+/**
+ * The README's table of where state lives ("The `.reclazz/` folder") against a real run: every
+ * file a build with two agents leaves under the checkout root is a row of the table, and every
+ * row is a file that run made (the run lock while the build runs, the rest after it).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { useFakeAgents } from '../support/agents.js';
+import { startCli, tempDir, writeClass } from '../support/cli.js';
+
+const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
+
+/** The paths in the first cell of each row of the state table, as patterns over `/`-separated relative paths. */
+function tableRows(): Array<{ paths: string[]; patterns: RegExp[] }> {
+  const start = README.indexOf('<!-- state-layout');
+  const end = README.indexOf('<!-- /state-layout -->');
+  expect(start, 'the README has the state layout table').toBeGreaterThanOrEqual(0);
+  const rows = README.slice(start, end)
+    .split('\n')
+    .filter((l) => l.startsWith('| `'));
+  return rows.map((row) => {
+    const paths = [...row.split('|')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
+    const patterns = paths.map((p) => {
+      const escaped = p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      return new RegExp(`^${escaped.replace('<folder>-<hash>', '[A-Za-z0-9._-]+-[0-9a-f]{12}').replace('<module>', '[^/]+')}$`);
+    });
+    return { paths, patterns };
+  });
+}
+
+/** Every file and the lock folder below `dir`, relative to `root`, `/`-separated. */
+function listed(root: string, dir: string): string[] {
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() || e.name === 'build.lock')
+    .map((e) => path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join('/'))
+    .filter((f) => !f.startsWith('.reclazz/build.lock/'));
+}
+
+const startAgent = useFakeAgents({ heartbeatMs: 0 });
+
+describe('README: where state lives', () => {
+  it('the state layout table is what a run with two agents leaves under the checkout root', async () => {
+    const root = tempDir();
+    fs.mkdirSync(path.join(root, '.git'));
+    const classes = path.join(root, 'target', 'classes');
+    const module = path.join(root, 'svc-a', 'target', 'classes');
+    writeClass(classes, 'com.acme.Root', 'root-v1');
+    writeClass(module, 'com.acme.a.Service', 'a-v1');
+    await startAgent({ dir: root, classes });
+    await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
+    const marker = path.join(root, 'build-ran');
+    const script = `require('fs').writeFileSync(${JSON.stringify(marker)},'');setTimeout(()=>{},800)`;
+    const run = startCli(
+      ['--port-file', '.reclazz/agent.port', '--port-file', 'svc-a/.reclazz/agent.port', '--', process.execPath, '-e', script],
+      { cwd: root },
+    );
+    await expect.poll(() => fs.existsSync(marker), { timeout: 10_000 }).toBe(true);
+    const during = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
+    const result = await run;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const after = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
+
+    const rows = tableRows();
+    const row = (file: string) => rows.findIndex((r) => r.patterns.some((p) => p.test(file)));
+    // Every file is a row of the table...
+    expect([...during, ...after].filter((f) => row(f) < 0)).toEqual([]);
+    // ...and every path a row names is there, while the build runs (the lock) or after it.
+    const seen = [...new Set([...during, ...after])];
+    const unseen = rows.flatMap((r) => r.paths.filter((p, i) => !p.startsWith('.idea/') && !seen.some((f) => r.patterns[i]!.test(f))));
+    expect(unseen).toEqual([]);
+    expect(during).toContain('.reclazz/build.lock');
+    expect(after).not.toContain('.reclazz/build.lock');
+  });
+});
