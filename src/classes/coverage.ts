@@ -20,12 +20,18 @@ export interface WatchedHere {
   local: string;
   /** Not a directory here, a directory without class files, or one holding class files. */
   here: 'missing' | 'empty' | 'classes';
+  /** `local` with symbolic links resolved (the JVM may name `/private/tmp` what is `/tmp` here). */
+  real: string;
 }
 
 /** The agent's watched directories and working directory, seen from here. */
 export interface AgentView {
   watched: WatchedHere[];
-  /** The sample lists every watched directory: DOCTOR's `watchSampleTruncated` false and as many listed as counted. */
+  /**
+   * The sample is the whole truth: the watcher is `watching`, it lists at least one directory,
+   * `watchSampleTruncated` is false and as many are listed as counted. An agent still starting, or
+   * one listing none, says nothing about what it will watch.
+   */
   complete: boolean;
   /** DOCTOR's `workingDirectory`, translated by the path map. */
   workingDirectory: string;
@@ -36,14 +42,19 @@ const CLASS_SEARCH_FOLDERS = 2000;
 
 /** The agent's view from its DOCTOR evidence, with `map` (agent path -> local path). Reads the file system. */
 export function agentView(
-  doctor: Pick<DoctorObserved, 'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory'>,
+  doctor: Pick<
+    DoctorObserved,
+    'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory' | 'watcherState'
+  >,
   map: readonly PathMapEntry[],
 ): AgentView {
   const watched = doctor.watchedDirectories.map((reported): WatchedHere => {
     const local = path.resolve(toLocal(map, reported));
-    return { reported, local, here: !isDir(local) ? 'missing' : holdsClassFiles(local) ? 'classes' : 'empty' };
+    return { reported, local, real: realOf(local), here: !isDir(local) ? 'missing' : holdsClassFiles(local) ? 'classes' : 'empty' };
   });
-  const complete = !doctor.watchSampleTruncated && doctor.watchedDirectories.length >= doctor.watchedDirectoryCount;
+  const listed = doctor.watchedDirectories.length;
+  const complete =
+    doctor.watcherState === 'watching' && listed > 0 && !doctor.watchSampleTruncated && listed >= doctor.watchedDirectoryCount;
   const workingDirectory = doctor.workingDirectory === '' ? '' : path.resolve(toLocal(map, doctor.workingDirectory));
   return { watched, complete, workingDirectory };
 }
@@ -54,10 +65,11 @@ export function agentView(
  */
 export function watchCoverage(
   dirs: readonly string[],
-  view: { watched: readonly Pick<WatchedHere, 'local'>[]; complete: boolean },
+  view: { watched: readonly (Pick<WatchedHere, 'local'> & Partial<Pick<WatchedHere, 'real'>>)[]; complete: boolean },
 ): DirCoverage[] {
   return dirs.map((dir) => {
-    const found = view.watched.some((w) => overlaps(dir, w.local));
+    const real = realOf(dir);
+    const found = view.watched.some((w) => overlaps(dir, w.local) || overlaps(real, w.real ?? w.local));
     return { dir, watched: found ? true : view.complete ? false : null };
   });
 }
@@ -103,6 +115,15 @@ export function isForeignAgent(view: AgentView, roots: readonly string[], classD
 /** True when one of the two directories is the other or lies inside it. */
 function overlaps(a: string, b: string): boolean {
   return a === b || a.startsWith(b + path.sep) || b.startsWith(a + path.sep);
+}
+
+/** `dir` with symbolic links resolved; as it is when it does not exist. */
+function realOf(dir: string): string {
+  try {
+    return fs.realpathSync.native(dir);
+  } catch {
+    return dir;
+  }
 }
 
 function isDir(dir: string): boolean {

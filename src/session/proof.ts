@@ -54,9 +54,10 @@ export interface Proof extends VerifyReport {
  * a single ask's `not_observed` into `unchanged` where {@link judgeOnce} allows, names the classes
  * PENDING lists as restart-required, re-stats every class found live (a stamp that moved since
  * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`. A class in
- * a directory the agent is known not to watch is `not-watched` at once, not asked: it never
- * reloads, so polling it would only wait for the deadline. Verdicts come in the order changed,
- * then checks, then not-watched. Never rejects for the agent's behaviour.
+ * a directory the agent is known not to watch never reloads, so it is asked once, briefly, not
+ * polled to the deadline: an `applied` for its bytes is still proof (DOCTOR's list may name the
+ * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order
+ * changed, then checks, then not watched. Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
   const { index } = input;
@@ -82,6 +83,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...once.map((c) =>
       target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: unchangedIfUnseen(c, receipts >= AGENT_RECEIPT_CAPACITY) }),
     ),
+    ...notWatched.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: false })),
   ];
   const report = await verifyClasses(input.connection, targets, {
     sessionId: input.sessionId,
@@ -89,12 +91,13 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
   });
-  const asked = [...polled, ...once];
+  const asked = [...polled, ...once, ...notWatched];
   const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
   receipts += report.verdicts.filter((v, i) => i >= polled.length && v.receipt !== undefined && v.receipt.status !== 'not_observed').length;
   const evicted = receipts >= AGENT_RECEIPT_CAPACITY;
   let verdicts = report.verdicts.map((verdict, i) => {
     const change = asked[i]!;
+    if (i >= polled.length + once.length && verdict.status !== 'applied') return notWatchedVerdict(change, input.unwatched(change.path)!);
     if (verdict.status === 'not-observed' && unchangedIfUnseen(change, evicted)) {
       return { ...verdict, status: 'unchanged' as const, detail: 'no reload attempt, and the agent had nothing pending: identical bytes' };
     }
@@ -113,8 +116,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : EVIDENCE.unchanged;
     return verdict;
   });
-  const unwatched = notWatched.map((c) => notWatchedVerdict(c, input.unwatched(c.path)!));
-  return { ...report, verdicts: [...verdicts, ...unwatched], checked: once.length };
+  return { ...report, verdicts, checked: once.length };
 }
 
 /** The verdict of a class the agent cannot reload: its folder is not watched. */

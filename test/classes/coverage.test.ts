@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentClassDirs, agentView, isForeignAgent, missingWatchedDirs } from '../../src/classes/coverage.js';
+import { agentClassDirs, agentView, isForeignAgent, missingWatchedDirs, watchCoverage } from '../../src/classes/coverage.js';
 import { findClassDirs } from '../../src/classes/dirs.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
@@ -11,6 +11,7 @@ const doctor = (watched: string[], workingDirectory: string, truncated = false) 
   watchedDirectoryCount: watched.length,
   watchSampleTruncated: truncated,
   workingDirectory,
+  watcherState: 'watching',
 });
 
 describe('agentView', () => {
@@ -28,6 +29,18 @@ describe('agentView', () => {
     expect(view.complete).toBe(true);
     expect(missingWatchedDirs(view)).toEqual([path.join(dir, 'gone')]);
     expect(agentView({ ...doctor(['/a'], '/'), watchedDirectoryCount: 9 }, []).complete).toBe(false);
+    // Still starting, or listing nothing: no evidence of what it watches.
+    expect(agentView({ ...doctor(['/a'], '/'), watcherState: 'starting' }, []).complete).toBe(false);
+    expect(agentView(doctor([], '/'), []).complete).toBe(false);
+  });
+
+  it('counts a folder as watched when the agent names it through a symbolic link', () => {
+    const dir = tempDir();
+    const real = path.join(dir, 'real', 'classes');
+    fs.mkdirSync(real, { recursive: true });
+    fs.symlinkSync(path.join(dir, 'real'), path.join(dir, 'link'));
+    const view = agentView(doctor([real], dir), []);
+    expect(watchCoverage([path.join(dir, 'link', 'classes')], view)).toEqual([{ dir: path.join(dir, 'link', 'classes'), watched: true }]);
   });
 
   it('takes class folders from a complete sample only, and none that overlaps a known one', () => {
