@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TIME_BIN, expectExit, perRound, rounds, run, runWithPeakRss, stats } from './measure.mjs';
 import { planTree, writeTree } from './tree.mjs';
+import { WATCH_FIGURES, WATCH_JOBS } from './watch-figures.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'reclazz-build.cjs');
@@ -46,6 +47,7 @@ export const FIGURES = [
     name: 'VERIFY latency: agent flips running -> applied after 1 s; flip -> exit',
   },
   { id: 'capacity', unit: 'ms', limit: 1000, kept: true, name: '5,000 changed, beyond the 512 receipts: last receipt final -> exit' },
+  ...WATCH_FIGURES,
 ];
 
 // ---- helpers ------------------------------------------------------------------------------
@@ -318,6 +320,7 @@ export const JOBS = [
       ctx.record('memory-200k', rss, { floor: column('bare walk', walkRss, 'MB') });
     },
   },
+  ...WATCH_JOBS,
 ];
 
 /**

@@ -105,6 +105,11 @@ function freePort() {
   });
 }
 
+/** Copies fixtures/`name` to `to`, without build output or state a local run left there. */
+function copyFixture(name, to) {
+  fs.cpSync(path.join(ROOT, 'fixtures', name), to, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
+}
+
 /** Rewrites the greeting Greeter.java returns: a real edit for the next compile. */
 function editGreeting(app, text) {
   const file = path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java');
@@ -113,7 +118,7 @@ function editGreeting(app, text) {
 
 /**
  * Records every sample. Needs the built CLI (`npm run build`) and Maven on PATH; takes about
- * 15 s (three Maven compiles). Leaves nothing behind: the work folder and the agent are gone
+ * 30 s (five Maven compiles). Leaves nothing behind: the work folder and the agents are gone
  * when it returns or throws.
  * @returns {Promise<Record<string, string>>} sample id -> its Markdown block
  */
@@ -124,7 +129,7 @@ export async function recordSamples() {
   /** @type {import('execa').ResultPromise | undefined} */
   let agent;
   try {
-    fs.cpSync(path.join(ROOT, 'fixtures', 'maven-app'), app, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
+    copyFixture('maven-app', app);
     execFileSync('mvn', ['-q', 'compile'], { cwd: app, env, stdio: 'ignore' });
     await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
 
@@ -184,11 +189,67 @@ export async function recordSamples() {
     fs.mkdirSync(path.join(elsewhere, '.reclazz'));
     fs.writeFileSync(path.join(elsewhere, '.reclazz', 'agent.port'), String(facts.stalePort));
     samples['stale-port'] = (await cli(['mvn', '-q', 'compile'], undefined, elsewhere)).block;
+
+    Object.assign(samples, await recordSeveralApps(work, env, facts, cli));
     return samples;
   } finally {
     agent?.kill('SIGTERM');
     await agent?.catch(() => undefined);
     fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Replaces the first `from` in `file` (a real edit for the next compile). */
+function editSource(file, from, to) {
+  const text = fs.readFileSync(file, 'utf8');
+  if (!text.includes(from)) throw new Error(`scripts/samples.mjs: no ${from} in ${file}`);
+  fs.writeFileSync(file, text.replace(from, to));
+}
+
+/**
+ * Several apps in one checkout: a copy of fixtures/two-services (shown as the same project)
+ * compiled with Maven, a fake agent per service watching its own classes and the shared
+ * module's (its port file in the service's `.reclazz/`), then a subcommand that finds both
+ * (refused) and a build after an edit to a shared class and a service class. The build runs
+ * with `--quiet`: without it the two agents' lines after the build interleave as their
+ * receipts arrive, which no recording can repeat. The agents are stopped before it returns.
+ * @returns {Promise<Record<string, string>>} the samples `ambiguous-agent` and `several-apps`
+ */
+async function recordSeveralApps(work, env, facts, cli) {
+  const checkout = path.join(work, 'checkout');
+  copyFixture('two-services', checkout);
+  fs.mkdirSync(path.join(checkout, '.git'));
+  execFileSync('mvn', ['-q', 'compile'], { cwd: checkout, env, stdio: 'ignore' });
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the apps start after their classes are written
+  facts.dirs.push(fs.realpathSync(checkout), checkout);
+  /** @type {import('execa').ResultPromise[]} */
+  const agents = [];
+  try {
+    for (const service of ['svc-a', 'svc-b']) {
+      const agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes', '../shared/target/classes'], {
+        cwd: path.join(checkout, service),
+        env,
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+      });
+      agents.push(agent);
+      await waitFor(agent.stdout, /fake agent listening.*\n/, `${service}'s fake agent's ready line`);
+    }
+    const samples = { 'ambiguous-agent': (await cli(['doctor'], undefined, checkout)).block };
+    editSource(path.join(checkout, 'shared', 'src', 'main', 'java', 'com', 'acme', 'shared', 'Money.java'), '"EUR"', '"CHF"');
+    editSource(
+      path.join(checkout, 'svc-a', 'src', 'main', 'java', 'com', 'acme', 'a', 'OrderService.java'),
+      '"orders in "',
+      '"orders, now in "',
+    );
+    const build = await cli(['--quiet', 'mvn', '-q', 'compile'], undefined, checkout);
+    if (build.exitCode !== 0) throw new Error(`scripts/samples.mjs: the several-apps sample exited ${build.exitCode}:\n${build.block}`);
+    samples['several-apps'] = build.block;
+    return samples;
+  } finally {
+    for (const agent of agents) agent.kill('SIGTERM');
+    await Promise.all(agents.map((agent) => agent.catch(() => undefined)));
   }
 }
 

@@ -20,25 +20,17 @@ import type { BuildSession } from './session/cycle-context.js';
 import { closeSessions, runCycles } from './session/group.js';
 import { openSessions } from './session/open.js';
 import { noAgentBuild } from './session/no-agent.js';
-import type { CycleOptions, Host, SessionHooks, SessionOptions } from './session/options.js';
+import { hostWith, type CycleOptions, type Host, type HostOverrides, type SessionHooks, type SessionOptions } from './session/options.js';
 import { refusedAmong, runResult } from './session/result.js';
 
 export { DEFAULTS, NESTED_ENV, type Clock, type Host } from './session/options.js';
 
 /** Options for {@link runSafeBuild}. Times in ms. */
-export interface SafeBuildOptions extends SessionOptions, CycleOptions {
+export interface SafeBuildOptions extends SessionOptions, CycleOptions, HostOverrides {
   /** `gradle`, `mvn`, or `command` (then `args[0]` is the executable). */
   tool: ToolKind;
   /** With no agent found, run the build without a hold (default false). */
   allowNoAgent?: boolean;
-  /** Folder the build runs in and the search starts from (absolute). Default: the host's. */
-  cwd?: string;
-  /** Environment: discovery reads it, the build gets it and finds its tool on its PATH. Default: the host's. */
-  env?: NodeJS.ProcessEnv;
-  /** Default: the host's. */
-  platform?: NodeJS.Platform;
-  /** True when the user's terminal delivers Ctrl-C to the build itself. Default: the host's (stdin is a TTY). */
-  sharesTerminal?: boolean;
 }
 
 /** Hooks for {@link runSafeBuild}. */
@@ -51,7 +43,7 @@ export type SafeBuildHooks = SessionHooks;
  * exit status; a bug comes back as `internal-error`.
  */
 export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks, base: Host): Promise<RunResult> {
-  const host = hostFor(options, base);
+  const host = hostWith(base, options);
   const startedMs = host.clock.now();
   const early = (outcome: Outcome, extra: Parameters<typeof runResult>[0] = { startedMs, now: host.clock.now }) =>
     runResult(extra, outcome);
@@ -85,17 +77,6 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
   } finally {
     await closeSessions(group);
   }
-}
-
-/** `base` with what `options` sets of the host (cwd, env, platform, terminal). */
-function hostFor(options: SafeBuildOptions, base: Host): Host {
-  return {
-    ...base,
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    ...(options.env === undefined ? {} : { env: options.env }),
-    ...(options.platform === undefined ? {} : { platform: options.platform }),
-    ...(options.sharesTerminal === undefined ? {} : { sharesTerminal: options.sharesTerminal }),
-  };
 }
 
 function pickCommand<T>(command: T | undefined): { command?: T } {

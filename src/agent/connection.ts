@@ -42,6 +42,7 @@ export class AgentConnection {
   private discarding = false;
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
   private onEvent: ((event: AgentEvent) => void) | undefined;
+  private closeListeners: (() => void)[] = [];
 
   private constructor(
     private readonly socket: net.Socket,
@@ -177,6 +178,12 @@ export class AgentConnection {
       .finally(() => this.waiters.delete(waiter));
   }
 
+  /** Calls `listener` once the socket has closed, from either side (at once when it already has). */
+  onClose(listener: () => void): void {
+    if (this.isClosed) listener();
+    else this.closeListeners.push(listener);
+  }
+
   /** Closes the connection; pending waits fail with kind closed. Safe to call twice. */
   close(): void {
     this.socket.destroy();
@@ -308,5 +315,6 @@ export class AgentConnection {
       waiter.reject(new AgentConnectionError('closed', `the agent on port ${this.port} closed the connection`));
     }
     this.waiters.clear();
+    for (const listener of this.closeListeners.splice(0)) listener();
   }
 }

@@ -163,6 +163,7 @@ export async function checkAgent(
     return { kind: 'refused', outcome: { reason: 'agent-not-ready', port, why: { kind: 'doctor-unavailable', detail: answer.detail } } };
   }
   const doctor = answer.doctor;
+  if (isStarting(doctor)) return { kind: 'refused', outcome: { reason: 'agent-not-ready', port, why: { kind: 'starting' } } };
   const agent = agentInfo(open, doctor);
   onAgent(agent);
   const refused = (outcome: Outcome) => ({ kind: 'refused' as const, outcome, agent });
@@ -179,6 +180,21 @@ export async function checkAgent(
   }
   if (requires.session && doctor.sessionId === '') return refused({ reason: 'agent-not-ready', port, why: { kind: 'no-session' } });
   return { kind: 'ok', doctor, agent };
+}
+
+/**
+ * DOCTOR's answer before the handlers are wired (protocol.md "Commands"): no session, watcher
+ * unavailable, nothing supported. Only the legacy build listener wired (ownership alone false)
+ * is a real agent, not this.
+ */
+function isStarting(doctor: DoctorObserved): boolean {
+  return (
+    doctor.sessionId === '' &&
+    doctor.watcherState === 'unavailable' &&
+    !doctor.buildOwnershipSupported &&
+    !doctor.verifySupported &&
+    !doctor.scanSupported
+  );
 }
 
 /** The agent as a build reports it (`agent` events and results), from its port and DOCTOR evidence. */

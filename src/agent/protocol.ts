@@ -177,3 +177,15 @@ export function parseReloadState(message: string, token: string): ReloadState | 
     buildHold: match[6] as ReloadState['buildHold'],
   };
 }
+
+/**
+ * Why the agent marked a class `unverified` together with its whole batch, from the receipt's
+ * `detail` (protocol.md "Batch-wide verdicts", "A client that stops reading harms others"):
+ * `ambiguous` for a batch holding an unreadable class file or two with one binary name, `warn`
+ * for a WARN during the batch (a client that stopped reading, for one); undefined otherwise.
+ */
+export function batchWideCause(detail: string): 'ambiguous' | 'slow-client' | undefined {
+  if (detail.includes('input class names were ambiguous')) return 'ambiguous';
+  if (detail.includes('not keeping up')) return 'slow-client';
+  return undefined;
+}

@@ -78,6 +78,23 @@ export function* classFolders(dir: string, unreadable: string[] = []): Generator
   }
 }
 
+/**
+ * Like {@link classFolders}, but only the folders of `only` that are `dir` or below it, each
+ * without the folders below it (watch mode's hints name every folder that changed).
+ */
+export function* listedFolders(
+  dir: string,
+  only: ReadonlySet<string>,
+  unreadable: string[] = [],
+): Generator<{ folder: string; names: string[]; others: string[] }> {
+  const prefix = dir + path.sep;
+  for (const folder of only) {
+    if (folder !== dir && !folder.startsWith(prefix)) continue;
+    const { value } = classFolders(folder, unreadable).next();
+    if (value !== undefined) yield value;
+  }
+}
+
 /** A class file that is there but whose stamp cannot be read (a folder without search permission). */
 export const UNREADABLE = 'unreadable';
 

@@ -18,7 +18,7 @@ import { isVerifiableClassName } from '../agent/protocol.js';
 import type { ClassChange } from '../outcome/facts.js';
 import { HISTORY_MAX, IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
 import { EVIDENCE, isLive, type Decision, type FileFacts } from './evidence.js';
-import { classFolders, hashPaced, Pacer, statClassFile, UNREADABLE } from './scan.js';
+import { classFolders, hashPaced, listedFolders, Pacer, statClassFile, UNREADABLE } from './scan.js';
 
 /** The class files on disk set against the class index, by what each needs (see evidence.ts). */
 export interface ChangeSet {
@@ -45,6 +45,12 @@ export interface ScanOptions {
   unseenBefore?: readonly string[];
   /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
   resourcesSinceMs?: number;
+  /**
+   * Scan only these folders (absolute, each without the folders below it) of `dirs`; rows of
+   * `base` elsewhere are kept as they are. Undefined: every folder. For a large base, hinted.ts
+   * `detectInFolders` costs the rows of these folders only.
+   */
+  folders?: ReadonlySet<string>;
 }
 
 /** What {@link detectChanges} found. */
@@ -112,7 +118,10 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
     const prescanned = options.scannedBeforeBuild?.has(dir) === true;
-    for (const { folder, names, others } of classFolders(dir, walk.unreadableDirs)) {
+    const only = options.folders;
+    for (const { folder, names, others } of only === undefined
+      ? classFolders(dir, walk.unreadableDirs)
+      : listedFolders(dir, only, walk.unreadableDirs)) {
       await walk.pacer.turn();
       listResources(walk, folder, others);
       for (const name of names) await scanFile(walk, folder + path.sep + name, dir, dirNo, prescanned);
@@ -200,6 +209,11 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     if (walk.seen[row] === 1) continue;
     builder.copy(base, row, dirNumber.get(dir)!);
     if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) continue;
+    // Not in a folder a hinted scan looked at: the file is there as its row says, not removed.
+    if (walk.options.folders !== undefined && !walk.options.folders.has(path.dirname(base.paths[row]!))) {
+      walk.changes.total += 1;
+      continue;
+    }
     walk.dirty = true;
     walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
     builder.setGone(builder.count - 1);

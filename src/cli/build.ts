@@ -50,6 +50,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
     timeoutMs: settings.timeoutMs,
     verifyTimeoutMs: settings.verifyTimeoutMs,
     waitMs: settings.waitMs,
+    waitForAgentMs: settings.waitForAgentMs,
     verify: opts.verify,
     classDirs: settings.classDirs,
     pathMap: settings.pathMap,

@@ -29,6 +29,8 @@ export interface ReclazzConfig {
   verifyTimeoutMs?: number;
   /** How long to wait for another run's lock or another owner's hold. */
   waitMs?: number;
+  /** How long to wait for the agent's port file to appear and its port to answer. */
+  waitForAgentMs?: number;
   /** Extra class output directories. */
   classesDirs?: string[];
   /** Agent path -> local path (an app in a container); local paths absolute once loaded. */
@@ -37,6 +39,10 @@ export interface ReclazzConfig {
   gradleArgs?: string[];
   /** Arguments for `reclazz-build mvn` when none are given. */
   mvnArgs?: string[];
+  /** `reclazz-build watch`: more folders or files to watch besides the source folders found. */
+  watch?: string[];
+  /** `reclazz-build watch`: the quiet period after a change before a build starts, in ms. */
+  debounceMs?: number;
 }
 
 /** What each key expects, in words: used in every error message. */
@@ -46,10 +52,13 @@ const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   timeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 5000',
   verifyTimeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 30000',
   waitMs: 'a whole number of milliseconds, 0 or more, e.g. 30000',
+  waitForAgentMs: 'a whole number of milliseconds, 0 or more, e.g. 60000',
   classesDirs: 'an array of non-empty path strings, e.g. ["build/classes/kotlin/main"]',
   pathMap: 'an object from absolute agent paths to local paths, e.g. {"/app": "."}',
   gradleArgs: 'an array of strings, e.g. ["classes"]',
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
+  watch: 'an array of non-empty path strings, e.g. ["shared/src/main/java"]',
+  debounceMs: 'a whole number of milliseconds, 0 or more, e.g. 300',
 };
 
 const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
@@ -62,10 +71,13 @@ const buildConfigSchema = () =>
     timeoutMs: z.optional(wholeMs(1)),
     verifyTimeoutMs: z.optional(wholeMs(1)),
     waitMs: z.optional(wholeMs(0)),
+    waitForAgentMs: z.optional(wholeMs(0)),
     classesDirs: z.optional(z.array(nonEmpty())),
     pathMap: z.optional(z.record(nonEmpty(), nonEmpty())),
     gradleArgs: z.optional(z.array(z.string())),
     mvnArgs: z.optional(z.array(z.string())),
+    watch: z.optional(z.array(nonEmpty())),
+    debounceMs: z.optional(wholeMs(0).check(z.lte(2_147_483_647))),
   });
 let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
 /** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */
@@ -194,6 +206,7 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
     ...(pathMap === undefined ? {} : { pathMap: configPathMap(file, prefix, pathMap) }),
     ...(config.portFile === undefined ? {} : { portFile: path.resolve(dir, config.portFile) }),
     ...(config.classesDirs === undefined ? {} : { classesDirs: config.classesDirs.map((d) => path.resolve(dir, d)) }),
+    ...(config.watch === undefined ? {} : { watch: config.watch.map((d) => path.resolve(dir, d)) }),
   };
 }
 

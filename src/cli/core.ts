@@ -5,4 +5,5 @@
  * initialiser (see scripts/bundle.mjs).
  */
 export { buildAction } from './build.js';
+export { watchAction } from './watch.js';
 export { doctorAction, eventsAction, reloadAction, scanAction, verifyAction } from './actions.js';

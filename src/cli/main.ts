@@ -11,6 +11,7 @@ import { isToken } from '../agent/limits.js';
 import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
+import type { WatchFlags } from './watch.js';
 import { addAgentCommands } from './commands.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
@@ -28,8 +29,8 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs);
-command-line options win.
+(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs;
+watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
 
@@ -39,6 +40,7 @@ Examples:
   $ reclazz-build mvn -q compile            # ./mvnw when present, else mvn
   $ reclazz-build -- make classes           # any build command after --
   $ reclazz-build --json mvn compile | jq -c 'select(.type=="result")'
+  $ reclazz-build watch mvn -q compile      # build and prove live on every save, until Ctrl-C
   $ reclazz-build doctor                     # is the agent there, and does it watch this project?
   $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
 
@@ -90,6 +92,66 @@ function addAgentOptions(command: Command): Command {
     .option('--quiet', "only warnings and the verdict; hide the agent's events");
 }
 
+/** The options of a build, for the build itself and for `watch`. */
+function addBuildOptions(command: Command): Command {
+  return command
+    .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
+    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
+    .option(
+      '--wait <ms>',
+      "how long to wait for another run's lock, another owner's hold, a free client slot, or a starting agent (0: do not wait; default 30000)",
+      integer('--wait', 0),
+    )
+    .option(
+      '--wait-for-agent <ms>',
+      'how long to wait for the port file to appear and its port to answer, while the app starts (default 0: refuse at once)',
+      integer('--wait-for-agent', 0),
+    )
+    .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
+    .option(
+      '--classes-dir <dir>',
+      'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
+      collect,
+    );
+}
+
+const WATCH_EXAMPLES = `
+Each save starts one safe build after a quiet period; saves during a build make exactly one
+more. Every build takes the hold, runs, and proves its changed classes, as a single run does.
+A cycle's start line has "▶ building", its end line "✔", "⚠" or "✖" after the clock: the
+patterns for an editor's problem matcher are in the README ("Watch mode").
+
+Examples:
+  $ reclazz-build watch mvn -q compile
+  $ reclazz-build watch --debounce 500 gradle classes
+  $ reclazz-build watch --watch shared/src -- make classes
+  $ reclazz-build watch --json mvn -q compile | jq -c 'select(.type=="cycle") | .line'`;
+
+/** watch: a safe build on every save, until Ctrl-C. */
+function addWatch(program: Command): void {
+  const watch = program
+    .command('watch')
+    .description('build and prove live on every save: gradle|mvn [tool args...], or -- <command> [args...]')
+    .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
+    .passThroughOptions()
+    .argument('[command...]', 'gradle or mvn and its arguments, or after --: any build command');
+  addBuildOptions(watch)
+    .option('--debounce <ms>', 'quiet period after a change before a build starts (default 300)', integer('--debounce', 0, 2_147_483_647))
+    .option('--watch <path>', 'also watch this folder or file (repeatable; added to the source folders found)', collect)
+    .option('--exit-on-agent-loss', 'end the watch when the agent goes away (default: keep watching and reconnect)');
+  addAgentOptions(watch).addHelpText('after', WATCH_EXAMPLES);
+  watch.action(async (words: string[]) => {
+    const at = process.argv.indexOf('--', 2);
+    const dashed = at !== -1 && process.argv[at + 1] === words[0];
+    if (words.length === 0) usageError('no build command to watch: use gradle, mvn, or put any command after --');
+    const tool = !dashed && (words[0] === 'gradle' || words[0] === 'mvn') ? words[0] : dashed ? 'command' : undefined;
+    if (tool === undefined)
+      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    const { watchAction } = await import('./core.js');
+    await exit(await watchAction(tool, tool === 'command' ? words : words.slice(1), watch.opts<WatchFlags>(), interruptController));
+  });
+}
+
 /** @param aside the words after `--` that {@link main} set aside (see {@link setAsideCommand}). */
 function buildProgram(aside: { command?: string[] }): Command {
   const program = new Command('reclazz-build');
@@ -105,21 +167,8 @@ function buildProgram(aside: { command?: string[] }): Command {
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
     .enablePositionalOptions()
     .passThroughOptions()
-    .argument('[command...]', 'after --: any build command and its arguments')
-    .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
-    .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
-    .option(
-      '--wait <ms>',
-      "how long to wait for another run's lock or another owner's hold (0: do not wait; default 30000)",
-      integer('--wait', 0),
-    )
-    .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
-    .option(
-      '--classes-dir <dir>',
-      'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
-      collect,
-    )
-    .option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
+    .argument('[command...]', 'after --: any build command and its arguments');
+  addBuildOptions(program).option('--allow-no-agent', 'with no agent found, run the build without a hold and say so');
   addAgentOptions(program);
   program.addHelpText('after', `${EXAMPLES}\n${MORE_HELP}`);
   program.action(async (parsed: string[]) => {
@@ -142,6 +191,7 @@ function buildProgram(aside: { command?: string[] }): Command {
       .argument('[args...]')
       .action(async (args: string[]) => startBuild(tool, args, program.opts<CliOptions>()));
   }
+  addWatch(program);
   addAgentCommands(program, {
     addAgentOptions,
     collect,

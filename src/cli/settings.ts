@@ -16,6 +16,7 @@ export interface AgentFlags {
   timeout?: number;
   verifyTimeout?: number;
   wait?: number;
+  waitForAgent?: number;
   classesDir?: string[];
   pathMap?: PathMapEntry[];
   config?: string;
@@ -32,6 +33,8 @@ export interface Settings {
   timeoutMs: number;
   verifyTimeoutMs: number;
   waitMs: number;
+  /** How long to wait for a port file and its port (`--wait-for-agent`), 0 by default. */
+  waitForAgentMs: number;
   /** Extra class output directories (from --classes-dir, else the config). */
   classDirs: string[];
   /** Agent path -> local path (from --path-map, else the config). */
@@ -54,6 +57,7 @@ export function resolveSettings(flags: AgentFlags, config: ReclazzConfig, cwd: s
     timeoutMs: flags.timeout ?? config.timeoutMs ?? DEFAULTS.timeoutMs,
     verifyTimeoutMs: flags.verifyTimeout ?? config.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
     waitMs: flags.wait ?? config.waitMs ?? DEFAULTS.waitMs,
+    waitForAgentMs: flags.waitForAgent ?? config.waitForAgentMs ?? 0,
     classDirs: cliDirs.length > 0 ? cliDirs : (config.classesDirs ?? []),
     pathMap: flags.pathMap ?? config.pathMap ?? [],
   };

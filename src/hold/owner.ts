@@ -30,12 +30,27 @@ export function chooseOwner(
   warn: (message: string) => void,
 ): OwnerChoice {
   const saved = readOwnerState(place, warn);
-  // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
-  const ours = saved !== undefined && (saved.sessionId === sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === ''));
-  const savedOwner = ours ? saved.owner : undefined;
+  const savedOwner = savedOwnerOf(saved, sessionId);
   const owner = explicit ?? savedOwner ?? newToken();
   const source = explicit !== undefined ? 'option' : savedOwner !== undefined ? 'saved' : 'new';
   return { owner, source, saved, releasedBefore: owner === savedOwner && saved?.held === false };
+}
+
+/**
+ * `choice` with owner.json read again, for the next cycle of a session: its token stays, but what
+ * was saved may have moved since (a one-shot run between two cycles, or this session's last cycle).
+ * @throws StateError when owner.json exists but cannot be read.
+ */
+export function rereadOwner(place: StatePlace, sessionId: string, choice: OwnerChoice, warn: (message: string) => void): OwnerChoice {
+  const saved = readOwnerState(place, warn);
+  return { ...choice, saved, releasedBefore: choice.owner === savedOwnerOf(saved, sessionId) && saved?.held === false };
+}
+
+/** The token owner.json saved for agent session `sessionId`, if any. */
+function savedOwnerOf(saved: SavedOwnerState | undefined, sessionId: string): string | undefined {
+  // A token salvaged from a corrupt owner.json whose session id was lost is still tried: it may be the only way to recover a hold.
+  const ours = saved !== undefined && (saved.sessionId === sessionId || (saved.recoveredFrom !== undefined && saved.sessionId === ''));
+  return ours ? saved.owner : undefined;
 }
 
 /** Where and for whom the owner token is kept. */

@@ -54,6 +54,26 @@ export interface BuildRun {
   durationMs: number;
   /** Set when the run was stopped because we received this signal. */
   interruptedBy?: StopSignal;
+  /** Processes of the build still running 5 s after its command exited, which were stopped. */
+  stopped?: LeftProcess[];
+}
+
+/** A process of a build, as a warning names it. */
+export interface LeftProcess {
+  pid: number;
+  /** Its argument vector joined by spaces, or its short name when that cannot be read. */
+  command: string;
+}
+
+/**
+ * A build's process group as the run lock records it: the group id, its leader's start time
+ * (epoch ms, within +-`leaderErrorMs`: a reused pid has another) and the build command.
+ */
+export interface BuildGroup {
+  pgid: number;
+  leaderStartMs: number;
+  leaderErrorMs: number;
+  command: string;
 }
 
 /** The build tools reclazz-build knows by name; `command` is anything after `--`. */
@@ -119,6 +139,9 @@ export interface ChangeSummary {
  * directory is not among the agent's watched directories (a complete sample), so the change never
  * reloads: not asked, not proven.
  */
+/** The verdicts that make a class live: VERIFY applied, or the same bytes rewritten (see `VerdictStatus`). */
+export const LIVE_VERDICTS: ReadonlySet<string> = new Set(['applied', 'unchanged']);
+
 export type VerdictStatus =
   | 'applied'
   | 'unchanged'
@@ -204,3 +227,10 @@ export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionI
 
 /** What the hold was left as: released (or never taken), held by our owner token, or unknown. */
 export type HoldLeft = 'none' | 'held' | 'unknown';
+
+/**
+ * What a session waits for before the agent is usable (agent/await-agent.ts): a port file to
+ * appear, its port to answer, a free client slot, the agent to finish starting.
+ */
+export type AgentWait =
+  { kind: 'port-file' } | { kind: 'port'; port: number } | { kind: 'slot'; port: number } | { kind: 'starting'; port: number };

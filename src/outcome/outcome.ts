@@ -3,7 +3,7 @@
  * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
  * each its exit status, and report/ gives each its words and its `next:` hint.
  */
-import type { AgentAfterLoss, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+import type { AgentAfterLoss, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
 
 /** What a usage error was about (exit 2, nothing was sent). */
 export type UsageProblem =
@@ -98,7 +98,9 @@ export type InterruptPoint =
   | 'verify'
   | 'reload-receipt'
   | 'after-scan'
-  | 'following';
+  | 'following'
+  /** Watch mode, between cycles. */
+  | 'watching';
 
 /** What the agent must support for what was asked. */
 export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';
@@ -113,23 +115,28 @@ export type Outcome =
   | { reason: 'nested'; variable: string }
   | { reason: 'command-not-found'; file: string; tool: ToolKind }
   | { reason: 'command-not-executable'; path: string }
-  | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean }
+  /** `waitedMs`: how long `--wait-for-agent` waited for a port file (there, and on the next reasons). */
+  | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean; waitedMs?: number }
   /** `named`: the port files were given (--port-file more than once to a command that talks to one agent). */
   | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean }
-  | { reason: 'bad-port-file'; fault: PortFault }
-  | { reason: 'lock-busy'; lockPath: string; waitedMs: number }
+  | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
+  /** `orphan`: the lock's run is gone, but the build it started still runs. */
+  | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }
   /**
-   * The port file names no agent of this project: nothing listens on the port, or (`foreign`) the
-   * agent there is, by its own DOCTOR evidence, another app's. `portFiles`: every other port file
-   * found around the working directory, for the advice.
+   * The port file names no agent of this project: nothing listens on the port (`waitedMs`: how
+   * long `--wait-for-agent` waited for it to answer), or (`foreign`) the agent there is, by its
+   * own DOCTOR evidence, another app's. `portFiles`: every other port file found around the
+   * working directory, for the advice.
    */
-  | { reason: 'stale-port'; place: PortPlace; foreign?: ForeignAgent; portFiles?: string[] }
+  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number; foreign?: ForeignAgent; portFiles?: string[] }
   | {
       reason: 'handshake';
       place: PortPlace;
       failure: 'closed-before-connected' | 'timeout' | 'bad-handshake' | 'closed';
       /** The connection's own account of it (what came, or what did not within how long). */
       detail: string;
+      /** How long a closed-before-connected was tried again (`--wait`: a lingering slot). */
+      waitedMs?: number;
     }
   | { reason: 'old-agent'; port: number; need: Need; evidence: 'connected' | 'unowned-receipt' }
   | {
@@ -138,7 +145,11 @@ export type Outcome =
       why:
         | { kind: 'doctor-timeout'; agent: string; timeoutMs: number }
         | { kind: 'doctor-unavailable'; detail: string }
-        | { kind: 'no-session' };
+        | { kind: 'no-session' }
+        /** DOCTOR's starting shape: `sessionId` "", `watcherState` "unavailable", every `*Supported` false. */
+        | { kind: 'starting' };
+      /** How long it was asked again (`--wait`). */
+      waitedMs?: number;
     }
   | {
       reason: 'unsupported';
@@ -159,7 +170,12 @@ export type Outcome =
   | {
       reason: 'agent-disconnected';
       port: number;
-      during: { kind: 'doctor' } | { kind: 'build-started'; owner: string; detail: string } | { kind: 'reload'; action: ReloadAction };
+      during:
+        | { kind: 'doctor' }
+        | { kind: 'build-started'; owner: string; detail: string }
+        | { kind: 'reload'; action: ReloadAction }
+        /** Watch mode with `--exit-on-agent-loss`, between cycles. */
+        | { kind: 'watch' };
     }
   | { reason: 'unexpected-receipt'; action: ReloadAction; paused: boolean }
   | {

@@ -61,8 +61,8 @@ function describeHandshake(outcome: OutcomeOf<'handshake'>): Words {
   switch (outcome.failure) {
     case 'closed-before-connected':
       return {
-        message: `the agent on ${where(outcome.place)} closed the connection before CONNECTED`,
-        hint: 'it already serves 5 clients (close an IDE window or an `events` follower) or this port is not the agent',
+        message: `the agent on ${where(outcome.place)} closed the connection before CONNECTED${outcome.waitedMs === undefined ? '' : `, on every try for ${outcome.waitedMs} ms (--wait)`}`,
+        hint: 'it already serves 5 clients (close an IDE window or an `events` follower, or raise --wait <ms>) or this port is not the agent',
       };
     case 'timeout':
       return {
@@ -92,17 +92,30 @@ function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
   switch (why.kind) {
     case 'doctor-timeout':
       return {
-        message: `the agent ${why.agent} on port ${outcome.port} did not answer DOCTOR within ${why.timeoutMs} ms: it is not ready (still starting) or too old`,
-        hint: 'wait until the app has started and try again, or raise --timeout',
+        message: `the agent ${why.agent} on port ${outcome.port} did not answer DOCTOR within ${why.timeoutMs} ms${waited(outcome.waitedMs)}: it is not ready (still starting) or too old`,
+        hint: 'wait until the app has started and try again, or raise --timeout or --wait',
       };
     case 'doctor-unavailable':
       return {
-        message: `the agent on port ${outcome.port} cannot describe itself yet (DOCTOR: ${why.detail})`,
+        message: `the agent on port ${outcome.port} cannot describe itself yet${waited(outcome.waitedMs)} (DOCTOR: ${why.detail})`,
         hint: 'wait until the app has started and try again',
       };
     case 'no-session':
-      return { message: 'the agent reports no session id yet: it is still starting', hint: 'try again in a moment' };
+      return {
+        message: `the agent reports no session id yet${waited(outcome.waitedMs)}: it is still starting`,
+        hint: 'try again in a moment',
+      };
+    case 'starting':
+      return {
+        message: `the agent on port ${outcome.port} is still starting${waited(outcome.waitedMs)}: DOCTOR shows no session, its watcher unavailable and nothing supported`,
+        hint: 'let the app finish starting, or raise --wait <ms>',
+      };
   }
+}
+
+/** The clause for how long a refusal was waited out, when it was. */
+function waited(waitedMs: number | undefined): string {
+  return waitedMs === undefined ? '' : ` after waiting ${waitedMs} ms`;
 }
 
 function describeUnsupported(outcome: OutcomeOf<'unsupported'>): Words {
@@ -177,6 +190,11 @@ function describeDisconnected(outcome: OutcomeOf<'agent-disconnected'>): Words {
         message: `the agent closed the connection before the RELOAD_STATE receipt for RELOAD ${during.action}: ${reloadUncertain(during.action)}`,
         hint: reloadHint(during.action),
       };
+    case 'watch':
+      return {
+        message: `the agent on port ${outcome.port} went away during the watch (--exit-on-agent-loss)`,
+        hint: 'start the app again, then the watch; without --exit-on-agent-loss the watch waits for the agent and reconnects',
+      };
   }
 }
 
@@ -232,7 +250,10 @@ function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
     };
   }
   return {
-    message: `nothing is listening on ${where(place)}: the agent is not running`,
+    message:
+      outcome.waitedMs === undefined
+        ? `nothing is listening on ${where(place)}: the agent is not running`
+        : `nothing answered on ${where(place)} within ${outcome.waitedMs} ms (--wait-for-agent): the agent did not start listening`,
     hint:
       (place.portFile === undefined
         ? 'check the port'

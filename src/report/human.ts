@@ -4,14 +4,11 @@
  * says plainly whether the change is proven live.
  */
 import type { RunEvent } from '../outcome/events.js';
-import type { ClassVerdict, VerdictStatus } from '../outcome/facts.js';
+import { LIVE_VERDICTS, type ClassVerdict, type VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
 import { visible, visibleFacts } from './visible.js';
-
-/** The verdicts that make a class live. */
-const LIVE: ReadonlySet<string> = new Set<VerdictStatus>(['applied', 'unchanged']);
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
 const MAX_LISTED = 20;
@@ -233,7 +230,7 @@ export class HumanReporter {
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {
     const counts = new Map<VerdictStatus, number>();
     for (const v of verdicts) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
-    const notApplied = verdicts.filter((v) => !LIVE.has(v.status));
+    const notApplied = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
     if (verdicts.length <= MAX_LISTED && !quiet) {
       for (const v of verdicts) this.detail(v.status, v.className, v.detail);
     } else {
@@ -247,7 +244,7 @@ export class HumanReporter {
   private detail(status: string, name: string, detail: string): void {
     const p = this.p;
     [name, detail] = [visible(name), visible(detail)];
-    const colour = LIVE.has(status) ? p.green : ['added', 'removed', 'skipped', 'not checked'].includes(status) ? p.dim : p.red;
+    const colour = LIVE_VERDICTS.has(status) ? p.green : ['added', 'removed', 'skipped', 'not checked'].includes(status) ? p.dim : p.red;
     this.write(`  ${colour(status.padEnd(16))} ${name}${detail ? p.dim(`  ${detail}`) : ''}\n`);
   }
 

@@ -3,9 +3,9 @@
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
-import type { AppStartUnknown } from '../outcome/facts.js';
+import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { visible, visibleFacts } from './visible.js';
-import { noClassDirs } from './words.js';
+import { noClassDirs, shortCommand } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */
 export const WAITING_FOR = {
@@ -13,6 +13,25 @@ export const WAITING_FOR = {
   hold: 'the build hold, held by another owner (the IDE or another terminal)',
   capture: "the agent to capture the previous build's classes",
 } as const;
+
+/** What a session waits for before the agent is usable (`waiting` events' `what`). */
+export function waitingForAgent(wait: AgentWait): string {
+  switch (wait.kind) {
+    case 'port-file':
+      return "the agent's port file to appear (--wait-for-agent)";
+    case 'port':
+      return `the agent to answer on port ${wait.port} (--wait-for-agent)`;
+    case 'slot':
+      return `a free client slot on the agent on port ${wait.port} (it closed the connection before CONNECTED)`;
+    case 'starting':
+      return `the agent on port ${wait.port} to finish starting`;
+  }
+}
+
+/** A wait for the build a run that is gone left running (`waiting` events' `what`). */
+export function waitingForOrphan(group: BuildGroup): string {
+  return visible(`the build of an earlier run that is gone to end (process group ${group.pgid}: ${shortCommand(group.command)})`);
+}
 
 /** The warnings, before their facts are made visible. */
 const warnings = {
@@ -41,8 +60,27 @@ const warnings = {
     `BUILD ok for the agent of ${source} was NOT acknowledged: it may still hold for owner ${owner}; run again here to release it`,
   holdKept: (source: string, owner: string) =>
     `left the hold on the agent of ${source} with owner ${owner}: it holds a failed build's output, which only a build that succeeds may release`,
+  stoppedLeftovers: (stopped: readonly LeftProcess[]) =>
+    `${stopped.length} process(es) of the build still ran ${LINGER_S} s after its command exited, so they were stopped (SIGTERM, then SIGKILL): ${stopped
+      .slice(0, 5)
+      .map((p) => `${p.pid} ${shortCommand(p.command)}`)
+      .join('; ')}${stopped.length > 5 ? '; ...' : ''}`,
+  groupNotRecorded: (pgid: number) =>
+    `cannot record the build's process group ${pgid} with the run lock: if this run is killed, the next one will not wait for its build`,
+  sameBinaryName: (className: string, paths: readonly string[]) =>
+    `${className} is in ${paths.length} class output directories (${paths.join(', ')}): a capture holding both makes the agent mark its whole batch unverified; remove the stale output (a clean build)`,
+  batchUnverified: (count: number, cause: 'ambiguous' | 'slow-client') =>
+    cause === 'ambiguous'
+      ? `${count} class(es) were marked unverified together, for their whole reload batch ("input class names were ambiguous"): likely a class file the agent could not read, or two class files with the same binary name in one capture`
+      : `${count} class(es) were marked unverified together, for their whole reload batch: the agent warned that a status client was not keeping up (one that stopped reading) while the batch ran`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
+  missingWatch: (entry: string) => `--watch ${entry} does not exist: it is watched once it does`,
+  watchFailed: (problem: string, hint: string | undefined) =>
+    `the file watch reported ${problem}${hint === undefined ? '' : `: ${hint}`}; changes are still found by a full pass at least every minute`,
 } as const;
+
+/** How long a build's other processes may run after its command exits, in s (tool/build-group.ts). */
+const LINGER_S = 5;
 
 /** Why the app's start time is unknown, as the start of a sentence. */
 function appStartWhy(why: AppStartUnknown): string {

@@ -6,10 +6,11 @@
  * them is put into a sentence: the words are then safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
+import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
-import { visible, visibleFacts } from './visible.js';
+import { visibleFacts } from './visible.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {
@@ -48,7 +49,7 @@ function describe(outcome: Outcome): Words {
       };
     case 'no-agent':
       return {
-        message: `no running agent found: no .reclazz/agent.port or .idea/reclazz/agent.port in ${outcome.cwd}, its parents, or up to ${outcome.depth} levels below`,
+        message: `${outcome.waitedMs === undefined ? 'no running agent found' : `no port file appeared within ${outcome.waitedMs} ms (--wait-for-agent)`}: no .reclazz/agent.port or .idea/reclazz/agent.port in ${outcome.cwd}, its parents, or up to ${outcome.depth} levels below`,
         hint: `start the app with the reclazz agent, or point at it with --port <n> or --port-file <path>${outcome.offerNoAgent ? ' (or run the build without a hold: --allow-no-agent)' : ''}`,
       };
     case 'ambiguous-agent':
@@ -57,8 +58,9 @@ function describe(outcome: Outcome): Words {
         hint: `this command talks to one agent: pick one with --port-file <path> (e.g. --port-file ${outcome.portFiles[0]}), or run from the subproject the app runs in; a build holds them all`,
       };
     case 'bad-port-file':
-      return describePortFault(outcome.fault);
+      return describePortFault(outcome.fault, outcome.waitedMs);
     case 'lock-busy':
+      if (outcome.orphan !== undefined) return describeOrphan(outcome.orphan, outcome.waitedMs);
       return {
         message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms`,
         hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${outcome.lockPath} and ${outcome.lockPath}.holder`,
@@ -86,37 +88,15 @@ function describe(outcome: Outcome): Words {
   }
 }
 
-/** One agent's part in a run with several agents. */
-export interface AgentPart {
-  source: string;
-  exitCode: number;
-  provenLive: boolean;
-  message: string;
+/** A command as a message names it: at most 120 characters. */
+export function shortCommand(command: string): string {
+  return command.length > 120 ? `${command.slice(0, 117)}...` : command;
 }
 
-/**
- * The words for a run over several agents (each agent's own words are its result's): all of
- * them proven, or the first that was not, and how many were.
- */
-export function describeAgents(parts: AgentPart[]): Words {
-  const proven = parts.filter((p) => p.provenLive && p.exitCode === 0).length;
-  const names = parts.map((p) => visible(p.source));
-  if (proven === parts.length) return { message: `every one of the ${parts.length} agents proved its classes live (${names.join(', ')})` };
-  const first = parts.find((p) => p.exitCode !== 0) ?? parts.find((p) => !p.provenLive)!;
+function describeOrphan(group: BuildGroup, waitedMs: number): Words {
   return {
-    message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}`,
-  };
-}
-
-/**
- * The words of a refusal by one of several agents (`words` are its own): which one, every port
- * file found, and how to leave some out.
- */
-export function describeAmong(source: string, sources: readonly string[], words: Words): Words {
-  const all = sources.map((s) => `  ${visible(s)}`).join('\n');
-  return {
-    message: `${words.message}\n(the agent of ${visible(source)}; this run found ${sources.length} agents:\n${all})`,
-    hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
+    message: `the build of an earlier run that is gone (killed?) still runs after ${waitedMs} ms: process group ${group.pgid}, ${shortCommand(group.command)}; it may still write class files, so the build did not run`,
+    hint: `let it end, or raise --wait <ms>; reclazz-build never signals a process group it did not start: stop it yourself if it is stuck (kill -TERM -${group.pgid})`,
   };
 }
 
@@ -188,7 +168,7 @@ function describeUsage(problem: UsageProblem): Words {
   }
 }
 
-function describePortFault(fault: PortFault): Words {
+function describePortFault(fault: PortFault, waitedMs: number | undefined): Words {
   if (fault.input === 'RECLAZZ_PORT') {
     return {
       message: portText('RECLAZZ_PORT', fault.problem, fault.text),
@@ -199,7 +179,10 @@ function describePortFault(fault: PortFault): Words {
   switch (fault.problem) {
     case 'missing':
       return {
-        message: `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere`,
+        message:
+          waitedMs === undefined
+            ? `port file ${file} does not exist: the agent is not running, or writes its port file elsewhere`
+            : `port file ${file} did not appear within ${waitedMs} ms (--wait-for-agent): the agent did not start, or writes its port file elsewhere`,
         hint: 'start the app with the agent, check the path, or pass --port <n>',
       };
     case 'cannot-stat':
@@ -332,6 +315,7 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
   verify: 'during VERIFY',
   'reload-receipt': 'while waiting for the RELOAD_STATE receipt',
   'after-scan': 'after sending SCAN',
+  watching: 'while watching, between builds',
 };
 
 function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {

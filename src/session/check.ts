@@ -7,16 +7,17 @@ import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { watchCoverage, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
-import { isDescriptorClassName } from '../agent/protocol.js';
+import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, decide, type Cuts } from '../classes/evidence.js';
+import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
+import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
-import type { AppStart, BuildRun, ChangeSummary } from '../outcome/facts.js';
+import type { AppStart, BuildRun, ChangeSummary, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { verdictOutcome } from '../verify/verdict.js';
-import { end, saveAfterOk, type Cycle } from './cycle-context.js';
+import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 import { proveClasses } from './proof.js';
 
@@ -58,12 +59,16 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     holdAtMs: before.heldBefore ? 0 : before.holdAtMs,
     ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
   };
-  const detected = await detectChanges(before.baseline, dirs, {
-    judge: (file) => decide(file, cuts),
+  // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
+  const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
+  const scan = {
+    judge: (file: FileFacts) => decide(file, cuts),
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,
     resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
-  });
+  };
+  const detected =
+    folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
   if (detected.unreadable.length > 0) warn(warningText.unreadable(detected.unreadable));
   if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts adds what VERIFY proved).
@@ -129,6 +134,7 @@ async function verifyChanges(
     ...(quiet === undefined ? {} : { quiet }),
   });
   const { verdicts, checked, ...verify } = report;
+  warnBatchWide(session, verdicts);
   const lost = verdicts.some((v) => v.status === 'connection-lost');
   const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
   const outcome = verdictOutcome(report, {
@@ -159,4 +165,14 @@ function dirOf(file: string, dirs: readonly string[]): string | undefined {
  */
 function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: readonly PathMapEntry[]): string {
   return [...new Set([...view.watched.map((w) => w.reported), ...unwatched.map((dir) => toAgent(map, dir))])].join(';');
+}
+
+/** Names a batch-wide `unverified` as such, with its likely cause (agent/protocol.ts), once per cause. */
+function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[]): void {
+  const counts = new Map<'ambiguous' | 'slow-client', number>();
+  for (const v of verdicts) {
+    const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
+    if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);
+  }
+  for (const [cause, count] of counts) session.emit({ type: 'warning', message: warningText.batchUnverified(count, cause) });
 }

@@ -6,6 +6,8 @@
 import type { Outcome } from '../outcome/outcome.js';
 import { neverEndingArgument, resolveBuildCommand, type BuildCommand } from '../tool/resolve.js';
 import { checkExecutable } from '../tool/spawn.js';
+
+export type { BuildCommand };
 import { NESTED_ENV, type CycleOptions, type Host } from './options.js';
 
 /** The command to run, or the outcome that refuses it (nothing was sent). */

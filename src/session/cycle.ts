@@ -12,6 +12,7 @@ import { askDoctor, askReload } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
+import { sameBinaryNames } from '../classes/duplicates.js';
 import { EVIDENCE } from '../classes/evidence.js';
 import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
@@ -33,6 +34,8 @@ import { spawnBuild } from './spawn.js';
 /** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 const CAPTURE_WAIT_MS = 5000;
 const CAPTURE_POLL_MS = 100;
+/** Binary names in two class output directories warned about before a build, at most. */
+const MAX_SAME_NAMES = 5;
 
 /**
  * Runs one cycle. Never throws for the agent's or the build's behaviour.
@@ -88,6 +91,8 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
   const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
   warnUnwatched(session, before);
+  for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
+    session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
   // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? await quietBefore(session) : undefined;
   return { found: { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet }, dirs };
@@ -167,11 +172,12 @@ async function awaitCaptureRelease(session: Session): Promise<void> {
   const start = clock.now();
   const limit = Math.min(CAPTURE_WAIT_MS, session.options.waitMs ?? DEFAULTS.waitMs);
   while (clock.now() - start < limit) {
-    session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
     try {
-      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
+      // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
       const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
       if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
+      session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
+      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
     } catch {
       return;
     }

@@ -57,7 +57,13 @@ export async function runCycles(
     if (sessions[0]!.signal?.aborted) return combine(cycles, await Promise.all(cycles.map(interruptedBeforeBuild)));
     const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
     const first = sessions[0]!;
-    const build = await spawnBuild({ host: first.host, emit: group.emit, signal: first.signal }, command, options, dirs, true);
+    const build = await spawnBuild(
+      { host: first.host, emit: group.emit, signal: first.signal, recordBuild: first.recordBuild },
+      command,
+      options,
+      dirs,
+      true,
+    );
     return combine(cycles, await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
   } catch (error) {
     return combine(cycles, await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));

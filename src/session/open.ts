@@ -1,12 +1,16 @@
 /**
+/**
  * Opening sessions: discover the agent (or every agent, for a build), take the checkout's run
  * lock (a session that builds), then per agent connect and read CONNECTED, ask DOCTOR and check
  * what the session needs, and choose the owner token (a session that builds). Each step returns
- * data; the first refusal ends the opening with its outcome.
+ * data; the first refusal ends the opening with its outcome. A port file not there yet, a port
+ * not answering yet (`waitForAgentMs`), a lingering client slot and an agent still starting
+ * (`waitMs`) are waited out first (agent/await-agent.ts).
  */
-import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
+import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import { portFilesAround, type AgentLocation } from '../agent/discover.js';
-import { checkAgent, connectAgent, findAgent, findAgents, type AgentTarget, type Requirements } from '../agent/handshake.js';
+import { findAgent, findAgents, type AgentTarget, type Requirements } from '../agent/handshake.js';
+import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
@@ -14,9 +18,10 @@ import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { WAITING_FOR, warningText } from '../report/step-words.js';
+import { WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/place.js';
+import { isGroupAlive } from '../tool/proc.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
 import path from 'node:path';
@@ -27,6 +32,8 @@ export interface OpenPlan {
   requires?: Requirements;
   /** A session that builds: the run lock, the owner token and the hold. */
   builds?: boolean;
+  /** A session that builds takes the run lock per cycle (watch mode: {@link lockCheckout}), not for the whole session. */
+  lockPerCycle?: boolean;
   /** Emit an `agent` event once DOCTOR described the agent (a build and `verify` show it). */
   announce?: boolean;
   /** Name `--allow-no-agent` in the advice when no agent is found. */
@@ -60,10 +67,16 @@ export async function openSession<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Opening<H>> {
+  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
   const target = targetOf(options, host, hooks, plan);
-  const found = findAgent(target, plan.offerNoAgent === true);
+  const found = await findWaiting(
+    () => findAgent(target, plan.offerNoAgent === true),
+    options.waitForAgentMs ?? 0,
+    hooks,
+    onWaitOf(hooks.onEvent),
+  );
   if (found.kind === 'refused') return found;
-  const opened = await openAll([found.location], options, host, hooks, plan);
+  const opened = await openAll([found.location], options, host, hooks, plan, agentDeadline);
   return opened.kind === 'open' ? { kind: 'open', session: opened.sessions[0]! } : opened;
 }
 
@@ -83,10 +96,16 @@ export async function openSessions<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Openings<H>> {
+  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
   const target = targetOf(options, host, hooks, plan);
-  const found = findAgents(target, plan.offerNoAgent === true);
+  const found = await findWaiting(
+    () => findAgents(target, plan.offerNoAgent === true),
+    options.waitForAgentMs ?? 0,
+    hooks,
+    onWaitOf(hooks.onEvent),
+  );
   if (found.kind === 'refused') return found;
-  return openAll(found.locations, options, host, hooks, plan);
+  return openAll(found.locations, options, host, hooks, plan, agentDeadline);
 }
 
 /** Takes the run lock (a session that builds), then opens a session at each location in turn. */
@@ -96,13 +115,15 @@ async function openAll<H extends SessionHost>(
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
+  agentDeadline: number,
 ): Promise<Openings<H>> {
   const checkout = checkoutRoot(host.cwd, locations);
-  const releaseLock = plan.builds ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
-  if (releaseLock !== undefined && typeof releaseLock !== 'function') return releaseLock;
+  const lock = plan.builds && !plan.lockPerCycle ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
+  if (lock !== undefined && 'kind' in lock) return lock;
+  const releaseLock = lock?.release;
   const sessions: Session<H>[] = [];
   for (const location of locations) {
-    const opened = await openAt(location, checkout, options, host, hooks, plan, locations.length > 1);
+    const opened = await openAt(location, checkout, options, host, hooks, plan, { several: locations.length > 1, agentDeadline });
     if (opened.kind === 'refused') {
       for (const session of sessions) session.connection.close();
       const among = locations.length > 1 ? { among: { source: location.source, sources: locations.map((l) => l.source) } } : {};
@@ -111,7 +132,7 @@ async function openAll<H extends SessionHost>(
     sessions.push(opened.session);
   }
   // One lock for the run: the first session releases it when the sessions close.
-  if (releaseLock !== undefined) sessions[0]!.releaseLock = releaseLock;
+  if (lock !== undefined) Object.assign(sessions[0]!, { releaseLock: lock.release, recordBuild: lock.recordBuild });
   return { kind: 'open', sessions };
 }
 
@@ -123,14 +144,17 @@ async function openAt<H extends SessionHost>(
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
-  several: boolean,
+  { several, agentDeadline }: { several: boolean; agentDeadline: number },
 ): Promise<Opening<H>> {
   const base = hooks.onEvent ?? (() => undefined);
   // With several agents every event of a session names its agent.
   const emit = several ? (event: RunEvent) => base({ ...event, agentSource: location.source }) : base;
   const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
   const target = targetOf(options, host, { ...hooks, onEvent: emit }, plan);
-  const opened = await connectAgent(location, target);
+  const onWait = onWaitOf(emit);
+  const waitMs = options.waitMs ?? (plan.builds ? DEFAULTS.waitMs : 0);
+  const waitForAgentMs = options.waitForAgentMs ? Math.max(Math.round(agentDeadline - performance.now()), 1) : 0;
+  const opened = await connectWaiting(location, target, { waitForAgentMs, waitMs }, onWait);
   if (opened.kind === 'refused')
     return opened.outcome.reason === 'stale-port'
       ? { ...opened, outcome: { ...opened.outcome, ...otherPortFiles(host.cwd, location.portFile) } }
@@ -155,7 +179,7 @@ async function openAt<H extends SessionHost>(
     session.agent = agent;
     if (plan.announce) emit({ type: 'agent', agent });
   };
-  const checked = await checkAgent(opened, plan.requires, timeoutMs, hooks.signal, onAgent);
+  const checked = await checkAgentWaiting(opened, plan.requires, { timeoutMs, waitMs }, hooks.signal, onAgent, onWait);
   if (checked.kind === 'refused') {
     opened.connection.close();
     return {
@@ -201,6 +225,11 @@ function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHook
   };
 }
 
+/** Tells a wait for the agent as a `waiting` event. */
+function onWaitOf(emit: SessionHooks['onEvent']): OnAgentWait {
+  return (wait, elapsedMs) => emit?.({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+}
+
 function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { level: string; message: string }): void {
   if (SHOWN_AGENT_LEVELS.has(event.level)) emit({ type: 'agent-event', level: event.level, message: event.message });
 }
@@ -214,26 +243,34 @@ function lockProcessOf(host: SessionHost): LockProcess {
   return host as SessionHost & LockProcess;
 }
 
-/** Takes the run lock of the checkout, waiting up to --wait; the refusal when it cannot. */
-async function lockCheckout(
+/**
+ * Takes the run lock of the checkout, waiting up to --wait (also for the build of a run that
+ * is gone, recorded with the lock: tool/proc.ts tells whether its group still runs); the
+ * refusal when it cannot.
+ * @throws StateError when the state folder or the lock cannot be created.
+ */
+export async function lockCheckout(
   checkout: string,
   host: LockProcess,
   options: SessionOptions,
   hooks: SessionHooks,
-): Promise<(() => Promise<void>) | Extract<Opening<never>, { kind: 'refused' }>> {
+): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
   const lock = await acquireRunLock(
     checkout,
-    host,
+    { ...host, isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }) },
     options.waitMs ?? DEFAULTS.waitMs,
-    (elapsedMs) => emit({ type: 'waiting', what: WAITING_FOR.lock, elapsedMs }),
+    (elapsedMs, orphan) => emit({ type: 'waiting', what: orphan === undefined ? WAITING_FOR.lock : waitingForOrphan(orphan), elapsedMs }),
     hooks.signal,
     () => emit({ type: 'warning', message: warningText.lockLost(path.join(checkout, '.reclazz', 'build.lock')) }),
   );
   if (lock.kind === 'aborted')
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
-  if (lock.kind === 'busy') return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs } };
-  return lock.release;
+  if (lock.kind === 'busy') {
+    const orphan = lock.orphan === undefined ? {} : { orphan: lock.orphan };
+    return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
+  }
+  return { release: lock.release, recordBuild: lock.recordBuild };
 }
 
 /**

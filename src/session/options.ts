@@ -43,8 +43,13 @@ export interface SessionOptions {
   owner?: string;
   /** Bound per receipt and for the connection (default 5000). */
   timeoutMs?: number;
-  /** How long to wait for another run's lock or another owner's hold (default 30000; 0 = do not wait). */
+  /**
+   * How long to wait for another run's lock or another owner's hold, a free client slot, and
+   * the agent to finish starting (default 30000 for a session that builds, else 0 = do not wait).
+   */
   waitMs?: number;
+  /** How long to wait for a port file to appear and its port to answer (default 0: refused at once). */
+  waitForAgentMs?: number;
   /** False: the agent need not support VERIFY (default true). */
   verify?: boolean;
   /** `--path-map`: how the agent's paths (an app in a container) read here. */
@@ -68,6 +73,12 @@ export interface CycleOptions {
    * (with `--json`, so that stdout carries only JSON lines).
    */
   buildStdout?: 'inherit' | 'stderr';
+  /**
+   * Watch mode: called once per cycle, after the build, with the class output directories; the
+   * folders in them that may have changed since the last call (absolute), or undefined for a full
+   * pass. `full` says the cycle scans every file anyway. Default: always a full pass.
+   */
+  changedFolders?: (dirs: readonly string[], full: boolean) => Promise<ReadonlySet<string> | undefined>;
 }
 
 /** What a session tells and who may stop it. */
@@ -75,4 +86,27 @@ export interface SessionHooks {
   onEvent?: (event: RunEvent) => void;
   /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop cleanly (exit 130/143). */
   signal?: AbortSignal;
+}
+
+/** What a run may set of its host; unset fields are the host's. */
+export interface HostOverrides {
+  /** Folder the build runs in and the search starts from (absolute). Default: the host's. */
+  cwd?: string;
+  /** Environment: discovery reads it, the build gets it and finds its tool on its PATH. Default: the host's. */
+  env?: NodeJS.ProcessEnv;
+  /** Default: the host's. */
+  platform?: NodeJS.Platform;
+  /** True when the user's terminal delivers Ctrl-C to the build itself. Default: the host's (stdin is a TTY). */
+  sharesTerminal?: boolean;
+}
+
+/** `base` with what `overrides` sets of it. */
+export function hostWith(base: Host, overrides: HostOverrides): Host {
+  return {
+    ...base,
+    ...(overrides.cwd === undefined ? {} : { cwd: overrides.cwd }),
+    ...(overrides.env === undefined ? {} : { env: overrides.env }),
+    ...(overrides.platform === undefined ? {} : { platform: overrides.platform }),
+    ...(overrides.sharesTerminal === undefined ? {} : { sharesTerminal: overrides.sharesTerminal }),
+  };
 }

@@ -2,7 +2,8 @@
 import { holdLeft } from '../hold/machine.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { describeAgents, describeAmong, describeOutcome } from '../report/words.js';
+import { describeAgents, describeAmong } from '../report/several-words.js';
+import { describeOutcome } from '../report/words.js';
 import { describeCommand, type BuildCommand } from '../tool/resolve.js';
 import type { Session } from './session.js';
 

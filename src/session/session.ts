@@ -11,7 +11,7 @@ import type { BuildHold } from '../hold/hold.js';
 import type { OwnerChoice } from '../hold/owner.js';
 import type { DoctorObserved } from '../outcome/doctor.js';
 import type { RunEvent } from '../outcome/events.js';
-import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup } from '../outcome/facts.js';
 import type { StatePlace } from '../state/folder.js';
 import type { Host, SessionOptions } from './options.js';
 
@@ -46,6 +46,8 @@ export interface Session<H extends SessionHost = Host> {
   releaseLock?: () => Promise<void>;
   /** The `agent-dirs` event was emitted (once per session). */
   agentDirsTold?: boolean;
+  /** Records a build's process group with the run lock (false: not written), for a session that builds. */
+  recordBuild?: (group: BuildGroup) => boolean;
   /** Nested class output directories already warned about (each once per session). */
   nestedWarned: Set<string>;
 }

@@ -1,6 +1,11 @@
-/** Running the build command of a cycle (tool/spawn.ts), told as `build-start` and `build-end` events. */
-import type { BuildRun } from '../outcome/facts.js';
+/**
+ * Running the build command of a cycle (tool/spawn.ts), told as `build-start` and `build-end`
+ * events; its process group is recorded with the run lock, and processes of it that outlived
+ * the command and had to be stopped are named in a warning.
+ */
+import type { BuildGroup, BuildRun } from '../outcome/facts.js';
 import type { RunEvent } from '../outcome/events.js';
+import { warningText } from '../report/step-words.js';
 import { describeCommand, type BuildCommand } from '../tool/resolve.js';
 import { runBuild } from '../tool/spawn.js';
 import { NESTED_ENV, type CycleOptions, type Host } from './options.js';
@@ -10,6 +15,8 @@ export interface BuildPlace {
   host: Host;
   emit: (event: RunEvent) => void;
   signal: AbortSignal | undefined;
+  /** Records the build's process group with the run lock (a session that holds it); false when it could not be written. */
+  recordBuild?: (group: BuildGroup) => boolean;
 }
 
 /**
@@ -32,8 +39,13 @@ export async function spawnBuild(
     process: host,
     sharesTerminal: host.sharesTerminal,
     platform: host.platform,
+    self: host.pid,
+    onGroup: (group) => {
+      if (place.recordBuild?.(group) === false) emit({ type: 'warning', message: warningText.groupNotRecorded(group.pgid) });
+    },
     ...(signal === undefined ? {} : { signal }),
   });
+  if (build.stopped !== undefined) emit({ type: 'warning', message: warningText.stoppedLeftovers(build.stopped) });
   emit({
     type: 'build-end',
     exitCode: build.exitCode,

@@ -1,7 +1,9 @@
 /**
  * Serialises reclazz-build runs in one checkout with an advisory lock (proper-lockfile), so
  * two runs never hold the agent with one owner token at the same time. A lock left by a killed
- * run goes stale (its mtime stops being refreshed) and is taken over.
+ * run goes stale (its mtime stops being refreshed) and is taken over, but not while the build
+ * that run started (its process group, recorded in the holder file) still runs: a killed run's
+ * build may still write class files.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,6 +11,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import * as z from 'zod/mini';
+import type { BuildGroup } from '../outcome/facts.js';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } from './folder.js';
 
@@ -28,8 +31,13 @@ const LOCK_RETRY_MS = 100;
 
 /** The result of {@link acquireRunLock}. */
 export type LockResult =
-  | { kind: 'locked'; release: () => Promise<void> }
-  | { kind: 'busy'; waitedMs: number; lockPath: string }
+  | {
+      kind: 'locked';
+      release: () => Promise<void>;
+      /** Records the build's process group in the holder file; false when it cannot be written. */
+      recordBuild: (group: BuildGroup) => boolean;
+    }
+  | { kind: 'busy'; waitedMs: number; lockPath: string; orphan?: BuildGroup }
   | { kind: 'aborted' };
 
 /** This process as the run lock needs it: its id for the holder file, and whether another process exists. */
@@ -37,14 +45,28 @@ export interface LockProcess {
   pid: number;
   /** Whether process `pid` exists (one of another user counts). */
   isAlive(pid: number): boolean;
+  /** Whether a recorded build's process group still runs; undefined (or absent) when this machine cannot tell. */
+  isGroupAlive?(group: BuildGroup): Promise<boolean | undefined>;
 }
 
-/** The holder file's content. */
-const holderSchema = z.object({ pid: z.number().check(z.int(), z.positive()), host: z.string() });
+/** The holder file's content: the run, and the build it started (once it did). */
+const holderSchema = z.object({
+  pid: z.number().check(z.int(), z.positive()),
+  host: z.string(),
+  build: z.optional(
+    z.object({
+      pgid: z.number().check(z.int(), z.positive()),
+      leaderStartMs: z.number(),
+      leaderErrorMs: z.number().check(z.nonnegative()),
+      command: z.string(),
+    }),
+  ),
+});
 
 /**
  * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms while
- * another run holds it and reporting the wait through `onWait`. Next to the lock,
+ * another run holds it, or while the build of a run that is gone still runs (then `onWait` and
+ * the busy result name that build), and reporting the wait through `onWait`. Next to the lock,
  * `build.lock.holder` names this process (`self`), so that a later run can tell a lock left by a run
  * that is gone (taken over at once) from one of a run that is only slow or suspended (waited
  * for). `onLost` is called if the lock is taken over all the same (its folder was removed).
@@ -57,7 +79,7 @@ export async function acquireRunLock(
   projectDir: string,
   self: LockProcess,
   waitMs: number,
-  onWait: (elapsedMs: number) => void,
+  onWait: (elapsedMs: number, orphan?: BuildGroup) => void,
   signal?: AbortSignal,
   onLost: () => void = () => undefined,
 ): Promise<LockResult> {
@@ -68,6 +90,15 @@ export async function acquireRunLock(
   for (;;) {
     // proper-lockfile stats through a link in the lock's place (and takes its target's age for the lock's).
     refuseLink(lockPath, 'write');
+    // Checked first: proper-lockfile itself takes over a lock unrefreshed for 10 minutes.
+    const orphan = await orphanBuild(holderPath, self);
+    if (orphan !== undefined) {
+      const elapsed = performance.now() - start;
+      if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath, orphan };
+      onWait(Math.round(elapsed), orphan);
+      if (!(await pause(signal))) return { kind: 'aborted' };
+      continue;
+    }
     try {
       const release = await lockfile.lock(dir, {
         lockfilePath: lockPath,
@@ -77,15 +108,24 @@ export async function acquireRunLock(
         // Another run took the lock over (it found this one gone, or the lock folder was removed).
         onCompromised: onLost,
       });
+      const holder = { pid: self.pid, host: os.hostname() };
       try {
         removeInterruptedWrites(dir);
-        writeStateFile(holderPath, JSON.stringify({ pid: self.pid, host: os.hostname() }));
+        writeStateFile(holderPath, JSON.stringify(holder));
       } catch (error) {
         await release().catch(() => undefined);
         throw error;
       }
       return {
         kind: 'locked',
+        recordBuild: (build) => {
+          try {
+            writeStateFile(holderPath, JSON.stringify({ ...holder, build }));
+            return true;
+          } catch {
+            return false;
+          }
+        },
         release: () => {
           // The holder file goes first: a lock without one is never taken for a dead run's.
           removeQuietly(holderPath);
@@ -100,12 +140,29 @@ export async function acquireRunLock(
     const elapsed = performance.now() - start;
     if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath };
     onWait(Math.round(elapsed));
-    try {
-      await sleep(LOCK_RETRY_MS, undefined, { signal });
-    } catch {
-      return { kind: 'aborted' };
-    }
+    if (!(await pause(signal))) return { kind: 'aborted' };
   }
+}
+
+/** Sleeps one retry; false when `signal` aborted. */
+async function pause(signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    await sleep(LOCK_RETRY_MS, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The build recorded in the holder file when the run that started it is gone (on this host)
+ * and its process group still runs, as `self.isGroupAlive` tells (same leader start time, so a
+ * reused pgid is not taken for it). Nothing is ever sent to that group: it is not ours.
+ */
+async function orphanBuild(holderPath: string, self: LockProcess): Promise<BuildGroup | undefined> {
+  const holder = readHolder(holderPath);
+  if (holder?.build === undefined || holder.host !== os.hostname() || self.isAlive(holder.pid)) return undefined;
+  return (await self.isGroupAlive?.(holder.build)) === true ? holder.build : undefined;
 }
 
 /** Removes a state file we made, leaving anything else (a link stays, and is refused by the next run). */

@@ -7,14 +7,17 @@
  * running 5 s after the signal is killed. If we exit while it runs (a second Ctrl-C exits at
  * once), its own process group is killed on the way out, so no build tool is left orphaned
  * (in a terminal the second Ctrl-C reaches it directly, and execa's cleanup covers the rest).
+ * A build that was not interrupted is over only when the rest of its processes are too
+ * (build-group.ts), and its process group is handed to `onGroup` for the run lock's record.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import which from 'which';
-import type { BuildRun, StopSignal } from '../outcome/facts.js';
-import type { BuildCommand } from './resolve.js';
+import type { BuildGroup, BuildRun, StopSignal } from '../outcome/facts.js';
+import { awaitBuildProcesses, buildScope, type BuildScope } from './build-group.js';
+import { describeCommand, type BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
@@ -43,6 +46,10 @@ export interface RunBuildOptions {
   stdoutToStderr?: boolean;
   /** Platform, for Windows script handling. */
   platform: NodeJS.Platform;
+  /** Our own pid (a build sharing the terminal shares our process group). */
+  self: number;
+  /** Called once the build's process group is known, for the run lock's record (see build-group.ts). */
+  onGroup?: (group: BuildGroup) => void;
 }
 
 /** Whether the build command can be started: found and executable, missing, or a file without execute permission. */
@@ -83,6 +90,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
       ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
       : command.file;
   const plan = planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe');
+  const beforeMs = Date.now();
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
     cwd: command.cwd,
@@ -94,6 +102,14 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     env: options.env,
     extendEnv: false,
   });
+  const afterMs = Date.now();
+  const scoped =
+    child.pid === undefined
+      ? Promise.resolve(undefined)
+      : buildScope(child.pid, ownGroup, { beforeMs, afterMs, self: options.self, command: describeCommand(command) }).catch(
+          () => undefined,
+        );
+  void scoped.then((found) => found && options.onGroup?.(found.record));
   let interruptedBy: StopSignal | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
@@ -119,17 +135,26 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     }
     const signalNumber = result.signal === undefined ? undefined : signalToNumber(result.signal);
     const exitCode = result.exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
+    const durationMs = Math.round(performance.now() - started);
+    const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
     return {
       exitCode,
       ...(result.signal === undefined ? {} : { signal: result.signal }),
-      durationMs: Math.round(performance.now() - started),
+      durationMs,
       ...(interruptedBy === undefined ? {} : { interruptedBy }),
+      ...(stopped.length === 0 ? {} : { stopped }),
     };
   } finally {
     if (killTimer !== undefined) clearTimeout(killTimer);
     options.signal?.removeEventListener('abort', onAbort);
     unlisten();
   }
+}
+
+/** Waits for the rest of the build's processes (build-group.ts); those that had to be stopped. */
+async function lingering(found: { scope: BuildScope } | undefined, options: RunBuildOptions) {
+  if (found === undefined || options.signal?.aborted) return [];
+  return awaitBuildProcesses(found.scope, options.process, options.signal).catch(() => []);
 }
 
 function signalChild(control: ProcessControl, pid: number, group: boolean, signal: NodeJS.Signals): void {

@@ -38,6 +38,8 @@ export interface ClassWatch {
    * entries when they changed.
    */
   takeDirtyFolders(): Set<string>;
+  /** Marks `folders` (absolute) dirty, as a full stat pass found them; folders outside the class folders are left out. */
+  markDirty(folders: Iterable<string>): void;
   /** How many folders are dirty right now, without taking them. */
   readonly dirtyCount: number;
   /**
@@ -110,6 +112,9 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
       const taken = dirty;
       dirty = new Set();
       return taken;
+    },
+    markDirty(folders) {
+      for (const folder of folders) markDirty(folder);
     },
     get dirtyCount() {
       return dirty.size;

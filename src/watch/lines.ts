@@ -130,6 +130,8 @@ export function cycleEndLine(end: EndLine): string {
 export type NewsLine =
   /** The agent went away; sources are still watched. */
   | { kind: 'agent-lost'; at: Date }
+  /** No agent when the watch started (`why`: one plain sentence, without a final period); sources are watched. */
+  | { kind: 'no-agent-yet'; at: Date; why: string }
   /** The agent is back with the same app session. */
   | { kind: 'agent-back'; at: Date; pid?: number }
   /** The agent is back with a new app session (the app restarted): evidence starts from scratch. */
@@ -144,6 +146,8 @@ export function newsLine(news: NewsLine): string {
   switch (news.kind) {
     case 'agent-lost':
       return `${at} • agent lost: still watching sources; reconnecting when it is back`;
+    case 'no-agent-yet':
+      return `${at} • no agent yet (${visible(news.why)}): watching sources; connecting when it is there`;
     case 'agent-back':
       return `${at} • agent reconnected${pid}`;
     case 'new-app-session':

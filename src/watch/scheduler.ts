@@ -6,7 +6,7 @@
  */
 
 /** The default quiet period before a cycle starts, in ms (issue: `--debounce`, default 300). */
-const DEFAULT_DEBOUNCE_MS = 300;
+export const DEFAULT_DEBOUNCE_MS = 300;
 
 /** The longest quiet period accepted, in ms: what one timer can wait (about 24.8 days). */
 const MAX_DEBOUNCE_MS = 2_147_483_647;

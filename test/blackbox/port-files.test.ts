@@ -89,9 +89,15 @@ const CASES: Case[] = [
       );
       while (agent.clientCount() < 5) await new Promise((r) => setTimeout(r, 10));
       writePortFile(p, String(agent.port));
-      return { cleanup: async () => (sockets.forEach((s) => s.destroy()), agent.stop()), sent: () => agent.received.map((r) => r.line) };
+      // Tried again with backoff within --wait: a closed client's slot may linger.
+      return {
+        args: ['--wait', '1000'],
+        cleanup: async () => (sockets.forEach((s) => s.destroy()), agent.stop()),
+        sent: () => agent.received.map((r) => r.line),
+      };
     },
-    says: (p) => new RegExp(`the agent on port \\d+ from ${esc(p.portFile)} closed the connection before CONNECTED`),
+    says: (p) =>
+      new RegExp(`the agent on port \\d+ from ${esc(p.portFile)} closed the connection before CONNECTED, on every try for \\d+ ms`),
     next: /it already serves 5 clients \(close an IDE window/,
   },
   {
@@ -99,10 +105,12 @@ const CASES: Case[] = [
     setup: async (p) => {
       const agent = await startFakeAgent({ heartbeatMs: 0, notReady: true });
       writePortFile(p, String(agent.port));
-      return { cleanup: () => agent.stop(), sent: () => agent.received.map((r) => r.line.split(' ')[0]!) };
+      // DOCTOR is asked again within --wait, each time for at most --timeout.
+      return { args: ['--wait', '2000'], cleanup: () => agent.stop(), sent: () => agent.received.map((r) => r.line.split(' ')[0]!) };
     },
-    says: () => /the agent 1\.4\.0-fake on port \d+ did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/,
-    next: /wait until the app has started and try again, or raise --timeout/,
+    says: () =>
+      /the agent 1\.4\.0-fake on port \d+ did not answer DOCTOR within \d+ ms after waiting \d+ ms: it is not ready \(still starting\)/,
+    next: /wait until the app has started and try again, or raise --timeout or --wait/,
   },
 ];
 

@@ -109,6 +109,7 @@ describe('resolveSettings: command line, then environment, then config, then def
       timeoutMs: 7000,
       verifyTimeoutMs: 30000,
       waitMs: 0,
+      waitForAgentMs: 0,
       classDirs: ['/cfg/classes'],
       pathMap: [],
     });
@@ -127,6 +128,7 @@ describe('resolveSettings: command line, then environment, then config, then def
       timeoutMs: 10,
       verifyTimeoutMs: 30000,
       waitMs: 0,
+      waitForAgentMs: 0,
       classDirs: ['/here/out'],
       pathMap: [],
     });

@@ -1,5 +1,5 @@
 /**
- * The README's table of where state lives ("The `.reclazz/` folder") against a real run: every
+ * The README's table of where state lives (section "Where state lives") against a real run: every
  * file a build with two agents leaves under the checkout root is a row of the table, and every
  * row is a file that run made (the run lock while the build runs, the rest after it).
  */

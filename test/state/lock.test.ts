@@ -66,4 +66,53 @@ describe('the run lock', () => {
     await expect(acquireRunLock(project, processHost(), 0, ignore)).rejects.toThrow(`cannot write ${path.join(state, 'build.lock.holder')} (it is not a regular file: move it away)`);
     expect(fs.existsSync(path.join(state, 'build.lock'))).toBe(false);
   });
+
+  it("a dead holder whose recorded build still runs is not taken over, even past proper-lockfile's own staleness", async () => {
+    const project = scratch();
+    const state = path.join(project, '.reclazz');
+    const lock = path.join(state, 'build.lock');
+    fs.mkdirSync(lock, { recursive: true });
+    // Unrefreshed for an hour: proper-lockfile alone would take it over.
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    fs.utimesSync(lock, hourAgo, hourAgo);
+    const build = { pgid: 4242, leaderStartMs: 1_000, leaderErrorMs: 10, command: 'sh -c slow' };
+    fs.writeFileSync(path.join(state, 'build.lock.holder'), JSON.stringify({ pid: deadPid(), host: os.hostname(), build }));
+    let alive = true;
+    const asked: unknown[] = [];
+    const host = {
+      ...processHost(),
+      isGroupAlive: (group: typeof build) => {
+        asked.push(group);
+        return Promise.resolve(alive);
+      },
+    };
+    const waits: unknown[] = [];
+    const busy = await acquireRunLock(project, host, 250, (_ms, orphan) => waits.push(orphan));
+    expect(busy).toMatchObject({ kind: 'busy', orphan: build });
+    expect(waits.length).toBeGreaterThan(0);
+    expect(waits.every((w) => JSON.stringify(w) === JSON.stringify(build))).toBe(true);
+    expect(asked[0]).toEqual(build);
+    // Once the group is gone the lock is taken over, and the new holder records no build until one starts.
+    alive = false;
+    const taken = await acquireRunLock(project, host, 0, ignore);
+    if (taken.kind !== 'locked') expect.fail(`lock ${taken.kind}`);
+    expect(JSON.parse(fs.readFileSync(path.join(state, 'build.lock.holder'), 'utf8'))).not.toHaveProperty('build');
+    expect(taken.recordBuild(build)).toBe(true);
+    expect(JSON.parse(fs.readFileSync(path.join(state, 'build.lock.holder'), 'utf8'))).toMatchObject({ pid: process.pid, build });
+    await taken.release();
+  });
+
+  it("a recorded build of a live holder is that run's own business: the lock is waited for as any other", async () => {
+    const project = scratch();
+    const first = await acquireRunLock(project, processHost(), 0, ignore);
+    if (first.kind !== 'locked') expect.fail(`lock ${first.kind}`);
+    first.recordBuild({ pgid: 4242, leaderStartMs: 1_000, leaderErrorMs: 10, command: 'x' });
+    const asked: unknown[] = [];
+    const host = { ...processHost(), isGroupAlive: (g: unknown) => (asked.push(g), Promise.resolve(true)) };
+    const second = await acquireRunLock(project, host, 0, ignore);
+    expect(second).toMatchObject({ kind: 'busy' });
+    expect(second).not.toHaveProperty('orphan');
+    expect(asked).toEqual([]);
+    await first.release();
+  });
 });

@@ -1,0 +1,143 @@
+/**
+ * `reclazz-build watch` behind the command line (`main.ts` loads it only to watch): reads the
+ * config, resolves the settings, renders the watch (the cycle lines and news on stderr; with
+ * --json, one JSON object per line on stdout: the events, a `cycle-start` and a `cycle` object
+ * per cycle, `news`, and one final `result`) and runs the core (`watch/loop.ts`).
+ */
+import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
+import type { RunResult } from '../outcome/result.js';
+import { HumanReporter } from '../report/human.js';
+import { eventToJson, jsonLine, resultToJson } from '../report/json.js';
+import { paletteFor } from '../report/palette.js';
+import { visible } from '../report/visible.js';
+import { runWatch, type WatchResult } from '../watch/loop.js';
+import type { WatchHooks, WatchOptions } from '../watch/options.js';
+import { configFailure } from './actions.js';
+import type { CliOptions, Interrupts } from './build.js';
+import { ConfigError, loadConfig } from './config.js';
+import { processHost } from './host.js';
+import { resolveSettings } from './settings.js';
+import { writeStdout } from './stdout.js';
+
+/** The watch command's own options, besides the build's. */
+export interface WatchFlags extends CliOptions {
+  debounce?: number;
+  watch?: string[];
+  exitOnAgentLoss?: boolean;
+}
+
+/** Lists at most this many classes that were not proven live under a cycle's end line. */
+const MAX_LISTED = 10;
+
+/**
+ * Watches from the command line until Ctrl-C or SIGTERM (or another end, see watch/loop.ts).
+ * @returns the exit status (an invalid config is reported here and gives 2).
+ */
+export async function watchAction(tool: ToolKind, args: string[], opts: WatchFlags, interrupts: Interrupts): Promise<number> {
+  const cwd = process.cwd();
+  let loaded;
+  try {
+    loaded = loadConfig(cwd, opts.config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return configFailure(error, opts.json, 'build');
+  }
+  const { config } = loaded;
+  const settings = resolveSettings(opts, config, cwd, process.env);
+  const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
+  const options: WatchOptions = {
+    tool,
+    args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
+    cwd,
+    timeoutMs: settings.timeoutMs,
+    verifyTimeoutMs: settings.verifyTimeoutMs,
+    waitMs: settings.waitMs,
+    verify: opts.verify,
+    classDirs: settings.classDirs,
+    buildStdout: opts.json ? 'stderr' : 'inherit',
+    watch: [...(config.watch ?? []), ...(opts.watch ?? [])],
+    exitOnAgentLoss: opts.exitOnAgentLoss === true,
+    ...((opts.debounce ?? config.debounceMs) !== undefined ? { debounceMs: opts.debounce ?? config.debounceMs } : {}),
+    ...(settings.port === undefined ? {} : { port: settings.port }),
+    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
+    ...(opts.owner === undefined ? {} : { owner: opts.owner }),
+  };
+  const output = watchOutput(opts);
+  const signals = interrupts(() => output.owner);
+  const result = await runWatch(options, { ...output.hooks, signal: signals.signal }, processHost());
+  signals.dispose();
+  output.result(result);
+  return result.exitCode;
+}
+
+/** The renderers of one watch. */
+function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: WatchResult) => void; owner: string | undefined } {
+  const err = (text: string) => process.stderr.write(text);
+  const json = (value: unknown) => opts.json && writeStdout(`${jsonLine(value)}\n`);
+  const human = new HumanReporter({
+    write: err,
+    live: false,
+    // The cycle lines say what each cycle did; the routine steps come with --verbose.
+    quiet: opts.verbose !== true,
+    verbose: opts.verbose === true,
+    paint: paletteFor(process.stderr, process.env),
+  });
+  const output = {
+    owner: undefined as string | undefined,
+    lastLine: undefined as string | undefined,
+    hooks: {
+      onEvent: (event) => {
+        if (event.type === 'hold') output.owner = event.owner;
+        if (opts.json) writeStdout(`${eventToJson(event)}\n`);
+        human.event(event);
+      },
+      onNews: (news, line) => {
+        json({ type: 'news', news: news.kind, line });
+        if (opts.quiet !== true || news.kind === 'agent-lost') err(`${line}\n`);
+      },
+      onCycleStart: ({ cycle, changed, line }) => {
+        json({ type: 'cycle-start', cycle, changed: changed.length });
+        err(`${line}\n`);
+      },
+      onCycleEnd: ({ cycle, changed, result, line }) => {
+        json({ type: 'cycle', cycle, changed: changed.length, line, result: resultToJson(result) });
+        if (!result.provenLive) err(details(result));
+        err(`${line}\n`);
+        output.lastLine = line;
+      },
+    } satisfies WatchHooks,
+    result: (result: WatchResult) => {
+      json({
+        type: 'result',
+        action: 'watch',
+        reason: result.reason,
+        exitCode: result.exitCode,
+        message: result.message,
+        hint: result.hint ?? null,
+        cycles: result.cycles,
+        hold: result.hold,
+        owner: result.owner ?? null,
+        last: result.last === undefined ? null : resultToJson(result.last),
+        durationMs: result.durationMs,
+      });
+      err(`reclazz-build: ${visible(result.message)}\n${result.hint === undefined ? '' : `next: ${visible(result.hint)}\n`}`);
+      // The last line: how the last cycle ended (not itself a cycle line: it does not start with the clock).
+      err(`reclazz-build: ${output.lastLine === undefined ? 'no cycle ran' : `last cycle: ${output.lastLine}`}\n`);
+    },
+  };
+  return output;
+}
+
+/** What a cycle that is not all proven live says before its end line: the classes not proven, the outcome's words. */
+function details(result: RunResult): string {
+  const notLive = result.verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
+  const listed = notLive
+    .slice(0, MAX_LISTED)
+    .map((v) => `  ${v.status} ${visible(v.className)}${v.detail ? `: ${visible(v.detail)}` : ''}\n`);
+  const more = notLive.length > MAX_LISTED ? [`  ... and ${notLive.length - MAX_LISTED} more\n`] : [];
+  const words =
+    result.reason === 'build-failed'
+      ? []
+      : [`  ${visible(result.message)}\n`, ...(result.hint ? [`  next: ${visible(result.hint)}\n`] : [])];
+  return [...listed, ...more, ...words].join('');
+}

@@ -1,0 +1,126 @@
+/**
+ * A build is over when its whole process group has exited, not when its first process has: a
+ * `sh -c '(sleep 1; cp …) & exit 0'` writes after its shell exits. After the command exits,
+ * the rest of its processes get {@link LINGER_MS} ms, then SIGTERM, then SIGKILL
+ * {@link KILL_AFTER_MS} ms later, and are named in a warning.
+ *
+ * Which processes are the build's: with a group of its own (no terminal) the build was started
+ * with setsid, so on Linux every process of its session counts (a job-control shell may move
+ * children into groups of their own there), elsewhere its process group. A daemon that calls
+ * setsid itself (the Gradle daemon) leaves both and is left alone. Sharing the terminal's
+ * group, the build's processes are the members of our group other than us that started after
+ * the build did. Where processes cannot be listed (Windows), nothing is waited for.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
+import { groupMembers, localHost, processStartTime, sessionMembers, startRange, type ProcessInfo, type ProcHost } from './proc.js';
+import { parseLinuxStat } from './proc-linux.js';
+
+/** How long the rest of a build's processes may run after its command exits, in ms. */
+const LINGER_MS = 5000;
+/** How long a lingering process gets after SIGTERM before SIGKILL, in ms. */
+const KILL_AFTER_MS = 2000;
+/** How often the processes are looked at while waiting, in ms. */
+const POLL_MS = 100;
+
+/** Where a build's processes are, as {@link buildScope} found them at spawn. */
+export type BuildScope =
+  /** Started in a session and group of its own, both with the id `pgid`. */
+  | { kind: 'own'; pgid: number }
+  /** In our process group `pgid`; its processes are those other than `self` started since `sinceMs` (epoch ms). */
+  | { kind: 'shared'; pgid: number; self: number; sinceMs: number };
+
+/** Sending a signal to one process (cli/ supplies the real one). */
+export interface Signaller {
+  kill(pid: number, signal: NodeJS.Signals): void;
+}
+
+/**
+ * The scope of a build just spawned as `pid`, and the record the run lock keeps of it (pgid, the
+ * leader's start time, the command): the leader of an own group is the build, started between
+ * `beforeMs` and `afterMs` (epoch ms, taken around the spawn); of a shared group, its leader as
+ * /proc sees it. Undefined where the group cannot be told (a shared group off Linux).
+ */
+export async function buildScope(
+  pid: number,
+  ownGroup: boolean,
+  spawn: { beforeMs: number; afterMs: number; self: number; command: string },
+  host: ProcHost = localHost,
+): Promise<{ scope: BuildScope; record: BuildGroup } | undefined> {
+  if (ownGroup) {
+    const start = startRange(spawn.beforeMs, spawn.afterMs + 1);
+    const record = { pgid: pid, leaderStartMs: start.startMs, leaderErrorMs: start.errorMs, command: spawn.command };
+    return { scope: { kind: 'own', pgid: pid }, record };
+  }
+  if (host.platform !== 'linux') return undefined;
+  const pgid = parseLinuxStat(host.readText(`/proc/${spawn.self}/stat`))?.pgid;
+  const start = pgid === undefined ? undefined : await processStartTime(pgid, host);
+  if (pgid === undefined || start === undefined) return undefined;
+  return {
+    scope: { kind: 'shared', pgid, self: spawn.self, sinceMs: spawn.beforeMs },
+    record: { pgid, leaderStartMs: start.startMs, leaderErrorMs: start.errorMs, command: spawn.command },
+  };
+}
+
+/** The build's processes still running, or undefined when they cannot be listed here. */
+async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
+  const members =
+    scope.kind === 'own'
+      ? ((await sessionMembers(scope.pgid, host)) ?? (await groupMembers(scope.pgid, host)))
+      : await groupMembers(scope.pgid, host);
+  if (members === undefined) return undefined;
+  const running = members.filter((m) => !/^[ZX]/.test(m.state));
+  if (scope.kind === 'own') return running;
+  // A member that surely started before the build (the other side of a `| cat`, started with us) is not the build's.
+  return running.filter((m) => m.pid !== scope.self && m.start !== undefined && m.start.startMs + m.start.errorMs >= scope.sinceMs);
+}
+
+/**
+ * Waits up to {@link LINGER_MS} ms for the build's processes to end, then stops the rest
+ * (SIGTERM, SIGKILL after {@link KILL_AFTER_MS} ms). Ends early, stopping nothing, when
+ * `signal` aborts (the interrupt's own handling stops the build).
+ * @returns the processes that had to be stopped (pid and command), [] when none lingered.
+ */
+export async function awaitBuildProcesses(
+  scope: BuildScope,
+  control: Signaller,
+  signal?: AbortSignal,
+  host: ProcHost = localHost,
+): Promise<LeftProcess[]> {
+  const deadline = Date.now() + LINGER_MS;
+  let left = await leftOver(scope, host);
+  while (left !== undefined && left.length > 0 && Date.now() < deadline) {
+    if (!(await pause(signal))) return [];
+    left = await leftOver(scope, host);
+  }
+  if (left === undefined || left.length === 0) return [];
+  const stopped = left.map((p) => ({ pid: p.pid, command: p.args.length > 0 ? p.args.join(' ') : p.name }));
+  sendEach(control, left, 'SIGTERM');
+  const killAt = Date.now() + KILL_AFTER_MS;
+  while (left.length > 0 && Date.now() < killAt) {
+    await pause(undefined);
+    left = (await leftOver(scope, host)) ?? [];
+  }
+  sendEach(control, left, 'SIGKILL');
+  return stopped;
+}
+
+/** Sleeps one poll; false when `signal` aborted. */
+async function pause(signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    await sleep(POLL_MS, undefined, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sendEach(control: Signaller, processes: readonly ProcessInfo[], name: NodeJS.Signals): void {
+  for (const p of processes) {
+    try {
+      control.kill(p.pid, name);
+    } catch {
+      // already gone
+    }
+  }
+}

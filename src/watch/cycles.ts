@@ -1,0 +1,225 @@
+/**
+ * The running watch (loop.ts starts it): the agent's session while it stays, the source watch,
+ * the scheduler, the class hints, and what each cycle found. Each cycle takes the run lock and
+ * reads DOCTOR and owner.json again (session/next-cycle.ts), runs the build on the session API,
+ * and releases the lock; between cycles nothing is held.
+ */
+import { signalOf } from '../outcome/exit.js';
+import type { RunEvent } from '../outcome/events.js';
+import type { Outcome } from '../outcome/outcome.js';
+import type { RunResult } from '../outcome/result.js';
+import { warningText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
+import { closeSessions, runCycles, type SessionGroup } from '../session/group.js';
+import type { BuildSession } from '../session/cycle-context.js';
+import { failureOutcome } from '../session/failure.js';
+import { beginCycle } from '../session/next-cycle.js';
+import type { Host } from '../session/options.js';
+import { runResult } from '../session/result.js';
+import { staleFolders } from '../session/stale-folders.js';
+import type { BuildCommand } from '../session/command.js';
+import { endLineOf } from './cycle-end.js';
+import { classHints, type ClassHints } from './hints.js';
+import { cycleEndLine, cycleStartLine, newsLine, type NewsLine } from './lines.js';
+import { awaitAgent, type Reached } from './link.js';
+import { collectGarbage } from './memory.js';
+import type { WatchHooks, WatchOptions } from './options.js';
+import { createCycleScheduler, DEFAULT_DEBOUNCE_MS, type CycleScheduler } from './scheduler.js';
+import type { WatchSources } from './sources.js';
+import { watchErrorHint, watchSources, type SourceWatcher } from './watcher.js';
+
+/** What {@link WatchCycles} is given. */
+interface WatchSetup {
+  options: WatchOptions;
+  host: Host;
+  hooks: WatchHooks;
+  command: BuildCommand;
+  /** The class output directories to watch before the first cycle. */
+  classDirs: string[];
+}
+
+/** One watch's state, from its start to its end. */
+export class WatchCycles {
+  /** Cycles run so far, and the last one's result. */
+  count = 0;
+  last: RunResult | undefined;
+  private group: SessionGroup<BuildSession> | undefined;
+  /** The agent sessions of the last group, to tell a return from an app restart. */
+  private lastSessionIds: string | undefined;
+  /** Changes seen while no agent was there: they start a cycle once it is back. */
+  private readonly deferred = new Set<string>();
+  private readonly stopper = new AbortController();
+  private readonly hints: ClassHints;
+  private readonly scheduler: CycleScheduler;
+  private endWith: (outcome: Outcome) => void = () => undefined;
+  private reconnecting = false;
+  /** True from the news that the agent is not there until it is back. */
+  private away = false;
+  private stopping = false;
+
+  constructor(private readonly setup: WatchSetup) {
+    const signal = setup.hooks.signal;
+    // Sessions opened on a reconnect stop with the watch's own signal, which follows the caller's.
+    signal?.addEventListener('abort', () => this.stopper.abort(signal.reason), { once: true });
+    const warn = (message: string) => this.emit({ type: 'warning', message });
+    this.hints = classHints({
+      stalePass: (dirs) => staleFolders(setup.host.cwd, dirs, warn),
+      onError: (error) => this.watchFailed(error),
+    });
+    this.scheduler = createCycleScheduler({
+      runCycle: (changed) => this.cycle(changed),
+      ...(setup.options.debounceMs === undefined ? {} : { debounceMs: setup.options.debounceMs }),
+      onError: (error) => warn(warningText.internalError(error)),
+    });
+  }
+
+  /**
+   * Runs until the end: the signal, the agent lost with `exitOnAgentLoss`, or a refusal.
+   * @returns the outcome that ended it (for a signal, an interrupt between cycles).
+   */
+  async run(first: Reached, sources: WatchSources): Promise<Outcome> {
+    const { hooks, host } = this.setup;
+    const ended = new Promise<Outcome>((resolve) => (this.endWith = resolve));
+    const onSignal = () => this.endWith({ reason: 'interrupted', signal: signalOf(hooks.signal), at: 'watching' });
+    if (hooks.signal?.aborted) onSignal();
+    hooks.signal?.addEventListener('abort', onSignal, { once: true });
+    const watcher: SourceWatcher = watchSources({
+      roots: sources.roots,
+      ignoreDirs: [...sources.outputDirs, ...this.setup.classDirs],
+      onChange: (changed) => this.scheduler.notify(changed),
+      onError: (error) => this.watchFailed(error),
+    });
+    await this.hints.watch(this.setup.classDirs);
+    if (first.kind === 'open') this.adopt(first.sessions);
+    else this.lost(undefined, describeOutcome(first.outcome).message.replace(/\.\s*$/, ''));
+    await watcher.ready;
+    this.news({
+      kind: 'watching',
+      at: host.clock.date(),
+      folders: sources.roots.length,
+      debounceMs: this.setup.options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
+    });
+    const outcome = await ended;
+    this.stopping = true;
+    this.stopper.abort(outcome.reason === 'interrupted' ? outcome.signal : 'end');
+    hooks.signal?.removeEventListener('abort', onSignal);
+    await this.scheduler.stop();
+    await watcher.close();
+    await this.hints.close();
+    if (this.group !== undefined) await closeSessions(this.group);
+    return outcome;
+  }
+
+  /** One cycle for `changed`; without an agent the changes wait for it. */
+  private async cycle(changed: readonly string[]): Promise<void> {
+    const group = this.group;
+    if (group === undefined || this.stopping) {
+      for (const path of changed) this.deferred.add(path);
+      return;
+    }
+    const { host, hooks } = this.setup;
+    const cycle = (this.count += 1);
+    hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
+    const result = await this.build(group, changed);
+    const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
+    this.last = result;
+    hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
+    collectGarbage();
+  }
+
+  /** The lock, DOCTOR and owner.json again, the build on the sessions, the lock released. */
+  private async build(group: SessionGroup<BuildSession>, changed: readonly string[]): Promise<RunResult> {
+    const { host, command, options } = this.setup;
+    const session = group.sessions[0]!;
+    const startedMs = host.clock.now();
+    const early = (outcome: Outcome) => runResult({ session, command, startedMs, now: () => host.clock.now() }, outcome);
+    let start;
+    try {
+      start = await beginCycle(group.sessions);
+    } catch (error) {
+      return early(failureOutcome(error, session.emit));
+    }
+    if (start.kind === 'lost') {
+      // An agent went away since the last cycle: these changes are built once it is back.
+      for (const path of changed) this.deferred.add(path);
+      this.lost(group);
+      return early({ reason: 'agent-disconnected', port: session.agent.port, during: { kind: 'doctor' } });
+    }
+    if (start.kind === 'refused') return early(start.outcome);
+    try {
+      this.hints.startCycle();
+      const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
+      return await runCycles(group, command, { ...options, changedFolders }, startedMs);
+    } finally {
+      await start.releaseLock();
+    }
+  }
+
+  /** Takes the sessions: news when it is a return, and the changes that waited for them. */
+  private adopt(sessions: BuildSession[]): void {
+    const { host, hooks } = this.setup;
+    const ids = sessions.map((s) => s.agent.sessionId).join(' ');
+    const pid = Number(sessions[0]!.agent.pid);
+    const known = Number.isSafeInteger(pid) ? { pid } : {};
+    if (this.away) {
+      const kind = this.lastSessionIds === undefined || this.lastSessionIds === ids ? 'agent-back' : 'new-app-session';
+      this.news({ kind, at: host.clock.date(), ...known });
+    }
+    this.away = false;
+    const group: SessionGroup<BuildSession> = { sessions, emit: hooks.onEvent ?? (() => undefined) };
+    this.group = group;
+    this.lastSessionIds = ids;
+    // Any agent going away ends the group: every cycle holds them all, so all are opened again.
+    for (const session of sessions) session.connection.onClose(() => this.lost(group));
+    if (this.deferred.size > 0) {
+      this.scheduler.notify([...this.deferred]);
+      this.deferred.clear();
+    }
+  }
+
+  /** An agent went away (or none was there at the start, `why`): news, then the end or a reconnect. */
+  private lost(group: SessionGroup<BuildSession> | undefined, why?: string): void {
+    if (this.stopping || this.group !== group) return;
+    this.group = undefined;
+    this.away = true;
+    if (group !== undefined) void closeSessions(group);
+    const at = this.setup.host.clock.date();
+    this.news(why === undefined ? { kind: 'agent-lost', at } : { kind: 'no-agent-yet', at, why });
+    if (this.setup.options.exitOnAgentLoss) {
+      this.endWith({ reason: 'agent-disconnected', port: group?.sessions[0]?.agent.port ?? 0, during: { kind: 'watch' } });
+      return;
+    }
+    this.reconnect();
+  }
+
+  private reconnect(): void {
+    if (this.reconnecting) return;
+    this.reconnecting = true;
+    const { options, host, hooks } = this.setup;
+    const sessionHooks = { ...(hooks.onEvent === undefined ? {} : { onEvent: hooks.onEvent }), signal: this.stopper.signal };
+    awaitAgent(options, host, sessionHooks, options.reconnect)
+      .then((reached) => {
+        this.reconnecting = false;
+        if (reached === undefined || this.stopping) {
+          if (reached?.kind === 'open') void closeSessions(reached);
+          return;
+        }
+        if (reached.kind === 'refused') this.endWith(reached.outcome);
+        else this.adopt(reached.sessions);
+      })
+      .catch((error: unknown) => this.endWith(failureOutcome(error, (event) => this.emit(event))));
+  }
+
+  /** A file watch's error: the watch goes on (hints.ts runs a full pass soon after one). */
+  private watchFailed(error: Error): void {
+    this.emit({ type: 'warning', message: warningText.watchFailed(error.message, watchErrorHint(error)) });
+  }
+
+  private emit(event: RunEvent): void {
+    this.setup.hooks.onEvent?.(event);
+  }
+
+  private news(news: NewsLine): void {
+    this.setup.hooks.onNews?.(news, newsLine(news));
+  }
+}

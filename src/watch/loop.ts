@@ -1,0 +1,101 @@
+/**
+ * `runWatch`: watch mode's core. One session with the agent for as long as it stays (link.ts);
+ * the source folders watched (sources.ts, watcher.ts); a change starts one cycle after a quiet
+ * period, changes during a cycle make exactly one next cycle (scheduler.ts); each cycle is a
+ * whole safe build on the session API (session/cycle.ts) under the run lock of that cycle only,
+ * with detection from the class watch's hints (hints.ts). The agent going away is news, not the
+ * end: changes wait for it to come back. Ends on the signal, or with `exitOnAgentLoss` when the
+ * agent goes away, or on a refusal a new try cannot mend (an agent too old).
+ */
+import { findClassDirs } from '../classes/dirs.js';
+import type { HoldLeft } from '../outcome/facts.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
+import { warningText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
+import { prepareBuild } from '../session/command.js';
+import { failureOutcome } from '../session/failure.js';
+import { hostWith, type Host } from '../session/options.js';
+import type { BuildCommand } from '../session/command.js';
+import { WatchCycles } from './cycles.js';
+import { reachAgent } from './link.js';
+import type { WatchHooks, WatchOptions } from './options.js';
+import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
+
+/** How a watch ended: the reason, exit status and words, and its last cycle. */
+export interface WatchResult extends ResultBase {
+  /** Cycles run. */
+  cycles: number;
+  last?: RunResult;
+  owner?: string;
+  /** Where the last cycle left the hold. */
+  hold: HoldLeft;
+}
+
+/**
+ * Watches until `hooks.signal` aborts (exit 130/143, the last cycle's outcome in `last`) or
+ * another end (see the module's doc). Never throws for expected failures.
+ */
+export async function runWatch(options: WatchOptions, hooks: WatchHooks, base: Host): Promise<WatchResult> {
+  const host = hostWith(base, options);
+  const startedMs = host.clock.now();
+  const ended = (outcome: Outcome, cycles = 0, last?: RunResult): WatchResult =>
+    watchResult(outcome, cycles, last, host.clock.now() - startedMs);
+  const prepared = await prepareBuild(options, host);
+  if (prepared.kind === 'refused') return ended(prepared.outcome);
+  const sources = sourcesOf(options, host);
+  if (!('roots' in sources)) return ended(sources);
+  const emit = hooks.onEvent ?? (() => undefined);
+  for (const missing of sources.missing) emit({ type: 'warning', message: warningText.missingWatch(missing) });
+  let first;
+  try {
+    first = await reachAgent(options, host, hooks);
+  } catch (error) {
+    return ended(failureOutcome(error, emit));
+  }
+  if (first.kind === 'refused' || (first.kind === 'away' && options.exitOnAgentLoss)) return ended(first.outcome);
+  const cycles = new WatchCycles({
+    options,
+    host,
+    hooks,
+    command: prepared.command,
+    classDirs: initialClassDirs(options, host, prepared.command),
+  });
+  const end = await cycles.run(first, sources);
+  return ended(finalOutcome(end, cycles.last), cycles.count, cycles.last);
+}
+
+/** The source folders to watch, or the usage error of a bad `--watch` entry. */
+function sourcesOf(options: WatchOptions, host: Host): WatchSources | Outcome {
+  try {
+    return findWatchSources({ projectDir: host.cwd, extra: options.watch ?? [] });
+  } catch (error) {
+    if (!(error instanceof WatchPathError)) throw error;
+    return { reason: 'usage', problem: { kind: 'input', text: error.message } };
+  }
+}
+
+/** The class output directories to watch from the start: found ones and --classes-dir. */
+function initialClassDirs(options: WatchOptions, host: Host, command: BuildCommand): string[] {
+  return [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
+}
+
+/**
+ * The watch's outcome: what ended it; after a signal between cycles, an interrupt that names a
+ * hold the last cycle left (a failed build) and how it is recovered.
+ */
+function finalOutcome(end: Outcome, last: RunResult | undefined): Outcome {
+  if (end.reason !== 'interrupted') return end;
+  if (last?.outcome.reason === 'interrupted') return last.outcome;
+  return { ...end, ...(last !== undefined && last.hold !== 'none' && last.owner !== undefined ? { holdOwner: last.owner } : {}) };
+}
+
+function watchResult(outcome: Outcome, cycles: number, last: RunResult | undefined, durationMs: number): WatchResult {
+  const facts = {
+    cycles,
+    hold: last?.hold ?? ('none' as HoldLeft),
+    ...(last === undefined ? {} : { last }),
+    ...(last?.owner === undefined ? {} : { owner: last.owner }),
+  };
+  return buildResult(outcome, describeOutcome(outcome), facts, durationMs);
+}

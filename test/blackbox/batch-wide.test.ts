@@ -1,0 +1,63 @@
+/**
+ * Batch-wide verdicts on the real binary (protocol.md "Batch-wide verdicts"): the same binary
+ * name in two class output directories is warned about before the build, naming both paths;
+ * after it, a batch the agent marked `unverified` as a whole is reported as such, with the
+ * likely cause.
+ */
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { runCli, writeClass } from '../support/cli.js';
+import { agentFor, buildCommand, hasStackTrace, project } from '../support/project.js';
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+const BATCH_WIDE =
+  /warning: \d+ class\(es\) were marked unverified together, for their whole reload batch \("input class names were ambiguous"\): likely a class file the agent could not read, or two class files with the same binary name in one capture/;
+
+describe('one binary name in two class output directories', () => {
+  it('is warned about before the build, naming both paths', async () => {
+    const p = project();
+    const gradle = path.join(p.dir, 'build', 'classes', 'java', 'main');
+    const stale = writeClass(gradle, 'com.acme.Greeter', 'greeter-old');
+    await agentFor(p, agents, { portFile: p.portFile });
+    const run = await runCli(['--', 'true'], { cwd: p.dir });
+    const fresh = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const warning = run.stderr.split('\n').find((line) => line.includes('warning: com.acme.Greeter is in 2 class output directories ('));
+    expect(warning, run.stderr).toBeDefined();
+    expect(warning).toContain(fresh);
+    expect(warning).toContain(stale);
+    expect(warning).toContain('a capture holding both makes the agent mark its whole batch unverified');
+    expect(run.stderr.indexOf('com.acme.Greeter is in 2')).toBeLessThan(run.stderr.indexOf('hold acquired'));
+    expect(hasStackTrace(run.stderr)).toBe(false);
+  });
+
+  it('rebuilt into both, in one capture: the batch-wide unverified is reported as such (75)', async () => {
+    const p = project();
+    const gradle = path.join(p.dir, 'build', 'classes', 'java', 'main');
+    writeClass(gradle, 'com.acme.Outer', 'outer-v1');
+    await agentFor(p, agents, { portFile: p.portFile, watchDirs: [p.classes, gradle] });
+    const script = `const fs=require('fs');for (const d of ${JSON.stringify([p.classes, gradle])}) fs.writeFileSync(d+'/com/acme/Outer.class','outer-v2');fs.writeFileSync(${JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'))},'greeter-v2')`;
+    const run = await runCli(['--verify-timeout', '3000', '--', process.execPath, '-e', script], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).toMatch(/warning: com\.acme\.Outer is in 2 class output directories/);
+    expect(run.stderr).toMatch(BATCH_WIDE);
+    expect(run.stderr).not.toMatch(/✔/);
+  });
+});
+
+describe('an unreadable class file in the batch', () => {
+  it('makes its batch unverified, reported as such with the likely cause (75)', async () => {
+    const p = project();
+    await agentFor(p, agents, { portFile: p.portFile, unreadableClassFile: (_file, name) => name === 'com.acme.Outer' });
+    const build = buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer': 'outer-v2' } });
+    const run = await runCli(['--verify-timeout', '3000', ...build], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).toMatch(/unverified +com\.acme\.Greeter/);
+    expect(run.stderr).toMatch(/warning: 1 class\(es\) were marked unverified together/);
+    expect(run.stderr).toMatch(BATCH_WIDE);
+  });
+});

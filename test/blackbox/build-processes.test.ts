@@ -1,0 +1,170 @@
+/**
+ * The build's processes on the real binary: a build is over when its whole process group has
+ * exited (late writes are detected, a lingering process is stopped after 5 s and named), a
+ * daemon that detached into a session of its own is left alone, and a build that outlived a
+ * killed run keeps the next run from saying ✔ while it may still write.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { cliCommand, cliEnv, runCli, runInTerminal, startCli } from '../support/cli.js';
+import { agentFor, hasStackTrace, processGone, project, until, type Project } from '../support/project.js';
+
+const agents: FakeAgent[] = [];
+/** Processes (or, negative, process groups) a test leaves running on purpose: killed after it. */
+const strays: number[] = [];
+afterEach(async () => {
+  for (const id of strays.splice(0)) {
+    try {
+      process.kill(id, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+
+/** A project with its agent, and `new.class` beside it: new bytes for com.acme.Greeter. */
+async function setUp(): Promise<{ p: Project; agent: FakeAgent; greeter: string }> {
+  const p = project();
+  const agent = await agentFor(p, agents, { portFile: p.portFile });
+  fs.writeFileSync(path.join(p.dir, 'new.class'), 'greeter-v2');
+  return { p, agent, greeter: path.join('target', 'classes', 'com', 'acme', 'Greeter.class') };
+}
+
+/**
+ * SIGKILL to the CLI alone, and wait until it is gone (not for its output to end: the build it
+ * started still holds the same pipes).
+ */
+async function killHard(cli: ReturnType<typeof startCli>): Promise<void> {
+  const pid = cli.pid!;
+  cli.kill('SIGKILL');
+  void cli.catch(() => undefined);
+  await until(() => processGone(pid), 'the killed CLI to be gone');
+}
+
+function readPid(file: string): number {
+  return Number(fs.readFileSync(file, 'utf8').trim());
+}
+
+describe('a build is over when its process group has exited', () => {
+  it('detects and verifies a class file written by a background process after the command exited', async () => {
+    const { p, greeter } = await setUp();
+    const run = await runCli(['--', 'sh', '-c', `(sleep 1; cp new.class ${greeter}) & exit 0`], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/class files: 1 changed/);
+    expect(run.stderr).toMatch(/applied +com\.acme\.Greeter/);
+    expect(run.stderr).toMatch(/✔ proven live: all 1 changed class\(es\) proven live/);
+    expect(run.stderr).not.toMatch(/still ran/);
+  });
+
+  it('stops a process still running 5 s after the command exited, names it, and lets the pipeline end', async () => {
+    const { p } = await setUp();
+    const pidFile = path.join(p.dir, 'sleeper.pid');
+    const started = Date.now();
+    // The sleeper inherits the run's stdout: `| cat` ends only when it is gone.
+    const run = await execa('sh', ['-c', `${cliCommand(['--', 'sh', '-c', `sleep 8 & echo $! > ${pidFile}; echo done`])} | cat`], {
+      cwd: p.dir,
+      env: cliEnv(),
+      extendEnv: false,
+      reject: false,
+      stdin: 'ignore',
+      timeout: 30_000,
+    });
+    const elapsed = Date.now() - started;
+    const sleeper = readPid(pidFile);
+    strays.push(sleeper);
+    expect(run.exitCode, String(run.stderr)).toBe(0);
+    expect(elapsed).toBeGreaterThanOrEqual(4500);
+    expect(elapsed).toBeLessThan(7500);
+    expect(String(run.stdout)).toBe('done');
+    expect(String(run.stderr)).toMatch(
+      new RegExp(
+        `warning: 1 process\\(es\\) of the build still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep 8`,
+      ),
+    );
+    expect(processGone(sleeper)).toBe(true);
+    expect(hasStackTrace(String(run.stderr))).toBe(false);
+  });
+
+  it('in a terminal (the build shares our process group): a lingering process is stopped and named too', async () => {
+    const { p } = await setUp();
+    const pidFile = path.join(p.dir, 'sleeper.pid');
+    const started = Date.now();
+    const run = await runInTerminal(cliCommand(['--', 'sh', '-c', `sleep 8 & echo $! > ${pidFile}; echo done`]), {
+      cwd: p.dir,
+      env: { CI: 'true', NO_COLOR: '1' },
+    });
+    const sleeper = readPid(pidFile);
+    strays.push(sleeper);
+    expect(run.exitCode, run.output).toBe(0);
+    expect(Date.now() - started).toBeLessThan(7500);
+    expect(run.output).toMatch(
+      new RegExp(`still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep 8`),
+    );
+    expect(processGone(sleeper)).toBe(true);
+  });
+
+  // Like the Gradle daemon, it also lets go of the run's stdio (else the test's pipes would wait for it).
+  it('leaves alone a daemon that detached into a session of its own (setsid), and does not wait for it', async () => {
+    const { p } = await setUp();
+    const pidFile = path.join(p.dir, 'daemon.pid');
+    const started = Date.now();
+    const run = await runCli(['--', 'sh', '-c', `setsid sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`], {
+      cwd: p.dir,
+    });
+    const elapsed = Date.now() - started;
+    const daemon = readPid(pidFile);
+    strays.push(daemon);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).not.toMatch(/still ran/);
+    expect(elapsed).toBeLessThan(4000);
+    expect(processGone(daemon)).toBe(false);
+  });
+});
+
+describe('a build that outlived a killed run', () => {
+  it('keeps the next run from building, and from saying ✔, while it may still write; it waits within --wait, then refuses 69 naming it', async () => {
+    const { p, greeter } = await setUp();
+    const first = startCli(['--', 'sh', '-c', `sleep 4; cp new.class ${greeter}; sleep 1`], { cwd: p.dir });
+    const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
+    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
+    strays.push(-pgid);
+    await killHard(first);
+
+    const second = await runCli(['--wait', '1500', '--', 'sh', '-c', `touch ${path.join(p.dir, 'second-ran')}`], { cwd: p.dir });
+    expect(second.exitCode, second.stderr).toBe(69);
+    expect(second.stderr).not.toMatch(/✔/);
+    expect(fs.existsSync(path.join(p.dir, 'second-ran'))).toBe(false);
+    expect(second.stderr).toMatch(
+      new RegExp(`waiting for the build of an earlier run that is gone to end \\(process group ${pgid}: sh -c 'sleep 4`),
+    );
+    expect(second.stderr).toMatch(
+      new RegExp(
+        `the build of an earlier run that is gone \\(killed\\?\\) still runs after \\d+ ms: process group ${pgid}, sh -c 'sleep 4; cp new\\.class`,
+      ),
+    );
+    // Never signalled: the orphan is still there, and goes on to write.
+    expect(processGone(pgid)).toBe(false);
+    await until(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the orphan to write', 10_000);
+    expect(hasStackTrace(second.stderr)).toBe(false);
+  });
+
+  it('goes on once that build has ended within --wait', async () => {
+    const { p } = await setUp();
+    const first = startCli(['--', 'sh', '-c', 'sleep 2'], { cwd: p.dir });
+    const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
+    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
+    strays.push(-pgid);
+    await killHard(first);
+    const started = Date.now();
+    const second = await runCli(['--wait', '10000', '--', 'true'], { cwd: p.dir });
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/waiting for the build of an earlier run that is gone to end/);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+});

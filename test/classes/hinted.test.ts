@@ -1,0 +1,64 @@
+/** Detection from the class watch's hints: only the folders named are looked at, the rest of the record stays. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { emptyIndex, type ClassIndex } from '../../src/classes/columns.js';
+import { decide } from '../../src/classes/evidence.js';
+import { detectInFolders } from '../../src/classes/hinted.js';
+import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
+import { tempDir, writeClass } from '../support/cli.js';
+
+const names = (list: { className: string }[]) => list.map((c) => c.className);
+const afterBuild: ScanOptions = { judge: (file) => decide(file, { holdAtMs: 0 }) };
+
+/** Two packages with two classes each, indexed. */
+async function indexed(): Promise<{ classes: string; acme: string; other: string; index: ClassIndex }> {
+  const classes = path.join(tempDir(), 'target', 'classes');
+  for (const name of ['com.acme.A', 'com.acme.B', 'org.other.C', 'org.other.D']) writeClass(classes, name, `${name}-1`);
+  const first = await detectChanges(emptyIndex('s1'), [classes], { ...afterBuild, scannedBeforeBuild: new Set([classes]) });
+  return { classes, acme: path.join(classes, 'com', 'acme'), other: path.join(classes, 'org', 'other'), index: first.index };
+}
+
+describe('detectInFolders', () => {
+  it('finds what changed, was added or removed in the folders named, and counts every class file', async () => {
+    const { classes, acme, index } = await indexed();
+    fs.writeFileSync(path.join(acme, 'A.class'), 'a-2');
+    fs.rmSync(path.join(acme, 'B.class'));
+    writeClass(classes, 'com.acme.E', 'e-1');
+    const hinted = await detectInFolders(index, [classes], new Set([acme]), afterBuild);
+    const full = await detectChanges(index, [classes], afterBuild);
+    expect(hinted.changes).toEqual(full.changes);
+    expect(names(hinted.changes.changed)).toEqual(['com.acme.A']);
+    expect(names(hinted.changes.removed)).toEqual(['com.acme.B']);
+    expect(hinted.changes.total).toBe(4);
+    // The same record as a full pass's, row for row (the new file is appended, the others keep their rows).
+    const rows = (i: ClassIndex) =>
+      i.paths.map((p, row) => [p, i.evidence[row], i.gone[row], i.shas.toString('hex', row * 32, row * 32 + 32)]);
+    expect(new Set(rows(hinted.index).map((r) => JSON.stringify(r)))).toEqual(new Set(rows(full.index).map((r) => JSON.stringify(r))));
+    expect(hinted.index.paths.slice(0, index.paths.length)).toEqual(index.paths);
+  });
+
+  it('leaves the folders not named as the record has them, and the next hinted pass on its result still works', async () => {
+    const { classes, acme, other, index } = await indexed();
+    fs.writeFileSync(path.join(other, 'C.class'), 'c-2');
+    const first = await detectInFolders(index, [classes], new Set([acme]), afterBuild);
+    expect(first.changes.changed).toEqual([]);
+    expect(first.changes.total).toBe(4);
+    writeClass(classes, 'com.acme.F', 'f-1');
+    const second = await detectInFolders(first.index, [classes], new Set([other, acme]), afterBuild);
+    expect(names(second.changes.changed)).toEqual(['org.other.C']);
+    expect(names(second.changes.added)).toEqual(['com.acme.F']);
+    expect(second.changes.total).toBe(5);
+  });
+});
+
+describe('detectChanges with folders', () => {
+  it('keeps the rows of folders it did not look at, never taking them as removed', async () => {
+    const { classes, acme, index } = await indexed();
+    fs.writeFileSync(path.join(acme, 'A.class'), 'a-2');
+    const { changes } = await detectChanges(index, [classes], { ...afterBuild, folders: new Set([acme]) });
+    expect(names(changes.changed)).toEqual(['com.acme.A']);
+    expect(changes.removed).toEqual([]);
+    expect(changes.total).toBe(4);
+  });
+});

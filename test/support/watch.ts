@@ -1,0 +1,136 @@
+/**
+ * Watch mode on the real binary: a project with Java-like sources and a build command that
+ * "compiles" each `src/main/java/**.java` into its class file (the source's bytes), fails like
+ * javac on a source holding `ERROR`, and logs when it starts and ends; and the watch started with
+ * `--json`, its stdout parsed line by line and its stderr kept as lines.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { startCli } from './cli.js';
+import { project, until, type Project } from './project.js';
+
+/** A project for watch mode: {@link Project} plus its sources and build log. */
+export interface WatchProject extends Project {
+  sources: string;
+  /** The build command's log: `start <epoch ms>` and `end <epoch ms> <exit>` lines. */
+  buildLog: string;
+  /** The build command (after `--`). */
+  build: string[];
+}
+
+/** The fake compiler, run as `node <script> <project>`; it sleeps `<project>/build-sleep-ms` ms when that file exists. */
+const COMPILER = `
+const fs = require('fs'), path = require('path');
+const [dir] = process.argv.slice(2);
+const log = (line) => fs.appendFileSync(path.join(dir, 'builds.log'), line + '\\n');
+log('start ' + Date.now());
+const sleepFile = path.join(dir, 'build-sleep-ms');
+const sleepMs = fs.existsSync(sleepFile) ? Number(fs.readFileSync(sleepFile, 'utf8')) : 0;
+setTimeout(() => {
+  const src = path.join(dir, 'src', 'main', 'java');
+  let status = 0;
+  for (const entry of fs.readdirSync(src, { recursive: true })) {
+    if (!String(entry).endsWith('.java')) continue;
+    const text = fs.readFileSync(path.join(src, entry), 'utf8');
+    if (text.includes('ERROR')) { console.error(path.join(src, entry) + ':1: error: not a statement'); status = 1; continue; }
+    const out = path.join(dir, 'target', 'classes', String(entry).replace(/\\.java$/, '.class'));
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    if (!fs.existsSync(out) || fs.readFileSync(out, 'utf8') !== text) fs.writeFileSync(out, text);
+  }
+  log('end ' + Date.now() + ' ' + status);
+  process.exit(status);
+}, sleepMs);
+`;
+
+/** A {@link project} whose Greeter has a source, and the fake compiler for it. */
+export function watchProject(): WatchProject {
+  const p = project();
+  const sources = path.join(p.dir, 'src', 'main', 'java');
+  fs.mkdirSync(path.join(sources, 'com', 'acme'), { recursive: true });
+  fs.writeFileSync(path.join(sources, 'com', 'acme', 'Greeter.java'), 'greeter-v1');
+  const script = path.join(p.dir, 'compile.cjs');
+  fs.writeFileSync(script, COMPILER);
+  return { ...p, sources, buildLog: path.join(p.dir, 'builds.log'), build: ['--', process.execPath, script, p.dir] };
+}
+
+/** Writes `text` as the source of `className` (com.acme.Greeter -> src/main/java/com/acme/Greeter.java). */
+export function editSource(p: WatchProject, className: string, text: string): void {
+  const file = path.join(p.sources, ...className.split('.')) + '.java';
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+}
+
+/** The build command's log as [start, end] pairs in epoch ms (end undefined while it runs). */
+export function builds(p: WatchProject): { start: number; end?: number }[] {
+  if (!fs.existsSync(p.buildLog)) return [];
+  const out: { start: number; end?: number }[] = [];
+  for (const line of fs.readFileSync(p.buildLog, 'utf8').split('\n').filter(Boolean)) {
+    const [word, ms] = line.split(' ');
+    if (word === 'start') out.push({ start: Number(ms) });
+    else out[out.length - 1]!.end = Number(ms);
+  }
+  return out;
+}
+
+/** A `cycle` line of `--json`. */
+interface JsonCycle {
+  type: 'cycle';
+  cycle: number;
+  changed: number;
+  line: string;
+  result: {
+    reason: string;
+    exitCode: number;
+    provenLive: boolean;
+    hold: string;
+    agent: { sessionId: string } | null;
+    classes: { className: string; status: string }[];
+  };
+}
+
+/** A running watch. */
+export interface RunningWatch {
+  cli: ReturnType<typeof startCli>;
+  /** Every JSON object it wrote to stdout so far. */
+  json: Record<string, unknown>[];
+  /** Every line it wrote to stderr so far. */
+  stderr: string[];
+  cycles(): JsonCycle[];
+  /** Waits until `n` cycles have ended. */
+  cyclesEnded(n: number, timeoutMs?: number): Promise<JsonCycle[]>;
+  /** Waits until the watch has started watching (its `watching` news). */
+  watching(timeoutMs?: number): Promise<void>;
+  /** Sends `signal` and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ exitCode: number }>;
+}
+
+/** Starts `reclazz-build watch --json <args> <build>` in the project. */
+export function startWatch(p: WatchProject, args: string[] = []): RunningWatch {
+  const cli = startCli(['watch', '--json', '--debounce', '100', ...args, ...p.build], { cwd: p.dir, timeoutMs: 600_000 });
+  const json: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  readline.createInterface({ input: cli.stdout! }).on('line', (line) => json.push(JSON.parse(line) as Record<string, unknown>));
+  readline.createInterface({ input: cli.stderr! }).on('line', (line) => stderr.push(line));
+  const cycles = () => json.filter((j) => j.type === 'cycle') as unknown as JsonCycle[];
+  const dump = () => `\n${stderr.join('\n')}`;
+  return {
+    cli,
+    json,
+    stderr,
+    cycles,
+    async cyclesEnded(n, timeoutMs = 30_000) {
+      await until(() => cycles().length >= n || cli.exitCode !== null, `${n} cycles${dump()}`, timeoutMs);
+      if (cycles().length < n) throw new Error(`the watch ended after ${cycles().length} cycles${dump()}`);
+      return cycles();
+    },
+    async watching(timeoutMs = 30_000) {
+      await until(() => json.some((j) => j.type === 'news' && j.news === 'watching'), `the watch to start${dump()}`, timeoutMs);
+    },
+    async stop(signal = 'SIGINT') {
+      cli.kill(signal);
+      const result = await cli;
+      return { exitCode: result.exitCode ?? -1 };
+    },
+  };
+}
