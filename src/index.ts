@@ -70,7 +70,8 @@ export type {
 export { describeOutcome } from './report/words.js';
 export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';
-export { watchCoverage } from './agent/coverage.js';
+export { agentView, watchCoverage, type AgentView, type WatchedHere } from './classes/coverage.js';
+export { parsePathMap, type PathMapEntry } from './agent/path-map.js';
 export type { AgentTarget } from './agent/handshake.js';
 export {
   resultToJson,

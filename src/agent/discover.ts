@@ -104,6 +104,21 @@ export function discoverAgents(options: DiscoverOptions): Discoveries {
   return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }
 
+/**
+ * Every port file in `cwd` or a parent ({@link PORT_FILE_LOCATIONS}) and a few levels below it
+ * (as the downward search looks), sorted and without duplicates: what a refusal names so the
+ * user can pick the right one with `--port-file`.
+ */
+export function portFilesAround(cwd: string): string[] {
+  const found = new Set<string>();
+  for (let dir = cwd; ; dir = path.dirname(dir)) {
+    for (const relative of PORT_FILE_LOCATIONS) if (fs.existsSync(path.join(dir, relative))) found.add(path.join(dir, relative));
+    if (path.dirname(dir) === dir) break;
+  }
+  for (const file of findBelow(cwd)) found.add(file);
+  return [...found].sort();
+}
+
 /** A port file holds at most this many bytes (a port and some whitespace); a larger one is not the agent's. */
 const PORT_FILE_MAX_BYTES = 64;
 

@@ -6,6 +6,7 @@
  */
 import type fs from 'node:fs';
 import { EVIDENCE } from './evidence.js';
+import { noFolders, type FolderTable } from './folders.js';
 
 /** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
 export const STAMP_FIELDS = 4;
@@ -45,6 +46,8 @@ export interface ClassIndex {
    * {@link HISTORY_MAX}): a VERIFY `mismatch` naming one of them means "not captured yet".
    */
   history: Map<string, string[]>;
+  /** The folders the scan that made this index listed (see {@link FolderTable}). */
+  folders: FolderTable;
 }
 
 /** How many earlier hashes a path keeps in {@link ClassIndex.history}. */
@@ -62,6 +65,7 @@ export function emptyIndex(sessionId: string | null = null): ClassIndex {
     evidence: new Uint8Array(0),
     gone: new Uint8Array(0),
     history: new Map(),
+    folders: noFolders(),
   };
 }
 
@@ -71,13 +75,18 @@ export function emptyIndex(sessionId: string | null = null): ClassIndex {
  * whose stamp did not move.
  */
 export function forSession(index: ClassIndex, sessionId: string): ClassIndex {
-  const builder = new IndexBuilder(sessionId, index.dirs, index.paths.length);
-  for (let row = 0; row < index.paths.length; row += 1) {
+  const count = index.paths.length;
+  const builder = new IndexBuilder(sessionId, index.dirs, count);
+  // Rows move up over the tombstones dropped; a folder's rows hold none (tombstones are kept after them).
+  const keptBefore = new Uint32Array(count + 1);
+  for (let row = 0; row < count; row += 1) {
+    keptBefore[row + 1] = keptBefore[row]! + (index.gone[row] === 1 ? 0 : 1);
     if (index.gone[row] === 1) continue;
     builder.copy(index, row, index.dirOf[row]!);
     builder.setEvidence(builder.count - 1, EVIDENCE.unknown);
   }
-  return builder.finish();
+  const folders = { ...index.folders, firstRow: index.folders.firstRow.map((first) => keptBefore[first]!) };
+  return builder.finish(folders);
 }
 
 /** Grows the columns of a new index row by row. */
@@ -117,6 +126,25 @@ export class IndexBuilder {
     if (history !== undefined) this.history.set(file, history);
   }
 
+  /** Appends rows `start .. end - 1` of `from` as they are, in one go (same directory numbers). */
+  copyRows(from: ClassIndex, start: number, end: number): void {
+    this.reserve(end - start);
+    const at = this.count;
+    for (let row = start; row < end; row += 1) this.paths.push(from.paths[row]!);
+    this.dirOf.set(from.dirOf.subarray(start, end), at);
+    this.stamps.set(from.stamps.subarray(start * STAMP_FIELDS, end * STAMP_FIELDS), at * STAMP_FIELDS);
+    from.shas.copy(this.shas, at * SHA_BYTES, start * SHA_BYTES, end * SHA_BYTES);
+    this.evidence.set(from.evidence.subarray(start, end), at);
+    this.gone.set(from.gone.subarray(start, end), at);
+    if (from.history.size > 0) {
+      for (let row = start; row < end; row += 1) {
+        const history = from.history.get(from.paths[row]!);
+        if (history !== undefined) this.history.set(from.paths[row]!, history);
+      }
+    }
+    this.count += end - start;
+  }
+
   /** Appends a row for `file` as scanned now. */
   add(file: string, dirNo: number, stat: fs.Stats, sha: Buffer, evidence: number, history: string[]): void {
     const at = this.grow();
@@ -150,25 +178,29 @@ export class IndexBuilder {
 
   /** The position of the next row, with room for it. */
   private grow(): number {
-    if (this.count === this.dirOf.length) {
-      const capacity = Math.max(64, this.dirOf.length * 2);
-      const dirOf = new Uint32Array(capacity);
-      dirOf.set(this.dirOf);
-      const stamps = new Float64Array(capacity * STAMP_FIELDS);
-      stamps.set(this.stamps);
-      const shas = Buffer.alloc(capacity * SHA_BYTES);
-      this.shas.copy(shas);
-      const evidence = new Uint8Array(capacity);
-      evidence.set(this.evidence);
-      const gone = new Uint8Array(capacity);
-      gone.set(this.gone);
-      [this.dirOf, this.stamps, this.shas, this.evidence, this.gone] = [dirOf, stamps, shas, evidence, gone];
-    }
+    this.reserve(1);
     return this.count++;
   }
 
-  /** The index as built: views on the columns, not copies (the capacity was sized to the base). */
-  finish(): ClassIndex {
+  /** Room for `rows` more rows (the capacity at least doubles when it grows). */
+  private reserve(rows: number): void {
+    if (this.count + rows <= this.dirOf.length) return;
+    const capacity = Math.max(64, this.dirOf.length * 2, this.count + rows);
+    const dirOf = new Uint32Array(capacity);
+    dirOf.set(this.dirOf);
+    const stamps = new Float64Array(capacity * STAMP_FIELDS);
+    stamps.set(this.stamps);
+    const shas = Buffer.alloc(capacity * SHA_BYTES);
+    this.shas.copy(shas);
+    const evidence = new Uint8Array(capacity);
+    evidence.set(this.evidence);
+    const gone = new Uint8Array(capacity);
+    gone.set(this.gone);
+    [this.dirOf, this.stamps, this.shas, this.evidence, this.gone] = [dirOf, stamps, shas, evidence, gone];
+  }
+
+  /** The index as built, with the folders its scan listed: views on the columns, not copies (the capacity was sized to the base). */
+  finish(folders: FolderTable = noFolders()): ClassIndex {
     return {
       sessionId: this.sessionId,
       dirs: this.dirs,
@@ -179,6 +211,91 @@ export class IndexBuilder {
       evidence: this.evidence.subarray(0, this.count),
       gone: this.gone.subarray(0, this.count),
       history: this.history,
+      folders,
     };
   }
+}
+
+/**
+ * The rows of the index a scan makes from `base`, copied only once a row is added or removed or
+ * moves: until then the new rows are rows `0 .. position - 1` of the base, updated in place
+ * where a file changed (the base is the scan's to give away), and an unchanged tree costs no
+ * copy at all.
+ */
+export class RowSink {
+  /** How many rows the new index has so far. */
+  position = 0;
+  private builder: IndexBuilder | undefined;
+
+  constructor(
+    private readonly base: ClassIndex,
+    private readonly dirs: string[],
+  ) {}
+
+  /** Keeps row `row` of the base as the next row, under directory number `dirNo`. */
+  keep(row: number, dirNo: number): void {
+    if (this.builder === undefined && row === this.position && this.base.dirOf[row] === dirNo) this.position += 1;
+    else this.next().copy(this.base, row, dirNo);
+  }
+
+  /** The builder to append the next row to (one row is counted). */
+  next(): IndexBuilder {
+    if (this.builder === undefined) {
+      this.builder = new IndexBuilder(this.base.sessionId, this.dirs, this.base.paths.length + 64);
+      this.builder.copyRows(this.base, 0, this.position);
+    }
+    this.position += 1;
+    return this.builder;
+  }
+
+  /**
+   * Appends the row of `file` as scanned now (see {@link IndexBuilder.add}). While the rows are
+   * still the base's and this is the base's row `row`, the base's row is updated in place
+   * instead: no copy of the columns for files rewritten where they were.
+   */
+  put(row: number | undefined, file: string, dirNo: number, stat: fs.Stats, sha: Buffer, evidence: number, history: string[]): void {
+    const { base } = this;
+    if (this.builder !== undefined || row !== this.position || base.dirOf[row] !== dirNo) {
+      this.next().add(file, dirNo, stat, sha, evidence, history);
+      return;
+    }
+    base.stamps.set([stat.size, stat.mtimeMs, stat.ctimeMs, stat.ino], row * STAMP_FIELDS);
+    sha.copy(base.shas, row * SHA_BYTES);
+    base.evidence[row] = evidence;
+    base.gone[row] = 0;
+    if (history.length > 0) base.history.set(file, history);
+    else base.history.delete(file);
+    this.position += 1;
+  }
+
+  /** Marks the last row appended a tombstone. */
+  setLastGone(): void {
+    this.builder!.setGone(this.position - 1);
+  }
+
+  /** The new index, with the folders of its scan: the base itself (its columns shared) when no row differed. */
+  finish(folders: FolderTable): ClassIndex {
+    return this.builder?.finish(folders) ?? { ...this.base, dirs: this.dirs, folders };
+  }
+}
+
+/**
+ * The earlier hashes for the new row of `base`'s row `row` now that the file holds `sha`: the
+ * row's own hash first, then its history, without `sha`, at most {@link HISTORY_MAX}.
+ */
+export function earlierHashes(base: ClassIndex, row: number, sha: Buffer): string[] {
+  const now = sha.toString('hex');
+  const all = [shaHex(base, row), ...(base.history.get(base.paths[row]!) ?? [])];
+  return all.filter((h, i) => h !== now && all.indexOf(h) === i).slice(0, HISTORY_MAX);
+}
+
+/** Row `row`'s SHA-256 as lower-case hex. */
+export function shaHex(index: ClassIndex, row: number): string {
+  return index.shas.toString('hex', row * SHA_BYTES, (row + 1) * SHA_BYTES);
+}
+
+/** True when `stat` is the stamp row `row` of `index` was scanned with (size, mtime, ctime, inode). */
+export function sameStampAsRow({ stamps }: ClassIndex, row: number, stat: fs.Stats): boolean {
+  const s = row * STAMP_FIELDS;
+  return stamps[s] === stat.size && stamps[s + 1] === stat.mtimeMs && stamps[s + 2] === stat.ctimeMs && stamps[s + 3] === stat.ino;
 }

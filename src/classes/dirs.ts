@@ -1,6 +1,8 @@
 /**
  * Default class output directories: Maven's `target/classes` and Gradle's
- * `build/classes/<lang>/main` in the project folder and its modules (a few levels down).
+ * `build/classes/<lang>/main` in the project folder and its modules (a few levels down), and
+ * in an SAP Commerce tree the folders its ant build writes (protocol.md "How the running agent
+ * differs": what the agent watches there).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,9 +13,13 @@ const MODULE_DEPTH = 4;
 
 const SKIP = new Set(['node_modules', '.git', '.gradle', '.mvn', '.idea', '.reclazz', 'src', 'build', 'target', 'out', 'bin']);
 
+/** How many folder levels below `bin/custom` SAP Commerce extensions are looked for (they may sit in group folders). */
+const EXTENSION_DEPTH = 3;
+
 /**
  * Lists the class output directories that exist now under `projectDir` for `kind`
  * (`mvn`: target/classes; `gradle`: build/classes/<lang>/main; `command`: both), sorted.
+ * A folder holding `bin/platform` is an SAP Commerce home, whatever the kind: see {@link hybrisClassDirs}.
  * Call it again after the build: a clean build creates them.
  */
 export function findClassDirs(projectDir: string, kind: ToolKind): string[] {
@@ -26,6 +32,7 @@ export function findClassDirs(projectDir: string, kind: ToolKind): string[] {
       const classes = path.join(dir, 'build', 'classes');
       for (const lang of listDirs(classes)) addIfDir(found, path.join(classes, lang, 'main'));
     }
+    found.push(...hybrisClassDirs(dir));
     if (depth >= MODULE_DEPTH) return;
     for (const child of listDirs(dir)) {
       if (!SKIP.has(child) && !child.startsWith('.')) visit(path.join(dir, child), depth + 1);
@@ -33,6 +40,30 @@ export function findClassDirs(projectDir: string, kind: ToolKind): string[] {
   };
   visit(projectDir, 0);
   return found.sort();
+}
+
+/**
+ * The class output directories of an SAP Commerce home `hybris` (the folder holding
+ * `bin/platform`; none when it is not one): `bin/platform/bootstrap/modelclasses`, and per
+ * custom extension below `bin/custom` (a folder with `extensioninfo.xml`) its `classes` and
+ * `web/webroot/WEB-INF/classes`, those that exist.
+ */
+function hybrisClassDirs(hybris: string): string[] {
+  const platform = path.join(hybris, 'bin', 'platform');
+  if (!isDir(platform)) return [];
+  const found: string[] = [];
+  addIfDir(found, path.join(platform, 'bootstrap', 'modelclasses'));
+  const visit = (dir: string, depth: number): void => {
+    for (const child of listDirs(dir)) {
+      const ext = path.join(dir, child);
+      if (fs.existsSync(path.join(ext, 'extensioninfo.xml'))) {
+        addIfDir(found, path.join(ext, 'classes'));
+        addIfDir(found, path.join(ext, 'web', 'webroot', 'WEB-INF', 'classes'));
+      } else if (depth < EXTENSION_DEPTH && !child.startsWith('.')) visit(ext, depth + 1);
+    }
+  };
+  visit(path.join(hybris, 'bin', 'custom'), 1);
+  return found;
 }
 
 function addIfDir(list: string[], dir: string): void {
@@ -56,6 +87,15 @@ function listDirs(dir: string): string[] {
   } catch {
     return [];
   }
+}
+
+/**
+ * Where class output directories are looked for: the project folder (the one holding the port
+ * file's `.reclazz/`) when the run is inside it (from `src/main/java/...`, or SAP Commerce's
+ * `bin/platform`), else the folder the run is in (a reactor root above the app's module).
+ */
+export function classSearchRoot(cwd: string, projectDir: string): string {
+  return isInside(cwd, projectDir) ? projectDir : cwd;
 }
 
 /** True when `dir` is `root` or lies below it. */

@@ -4,7 +4,7 @@
  * marks every class of that batch `unverified` (protocol.md "Batch-wide verdicts").
  */
 import type { ClassIndex } from './columns.js';
-import { binaryClassName } from './snapshot.js';
+import { binaryClassName } from './names.js';
 
 /** A binary name found in more than one class output directory, with every path holding it. */
 export interface SameName {

@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import { IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { noFolders } from './folders.js';
 import { detectChanges, type Detection, type ScanOptions } from './snapshot.js';
 
 /** Per index, its rows by folder (absolute, without a trailing separator). */
@@ -68,6 +69,8 @@ function mergeRows(base: ClassIndex, rows: number[], result: ClassIndex, byFolde
     evidence: grown(base.evidence, count),
     gone: grown(base.gone, count),
     history: new Map(base.history),
+    // No folder table: its row ranges would not match the merged rows, so the next full scan reads every folder.
+    folders: noFolders(),
   };
   base.shas.copy(merged.shas);
   const lookup = added === 0 ? byFolder : new Map(byFolder);

@@ -51,47 +51,49 @@ export class Pacer {
 }
 
 /**
- * Folder by folder below `dir` (absolute, normalised): the names of its entries ending in
- * `.class` that are files or symbolic links, and of its other files (`others`). Folders reached
- * through a symbolic link are not entered (no cycles); a folder that cannot be listed is skipped
- * and added to `unreadable` (one that vanished, or a missing `dir`, is not).
+ * The entries of `folder` the scan needs: the names ending in `.class` that are files or
+ * symbolic links (`names`), the names of its other files and links (`others`), and its folders
+ * (`subfolders`, absolute; folders reached through a symbolic link are not listed: no cycles).
+ * @throws what `readdirSync` throws.
+ */
+export function readFolder(folder: string): { names: string[]; others: string[]; subfolders: string[] } {
+  const names: string[] = [];
+  const others: string[] = [];
+  const subfolders: string[] = [];
+  for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+    if (entry.isDirectory()) subfolders.push(folder + path.sep + entry.name);
+    else if (entry.isFile() || entry.isSymbolicLink()) (entry.name.endsWith('.class') ? names : others).push(entry.name);
+  }
+  return { names, others, subfolders };
+}
+
+/**
+ * Whether a folder that cannot be listed (`error` from stat or readdir) is one to name as
+ * unreadable: one that vanished, or is not a folder, is not.
+ */
+export function isUnreadableFolder(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code !== 'ENOENT' && code !== 'ENOTDIR';
+}
+
+/**
+ * Folder by folder below `dir` (absolute, normalised): its entries as {@link readFolder} gives
+ * them. A folder that cannot be listed is skipped and added to `unreadable` (one that vanished,
+ * or a missing `dir`, is not).
  */
 export function* classFolders(dir: string, unreadable: string[] = []): Generator<{ folder: string; names: string[]; others: string[] }> {
   const folders = [dir];
   while (folders.length > 0) {
     const folder = folders.pop()!;
-    let entries: fs.Dirent[];
+    let listing;
     try {
-      entries = fs.readdirSync(folder, { withFileTypes: true });
+      listing = readFolder(folder);
     } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') unreadable.push(folder);
+      if (isUnreadableFolder(error)) unreadable.push(folder);
       continue;
     }
-    const names: string[] = [];
-    const others: string[] = [];
-    for (const entry of entries) {
-      if (entry.isDirectory()) folders.push(folder + path.sep + entry.name);
-      else if (entry.isFile() || entry.isSymbolicLink()) (entry.name.endsWith('.class') ? names : others).push(entry.name);
-    }
-    yield { folder, names, others };
-  }
-}
-
-/**
- * Like {@link classFolders}, but only the folders of `only` that are `dir` or below it, each
- * without the folders below it (watch mode's hints name every folder that changed).
- */
-export function* listedFolders(
-  dir: string,
-  only: ReadonlySet<string>,
-  unreadable: string[] = [],
-): Generator<{ folder: string; names: string[]; others: string[] }> {
-  const prefix = dir + path.sep;
-  for (const folder of only) {
-    if (folder !== dir && !folder.startsWith(prefix)) continue;
-    const { value } = classFolders(folder, unreadable).next();
-    if (value !== undefined) yield value;
+    folders.push(...listing.subfolders);
+    yield { folder, names: listing.names, others: listing.others };
   }
 }
 
@@ -108,5 +110,26 @@ export function statClassFile(file: string): fs.Stats | typeof UNREADABLE | unde
     return stat?.isFile() ? stat : undefined;
   } catch {
     return UNREADABLE;
+  }
+}
+
+/** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
+export function listClassFiles(dir: string): string[] {
+  const files: string[] = [];
+  for (const { folder, names } of classFolders(path.resolve(dir))) {
+    for (const name of names) {
+      const file = folder + path.sep + name;
+      if (statClassFile(file) !== undefined) files.push(file);
+    }
+  }
+  return files;
+}
+
+/** SHA-256 of a file's bytes as lower-case hex, or undefined when it vanished or cannot be read. */
+export function hashFile(file: string): string | undefined {
+  try {
+    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+  } catch {
+    return undefined;
   }
 }

@@ -11,14 +11,15 @@
  * small files that is many times faster than as many concurrent promises. The user's class
  * files are only ever read.
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import type { ClassChange } from '../outcome/facts.js';
-import { HISTORY_MAX, IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
 import { EVIDENCE, isLive, type Decision, type FileFacts } from './evidence.js';
-import { classFolders, hashPaced, listedFolders, Pacer, statClassFile, UNREADABLE } from './scan.js';
+import { binaryClassName } from './names.js';
+import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
+import { hashPaced, isUnreadableFolder, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
 
 /** The class files on disk set against the class index, by what each needs (see evidence.ts). */
 export interface ChangeSet {
@@ -47,7 +48,7 @@ export interface ScanOptions {
   resourcesSinceMs?: number;
   /**
    * Scan only these folders (absolute, each without the folders below it) of `dirs`; rows of
-   * `base` elsewhere are kept as they are. Undefined: every folder. For a large base, hinted.ts
+   * `base` elsewhere are kept as they are (there as their rows say, not removed). Undefined: every folder. For a large base, hinted.ts
    * `detectInFolders` costs the rows of these folders only.
    */
   folders?: ReadonlySet<string>;
@@ -58,7 +59,10 @@ export interface Detection {
   changes: ChangeSet;
   /** The index as of now: the scanned directories as found, other rows of the base kept. */
   index: ClassIndex;
-  /** False when `index` holds exactly what the base did (then it need not be written). */
+  /**
+   * False when `index` need not be written: it holds what the base did, and every folder listed
+   * was either taken from the base's folder table or changed too recently to be worth saving.
+   */
   dirty: boolean;
   /** Class files that exist but could not be read: not checked, their rows kept as they were. */
   unreadable: string[];
@@ -72,13 +76,19 @@ export interface Detection {
 interface Walk {
   base: ClassIndex;
   options: ScanOptions;
-  builder: IndexBuilder;
+  /** The new index's rows (copied only once one differs from the base's). */
+  rows: RowSink;
+  folders: FolderTableBuilder;
+  /** The base's folders. */
+  known: KnownFolders;
   changes: ChangeSet;
   unreadable: string[];
   unreadableDirs: string[];
   resources: string[];
   pacer: Pacer;
-  rowOf: Map<string, number>;
+  /** The base row expected next (the scan visits files in the order it last did), and the rows by path when it is not. */
+  next: number;
+  rowOf: Map<string, number> | undefined;
   seen: Uint8Array;
   dirty: boolean;
 }
@@ -92,11 +102,15 @@ interface Walk {
  * they are; so is the row of a file that cannot be read (listed in `unreadable`: its change is
  * unknown, not a removal; without a row it gets one with no bytes, so it is never taken as new
  * later) and every row below a folder that cannot be listed (`unreadableDirs`). `dirs` must not
- * nest. Symbolic links to class files are followed, links to folders are not. The work yields
- * to the event loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh)
- * however large the tree. Never throws for the file system.
+ * nest. Symbolic links to class files are followed, links to folders are not. A folder whose
+ * stamp is the one `base.folders` has for it is not read again: its entries are as they were
+ * (see folders.ts); each of its files is still looked at. The work yields to the event
+ * loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh) however
+ * large the tree. Never throws for the file system. `base` is given away: while no row was
+ * added, removed or moved its rows are updated in place, so use the returned index, not `base`.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId), whether it differs from `base`, and what could not be read.
+ *   sessionId; `base` itself, with the folders of this scan, when no row was added, removed or
+ *   moved), whether it differs from `base` as it was, and what could not be read.
  */
 export async function detectChanges(base: ClassIndex, dirs: readonly string[], options: ScanOptions): Promise<Detection> {
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
@@ -105,13 +119,16 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   const walk: Walk = {
     base,
     options,
-    builder: new IndexBuilder(base.sessionId, allDirs, base.paths.length + 64),
+    rows: new RowSink(base, allDirs),
+    folders: new FolderTableBuilder(),
+    known: new KnownFolders(base.folders),
     changes: { changed: [], checks: [], added: [], removed: [], total: 0 },
     unreadable: [],
     unreadableDirs: [],
     resources: [],
     pacer: new Pacer(),
-    rowOf: new Map(base.paths.map((file, row) => [file, row])),
+    next: 0,
+    rowOf: undefined,
     seen: new Uint8Array(base.paths.length),
     dirty: allDirs.length !== base.dirs.length,
   };
@@ -119,12 +136,18 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
     const dirNo = dirNumber.get(dir)!;
     const prescanned = options.scannedBeforeBuild?.has(dir) === true;
     const only = options.folders;
-    for (const { folder, names, others } of only === undefined
-      ? classFolders(dir, walk.unreadableDirs)
-      : listedFolders(dir, only, walk.unreadableDirs)) {
+    if (only !== undefined) {
+      // A hinted scan: each folder on its own, none below it (they have hints of their own).
+      for (const folder of only)
+        if (folder === dir || folder.startsWith(dir + path.sep))
+          await scanFolder(walk, { folder, parent: NO_PARENT, dir, dirNo, prescanned }, []);
+      continue;
+    }
+    const stack = [{ folder: dir, parent: NO_PARENT }];
+    while (stack.length > 0) {
       await walk.pacer.turn();
-      listResources(walk, folder, others);
-      for (const name of names) await scanFile(walk, folder + path.sep + name, dir, dirNo, prescanned);
+      const { folder, parent } = stack.pop()!;
+      await scanFolder(walk, { folder, parent, dir, dirNo, prescanned }, stack);
     }
   }
   carryOver(walk, new Set(scanned), dirNumber);
@@ -132,7 +155,70 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   for (const list of [changes.changed, changes.checks, changes.added, changes.removed])
     list.sort((a, b) => compare(a.className, b.className));
   const { unreadable, unreadableDirs } = walk;
-  return { changes, index: walk.builder.finish(), dirty: walk.dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
+  const folders = walk.folders.finish();
+  return { changes, index: walk.rows.finish(folders), dirty: walk.dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
+}
+
+/** Where a folder is: its path, its parent in the new folder table, and its class output directory. */
+interface Place {
+  folder: string;
+  parent: number;
+  dir: string;
+  dirNo: number;
+  prescanned: boolean;
+}
+
+/**
+ * One folder: its entries (as the base lists them when its stamp is the one the base has, else
+ * read now), a row per class file, and its own entry in the new folder table; its folders go on
+ * `stack`. The stamp is read before the entries, so an entry added while they are read moves it.
+ */
+async function scanFolder(walk: Walk, place: Place, stack: { folder: string; parent: number }[]): Promise<void> {
+  const { base } = walk;
+  const { folder } = place;
+  const listedAtMs = Date.now();
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(folder);
+  } catch (error) {
+    if (isUnreadableFolder(error)) walk.unreadableDirs.push(folder);
+    return;
+  }
+  if (!stat.isDirectory()) return;
+  const stamp = folderStamp(stat, listedAtMs);
+  const known = walk.known.unchanged(folder, stamp);
+  const first = walk.rows.position;
+  const unlisted: string[] = [];
+  let listing: { names: string[]; others: string[]; subfolders: string[] };
+  if (known !== undefined) {
+    const [start, end] = walk.known.rows(known);
+    for (let row = start; row < end; row += 1) {
+      const file = base.paths[row]!;
+      let found = scanFile(walk, file, place, row);
+      // Awaited only when it hashes: an await per unchanged file was much of a scan's garbage.
+      if (typeof found !== 'boolean') found = await found;
+      if (!found) unlisted.push(file.slice(folder.length + 1));
+    }
+    listing = walk.known.listing(known);
+  } else {
+    try {
+      listing = readFolder(folder);
+    } catch (error) {
+      if (isUnreadableFolder(error)) walk.unreadableDirs.push(folder);
+      return;
+    }
+    // A stamp worth keeping: saved, so the next scan need not read this folder.
+    if (stamp !== undefined) walk.dirty = true;
+  }
+  for (const name of listing.names) {
+    let found = scanFile(walk, folder + path.sep + name, place);
+    if (typeof found !== 'boolean') found = await found;
+    if (!found) unlisted.push(name);
+  }
+  listResources(walk, folder, listing.others);
+  unlisted.push(...listing.others);
+  const number = walk.folders.add(folder, stamp, place.parent, first, walk.rows.position - first, unlisted.join('/'));
+  for (const sub of listing.subfolders) stack.push({ folder: sub, parent: number });
 }
 
 /** Files other than class files in `folder` written since `resourcesSinceMs`. */
@@ -146,35 +232,66 @@ function listResources(walk: Walk, folder: string, others: string[]): void {
   }
 }
 
-/** One class file: its row in the new index, and the list it goes in. */
-async function scanFile(walk: Walk, file: string, dir: string, dirNo: number, prescanned: boolean): Promise<void> {
-  const { base, builder, changes } = walk;
+/** The base row of `file`: the one the scan expects next, else looked up by path (the lookup made on first need). */
+function baseRowOf(walk: Walk, file: string): number | undefined {
+  const { base } = walk;
+  if (base.paths[walk.next] === file) return walk.next;
+  walk.rowOf ??= new Map(base.paths.map((f, row) => [f, row]));
+  return walk.rowOf.get(file);
+}
+
+/**
+ * One class file (with its base row when the caller knows it): its row in the new index, and
+ * the list it goes in; settled at once unless it has to be hashed.
+ * @returns whether it has a row (false when it vanished or is not a file)
+ */
+function scanFile(walk: Walk, file: string, place: Place, knownRow?: number): boolean | Promise<boolean> {
+  const { base, changes } = walk;
   const stat = statClassFile(file);
-  if (stat === undefined) return;
-  const row = walk.rowOf.get(file);
-  if (row !== undefined) walk.seen[row] = 1;
-  const gone = row !== undefined && base.gone[row] === 1;
-  const same = row !== undefined && !gone && stat !== UNREADABLE && sameStamp(base.stamps, row, stat);
-  if (same && isLive(base.evidence[row]!)) {
-    builder.copy(base, row, dirNo);
-    changes.total += 1;
-    return;
+  if (stat === undefined) return false;
+  const row = knownRow ?? baseRowOf(walk, file);
+  if (row !== undefined) {
+    walk.seen[row] = 1;
+    walk.next = row + 1;
   }
+  const gone = row !== undefined && base.gone[row] === 1;
+  const same = row !== undefined && !gone && stat !== UNREADABLE && sameStampAsRow(base, row, stat);
+  if (same && isLive(base.evidence[row]!)) {
+    walk.rows.keep(row, place.dirNo);
+    changes.total += 1;
+    return true;
+  }
+  return scanMoved(walk, file, place, { stat, row, gone, same });
+}
+
+/** A class file that is not simply its row's live bytes: hashed unless its stamp stayed, then judged. */
+async function scanMoved(
+  walk: Walk,
+  file: string,
+  place: Place,
+  { stat, row, gone, same }: { stat: fs.Stats | typeof UNREADABLE; row: number | undefined; gone: boolean; same: boolean },
+): Promise<boolean> {
+  const { base, changes } = walk;
+  const { dir, dirNo, prescanned } = place;
   const sha =
-    stat === UNREADABLE ? undefined : same ? base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES) : await hashPaced(file, walk.pacer);
+    stat === UNREADABLE
+      ? undefined
+      : same && row !== undefined
+        ? base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES)
+        : await hashPaced(file, walk.pacer);
   if (sha === undefined || stat === UNREADABLE) {
     if (!fs.existsSync(file) && stat !== UNREADABLE) {
       if (row !== undefined) walk.seen[row] = 0; // vanished: a removal
-      return;
+      return false;
     }
     walk.unreadable.push(file);
-    if (row !== undefined) builder.copy(base, row, dirNo);
+    if (row !== undefined) walk.rows.keep(row, dirNo);
     else {
-      builder.addUnread(file, dirNo);
+      walk.rows.next().addUnread(file, dirNo);
       walk.dirty = true;
     }
     changes.total += 1;
-    return;
+    return true;
   }
   const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
   const unseen = walk.options.unseenBefore ?? [];
@@ -187,96 +304,45 @@ async function scanFile(walk: Walk, file: string, dir: string, dirNo: number, pr
   });
   const evidence = decision.kind === 'live' ? decision.evidence : decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
-  if (!(same && evidence === base.evidence[row])) walk.dirty = true;
-  builder.add(file, dirNo, stat, sha, evidence, history);
-  changes.total += 1;
+  if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
   const after = sha.toString('hex');
+  // Read before the row is put: it may be the base's row, updated in place.
+  const before = row === undefined ? {} : { before: shaHex(base, row) };
+  walk.rows.put(row, file, dirNo, stat, sha, evidence, history);
+  changes.total += 1;
   if (decision.kind === 'verify') {
-    const before = row === undefined ? {} : { before: shaHex(base, row) };
     const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ctimeMs: stat.ctimeMs };
     (decision.by === 'build' ? changes.changed : changes.checks).push(describe(file, dir, facts));
   } else if (decision.evidence === EVIDENCE.added && row === undefined) {
     changes.added.push(describe(file, dir, { after }));
   }
+  return true;
 }
 
 /** Rows of the base not seen by the scan: kept, or tombstones for files removed from a scanned directory. */
 function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: ReadonlyMap<string, number>): void {
-  const { base, builder } = walk;
+  const { base } = walk;
   const hidden = (file: string) => walk.unreadableDirs.some((folder) => file.startsWith(folder + path.sep));
   for (let row = 0; row < base.paths.length; row += 1) {
     const dir = base.dirs[base.dirOf[row]!]!;
     if (walk.seen[row] === 1) continue;
-    builder.copy(base, row, dirNumber.get(dir)!);
-    if (!scannedSet.has(dir) || base.gone[row] === 1 || hidden(base.paths[row]!)) continue;
-    // Not in a folder a hinted scan looked at: the file is there as its row says, not removed.
-    if (walk.options.folders !== undefined && !walk.options.folders.has(path.dirname(base.paths[row]!))) {
-      walk.changes.total += 1;
+    const removed = scannedSet.has(dir) && base.gone[row] !== 1 && !hidden(base.paths[row]!);
+    const unlooked = removed && walk.options.folders !== undefined && !walk.options.folders.has(path.dirname(base.paths[row]!));
+    if (unlooked) walk.changes.total += 1;
+    if (!removed || unlooked) {
+      walk.rows.keep(row, dirNumber.get(dir)!);
       continue;
     }
+    walk.rows.next().copy(base, row, dirNumber.get(dir)!);
     walk.dirty = true;
     walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
-    builder.setGone(builder.count - 1);
-  }
-}
-
-/**
- * The earlier hashes for the new row of `base`'s row `row` now that the file holds `sha`: the
- * row's own hash first, then its history, without `sha`, at most {@link HISTORY_MAX}.
- */
-function earlierHashes(base: ClassIndex, row: number, sha: Buffer): string[] {
-  const now = sha.toString('hex');
-  const all = [shaHex(base, row), ...(base.history.get(base.paths[row]!) ?? [])];
-  return all.filter((h, i) => h !== now && all.indexOf(h) === i).slice(0, HISTORY_MAX);
-}
-
-/** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
-export function listClassFiles(dir: string): string[] {
-  const files: string[] = [];
-  for (const { folder, names } of classFolders(path.resolve(dir))) {
-    for (const name of names) {
-      const file = folder + path.sep + name;
-      if (statClassFile(file) !== undefined) files.push(file);
-    }
-  }
-  return files;
-}
-
-/**
- * The binary class name of `file` below class output directory `dir`:
- * `dir/com/acme/Outer$Inner.class` -> `com.acme.Outer$Inner`.
- */
-export function binaryClassName(dir: string, file: string): string {
-  const relative = path.relative(dir, file).slice(0, -'.class'.length);
-  return relative.split(path.sep).join('.');
-}
-
-/** SHA-256 of a file's bytes as lower-case hex, or undefined when it vanished or cannot be read. */
-export function hashFile(file: string): string | undefined {
-  try {
-    return createHash('sha256').update(fs.readFileSync(file)).digest('hex');
-  } catch {
-    return undefined;
+    walk.rows.setLastGone();
   }
 }
 
 function describe(file: string, dir: string, facts: Omit<ClassChange, 'path' | 'className' | 'verifiable'>): ClassChange {
   const className = binaryClassName(dir, file);
   return { path: file, className, verifiable: isVerifiableClassName(className), ...facts };
-}
-
-function shaHex(index: ClassIndex, row: number): string {
-  return index.shas.toString('hex', row * SHA_BYTES, (row + 1) * SHA_BYTES);
-}
-
-/** True when `stat` is the stamp row `row` of `index` was scanned with (size, mtime, ctime, inode). */
-export function sameStampAsRow(index: ClassIndex, row: number, stat: fs.Stats): boolean {
-  return sameStamp(index.stamps, row, stat);
-}
-
-function sameStamp(stamps: Float64Array, row: number, stat: fs.Stats): boolean {
-  const s = row * STAMP_FIELDS;
-  return stamps[s] === stat.size && stamps[s + 1] === stat.mtimeMs && stamps[s + 2] === stat.ctimeMs && stamps[s + 3] === stat.ino;
 }
 
 function compare(a: string, b: string): number {

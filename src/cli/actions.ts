@@ -27,8 +27,8 @@ import { verifyClassFiles } from '../commands/verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */
 export function doctorAction(cmd: Command, signal: AbortSignal): Promise<number> {
-  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s, cwd) =>
-    runDoctor({ ...target, classDirs: projectClassDirs(cwd, s) }),
+  return agentCommand(cmd, signal, 'asking the agent for DOCTOR', (target, s) =>
+    runDoctor({ ...target, classDirs: s.classDirs, pathMap: s.pathMap }),
   );
 }
 

@@ -53,6 +53,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
     waitForAgentMs: settings.waitForAgentMs,
     verify: opts.verify,
     classDirs: settings.classDirs,
+    pathMap: settings.pathMap,
     allowNoAgent: opts.allowNoAgent === true,
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 // zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
 import * as z from 'zod/mini';
+import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
 
 /** The config file name searched for in each folder (before `package.json`). */
 export const CONFIG_FILE = 'reclazz.config.json';
@@ -32,6 +33,8 @@ export interface ReclazzConfig {
   waitForAgentMs?: number;
   /** Extra class output directories. */
   classesDirs?: string[];
+  /** Agent path -> local path (an app in a container); local paths absolute once loaded. */
+  pathMap?: PathMapEntry[];
   /** Arguments for `reclazz-build gradle` when none are given. */
   gradleArgs?: string[];
   /** Arguments for `reclazz-build mvn` when none are given. */
@@ -51,6 +54,7 @@ const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   waitMs: 'a whole number of milliseconds, 0 or more, e.g. 30000',
   waitForAgentMs: 'a whole number of milliseconds, 0 or more, e.g. 60000',
   classesDirs: 'an array of non-empty path strings, e.g. ["build/classes/kotlin/main"]',
+  pathMap: 'an object from absolute agent paths to local paths, e.g. {"/app": "."}',
   gradleArgs: 'an array of strings, e.g. ["classes"]',
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
   watch: 'an array of non-empty path strings, e.g. ["shared/src/main/java"]',
@@ -69,6 +73,7 @@ const buildConfigSchema = () =>
     waitMs: z.optional(wholeMs(0)),
     waitForAgentMs: z.optional(wholeMs(0)),
     classesDirs: z.optional(z.array(nonEmpty())),
+    pathMap: z.optional(z.record(nonEmpty(), nonEmpty())),
     gradleArgs: z.optional(z.array(z.string())),
     mvnArgs: z.optional(z.array(z.string())),
     watch: z.optional(z.array(nonEmpty())),
@@ -194,14 +199,28 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
     const got = issue.path.reduce<unknown>((v, p) => (v as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey], value);
     throw new ConfigError(file, key, expected, `invalid config in ${file}: key "${key}": expected ${expected}, got ${describe(got)}`);
   }
-  const { $schema: _schema, ...config } = parsed.data;
+  const { $schema: _schema, pathMap, ...config } = parsed.data;
   const dir = path.dirname(file);
   return {
     ...config,
+    ...(pathMap === undefined ? {} : { pathMap: configPathMap(file, prefix, pathMap) }),
     ...(config.portFile === undefined ? {} : { portFile: path.resolve(dir, config.portFile) }),
     ...(config.classesDirs === undefined ? {} : { classesDirs: config.classesDirs.map((d) => path.resolve(dir, d)) }),
     ...(config.watch === undefined ? {} : { watch: config.watch.map((d) => path.resolve(dir, d)) }),
   };
+}
+
+/** The config's pathMap as entries, local paths relative to the config's folder. @throws ConfigError for an agent path that is not absolute. */
+function configPathMap(file: string, prefix: string, map: Record<string, string>): PathMapEntry[] {
+  return Object.entries(map).map(([agent, local]) => {
+    try {
+      return parsePathMap(`${agent}=${local}`, path.dirname(file));
+    } catch (error) {
+      if (!(error instanceof PathMapError)) throw error;
+      const key = `${prefix}pathMap.${agent}`;
+      throw new ConfigError(file, key, CONFIG_KEYS.pathMap, `invalid config in ${file}: key "${key}": expected ${CONFIG_KEYS.pathMap}`);
+    }
+  });
 }
 
 function describe(value: unknown): string {

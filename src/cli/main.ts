@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { isToken } from '../agent/limits.js';
+import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
@@ -28,7 +29,7 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, gradleArgs, mvnArgs;
+(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs;
 watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
@@ -61,9 +62,24 @@ function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
 
+/** One `--path-map <agent path>=<local path>`, collected; local paths resolve against the working directory. */
+function pathMap(value: string, previous: PathMapEntry[] | undefined): PathMapEntry[] {
+  try {
+    return [...(previous ?? []), parsePathMap(value, process.cwd())];
+  } catch (error) {
+    if (error instanceof PathMapError) throw new InvalidArgumentError(error.message);
+    throw error;
+  }
+}
+
 function addAgentOptions(command: Command): Command {
   return command
     .option('--port <n>', 'agent port (skips port-file discovery)', integer('--port', 1, 65535))
+    .option(
+      '--path-map <agent>=<local>',
+      "read the agent's paths under <agent> as under <local> (an app in a container; repeatable)",
+      pathMap,
+    )
     .option(
       '--port-file <path>',
       "the agent's port file (repeatable: a build holds each agent; default: .reclazz/agent.port or .idea/reclazz/agent.port here, above, or every one below)",

@@ -4,6 +4,7 @@
  * (`reclazz.config.json` or `package.json` "reclazz"), then the built-in defaults.
  */
 import path from 'node:path';
+import type { PathMapEntry } from '../agent/path-map.js';
 import type { ReclazzConfig } from './config.js';
 import { DEFAULTS } from '../session/options.js';
 
@@ -17,6 +18,7 @@ export interface AgentFlags {
   wait?: number;
   waitForAgent?: number;
   classesDir?: string[];
+  pathMap?: PathMapEntry[];
   config?: string;
   json?: boolean;
   quiet?: boolean;
@@ -35,6 +37,8 @@ export interface Settings {
   waitForAgentMs: number;
   /** Extra class output directories (from --classes-dir, else the config). */
   classDirs: string[];
+  /** Agent path -> local path (from --path-map, else the config). */
+  pathMap: PathMapEntry[];
 }
 
 /** Merges `flags` over the environment over `config` over the defaults. */
@@ -55,5 +59,6 @@ export function resolveSettings(flags: AgentFlags, config: ReclazzConfig, cwd: s
     waitMs: flags.wait ?? config.waitMs ?? DEFAULTS.waitMs,
     waitForAgentMs: flags.waitForAgent ?? config.waitForAgentMs ?? 0,
     classDirs: cliDirs.length > 0 ? cliDirs : (config.classesDirs ?? []),
+    pathMap: flags.pathMap ?? config.pathMap ?? [],
   };
 }

@@ -16,6 +16,12 @@ type RunEventBody =
   | { type: 'warning'; message: string }
   | { type: 'waiting'; what: string; elapsedMs: number }
   | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new' }
+  /**
+   * Class output directories taken from the agent's watched directories (translated by
+   * --path-map) because discovery did not find them (`fromAgent`), and its watched directories
+   * that do not exist here (`missing`). `--verbose` shows it.
+   */
+  | { type: 'agent-dirs'; fromAgent: string[]; missing: string[] }
   | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
   | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }

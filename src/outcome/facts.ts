@@ -135,7 +135,9 @@ export interface ChangeSummary {
  * keeps receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`;
  * `not-observed`: asked once, no receipt, and nothing shows the bytes are the app's;
  * `restart-required`: the agent lists a change it cannot apply (a hierarchy change);
- * `rewritten`: the file changed again after it was checked.
+ * `rewritten`: the file changed again after it was checked; `not-watched`: the class output
+ * directory is not among the agent's watched directories (a complete sample), so the change never
+ * reloads: not asked, not proven.
  */
 /** The verdicts that make a class live: VERIFY applied, or the same bytes rewritten (see `VerdictStatus`). */
 export const LIVE_VERDICTS: ReadonlySet<string> = new Set(['applied', 'unchanged']);
@@ -153,7 +155,8 @@ export type VerdictStatus =
   | 'interrupted'
   | 'not-observed'
   | 'restart-required'
-  | 'rewritten';
+  | 'rewritten'
+  | 'not-watched';
 
 /** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
 export interface VerifyReceipt {

@@ -27,6 +27,14 @@ export type PortFault =
   | { input: 'file'; file: string; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string }
   | { input: 'RECLAZZ_PORT'; problem: 'empty' | 'not-a-number' | 'out-of-range'; text: string };
 
+/** Another app's agent on a port this project's port file names: what DOCTOR says of it (paths as seen here). */
+interface ForeignAgent {
+  pid: string;
+  workingDirectory: string;
+  /** Its watched directories (translated by --path-map). */
+  watched: string[];
+}
+
 /** What a build or `verify` could prove, when it ended well. */
 export type Proof =
   /**
@@ -44,7 +52,8 @@ export type Proof =
 
 /** What a subcommand that ended well found. */
 export type Done =
-  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number }
+  /** `foreign`: the agent's working directory, when by its evidence it is another app's (coverage.ts isForeignAgent). */
+  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number; foreign?: string }
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
@@ -55,6 +64,12 @@ export type Shortfall =
   | { kind: 'capacity'; capacity: number }
   /** Some classes ended without proof; `timedOut` when any was still unanswered at the deadline. */
   | { kind: 'not-proven'; timedOut: boolean }
+  /**
+   * `classes` changed classes lie in `dirs`, class output directories the agent does not watch
+   * (its sample is complete), so they never reload. `watchDirs`: the value of the agent's
+   * `watchDirs=` option that adds them (its watched directories and these, in its paths, `;`-separated).
+   */
+  | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs: string }
   /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
   | { kind: 'restart-required'; classes: number }
   /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
@@ -107,8 +122,13 @@ export type Outcome =
   | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
   /** `orphan`: the lock's run is gone, but the build it started still runs. */
   | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }
-  /** `waitedMs`: how long `--wait-for-agent` waited for the port to answer. */
-  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number }
+  /**
+   * The port file names no agent of this project: nothing listens on the port (`waitedMs`: how
+   * long `--wait-for-agent` waited for it to answer), or (`foreign`) the agent there is, by its
+   * own DOCTOR evidence, another app's. `portFiles`: every other port file found around the
+   * working directory, for the advice.
+   */
+  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number; foreign?: ForeignAgent; portFiles?: string[] }
   | {
       reason: 'handshake';
       place: PortPlace;

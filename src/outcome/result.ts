@@ -71,6 +71,20 @@ export interface DoctorResult extends CommandBase {
   doctor?: DoctorObserved;
   /** The class output directories of the project here and whether the agent watches them. */
   classDirs: DirCoverage[];
+  /** The agent's watched directories (its sample), as seen here. */
+  watched: WatchedDirFact[];
+}
+
+/** One of the agent's watched directories, as seen here. */
+export interface WatchedDirFact {
+  /** As DOCTOR reported it. */
+  dir: string;
+  /** Translated by --path-map. */
+  local: string;
+  /** Not here, here without class files, or holding class files. */
+  here: 'missing' | 'empty' | 'classes';
+  /** In this project (its folders or one of its class output directories). */
+  ours: boolean;
 }
 
 /** `reclazz-build status|pause|resume`. */

@@ -3,7 +3,7 @@
  * and DOCTOR, the hold, the receipts, and what a reconnect found after a loss.
  */
 import type { AgentAfterLoss, PortPlace } from '../outcome/facts.js';
-import type { OutcomeOf } from '../outcome/outcome.js';
+import type { OutcomeOf, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 
 /** The reasons whose words are here. */
@@ -24,16 +24,7 @@ export type AgentOutcome = OutcomeOf<
 export function describeAgentOutcome(outcome: AgentOutcome): Words {
   switch (outcome.reason) {
     case 'stale-port':
-      return {
-        message:
-          outcome.waitedMs === undefined
-            ? `nothing is listening on ${where(outcome.place)}: the agent is not running`
-            : `nothing answered on ${where(outcome.place)} within ${outcome.waitedMs} ms (--wait-for-agent): the agent did not start listening`,
-        hint:
-          outcome.place.portFile === undefined
-            ? 'check the port'
-            : `the port file is stale (left by a killed app): start the app with the agent, or delete ${outcome.place.portFile}`,
-      };
+      return describeStalePort(outcome);
     case 'handshake':
       return describeHandshake(outcome);
     case 'old-agent':
@@ -240,5 +231,42 @@ function describeNotSafe(outcome: OutcomeOf<'not-safe'>): Words {
       what.found?.kind === 'restarted'
         ? 'the app restarted: check it, and run again to rebuild under a hold'
         : `run again here to recover the hold with owner ${owner}, then check the app`,
+  };
+}
+
+/** Nothing listens on the port, or another app's agent does; names every other port file found and the next step. */
+function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
+  const { place, foreign, portFiles } = outcome;
+  const others =
+    portFiles === undefined || portFiles.length === 0
+      ? ''
+      : `; other port files here: ${portFiles.join(', ')} (pick one with --port-file <file>)`;
+  if (foreign !== undefined) {
+    const watched = foreign.watched.length === 0 ? 'no directory' : foreign.watched.join(', ');
+    const file = place.portFile === undefined ? 'the port' : `the port file ${place.portFile}`;
+    return {
+      message: `the agent on ${where(place)} is another app's: pid ${foreign.pid}, working directory ${foreign.workingDirectory}, watching ${watched}; none of it is this project's, so the build did not run`,
+      hint: `${file} is stale (this project's app stopped and another app's agent now has the port): start this project's app with the agent, or delete ${place.portFile ?? 'the port setting'}; if the app runs in a container, map its paths with --path-map <agent path>=<local path>${others}`,
+    };
+  }
+  return {
+    message:
+      outcome.waitedMs === undefined
+        ? `nothing is listening on ${where(place)}: the agent is not running`
+        : `nothing answered on ${where(place)} within ${outcome.waitedMs} ms (--wait-for-agent): the agent did not start listening`,
+    hint:
+      (place.portFile === undefined
+        ? 'check the port'
+        : `the port file is stale (left by a killed app): start the app with the agent, or delete ${place.portFile}`) + others,
+  };
+}
+
+/** Changed classes in folders the agent does not watch, and the agent option that adds them. */
+export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watched' }>, live: number, total: number): Words {
+  const others = total - shortfall.classes;
+  const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
+  return {
+    message: `build ok, but ${shortfall.classes} changed class(es) lie in ${shortfall.dirs.join(', ')}, which the agent does not watch: they never reload, not proven live${rest}`,
+    hint: `restart the app with the agent option watchDirs=${shortfall.watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...'), then run again`,
   };
 }

@@ -64,7 +64,7 @@ function doctorTable(result: DoctorResult, p: Palette, verbose = false): string 
       'watched dirs',
       `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`,
     ]);
-    for (const dir of sample) rows.push(['', dir]);
+    for (const dir of sample) rows.push(['', watchedRow(result, dir, p)]);
     if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount)
       rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
     rows.push([
@@ -85,6 +85,15 @@ function doctorTable(result: DoctorResult, p: Palette, verbose = false): string 
     }
   }
   return out;
+}
+
+/** One watched directory of the agent's: as reported, where it is here (--path-map), and whether it is this project's. */
+function watchedRow(result: DoctorResult, dir: string, p: Palette): string {
+  const fact = result.watched.find((w) => w.dir === dir);
+  if (fact === undefined) return dir;
+  const local = fact.local === dir ? '' : ` (here ${fact.local})`;
+  const label = fact.here === 'missing' ? p.yellow('not here') : fact.ours ? p.green("this project's") : p.yellow("not this project's");
+  return `${dir}${local}  ${label}${fact.here === 'empty' ? p.dim(' (no class files)') : ''}`;
 }
 
 /** The RELOAD_STATE receipt, field by field. */

@@ -42,10 +42,15 @@ function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
       hint: 'build the project first, or name its class output directory with --classes-dir',
     };
   }
+  if (done.foreign !== undefined) {
+    return {
+      message: `DOCTOR observed; this agent runs in ${done.foreign} and watches none of this project's directories: it is another app's agent (a stale port file?). Start this project's app with the agent, or pick its port file with --port-file; an app in a container needs --path-map <agent path>=<local path>`,
+    };
+  }
   if (done.unwatched > 0) {
     return {
       message: `DOCTOR observed; ${done.unwatched} of ${done.dirs} ${dirs} NOT watched by the agent: changes there will not reload`,
-      hint: 'run the app from this project (its attach plugin registers its class output), or check the agent configuration',
+      hint: "add them to the agent's watchDirs= option (directories separated by ';') and restart the app; the Maven and Gradle attach plugins register only the module the app runs from",
     };
   }
   const unknown = done.unknown > 0 ? ' (the rest unknown: the agent lists only a sample)' : '';

@@ -102,6 +102,9 @@ export class HumanReporter {
       case 'warning':
         this.line(p.yellow(`warning: ${event.message}`));
         return;
+      case 'agent-dirs':
+        if (verbose) this.agentDirs(event);
+        return;
       case 'waiting':
         this.waiting(event);
         return;
@@ -147,6 +150,17 @@ export class HumanReporter {
       case 'agent-event':
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
         return;
+    }
+  }
+
+  /** `--verbose`: the agent's watched directories that are class output directories here, and those not here. */
+  private agentDirs(event: Extract<RunEvent, { type: 'agent-dirs' }>): void {
+    if (event.fromAgent.length > 0) this.line(`class output directories taken from what the agent watches: ${event.fromAgent.join(', ')}`);
+    if (event.missing.length > 0) {
+      const dirs = `director${event.missing.length === 1 ? 'y' : 'ies'}`;
+      this.line(
+        `the agent watches ${event.missing.length} ${dirs} not here: ${event.missing.join(', ')} (an app in a container? --path-map <agent path>=<local path>)`,
+      );
     }
   }
 

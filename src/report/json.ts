@@ -160,7 +160,13 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
   };
   switch (result.action) {
     case 'doctor':
-      return { ...base, doctor: result.doctor ?? null, classDirs: result.classDirs, durationMs: result.durationMs };
+      return {
+        ...base,
+        doctor: result.doctor ?? null,
+        classDirs: result.classDirs,
+        watched: result.watched,
+        durationMs: result.durationMs,
+      };
     case 'status':
     case 'pause':
     case 'resume':
@@ -183,7 +189,7 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
   if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
   const facts =
     action === 'doctor'
-      ? { action, classDirs: [] }
+      ? { action, classDirs: [], watched: [] }
       : action === 'scan'
         ? { action, sent: false, delivered: false }
         : action === 'events'

@@ -44,6 +44,7 @@ export const eventLineSchemas = {
   warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
   waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms, agentSource }),
   hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']), agentSource }),
+  agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()), agentSource }),
   buildStart: z.strictObject({
     type: z.literal('build-start'),
     command: z.string(),
@@ -83,6 +84,7 @@ export const classStatusSchema = z.enum([
   'not-observed',
   'restart-required',
   'rewritten',
+  'not-watched',
   'added',
   'removed',
   'not-verifiable',
@@ -200,6 +202,9 @@ export const commandResultLineSchemas = {
     action: z.literal('doctor'),
     doctor: z.nullable(doctorObservedSchema),
     classDirs: z.array(z.strictObject({ dir: z.string(), watched: z.boolean().nullable() })),
+    watched: z.array(
+      z.strictObject({ dir: z.string(), local: z.string(), here: z.enum(['missing', 'empty', 'classes']), ours: z.boolean() }),
+    ),
   }),
   reload: z.strictObject({ ...commandBase, action: z.enum(['status', 'pause', 'resume']), state: reloadStateSchema.nullable() }),
   scan: z.strictObject({ ...commandBase, action: z.literal('scan'), sent: z.boolean(), delivered: z.boolean() }),

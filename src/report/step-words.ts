@@ -49,6 +49,8 @@ const warnings = {
     `${appStartWhy(why)}, so when the app started is unknown: every class file without a record that it is live is checked`,
   unwatched: (dir: string, watched: readonly string[]) =>
     `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})`,
+  maybeForeign: (workingDirectory: string) =>
+    `the agent runs in ${workingDirectory}, outside this project, and none of the watched directories it lists is this project's (it lists only some): it may be another app's agent on a stale port file; check with reclazz-build doctor`,
   noClassDirs,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,

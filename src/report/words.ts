@@ -8,7 +8,7 @@
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
-import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
+import { describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -258,6 +258,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
         message: `build ok and acknowledged; the ${shortfall.dirs} class output director${shortfall.dirs === 1 ? 'y holds' : 'ies hold'} no class file: nothing was checked, not proven live`,
         hint: 'check that the build writes its classes there, or name the right directory with --classes-dir <dir>',
       };
+    case 'not-watched':
+      return notWatchedWords(shortfall, live, total);
     case 'restart-required':
       return {
         message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,

@@ -5,7 +5,8 @@
  */
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { watchCoverage } from '../agent/coverage.js';
+import { watchCoverage, type AgentView } from '../classes/coverage.js';
+import { toAgent, type PathMapEntry } from '../agent/path-map.js';
 import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
@@ -116,8 +117,9 @@ async function verifyChanges(
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
   const agent = session.agent;
-  const coverage = watchCoverage(dirs, agent.watchedDirectories, agent.watchSampleTruncated);
+  const coverage = watchCoverage(dirs, session.view);
   const watchedDirs = coverage.filter((c) => c.watched === true).map((c) => c.dir);
+  const unwatchedDirs = coverage.filter((c) => c.watched === false).map((c) => c.dir);
   const report = await proveClasses({
     connection: session.connection,
     sessionId: agent.sessionId,
@@ -127,7 +129,8 @@ async function verifyChanges(
     ...(session.signal === undefined ? {} : { signal: session.signal }),
     changes: { changed: changes.changed, checks },
     index: detected.index,
-    watched: (file) => watchedDirs.some((dir) => file.startsWith(dir + path.sep)),
+    watched: (file) => dirOf(file, watchedDirs) !== undefined,
+    unwatched: (file) => dirOf(file, unwatchedDirs),
     ...(quiet === undefined ? {} : { quiet }),
   });
   const { verdicts, checked, ...verify } = report;
@@ -143,8 +146,25 @@ async function verifyChanges(
     skipped: notVerifiable.length,
     unprovable,
     ...(found === undefined ? {} : { found }),
+    ...(unwatchedDirs.length === 0
+      ? {}
+      : { unwatched: { dirs: unwatchedDirs, watchDirs: watchDirsFixing(session.view, unwatchedDirs, session.options.pathMap ?? []) } }),
   });
   return end(cycle, outcome, { ...facts, verify, verdicts });
+}
+
+/** The class output directory of `dirs` that `file` lies in. */
+function dirOf(file: string, dirs: readonly string[]): string | undefined {
+  return dirs.find((dir) => file.startsWith(dir + path.sep));
+}
+
+/**
+ * The agent's `watchDirs=` value that adds `unwatched` to what it watches: its watched
+ * directories as it reports them, then these in its own paths, `;`-separated (the agent's
+ * AgentConfig splits watchDirs on `;`).
+ */
+function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: readonly PathMapEntry[]): string {
+  return [...new Set([...view.watched.map((w) => w.reported), ...unwatched.map((dir) => toAgent(map, dir))])].join(';');
 }
 
 /** Names a batch-wide `unverified` as such, with its likely cause (agent/protocol.ts), once per cause. */

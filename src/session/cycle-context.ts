@@ -14,7 +14,7 @@ import { runResult } from './result.js';
 import type { Session } from './session.js';
 
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
-export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor'>>;
+export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor' | 'view'>>;
 
 /** What the steps of one cycle share. */
 export interface Cycle {

@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { watchCoverage } from '../agent/coverage.js';
+import { agentClassDirs, missingWatchedDirs, watchCoverage } from '../classes/coverage.js';
 import { askDoctor, askReload } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
-import { findClassDirs, isInside, outermost } from '../classes/dirs.js';
+import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/duplicates.js';
 import { EVIDENCE } from '../classes/evidence.js';
@@ -18,7 +18,7 @@ import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
 import { mayBeOurs } from '../hold/machine.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentInfo, AppStart, BuildRun } from '../outcome/facts.js';
+import type { AppStart, BuildRun } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
@@ -87,7 +87,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
-  const appStart = await findAppStart(session.agent.pid, session.agent.workingDirectory);
+  const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
   const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
   warnUnwatched(session, before);
@@ -191,16 +191,24 @@ interface ClassDirs {
   searchRoot: string;
 }
 
-/** The class output directories of this cycle (of them, those `cycle.dirsFor` gives this agent). */
+/**
+ * The class output directories of this cycle (of them, those `cycle.dirsFor` gives this agent):
+ * found ones, --classes-dir, and those the agent watches that hold class files here (coverage.ts
+ * {@link agentClassDirs}), so a layout reclazz-build does not know is still checked.
+ */
 function classDirsOf(cycle: Cycle): ClassDirs {
   const { session, command, options } = cycle;
   const cwd = session.host.cwd;
   const projectDir = session.location.projectDir;
-  // Run from a folder inside the project (src/main/java/...): look for class output from the project folder.
-  const searchRoot = isInside(cwd, projectDir) ? projectDir : cwd;
+  const searchRoot = classSearchRoot(cwd, projectDir);
   const given = (options.classDirs ?? []).map((d) => path.resolve(cwd, d));
   for (const dir of given.filter((d) => !fs.existsSync(d))) session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
-  const found = () => [...findClassDirs(searchRoot, command.kind), ...given];
+  const found = () => {
+    const known = [...findClassDirs(searchRoot, command.kind), ...given];
+    const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
+    tellAgentDirs(session, fromAgent);
+    return [...known, ...fromAgent];
+  };
   const kept = (dirs: string[]) => {
     const { kept: result, dropped } = outermost([...new Set(dirs)], given);
     for (const d of dropped.filter((x) => !session.nestedWarned.has(x.dir))) {
@@ -240,10 +248,19 @@ async function quietBefore(session: BuildSession): Promise<{ atMs: number } | un
 }
 
 function warnUnwatched(session: BuildSession, dirs: string[]): void {
-  const agent: AgentInfo = session.agent;
-  for (const { dir } of watchCoverage(dirs, agent.watchedDirectories, agent.watchSampleTruncated).filter((c) => c.watched === false)) {
-    session.emit({ type: 'warning', message: warningText.unwatched(dir, agent.watchedDirectories) });
+  const watched = session.view.watched.map((w) => w.local);
+  for (const { dir } of watchCoverage(dirs, session.view).filter((c) => c.watched === false)) {
+    session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
   }
+}
+
+/** Once per session, when there is news: the class output directories taken from the agent, and its watched directories not here. */
+function tellAgentDirs(session: BuildSession, fromAgent: string[]): void {
+  if (session.agentDirsTold === true) return;
+  const missing = missingWatchedDirs(session.view);
+  if (fromAgent.length + missing.length === 0) return;
+  session.agentDirsTold = true;
+  session.emit({ type: 'agent-dirs', fromAgent, missing });
 }
 
 /** Sends ok/failed and reports it as a `finish` event. */

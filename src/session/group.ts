@@ -5,7 +5,7 @@
  * With one session it is exactly {@link runCycle}. Watch mode runs many such cycles on the same
  * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
  */
-import { watchCoverage } from '../agent/coverage.js';
+import { watchCoverage } from '../classes/coverage.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
@@ -81,8 +81,7 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
  * names them as not watched, and nothing there is proven).
  */
 function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]): string[] {
-  const watched = (s: BuildSession, dir: string) =>
-    watchCoverage([dir], s.agent.watchedDirectories, s.agent.watchSampleTruncated)[0]!.watched;
+  const watched = (s: BuildSession, dir: string) => watchCoverage([dir], s.view)[0]!.watched;
   return dirs.filter((dir) => watched(session, dir) !== false || sessions.every((s) => watched(s, dir) === false));
 }
 

@@ -8,8 +8,10 @@
  * (`waitMs`) are waited out first (agent/await-agent.ts).
  */
 import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
-import type { AgentLocation } from '../agent/discover.js';
+import { portFilesAround, type AgentLocation } from '../agent/discover.js';
 import { findAgent, findAgents, type AgentTarget, type Requirements } from '../agent/handshake.js';
+import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
+import { findClassDirs } from '../classes/dirs.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
@@ -153,7 +155,10 @@ async function openAt<H extends SessionHost>(
   const waitMs = options.waitMs ?? (plan.builds ? DEFAULTS.waitMs : 0);
   const waitForAgentMs = options.waitForAgentMs ? Math.max(Math.round(agentDeadline - performance.now()), 1) : 0;
   const opened = await connectWaiting(location, target, { waitForAgentMs, waitMs }, onWait);
-  if (opened.kind === 'refused') return opened;
+  if (opened.kind === 'refused')
+    return opened.outcome.reason === 'stale-port'
+      ? { ...opened, outcome: { ...opened.outcome, ...otherPortFiles(host.cwd, location.portFile) } }
+      : opened;
   const state = agentStatePlace(checkout, location);
   const session: Session<H> = {
     host,
@@ -185,7 +190,18 @@ async function openAt<H extends SessionHost>(
     };
   }
   session.doctor = checked.doctor;
+  session.view = agentView(checked.doctor, options.pathMap ?? []);
   if (plan.builds) {
+    const foreign = foreignAgent(session.view, [host.cwd, location.projectDir]);
+    if (foreign === 'foreign') {
+      opened.connection.close();
+      const { pid } = checked.doctor;
+      const agent = { pid, workingDirectory: session.view.workingDirectory, watched: session.view.watched.map((w) => w.local) };
+      const place = { port: location.port, source: location.source, ...portFileOf(location.portFile) };
+      const outcome: Outcome = { reason: 'stale-port', place, foreign: agent, ...otherPortFiles(host.cwd, location.portFile) };
+      return { kind: 'refused', outcome, endpoint: opened.endpoint, agent: checked.agent };
+    }
+    if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
     const warn = (message: string) => emit({ type: 'warning', message });
     for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
     session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
@@ -255,4 +271,27 @@ export async function lockCheckout(
     return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
   }
   return { release: lock.release, recordBuild: lock.recordBuild };
+}
+
+/**
+ * Whether the agent is another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
+ * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
+ * `roots`: the project folders (where the run is, and the port file's project).
+ */
+function foreignAgent(view: AgentView, roots: string[]): 'foreign' | 'maybe' | 'ours' {
+  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
+  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
+  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
+  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
+  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+}
+
+/** The port files around `cwd` other than `used`, when there are any. */
+function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
+  const others = portFilesAround(cwd).filter((file) => file !== used);
+  return others.length > 0 ? { portFiles: others } : {};
+}
+
+function portFileOf(portFile: string | undefined): { portFile?: string } {
+  return portFile === undefined ? {} : { portFile };
 }

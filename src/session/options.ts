@@ -3,6 +3,7 @@
  * (session), what to build and check (cycle), and the host they run on (env, cwd, platform,
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
+import type { PathMapEntry } from '../agent/path-map.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { LockProcess } from '../state/lock.js';
@@ -51,6 +52,8 @@ export interface SessionOptions {
   waitForAgentMs?: number;
   /** False: the agent need not support VERIFY (default true). */
   verify?: boolean;
+  /** `--path-map`: how the agent's paths (an app in a container) read here. */
+  pathMap?: PathMapEntry[];
 }
 
 /** What one cycle builds and checks. */

@@ -10,7 +10,8 @@ import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { askRestartRequired } from '../agent/requests.js';
 import { EVIDENCE, judgeOnce } from '../classes/evidence.js';
 import type { ClassIndex } from '../classes/columns.js';
-import { sameStampAsRow, type ChangeSet } from '../classes/snapshot.js';
+import { sameStampAsRow } from '../classes/columns.js';
+import type { ChangeSet } from '../classes/snapshot.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import type { VerifyTarget } from '../verify/types.js';
 import { verifyClasses } from '../verify/verify.js';
@@ -37,6 +38,8 @@ export interface ProofInput {
   index: ClassIndex;
   /** True when the agent watches the class output directory of `file` (unknown counts as not). */
   watched: (file: string) => boolean;
+  /** The class output directory of `file` when the agent is known not to watch it (a complete sample), else undefined. */
+  unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
 }
@@ -51,13 +54,18 @@ export interface Proof extends VerifyReport {
  * Asks VERIFY for every verifiable class of `changed` (polled) and `checks` (asked once), turns
  * a single ask's `not_observed` into `unchanged` where {@link judgeOnce} allows, names the classes
  * PENDING lists as restart-required, re-stats every class found live (a stamp that moved since
- * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`.
- * Never rejects for the agent's behaviour.
+ * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`. A class in
+ * a directory the agent is known not to watch never reloads, so it is asked once, briefly, not
+ * polled to the deadline: an `applied` for its bytes is still proof (DOCTOR's list may name the
+ * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order
+ * changed, then checks, then not watched. Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
   const { index } = input;
-  const polled = input.changes.changed.filter((c) => c.verifiable);
-  const once = input.changes.checks.filter((c) => c.verifiable);
+  const asking = (c: ClassChange) => c.verifiable && input.unwatched(c.path) === undefined;
+  const polled = input.changes.changed.filter(asking);
+  const once = input.changes.checks.filter(asking);
+  const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
   // Every receipt the agent holds for us counts against its 512: beyond that, `not_observed` may be an eviction.
   let receipts = polled.length;
   for (const evidence of index.evidence) if (evidence === EVIDENCE.proven) receipts += 1;
@@ -76,6 +84,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...once.map((c) =>
       target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: unchangedIfUnseen(c, receipts >= AGENT_RECEIPT_CAPACITY) }),
     ),
+    ...notWatched.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: false })),
   ];
   const report = await verifyClasses(input.connection, targets, {
     sessionId: input.sessionId,
@@ -83,12 +92,13 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
   });
-  const asked = [...polled, ...once];
+  const asked = [...polled, ...once, ...notWatched];
   const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
   receipts += report.verdicts.filter((v, i) => i >= polled.length && v.receipt !== undefined && v.receipt.status !== 'not_observed').length;
   const evicted = receipts >= AGENT_RECEIPT_CAPACITY;
   let verdicts = report.verdicts.map((verdict, i) => {
     const change = asked[i]!;
+    if (i >= polled.length + once.length && verdict.status !== 'applied') return notWatchedVerdict(change, input.unwatched(change.path)!);
     if (verdict.status === 'not-observed' && unchangedIfUnseen(change, evicted)) {
       return { ...verdict, status: 'unchanged' as const, detail: 'no reload attempt, and the agent had nothing pending: identical bytes' };
     }
@@ -108,6 +118,17 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     return verdict;
   });
   return { ...report, verdicts, checked: once.length };
+}
+
+/** The verdict of a class the agent cannot reload: its folder is not watched. */
+function notWatchedVerdict(change: ClassChange, dir: string): ClassVerdict {
+  return {
+    className: change.className,
+    path: change.path,
+    sha256: change.after!,
+    status: 'not-watched',
+    detail: `the agent does not watch ${dir}: this change never reloads`,
+  };
 }
 
 function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget {

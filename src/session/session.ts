@@ -4,6 +4,7 @@
  * {@link closeSession} ends it.
  */
 import type { AgentConnection } from '../agent/connection.js';
+import type { AgentView } from '../classes/coverage.js';
 import type { AgentLocation } from '../agent/discover.js';
 import type { OpenAgent } from '../agent/handshake.js';
 import type { BuildHold } from '../hold/hold.js';
@@ -36,11 +37,15 @@ export interface Session<H extends SessionHost = Host> {
   /** DOCTOR's evidence and the agent as results report it, when the session asked DOCTOR. */
   doctor?: DoctorObserved;
   agent?: AgentInfo;
+  /** What the agent watches and where it runs, seen from here (--path-map applied), when the session asked DOCTOR. */
+  view?: AgentView;
   /** The owner token and the hold, for a session that builds. */
   owner?: OwnerChoice;
   hold?: BuildHold;
   /** Releases the run lock of the checkout, for a session that builds. */
   releaseLock?: () => Promise<void>;
+  /** The `agent-dirs` event was emitted (once per session). */
+  agentDirsTold?: boolean;
   /** Records a build's process group with the run lock (false: not written), for a session that builds. */
   recordBuild?: (group: BuildGroup) => boolean;
   /** Nested class output directories already warned about (each once per session). */

@@ -5,7 +5,7 @@
  * hashing: the next cycle's detection (classes/snapshot.ts) looks at those folders and decides.
  */
 import path from 'node:path';
-import { sameStampAsRow } from '../classes/snapshot.js';
+import { sameStampAsRow } from '../classes/columns.js';
 import { classFolders, Pacer, statClassFile, UNREADABLE } from '../classes/scan.js';
 import { readClassIndex } from '../state/store.js';
 

@@ -80,6 +80,21 @@ export interface ReadFile {
  *   (a folder, a FIFO: never opened) or cannot be read (the caller decides what that means).
  */
 export function readStateFile(file: string, limit = Number.POSITIVE_INFINITY): ReadFile | undefined {
+  return withStateFile(file, (fd, size) => {
+    const want = Math.min(size, limit);
+    const bytes = Buffer.allocUnsafe(want);
+    const got = readAt(fd, bytes, 0);
+    return { bytes: bytes.subarray(0, got), whole: size <= limit };
+  });
+}
+
+/**
+ * Opens a regular file without following a link and hands `read` its descriptor and size in
+ * bytes (for a reader that takes it in pieces); the file is closed after.
+ * @returns what `read` returned; undefined when there is no file.
+ * @throws as {@link readStateFile} does, and what `read` throws.
+ */
+export function withStateFile<T>(file: string, read: (fd: number, size: number) => T): T | undefined {
   const stat = refuseLink(file, 'read');
   if (stat === undefined) return undefined;
   if (!stat.isFile()) throw new Error('it is not a regular file');
@@ -96,18 +111,21 @@ export function readStateFile(file: string, limit = Number.POSITIVE_INFINITY): R
   try {
     const opened = fs.fstatSync(fd);
     if (!opened.isFile() || opened.ino !== stat.ino || opened.dev !== stat.dev) throw new Error('it was replaced while being read');
-    const want = Math.min(opened.size, limit);
-    const bytes = Buffer.allocUnsafe(want);
-    let got = 0;
-    while (got < want) {
-      const n = fs.readSync(fd, bytes, got, want - got, got);
-      if (n === 0) break;
-      got += n;
-    }
-    return { bytes: bytes.subarray(0, got), whole: opened.size <= limit };
+    return read(fd, opened.size);
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** Fills `into` from file position `at` (fewer bytes at the end of the file). @returns the bytes read */
+export function readAt(fd: number, into: Uint8Array, at: number): number {
+  let got = 0;
+  while (got < into.length) {
+    const n = fs.readSync(fd, into, got, into.length - got, at + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got;
 }
 
 /** The temp file name a write of `file` uses: `<name>.tmp-<pid>-<8 hex>`, beside it. */
@@ -125,15 +143,24 @@ export function isInterruptedWrite(entry: string, names: readonly string[]): boo
 }
 
 /**
+ * How long a state file must outlive its write: `crash` (the default) a crash of the machine,
+ * `process` only this process (a file whose meaning ends with the processes of this boot: the
+ * lock's holder, or a token marked as no longer holding), so it needs no fsync.
+ */
+export type Survives = 'crash' | 'process';
+
+/**
  * Replaces `file` whole with `data`: a temp file beside it, created exclusively without
  * following links, written to the last byte (short writes continued, errors thrown), fsynced,
- * closed and renamed over `file`; then the folder is fsynced where the platform allows. On any
- * error the temp file is removed and `file` is left as it was.
+ * closed and renamed over `file`; then the folder is fsynced where the platform allows. With
+ * `survives: 'process'` neither is fsynced: a killed run still leaves the old file or the new
+ * one whole (the rename), a machine crash may lose the new one. On any error the temp file is
+ * removed and `file` is left as it was.
  * @throws StateError naming `file` when it is a symbolic link or not a regular file, or when
  *   any step fails (ENOSPC, EFBIG, EACCES...).
  */
-export function writeStateFile(file: string, data: Buffer | string): void {
-  const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+export function writeStateFile(file: string, data: Buffer | string | Pieces, survives: Survives = 'crash'): void {
+  const bytes: Pieces = typeof data === 'string' ? whole(Buffer.from(data, 'utf8')) : Buffer.isBuffer(data) ? whole(data) : data;
   const stat = refuseLink(file, 'write');
   if (stat !== undefined && !stat.isFile()) throw new StateError(file, new Error('it is not a regular file: move it away'));
   const temp = tempName(file);
@@ -143,7 +170,7 @@ export function writeStateFile(file: string, data: Buffer | string): void {
     fd = fs.openSync(temp, CREATE_FLAGS, 0o666);
     created = true;
     writeAll(fd, bytes);
-    fs.fsyncSync(fd);
+    if (survives === 'crash') fs.fsyncSync(fd);
     const closing = fd;
     fd = undefined;
     fs.closeSync(closing);
@@ -155,19 +182,36 @@ export function writeStateFile(file: string, data: Buffer | string): void {
     if (created) unlinkQuietly(temp);
     throw new StateError(file, error);
   }
-  syncFolder(path.dirname(file), file);
+  if (survives === 'crash') syncFolder(path.dirname(file), file);
 }
 
-function writeAll(fd: number, bytes: Buffer): void {
+/**
+ * A file's bytes given in pieces, so that a large one never sits in memory whole: `size` bytes
+ * in all, in the order `pieces` yields them; each piece is written before the next is asked for
+ * (so a piece may be a buffer the next one reuses).
+ */
+export interface Pieces {
+  size: number;
+  pieces: Iterable<Uint8Array>;
+}
+
+const whole = (bytes: Buffer): Pieces => ({ size: bytes.length, pieces: [bytes] });
+
+function writeAll(fd: number, bytes: Pieces): void {
   let done = 0;
   try {
-    while (done < bytes.length) {
-      const n = fs.writeSync(fd, bytes, done, bytes.length - done, done);
-      if (n <= 0) throw new Error('the file system accepted no more bytes');
-      done += n;
+    for (const piece of bytes.pieces) {
+      let at = 0;
+      while (at < piece.length) {
+        const n = fs.writeSync(fd, piece, at, piece.length - at, done);
+        if (n <= 0) throw new Error('the file system accepted no more bytes');
+        at += n;
+        done += n;
+      }
     }
+    if (done !== bytes.size) throw new Error(`${done} bytes were given where ${bytes.size} were announced`);
   } catch (error) {
-    throw new Error(`${(error as Error).message}; wrote ${done} of ${bytes.length} bytes, the previous file is kept`, { cause: error });
+    throw new Error(`${(error as Error).message}; wrote ${done} of ${bytes.size} bytes, the previous file is kept`, { cause: error });
   }
 }
 

@@ -111,7 +111,8 @@ export async function acquireRunLock(
       const holder = { pid: self.pid, host: os.hostname() };
       try {
         removeInterruptedWrites(dir);
-        writeStateFile(holderPath, JSON.stringify(holder));
+        // It names a process of this boot: after a crash of the machine no holder is alive anyway.
+        writeStateFile(holderPath, JSON.stringify(holder), 'process');
       } catch (error) {
         await release().catch(() => undefined);
         throw error;
@@ -120,7 +121,7 @@ export async function acquireRunLock(
         kind: 'locked',
         recordBuild: (build) => {
           try {
-            writeStateFile(holderPath, JSON.stringify({ ...holder, build }));
+            writeStateFile(holderPath, JSON.stringify({ ...holder, build }), 'process');
             return true;
           } catch {
             return false;

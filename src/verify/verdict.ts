@@ -24,6 +24,8 @@ export interface VerdictScope {
   skipped?: number;
   /** Of `skipped`, those that are not `package-info`/`module-info` (which never reload): they leave the round unproven. */
   unprovable?: number;
+  /** A build's class output directories the agent does not watch, and the `watchDirs=` value that adds them (for `not-watched` verdicts). */
+  unwatched?: { dirs: string[]; watchDirs: string };
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -59,6 +61,7 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
     };
   }
   const restart = verdicts.filter((v) => v.status === 'restart-required').length;
+  const notWatched = verdicts.filter((v) => v.status === 'not-watched').length;
   const shortfall =
     report.sessionChangedTo !== undefined
       ? ({ kind: 'restarted' } as const)
@@ -66,8 +69,10 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
         ? ({ kind: 'connection-lost', found: scope.found } as const)
         : report.capacityLimited
           ? ({ kind: 'capacity', capacity: report.capacity } as const)
-          : restart > 0
-            ? ({ kind: 'restart-required', classes: restart } as const)
-            : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
+          : notWatched > 0 && scope.unwatched !== undefined
+            ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
+            : restart > 0
+              ? ({ kind: 'restart-required', classes: restart } as const)
+              : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
   return { reason: 'verify-incomplete', ...counts, shortfall };
 }

@@ -196,3 +196,20 @@ describe('codeCacheDir and isLightRun', () => {
     expect(isLightRun(['mvn', 'compile'])).toBe(false);
   });
 });
+
+describe('--version', () => {
+  it('alone is answered before the bundle loads, exactly as commander answers it among other options', async () => {
+    const { version } = JSON.parse(fs.readFileSync(path.resolve(path.dirname(BIN), '../package.json'), 'utf8')) as { version: string };
+    const dir = path.join(tempDir(), 'cache');
+    const env = { RECLAZZ_CODE_CACHE_DIR: dir };
+    for (const args of [['--version'], ['-V'], ['--json', '--version'], ['--quiet', '-V']]) {
+      const run = await runCli(args, { cwd: tempDir(), env });
+      expect([run.exitCode, run.stdout, run.stderr]).toEqual([0, version, '']);
+    }
+    // Before the bundle: with NODE_DEBUG the module loader names every file it loads.
+    const light = await runCli(['--version'], { cwd: tempDir(), env: { ...env, NODE_DEBUG: 'module' } });
+    expect(light.stderr).not.toContain('launch.cjs');
+    const full = await runCli(['--json', '--version'], { cwd: tempDir(), env: { ...env, NODE_DEBUG: 'module' } });
+    expect(full.stderr).toContain('launch.cjs');
+  });
+});

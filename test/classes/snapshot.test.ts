@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decide, EVIDENCE, type Cuts } from '../../src/classes/evidence.js';
+import { COARSE_CLOCK_MS, decide, EVIDENCE, type Cuts } from '../../src/classes/evidence.js';
 import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
 import { SLICE_MS } from '../../src/classes/scan.js';
 import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
@@ -16,13 +16,20 @@ const afterBuild = (cuts: Partial<Cuts> = {}): ScanOptions => ({ judge: (file) =
 /** A scan from before the build with the app started long after every file here: all live. */
 const firstScan: ScanOptions = { judge: () => ({ kind: 'live', evidence: EVIDENCE.preStart }) };
 
-/** A class output directory with three classes, indexed. */
+/**
+ * Waits until the folders just written are older than the file system's coarse clock: a folder
+ * changed later than that is listed again by the next scan (its stamp is not kept).
+ */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
+
+/** A class output directory with three classes, indexed (folder stamps kept). */
 async function indexed(): Promise<{ dir: string; classes: string; index: ClassIndex }> {
   const dir = tempDir();
   const classes = path.join(dir, 'target', 'classes');
   writeClass(classes, 'com.acme.A', 'a-1');
   writeClass(classes, 'com.acme.B$Inner', 'b-1');
   writeClass(classes, 'com.acme.C', 'c-1');
+  await settle();
   const first = await detectChanges(emptyIndex('s1'), [classes], { ...afterBuild(), scannedBeforeBuild: new Set([classes]) });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
   return { dir, classes, index: first.index };

@@ -111,7 +111,15 @@ describe('resolveSettings: command line, then environment, then config, then def
       waitMs: 0,
       waitForAgentMs: 0,
       classDirs: ['/cfg/classes'],
+      pathMap: [],
     });
+  });
+
+  it("takes --path-map over the config's pathMap, whole", () => {
+    const fromConfig = [{ agent: '/app', local: '/cfg' }];
+    const fromFlag = [{ agent: '/srv', local: '/here' }];
+    expect(resolveSettings({}, { ...config, pathMap: fromConfig }, '/here', {}).pathMap).toEqual(fromConfig);
+    expect(resolveSettings({ pathMap: fromFlag }, { ...config, pathMap: fromConfig }, '/here', {}).pathMap).toEqual(fromFlag);
   });
 
   it('lets the command line win, whole: --port-file drops the config port too', () => {
@@ -122,6 +130,7 @@ describe('resolveSettings: command line, then environment, then config, then def
       waitMs: 0,
       waitForAgentMs: 0,
       classDirs: ['/here/out'],
+      pathMap: [],
     });
   });
 

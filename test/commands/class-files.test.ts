@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { declaredClassName } from '../../src/classes/classfile.js';
 import { ClassPathError, collectClassFiles } from '../../src/commands/verify.js';
-import { watchCoverage } from '../../src/agent/coverage.js';
+import { watchCoverage } from '../../src/classes/coverage.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 /** A minimal class file declaring `internalName`, with a long constant first (it takes two slots). */
@@ -85,7 +85,8 @@ describe('collectClassFiles', () => {
 describe('watchCoverage', () => {
   it('is true for the directory, an ancestor or a descendant; false, or unknown when the sample is incomplete', () => {
     const dirs = ['/p/target/classes', '/p/build/classes/java/main', '/q/out'];
-    expect(watchCoverage(dirs, ['/p/target/classes', '/p/build'], false).map((c) => c.watched)).toEqual([true, true, false]);
-    expect(watchCoverage(dirs, ['/p/target/classes/com'], true).map((c) => c.watched)).toEqual([true, null, null]);
+    const view = (locals: string[], complete: boolean) => ({ watched: locals.map((local) => ({ local })), complete });
+    expect(watchCoverage(dirs, view(['/p/target/classes', '/p/build'], true)).map((c) => c.watched)).toEqual([true, true, false]);
+    expect(watchCoverage(dirs, view(['/p/target/classes/com'], false)).map((c) => c.watched)).toEqual([true, null, null]);
   });
 });

@@ -27,3 +27,16 @@ describe('classes.idx that is not a regular file', () => {
     expect(fs.lstatSync(file).isFile()).toBe(false);
   });
 });
+
+describe('classes.idx written and read in pieces', () => {
+  it('an index of more rows than one piece of paths round-trips whole', () => {
+    const project = scratch();
+    const index = indexOf(10_000);
+    writeClassIndex(project, index);
+    const read = readClassIndex(project, () => expect.fail('no warning expected'));
+    expect(read.paths).toEqual(index.paths);
+    expect(Buffer.from(read.stamps.buffer).equals(Buffer.from(index.stamps.buffer))).toBe(true);
+    expect(read.shas.equals(index.shas)).toBe(true);
+    expect([...read.evidence]).toEqual([...index.evidence]);
+  });
+});
