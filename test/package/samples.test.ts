@@ -13,12 +13,13 @@ import { execa } from 'execa';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { documents, readBlocks } from '../../scripts/docs-blocks.mjs';
 import { recordSamples } from '../../scripts/samples.mjs';
+import { benchBlock } from '../../scripts/bench-block.mjs';
 import { cliEnv, runCli, tempDir } from '../support/cli.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = documents(ROOT).map((name) => ({ name, text: fs.readFileSync(path.join(ROOT, name), 'utf8') }));
-/** Blocks written from other sources than a recorded run (the exit table: test/outcome/exit.test.ts). */
-const NOT_RECORDED = new Set(['exit-statuses']);
+/** Blocks written from other sources than a recorded run (the exit table: test/outcome/exit.test.ts; the bench's last run, below). */
+const NOT_RECORDED = new Set(['exit-statuses', 'bench-last-run']);
 
 /** The lines of every fenced code block of `text` whose language is sh, console, yaml or none, with the language. */
 function codeLines(text: string): Array<{ lang: string; line: string }> {
@@ -192,6 +193,14 @@ describe("the README's library examples", () => {
     expect(String(checked.stdout) + String(checked.stderr)).toBe('');
     expect(checked.exitCode).toBe(0);
   }, 60_000);
+});
+
+describe('the Performance tables of the README', () => {
+  it('are the last bench run, bench/results.json (npm run docs rewrites them)', () => {
+    const blocks = readBlocks(DOCS.find((d) => d.name === 'README.md')!.text).filter((b) => b.id === 'bench-last-run');
+    expect(blocks).toHaveLength(1);
+    expect(blocks[0]!.body).toBe(benchBlock(ROOT));
+  });
 });
 
 /** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */

@@ -1,0 +1,25 @@
+/**
+ * The README's "Performance" tables, written by `npm run docs` from the last full bench run
+ * kept in bench/results.json (`npm run bench` writes it), in the bench's own table format
+ * (bench/report.mjs): the machine and load it ran on, then every figure beside its floor.
+ * test/package/samples.test.ts fails while the README shows another run.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { tables } from '../bench/report.mjs';
+
+/**
+ * The block for the id `bench-last-run`.
+ * @param {string} root the checkout
+ * @returns {string}
+ * @throws {Error} when bench/results.json is missing or not JSON
+ */
+export function benchBlock(root) {
+  const results = JSON.parse(fs.readFileSync(path.join(root, 'bench', 'results.json'), 'utf8'));
+  const { machine } = results;
+  const java = /version "([^"]+)"/.exec(machine.java)?.[1] ?? machine.java;
+  const load = (at) => machine.loadAverage[at][0].toFixed(1);
+  const when = `${results.date.slice(0, 10)}, ${machine.cores} cores, ${machine.cpu}, Node ${machine.node.replace(/^v/, '')}, Java ${java}`;
+  const how = `${results.order} order, ${Math.round(results.durationS)} s, load average ${load('start')} at the start and ${load('end')} at the end`;
+  return `Last full run (${when}; ${how}):\n\n${tables(results.figures)}`;
+}
