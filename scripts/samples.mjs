@@ -131,7 +131,7 @@ function editGreeting(app, text, expression = JSON.stringify(text)) {
 
 /**
  * Records every sample. Needs the built CLI (`npm run build`) and Maven on PATH; takes about
- * 40 s (eight Maven compiles). Leaves nothing behind: the work folder and the agents are gone
+ * 50 s (ten Maven compiles). Leaves nothing behind: the work folder and the agents are gone
  * when it returns or throws.
  * @returns {Promise<Record<string, string>>} sample id -> its Markdown block
  */
@@ -206,6 +206,7 @@ export async function recordSamples() {
     samples['stale-port'] = (await cli(['mvn', '-q', 'compile'], undefined, elsewhere)).block;
 
     Object.assign(samples, await recordSeveralApps(work, env, facts, cli));
+    samples['not-watched'] = await recordNotWatched(work, env, facts, cli);
     return samples;
   } finally {
     agent?.kill('SIGTERM');
@@ -297,6 +298,45 @@ async function recordWatch(app, env, facts) {
   await pause();
   watch.kill('SIGINT');
   return consoleBlock('reclazz-build watch mvn -q compile', normalise(String((await watch).all), facts));
+}
+
+/**
+ * A Maven reactor whose app's agent watches only the app module (as the attach plugin's
+ * `prepare-agent` does): a copy of fixtures/maven-reactor (shown as the same project), the fake
+ * agent in `app/` watching `app/target/classes`, and a build from the root after an edit in
+ * `lib`. With `--quiet`: the warning, the class and the verdict. The agent is stopped before it
+ * returns.
+ * @returns {Promise<string>} the sample `not-watched`
+ */
+async function recordNotWatched(work, env, facts, cli) {
+  const reactor = path.join(work, 'reactor');
+  copyFixture('maven-reactor', reactor);
+  fs.mkdirSync(path.join(reactor, '.git'));
+  execFileSync('mvn', ['-q', 'compile'], { cwd: reactor, env, stdio: 'ignore' });
+  await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
+  facts.dirs.push(fs.realpathSync(reactor), reactor);
+  const agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes'], {
+    cwd: path.join(reactor, 'app'),
+    env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+  });
+  try {
+    await waitFor(agent.stdout, /fake agent listening.*\n/, "the app's fake agent's ready line");
+    editSource(
+      path.join(reactor, 'lib', 'src', 'main', 'java', 'com', 'acme', 'lib', 'Greeting.java'),
+      '"Hello from lib"',
+      '"Hello, edited in lib"',
+    );
+    const build = await cli(['--quiet', 'mvn', '-q', 'compile'], undefined, reactor);
+    if (build.exitCode !== 75)
+      throw new Error(`scripts/samples.mjs: the not-watched sample exited ${build.exitCode}, not 75:\n${build.block}`);
+    return build.block;
+  } finally {
+    agent.kill('SIGTERM');
+    await agent.catch(() => undefined);
+  }
 }
 
 /** `reclazz-build events` while a build reloads a class, ended with Ctrl-C (SIGINT) after the RELOAD line. */
