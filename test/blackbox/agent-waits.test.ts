@@ -129,7 +129,7 @@ function client(port: number): Promise<net.Socket> {
 
 describe('lingering client slots', () => {
   it('retries a connection closed before CONNECTED while closed clients still take the slots', async () => {
-    const { p, agent, build } = await setUp({ lingeringSlots: true, heartbeatMs: 300 });
+    const { p, agent, build } = await setUp({ lingeringSlots: true, heartbeatMs: 1500 });
     const five = await Promise.all(Array.from({ length: 5 }, () => client(agent.port)));
     for (const socket of five) socket.destroy();
     await new Promise((resolve) => setTimeout(resolve, 50));
