@@ -6,7 +6,7 @@
 import type { ToolKind } from '../outcome/facts.js';
 import { configFailure } from './actions.js';
 import { resolveSettings, type AgentFlags } from './settings.js';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type ReclazzConfig } from './config.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
@@ -32,6 +32,30 @@ export type Interrupts = (owner: () => string | undefined) => { signal: AbortSig
  * @returns the exit status (an invalid config is reported here and gives 2).
  */
 export async function buildAction(tool: ToolKind, args: string[], opts: CliOptions, interruptController: Interrupts): Promise<number> {
+  const read = readBuildOptions(tool, args, opts);
+  if (typeof read === 'number') return read;
+  const options: SafeBuildOptions = { ...read.options, allowNoAgent: opts.allowNoAgent === true };
+  const output = makeOutput(opts);
+  const signals = interruptController(() => output.owner);
+  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
+  signals.dispose();
+  output.result(result);
+  return result.exitCode;
+}
+
+/** The options a build and a watch share, from the flags, the config file and the defaults. */
+type SharedBuildOptions = Omit<SafeBuildOptions, 'allowNoAgent'>;
+
+/**
+ * One home for turning the command line and the config file into a build's options (a single
+ * run and every watch cycle read them alike).
+ * @returns the options and the config, or the exit status of an invalid config (2, reported).
+ */
+export function readBuildOptions(
+  tool: ToolKind,
+  args: string[],
+  opts: CliOptions,
+): { options: SharedBuildOptions; config: ReclazzConfig } | number {
   const cwd = process.cwd();
   let loaded;
   try {
@@ -43,7 +67,7 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
   const { config } = loaded;
   const settings = resolveSettings(opts, config, cwd, process.env);
   const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
-  const options: SafeBuildOptions = {
+  const options: SharedBuildOptions = {
     tool,
     args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
     cwd,
@@ -54,19 +78,13 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
     verify: opts.verify,
     classDirs: settings.classDirs,
     pathMap: settings.pathMap,
-    allowNoAgent: opts.allowNoAgent === true,
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',
     ...(settings.port === undefined ? {} : { port: settings.port }),
     ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
-  const output = makeOutput(opts);
-  const signals = interruptController(() => output.owner);
-  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
-  signals.dispose();
-  output.result(result);
-  return result.exitCode;
+  return { options, config };
 }
 
 interface Output {

@@ -12,11 +12,8 @@ import { paletteFor } from '../report/palette.js';
 import { visible } from '../report/visible.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
 import type { WatchHooks, WatchOptions } from '../watch/options.js';
-import { configFailure } from './actions.js';
-import type { CliOptions, Interrupts } from './build.js';
-import { ConfigError, loadConfig } from './config.js';
+import { readBuildOptions, type CliOptions, type Interrupts } from './build.js';
 import { processHost } from './host.js';
-import { resolveSettings } from './settings.js';
 import { writeStdout } from './stdout.js';
 
 /** The watch command's own options, besides the build's. */
@@ -34,33 +31,14 @@ const MAX_LISTED = 10;
  * @returns the exit status (an invalid config is reported here and gives 2).
  */
 export async function watchAction(tool: ToolKind, args: string[], opts: WatchFlags, interrupts: Interrupts): Promise<number> {
-  const cwd = process.cwd();
-  let loaded;
-  try {
-    loaded = loadConfig(cwd, opts.config);
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
-    return configFailure(error, opts.json, 'build');
-  }
-  const { config } = loaded;
-  const settings = resolveSettings(opts, config, cwd, process.env);
-  const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
+  const read = readBuildOptions(tool, args, opts);
+  if (typeof read === 'number') return read;
+  const { config } = read;
   const options: WatchOptions = {
-    tool,
-    args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
-    cwd,
-    timeoutMs: settings.timeoutMs,
-    verifyTimeoutMs: settings.verifyTimeoutMs,
-    waitMs: settings.waitMs,
-    verify: opts.verify,
-    classDirs: settings.classDirs,
-    buildStdout: opts.json ? 'stderr' : 'inherit',
+    ...read.options,
     watch: [...(config.watch ?? []), ...(opts.watch ?? [])],
     exitOnAgentLoss: opts.exitOnAgentLoss === true,
     ...((opts.debounce ?? config.debounceMs) !== undefined ? { debounceMs: opts.debounce ?? config.debounceMs } : {}),
-    ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
-    ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
   const output = watchOutput(opts);
   const signals = interrupts(() => output.owner);

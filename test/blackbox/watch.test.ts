@@ -184,3 +184,18 @@ describe('reclazz-build watch', () => {
     expect(w.json.at(-1)).toMatchObject({ type: 'result', action: 'watch', reason: 'agent-disconnected', cycles: 0 });
   });
 });
+
+describe('reclazz-build watch in a container', () => {
+  // The watch reads its options where a single run does: a --path-map given to it reaches every cycle.
+  it('takes --path-map: an agent that reports /app paths proves the class of the first save', async () => {
+    const p = watchProject();
+    await agentFor(p, agents, { portFile: p.portFile, pathMap: { '/app': p.dir } });
+    const w = watch(p, ['--path-map', `/app=${p.dir}`]);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    const cycles = await w.cyclesEnded(1);
+    await w.stop('SIGINT');
+    expect([cycles[0]!.result.reason, cycles[0]!.result.exitCode], w.stderr.join('\n')).toEqual(['ok', 0]);
+    expect(cycles[0]!.result.classes).toContainEqual(expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied' }));
+  });
+});
