@@ -46,7 +46,7 @@ Examples:
 
 function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, not ${JSON.stringify(value)}.`);
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, ${min} or more, not ${JSON.stringify(value)}.`);
     const n = Number(value);
     if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, not ${value}.`);
     return n;

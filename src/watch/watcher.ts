@@ -35,6 +35,8 @@ const EDITOR_FILES: readonly { who: string; test: (name: string) => boolean }[] 
   // VS Code writes user files in place; its atomic writes (settings, state) go through `<name>.vsctmp`.
   { who: "VS Code's atomic writes", test: (name) => name.endsWith('.vsctmp') },
   { who: "GNOME editors' atomic replace (GIO)", test: (name) => name.startsWith('.goutputstream-') },
+  // `sed -i` writes the edited copy as `sedXXXXXX` beside the file, then renames it over.
+  { who: "sed -i's edited copy", test: (name) => /^sed[A-Za-z0-9]{6}$/.test(name) },
   { who: "other tools' atomic-save temporaries", test: (name) => /\.(tmp|temp)$/i.test(name) },
   { who: 'macOS Finder metadata', test: (name) => name === '.DS_Store' || name.startsWith('._') },
 ];
