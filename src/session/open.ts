@@ -9,7 +9,7 @@
  */
 import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import { portFilesAround, type AgentLocation } from '../agent/discover.js';
-import { findAgent, findAgents, type AgentTarget, type Requirements } from '../agent/handshake.js';
+import { findAgent, findAgents, type AgentTarget, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { chooseOwner } from '../hold/owner.js';
@@ -67,16 +67,16 @@ export async function openSession<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Opening<H>> {
-  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
-  const target = targetOf(options, host, hooks, plan);
-  const found = await findWaiting(
-    () => findAgent(target, plan.offerNoAgent === true),
-    options.waitForAgentMs ?? 0,
+  const opened = await findAndOpen(
+    (target, offer) => {
+      const found = findAgent(target, offer);
+      return found.kind === 'ok' ? { kind: 'ok', locations: [found.location] } : found;
+    },
+    options,
+    host,
     hooks,
-    onWaitOf(hooks.onEvent),
+    plan,
   );
-  if (found.kind === 'refused') return found;
-  const opened = await openAll([found.location], options, host, hooks, plan, agentDeadline);
   return opened.kind === 'open' ? { kind: 'open', session: opened.sessions[0]! } : opened;
 }
 
@@ -96,10 +96,24 @@ export async function openSessions<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Openings<H>> {
+  return findAndOpen(findAgents, options, host, hooks, plan);
+}
+
+/**
+ * Discovery by `find` (waiting up to `waitForAgentMs` for a port file), then {@link openAll} of
+ * what it found; what is left of `waitForAgentMs` bounds the connects.
+ */
+async function findAndOpen<H extends SessionHost>(
+  find: (target: AgentTarget, offerNoAgent: boolean) => Step<{ locations: AgentLocation[] }>,
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan,
+): Promise<Openings<H>> {
   const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
   const target = targetOf(options, host, hooks, plan);
   const found = await findWaiting(
-    () => findAgents(target, plan.offerNoAgent === true),
+    () => find(target, plan.offerNoAgent === true),
     options.waitForAgentMs ?? 0,
     hooks,
     onWaitOf(hooks.onEvent),
