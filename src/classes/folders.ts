@@ -89,10 +89,13 @@ export type FolderStamp = readonly [number, number, number];
  * The stamp of a folder read at `listedAtMs` (epoch ms, taken before the stat), or undefined
  * when it changed so shortly before that a change right after the listing could leave the same
  * stamp (file systems stamp from a coarse clock, see evidence.ts): then it is listed again next time.
+ * A folder stamped in whole seconds (a file system with 1 s or 2 s stamps) never gets one: an entry
+ * added in the same second would leave it as it was.
  */
 export function folderStamp(stat: fs.Stats, listedAtMs: number): FolderStamp | undefined {
   const settled = listedAtMs - COARSE_CLOCK_MS;
-  return stat.mtimeMs < settled && stat.ctimeMs < settled ? [stat.mtimeMs, stat.ctimeMs, stat.ino] : undefined;
+  const wholeSeconds = stat.mtimeMs % 1000 === 0 && stat.ctimeMs % 1000 === 0;
+  return !wholeSeconds && stat.mtimeMs < settled && stat.ctimeMs < settled ? [stat.mtimeMs, stat.ctimeMs, stat.ino] : undefined;
 }
 
 /**

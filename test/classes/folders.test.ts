@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
 import { COARSE_CLOCK_MS, decide, EVIDENCE } from '../../src/classes/evidence.js';
 import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
+import { folderStamp } from '../../src/classes/folders.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
@@ -189,3 +190,13 @@ function asVersion3(v4: Buffer): Buffer {
   expect(v4.length).toBe(rowsEnd + folderCount! * 36 + folderTextBytes! + 32);
   return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
+
+describe('folderStamp', () => {
+  const stat = (mtimeMs: number, ctimeMs: number) => ({ mtimeMs, ctimeMs, ino: 7 }) as fs.Stats;
+  it('keeps the stamp of a folder with sub-second stamps that settled before the listing', () => {
+    expect(folderStamp(stat(1_000_000.25, 1_000_000.5), 2_000_000)).toEqual([1_000_000.25, 1_000_000.5, 7]);
+  });
+  it('keeps none for a folder stamped in whole seconds: an entry added in that second would not move it', () => {
+    expect(folderStamp(stat(1_000_000, 1_000_000), 2_000_000)).toBeUndefined();
+  });
+});
