@@ -147,7 +147,7 @@ function addWatch(program: Command): void {
     const tool = !dashed && (words[0] === 'gradle' || words[0] === 'mvn') ? words[0] : dashed ? 'command' : undefined;
     if (tool === undefined)
       usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
-    const { watchAction } = await import('./core.js');
+    const { watchAction } = await import('./watch.js');
     await exit(await watchAction(tool, tool === 'command' ? words : words.slice(1), watch.opts<WatchFlags>(), interruptController));
   });
 }
@@ -211,7 +211,7 @@ function buildProgram(aside: { command?: string[] }): Command {
  * a second one exits at once with one line on how to recover the hold.
  */
 async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { buildAction: run } = await import('./core.js');
+  const { buildAction: run } = await import('./build.js');
   await exit(await run(tool, args, opts, interruptController));
 }
 
