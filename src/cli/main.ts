@@ -6,7 +6,7 @@
  */
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { isToken } from '../agent/limits.js';
 import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
 import type { ToolKind } from '../outcome/facts.js';
@@ -138,9 +138,15 @@ function addWatch(program: Command): void {
   addBuildOptions(watch)
     .option('--debounce <ms>', 'quiet period after a change before a build starts (default 300)', integer('--debounce', 0, 2_147_483_647))
     .option('--watch <path>', 'also watch this folder or file (repeatable; added to the source folders found)', collect)
-    .option('--exit-on-agent-loss', 'end the watch when the agent goes away (default: keep watching and reconnect)');
+    .option('--exit-on-agent-loss', 'end the watch when the agent goes away (default: keep watching and reconnect)')
+    // Not a watch option: taken only to say why, rather than "unknown option".
+    .addOption(new Option('--allow-no-agent').hideHelp());
   addAgentOptions(watch).addHelpText('after', WATCH_EXAMPLES);
   watch.action(async (words: string[]) => {
+    if (watch.opts<{ allowNoAgent?: boolean }>().allowNoAgent)
+      usageError(
+        'watch proves every build live, which needs the agent: --allow-no-agent is for a single build (reclazz-build --allow-no-agent mvn compile); for a watch, start the app with the agent first, or add --wait-for-agent <ms>',
+      );
     const at = process.argv.indexOf('--', 2);
     const dashed = at !== -1 && process.argv[at + 1] === words[0];
     if (words.length === 0) usageError('no build command to watch: use gradle, mvn, or put any command after --');
@@ -162,6 +168,7 @@ function buildProgram(aside: { command?: string[] }): Command {
     )
     // Set before any subcommand is added: subcommands inherit them (usage errors exit 2 everywhere).
     .exitOverride()
+    .showHelpAfterError(USAGE_HINT)
     .configureOutput({ outputError: (text, write) => write(paletteFor(process.stderr, process.env).red(text)) })
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
@@ -203,6 +210,10 @@ function buildProgram(aside: { command?: string[] }): Command {
       await exit(code);
     },
   });
+  // A subcommand's usage error points at its own help (gradle and mvn pass every option on).
+  for (const command of program.commands)
+    if (command.name() !== 'gradle' && command.name() !== 'mvn')
+      command.showHelpAfterError(`Run reclazz-build ${command.name()} --help for usage.`);
   return program;
 }
 
@@ -237,8 +248,11 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
   };
 }
 
+/** The line after every usage error, ours and commander's (an unknown option, a missing value). */
+const USAGE_HINT = 'Run reclazz-build --help for usage.';
+
 function usageError(message: string): never {
-  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\n${USAGE_HINT}\n`);
   writeUsageJson(process.argv, [], message);
   process.exit(EXIT_USAGE);
 }
