@@ -6,9 +6,8 @@
  */
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { isToken } from '../agent/limits.js';
-import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
+import { Command, CommanderError, Option } from 'commander';
+import { collect, integer, pathMap, token } from './option-values.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
@@ -43,34 +42,6 @@ Examples:
   $ reclazz-build watch mvn -q compile      # build and prove live on every save, until Ctrl-C
   $ reclazz-build doctor                     # is the agent there, and does it watch this project?
   $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
-
-function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, ${min} or more, not ${JSON.stringify(value)}.`);
-    const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, not ${value}.`);
-    return n;
-  };
-}
-
-function token(value: string): string {
-  if (!isToken(value)) throw new InvalidArgumentError(`an owner token is 1-64 letters, digits, '_' or '-', not ${JSON.stringify(value)}.`);
-  return value;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** One `--path-map <agent path>=<local path>`, collected; local paths resolve against the working directory. */
-function pathMap(value: string, previous: PathMapEntry[] | undefined): PathMapEntry[] {
-  try {
-    return [...(previous ?? []), parsePathMap(value, process.cwd())];
-  } catch (error) {
-    if (error instanceof PathMapError) throw new InvalidArgumentError(error.message);
-    throw error;
-  }
-}
 
 function addAgentOptions(command: Command): Command {
   return command

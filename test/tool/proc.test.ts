@@ -27,8 +27,10 @@ const NOW = 1_800_000_000_000;
 function auxv(pairs: [number, number][]): Buffer {
   const words = [...pairs, [0, 0]].flat();
   const bytes = Buffer.alloc(words.length * 8);
-  for (const [i, v] of words.entries())
-    os.endianness() === 'LE' ? bytes.writeBigUInt64LE(BigInt(v), i * 8) : bytes.writeBigUInt64BE(BigInt(v), i * 8);
+  for (const [i, v] of words.entries()) {
+    if (os.endianness() === 'LE') bytes.writeBigUInt64LE(BigInt(v), i * 8);
+    else bytes.writeBigUInt64BE(BigInt(v), i * 8);
+  }
   return bytes;
 }
 
@@ -157,8 +159,10 @@ describe('processStartTime on Linux', () => {
 
   it('reads AT_CLKTCK in 4-byte words on a 32-bit architecture', () => {
     const words = Buffer.alloc(24);
-    for (const [i, v] of [6, 4096, 17, 1024, 0, 0].entries())
-      os.endianness() === 'LE' ? words.writeUInt32LE(v, i * 4) : words.writeUInt32BE(v, i * 4);
+    for (const [i, v] of [6, 4096, 17, 1024, 0, 0].entries()) {
+      if (os.endianness() === 'LE') words.writeUInt32LE(v, i * 4);
+      else words.writeUInt32BE(v, i * 4);
+    }
     expect(auxvClockTicks(words, 'arm')).toBe(1024);
     expect(auxvClockTicks(words, 'x64')).toBeUndefined();
   });
