@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TIME_BIN, expectExit, perRound, rounds, run, runWithPeakRss, stats } from './measure.mjs';
+import { ENV, TIME_BIN, expectExit, perRound, rounds, run, runWithPeakRss, stats } from './measure.mjs';
 import { planTree, writeTree } from './tree.mjs';
 import { WATCH_FIGURES, WATCH_JOBS } from './watch-figures.mjs';
 
@@ -83,6 +83,7 @@ const median = (values) => stats(values).median;
 /** A measured or floor column: what it is and the median of its per-round values. */
 const column = (what, values, unit = 'ms') => ({ what, median: median(values), unit });
 const minus = (a, b) => a - b;
+const shownMs = (ms) => `${Math.round(ms)} ms`;
 const over = (a, b) => a / b;
 
 /** The agent's clock shared with the CLI's: when it received the first VERIFY, when a class last flipped to final. */
@@ -143,15 +144,47 @@ export const JOBS = [
         [ours, { watchDirs: [path.join(ours, 'target', 'classes')] }],
         [theirs, { watchDirs: [path.join(theirs, 'target', 'classes')] }],
       ]);
-      const variants = [async () => expectExit(await run('true', []), 0, 'true').ms, async () => (await cli(ours, ['--', 'true'], 0)).ms];
-      if (javaDir !== undefined) {
-        variants.push(
-          async () =>
-            expectExit(await run('java', ['-cp', javaDir, 'MinimalClient', '--', 'true'], { cwd: theirs }), 0, 'MinimalClient').ms,
-        );
-      }
-      const [bare, whole, java] = await rounds(Math.max(ctx.runs, 21), variants);
-      ctx.record('overhead', perRound(whole, bare, minus), { measured: column('run', whole), floor: column('bare `true`', bare) });
+      // Node's own start-up, for the overhead's context: every Node program pays it, and
+      // NODE_EXTRA_CA_CERTS (when set) makes Node 20 parse certificates before any script runs.
+      const nodeStart = (env) => async () => expectExit(await run(NODE, ['-e', '0'], { env }), 0, 'node -e 0').ms;
+      const withoutCa = process.env.NODE_EXTRA_CA_CERTS
+        ? Object.fromEntries(Object.entries(ENV).filter(([k]) => k !== 'NODE_EXTRA_CA_CERTS'))
+        : undefined;
+      const variants = {
+        bare: async () => expectExit(await run('true', []), 0, 'true').ms,
+        whole: async () => (await cli(ours, ['--', 'true'], 0)).ms,
+        node: nodeStart(ENV),
+        ...(javaDir === undefined
+          ? {}
+          : {
+              java: async () =>
+                expectExit(await run('java', ['-cp', javaDir, 'MinimalClient', '--', 'true'], { cwd: theirs }), 0, 'MinimalClient').ms,
+            }),
+        ...(withoutCa === undefined
+          ? {}
+          : {
+              nodeBare: nodeStart(withoutCa),
+              wholeBare: async () => expectExit(await run(NODE, [BIN, '--', 'true'], { cwd: ours, env: withoutCa }), 0, 'run').ms,
+            }),
+      };
+      const measured = await rounds(Math.max(ctx.runs, 21), Object.values(variants));
+      const { bare, whole, node, java, nodeBare, wholeBare } = Object.fromEntries(Object.keys(variants).map((k, i) => [k, measured[i]]));
+      const nodeMs = median(node);
+      const details = {
+        nodeStartMs: nodeMs,
+        ...(withoutCa === undefined ? {} : { nodeStartWithoutExtraCaMs: median(nodeBare), runWithoutExtraCaMs: median(wholeBare) }),
+      };
+      const note =
+        `Node's own start-up (node -e 0) ${shownMs(nodeMs)}` +
+        (withoutCa === undefined
+          ? ''
+          : `; without NODE_EXTRA_CA_CERTS (set here) ${shownMs(details.nodeStartWithoutExtraCaMs)}, and the run ${shownMs(details.runWithoutExtraCaMs)}`);
+      ctx.record('overhead', perRound(whole, bare, minus), {
+        measured: column('run', whole),
+        floor: column('bare `true`', bare),
+        details,
+        note,
+      });
       if (java === undefined) ctx.fail('java', 'javac or java not found: MinimalClient cannot be built');
       else ctx.record('java', perRound(whole, java, over), { measured: column('run', whole), floor: column('MinimalClient', java) });
     },

@@ -6,7 +6,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 
 /** Environment of every child: plain output, no reclazz variables from the caller. */
-const ENV = Object.fromEntries(Object.entries({ ...process.env, CI: 'true', NO_COLOR: '1' }).filter(([k]) => !k.startsWith('RECLAZZ_')));
+export const ENV = Object.fromEntries(
+  Object.entries({ ...process.env, CI: 'true', NO_COLOR: '1' }).filter(([k]) => !k.startsWith('RECLAZZ_')),
+);
 
 /** GNU time, for a child's peak RSS; undefined when it is not installed. */
 export const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
@@ -17,12 +19,12 @@ export const TIME_BIN = fs.existsSync('/usr/bin/time') ? '/usr/bin/time' : undef
  * @returns {Promise<{code: number, signal: string|null, startMs: number, endMs: number, ms: number, stdout: string, stderr: string}>}
  *   `code` is 128 when the child died by a signal. Rejects only when it cannot be started.
  */
-export function run(file, args, { cwd } = {}) {
+export function run(file, args, { cwd, env = ENV } = {}) {
   return new Promise((resolve, reject) => {
     const out = [];
     const err = [];
     const startMs = performance.now();
-    const child = spawn(file, args, { cwd, env: ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let endMs = 0;
     child.stdout.on('data', (d) => out.push(d));
     child.stderr.on('data', (d) => err.push(d));

@@ -199,9 +199,10 @@ const ctx = {
 
   /**
    * Records figure `id` from its per-round `values` (in its unit). `measured` and `floor` are
-   * the columns beside it ({ what, median, unit }); `details` go to results.json only.
+   * the columns beside it ({ what, median, unit }); `details` go to results.json only, `note`
+   * (one line) also to the log, under the figure.
    */
-  record(id, values, { measured, floor, details = {} } = {}) {
+  record(id, values, { measured, floor, details = {}, note } = {}) {
     const spec = specs.get(id);
     const s = stats(values);
     const entry = {
@@ -224,6 +225,7 @@ const ctx = {
       `  ${id}: ${shown(s.median, spec.unit)} (min ${shown(s.min, spec.unit)}, max ${shown(s.max, spec.unit)}` +
         `${beside.some(Boolean) ? `; ${beside.filter(Boolean).join(' over ')}` : ''}) target ${entry.target}: ${entry.pass ? 'pass' : 'MISS'}`,
     );
+    if (note !== undefined) log(`    ${note}`);
   },
 
   /** Records figure `id` as missed because it could not be measured (`message` says why). */

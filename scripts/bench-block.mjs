@@ -21,5 +21,17 @@ export function benchBlock(root) {
   const load = (at) => machine.loadAverage[at][0].toFixed(1);
   const when = `${results.date.slice(0, 10)}, ${machine.cores} cores, ${machine.cpu}, Node ${machine.node.replace(/^v/, '')}, Java ${java}`;
   const how = `${results.order} order, ${Math.round(results.durationS)} s, load average ${load('start')} at the start and ${load('end')} at the end`;
-  return `Last full run (${when}; ${how}):\n\n${tables(results.figures)}`;
+  return `Last full run (${when}; ${how}):\n\n${tables(results.figures)}${nodeStartLine(results.figures)}`;
+}
+
+/** Node's own start-up in that run (the overhead figure's context), when the run measured it. */
+function nodeStartLine(figures) {
+  const overhead = figures.find((f) => f.id === 'overhead');
+  if (overhead?.nodeStartMs === undefined) return '';
+  const ms = (value) => `${Math.round(value)} ms`;
+  const withoutCa =
+    overhead.nodeStartWithoutExtraCaMs === undefined
+      ? ''
+      : `; \`NODE_EXTRA_CA_CERTS\` was set on that machine, and without it Node took ${ms(overhead.nodeStartWithoutExtraCaMs)} and the whole run ${ms(overhead.runWithoutExtraCaMs)}`;
+  return `\n\nNode's own start-up in the same rounds: \`node -e 0\` took ${ms(overhead.nodeStartMs)}${withoutCa}.`;
 }

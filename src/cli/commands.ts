@@ -9,8 +9,8 @@ import type { Command } from 'commander';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { exitHelp } from '../report/help.js';
 
-/** The subcommands' work (`actions.ts`, re-exported by `core.ts`), loaded when one of them runs. */
-const actions = () => import('./core.js');
+/** The subcommands' work, loaded when one of them runs. */
+const actions = () => import('./actions.js');
 
 /** What `main.ts` lends the subcommands. */
 export interface CommandHost {

@@ -6,9 +6,8 @@
  */
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { isToken } from '../agent/limits.js';
-import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
+import { Command, CommanderError, Option } from 'commander';
+import { collect, integer, pathMap, token } from './option-values.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
@@ -43,34 +42,6 @@ Examples:
   $ reclazz-build watch mvn -q compile      # build and prove live on every save, until Ctrl-C
   $ reclazz-build doctor                     # is the agent there, and does it watch this project?
   $ reclazz-build --port-file app/.reclazz/agent.port --verify-timeout 60000 gradle :app:classes`;
-
-function integer(name: string, min: number, max = Number.MAX_SAFE_INTEGER) {
-  return (value: string): number => {
-    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`${name} takes a whole number, ${min} or more, not ${JSON.stringify(value)}.`);
-    const n = Number(value);
-    if (n < min || n > max) throw new InvalidArgumentError(`${name} must be between ${min} and ${max}, not ${value}.`);
-    return n;
-  };
-}
-
-function token(value: string): string {
-  if (!isToken(value)) throw new InvalidArgumentError(`an owner token is 1-64 letters, digits, '_' or '-', not ${JSON.stringify(value)}.`);
-  return value;
-}
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-/** One `--path-map <agent path>=<local path>`, collected; local paths resolve against the working directory. */
-function pathMap(value: string, previous: PathMapEntry[] | undefined): PathMapEntry[] {
-  try {
-    return [...(previous ?? []), parsePathMap(value, process.cwd())];
-  } catch (error) {
-    if (error instanceof PathMapError) throw new InvalidArgumentError(error.message);
-    throw error;
-  }
-}
 
 function addAgentOptions(command: Command): Command {
   return command
@@ -138,16 +109,22 @@ function addWatch(program: Command): void {
   addBuildOptions(watch)
     .option('--debounce <ms>', 'quiet period after a change before a build starts (default 300)', integer('--debounce', 0, 2_147_483_647))
     .option('--watch <path>', 'also watch this folder or file (repeatable; added to the source folders found)', collect)
-    .option('--exit-on-agent-loss', 'end the watch when the agent goes away (default: keep watching and reconnect)');
+    .option('--exit-on-agent-loss', 'end the watch when the agent goes away (default: keep watching and reconnect)')
+    // Not a watch option: taken only to say why, rather than "unknown option".
+    .addOption(new Option('--allow-no-agent').hideHelp());
   addAgentOptions(watch).addHelpText('after', WATCH_EXAMPLES);
   watch.action(async (words: string[]) => {
+    if (watch.opts<{ allowNoAgent?: boolean }>().allowNoAgent)
+      usageError(
+        'watch proves every build live, which needs the agent: --allow-no-agent is for a single build (reclazz-build --allow-no-agent mvn compile); for a watch, start the app with the agent first, or add --wait-for-agent <ms>',
+      );
     const at = process.argv.indexOf('--', 2);
     const dashed = at !== -1 && process.argv[at + 1] === words[0];
     if (words.length === 0) usageError('no build command to watch: use gradle, mvn, or put any command after --');
     const tool = !dashed && (words[0] === 'gradle' || words[0] === 'mvn') ? words[0] : dashed ? 'command' : undefined;
     if (tool === undefined)
       usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
-    const { watchAction } = await import('./core.js');
+    const { watchAction } = await import('./watch.js');
     await exit(await watchAction(tool, tool === 'command' ? words : words.slice(1), watch.opts<WatchFlags>(), interruptController));
   });
 }
@@ -162,6 +139,7 @@ function buildProgram(aside: { command?: string[] }): Command {
     )
     // Set before any subcommand is added: subcommands inherit them (usage errors exit 2 everywhere).
     .exitOverride()
+    .showHelpAfterError(USAGE_HINT)
     .configureOutput({ outputError: (text, write) => write(paletteFor(process.stderr, process.env).red(text)) })
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
@@ -203,6 +181,10 @@ function buildProgram(aside: { command?: string[] }): Command {
       await exit(code);
     },
   });
+  // A subcommand's usage error points at its own help (gradle and mvn pass every option on).
+  for (const command of program.commands)
+    if (command.name() !== 'gradle' && command.name() !== 'mvn')
+      command.showHelpAfterError(`Run reclazz-build ${command.name()} --help for usage.`);
   return program;
 }
 
@@ -211,7 +193,7 @@ function buildProgram(aside: { command?: string[] }): Command {
  * a second one exits at once with one line on how to recover the hold.
  */
 async function startBuild(tool: ToolKind, args: string[], opts: CliOptions): Promise<void> {
-  const { buildAction: run } = await import('./core.js');
+  const { buildAction: run } = await import('./build.js');
   await exit(await run(tool, args, opts, interruptController));
 }
 
@@ -237,8 +219,11 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
   };
 }
 
+/** The line after every usage error, ours and commander's (an unknown option, a missing value). */
+const USAGE_HINT = 'Run reclazz-build --help for usage.';
+
 function usageError(message: string): never {
-  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\nRun reclazz-build --help for usage.\n`);
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\n${USAGE_HINT}\n`);
   writeUsageJson(process.argv, [], message);
   process.exit(EXIT_USAGE);
 }

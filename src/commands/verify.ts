@@ -108,7 +108,7 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
     files = collectClassFiles(options.paths, options.roots, options.cwd);
   } catch (error) {
     if (!(error instanceof ClassPathError)) throw error;
-    return end({ reason: 'usage', problem: { kind: 'input', text: error.message } });
+    return end({ reason: 'usage', problem: { kind: 'class-path', text: error.message } });
   }
   if (files.length === 0) return end({ reason: 'usage', problem: { kind: 'no-class-files', paths: options.paths } });
   known.changes = {

@@ -13,6 +13,8 @@ export type UsageProblem =
   | { kind: 'config'; text: string }
   /** Gradle's continuous mode never finishes, so no BUILD ok could follow. */
   | { kind: 'never-ending'; argument: string }
+  /** `verify` was given a path it cannot use (missing, not a `.class`, a class it cannot name): `text` says which. */
+  | { kind: 'class-path'; text: string }
   /** `verify` found no class file in what it was given. */
   | { kind: 'no-class-files'; paths: string[] }
   /** The working directory was deleted (or moved away) before the command started: there is no project to look at. */

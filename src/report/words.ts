@@ -141,6 +141,10 @@ export function noClassDirs(searchRoot: string): string {
   return `no class output directory found under ${searchRoot} (target/classes, build/classes/*/main): nothing was checked`;
 }
 
+/** What `verify` takes, for its usage errors. */
+const VERIFY_PATHS_HINT =
+  'give .class files or the directories holding them, as paths from this folder (for example target/classes, or target/classes/com/acme/App.class)';
+
 function describeUsage(problem: UsageProblem): Words {
   switch (problem.kind) {
     case 'input':
@@ -155,10 +159,12 @@ function describeUsage(problem: UsageProblem): Words {
         message: `Gradle's ${problem.argument} never finishes, so the hold could never be released with BUILD ok`,
         hint: `run single builds instead (drop ${problem.argument})`,
       };
+    case 'class-path':
+      return { message: problem.text, hint: VERIFY_PATHS_HINT };
     case 'no-class-files':
       return {
         message: `no class files found in ${problem.paths.join(', ') || 'the class output directories here'}`,
-        hint: 'give .class files or the directories holding them (for example target/classes)',
+        hint: VERIFY_PATHS_HINT,
       };
     case 'no-working-dir':
       return {

@@ -38,6 +38,8 @@ export interface ProcHost {
   readonly platform: NodeJS.Platform;
   /** A file's text, or undefined when it does not exist or may not be read (a vanished or foreign process). */
   readText(file: string): string | undefined;
+  /** A file's bytes, or undefined as for `readText`. */
+  readBytes(file: string): Buffer | undefined;
   /** A symbolic link's target, or undefined as for `readText`. */
   readLink(file: string): string | undefined;
   /** A directory's entry names, or undefined as for `readText`. */
@@ -91,6 +93,7 @@ const RUN_TIMEOUT_MS = 15_000;
 export const localHost: ProcHost = {
   platform: process.platform,
   readText: (file) => unlessNotVisible(() => fs.readFileSync(file, 'utf8')),
+  readBytes: (file) => unlessNotVisible(() => fs.readFileSync(file)),
   readLink: (file) => unlessNotVisible(() => fs.readlinkSync(file)),
   listDir: (dir) => unlessNotVisible(() => fs.readdirSync(dir)),
   run: (file, args) =>

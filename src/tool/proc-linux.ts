@@ -1,13 +1,14 @@
 /**
  * Process facts on Linux, from /proc (proc(5)).
  *
- * A start time is field 22 of `/proc/<pid>/stat`: clock ticks since boot (`getconf CLK_TCK`,
+ * A start time is field 22 of `/proc/<pid>/stat`: clock ticks since boot (USER_HZ, `AT_CLKTCK` of the auxiliary vector,
  * 100 on every mainstream architecture), truncated. It becomes wall-clock time through the
  * boot time, taken as now minus `/proc/uptime` (hundredths of a second, truncated), never the
  * `btime` line of /proc/stat, which is whole seconds and was seen 0.88 s off. Both clocks count
  * time suspended, so a laptop's sleep does not skew the result. With 10 ms ticks the error is
  * at most about 11 ms: one tick, one uptime step and one ms of `Date.now()`.
  */
+import os from 'node:os';
 import { startRange, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 /** The fields of `/proc/<pid>/stat` this module uses. */
@@ -72,21 +73,53 @@ export function parseUptime(text: string | undefined): { uptimeMs: number; resol
   };
 }
 
-/** USER_HZ when `getconf` cannot say; it is 100 on x86, ARM, RISC-V and POWER. */
+/** USER_HZ when the kernel does not say; it is 100 on x86, ARM, RISC-V and POWER (glibc's `sysconf` answers the same). */
 const DEFAULT_CLOCK_TICKS = 100;
-const clockTicksByHost = new WeakMap<ProcHost, Promise<number>>();
+/** The auxiliary-vector entry that carries USER_HZ (`AT_CLKTCK` in Linux's `auxvec.h`). */
+const AT_CLKTCK = 17;
+const clockTicksByHost = new WeakMap<ProcHost, number>();
 
-/** `getconf CLK_TCK`, asked once per host. */
-function clockTicks(host: ProcHost): Promise<number> {
+/**
+ * USER_HZ, the unit of the start times in `/proc/<pid>/stat`, as the kernel hands it to every
+ * process in its auxiliary vector (`/proc/self/auxv`): where `getconf CLK_TCK` reads it, without
+ * starting a process on every run. Read once per host.
+ */
+function clockTicks(host: ProcHost): number {
   let ticks = clockTicksByHost.get(host);
-  if (!ticks) {
-    ticks = host.run('getconf', ['CLK_TCK']).then((out) => {
-      const value = Number(out?.trim());
-      return Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_CLOCK_TICKS;
-    });
+  if (ticks === undefined) {
+    ticks = auxvClockTicks(host.readBytes('/proc/self/auxv'), process.arch) ?? DEFAULT_CLOCK_TICKS;
     clockTicksByHost.set(host, ticks);
   }
   return ticks;
+}
+
+/** Architectures whose auxiliary vector has 4-byte words (Node's `process.arch` names). */
+const WORD32 = new Set(['arm', 'ia32', 'mips', 'mipsel', 'ppc']);
+
+/**
+ * `AT_CLKTCK` from an auxiliary vector (pairs of machine words, type then value, in the host's
+ * byte order, ended by type 0); undefined when it is missing, zero or the bytes are cut short.
+ * @param arch `process.arch` of the process whose vector this is: it fixes the word size.
+ */
+export function auxvClockTicks(bytes: Buffer | undefined, arch: string): number | undefined {
+  if (bytes === undefined) return undefined;
+  const word = WORD32.has(arch) ? 4 : 8;
+  const little = os.endianness() === 'LE';
+  const read = (at: number): number =>
+    word === 4
+      ? little
+        ? bytes.readUInt32LE(at)
+        : bytes.readUInt32BE(at)
+      : Number(little ? bytes.readBigUInt64LE(at) : bytes.readBigUInt64BE(at));
+  for (let at = 0; at + 2 * word <= bytes.length; at += 2 * word) {
+    const type = read(at);
+    if (type === 0) return undefined;
+    if (type === AT_CLKTCK) {
+      const value = read(at + word);
+      return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+    }
+  }
+  return undefined;
 }
 
 /** The boot time's range (epoch ms) and the tick length, read once for a lookup or a scan. */
@@ -97,7 +130,7 @@ interface BootClock {
 }
 
 async function bootClock(host: ProcHost): Promise<BootClock | undefined> {
-  const tickMs = 1000 / (await clockTicks(host));
+  const tickMs = 1000 / clockTicks(host);
   const before = host.now();
   const uptime = parseUptime(host.readText('/proc/uptime'));
   const after = host.now();

@@ -34,6 +34,13 @@ describe('command lines', () => {
     ['com.acme.package-info', false],
     ['com..acme', false],
     ['x'.repeat(257), false],
+    ['com.acme.Größe', true],
+    ['π.Kreis$1', true],
+    ['com.acme.9Lives', false],
+    ['com.acme.a-b', false],
+    ['com.acme.Zero\u200bWidth', false],
+    ['com.acme.٣Arabic', false],
+    ['com.acme.Arabic٣', true],
   ])('%j verifiable: %s', (name, ok) => {
     expect(isVerifiableClassName(name)).toBe(ok);
   });

@@ -277,6 +277,8 @@ describe('verify', () => {
     const missing = await runCli(['verify', 'target/nope'], { cwd: p.dir });
     expect(missing.exitCode).toBe(2);
     expect(missing.stderr).toContain('no such file or directory: target/nope');
+    // The next step says what verify takes, not only where the help is.
+    expect(missing.stderr).toContain('next: give .class files or the directories holding them, as paths from this folder');
     fs.writeFileSync(path.join(p.dir, 'notes.txt'), 'x');
     const notClass = await runCli(['verify', 'notes.txt'], { cwd: p.dir });
     expect(notClass.exitCode).toBe(2);

@@ -64,6 +64,27 @@ describe('usage errors exit 2, name the option and send nothing', () => {
     },
   );
 
+  it.each([
+    [['--bogus', '--', 'true'], "error: unknown option '--bogus'\nRun reclazz-build --help for usage."],
+    [['doctor', '--bogus'], "error: unknown option '--bogus'\nRun reclazz-build doctor --help for usage."],
+    [['verify', '--timeout'], "error: option '--timeout <ms>' argument missing\nRun reclazz-build verify --help for usage."],
+    [['watch', '--bogus', 'mvn'], "error: unknown option '--bogus'\nRun reclazz-build watch --help for usage."],
+  ])('%j: an option error says where the help is', async (args, stderr) => {
+    const run = await runCli(args, { cwd: tempDir() });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toBe(stderr);
+  });
+
+  it('watch --allow-no-agent says why a watch needs the agent, rather than "unknown option"', async () => {
+    const dir = tempDir();
+    const agent = await agentIn(dir, {});
+    const run = await runCli(['watch', '--allow-no-agent', '--', 'true'], { cwd: dir });
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toContain('watch proves every build live, which needs the agent: --allow-no-agent is for a single build');
+    expect(run.stderr).not.toContain('unknown option');
+    expect(agent.received).toEqual([]);
+  });
+
   it('--help still prints the whole help and exits 0', async () => {
     const run = await runCli(['--help'], { cwd: tempDir() });
     expect(run.exitCode).toBe(0);

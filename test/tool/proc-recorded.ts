@@ -7,6 +7,8 @@ import type { ProcHost } from '../../src/tool/proc.js';
 export interface Recording {
   platform: NodeJS.Platform;
   files?: Record<string, string>;
+  /** Binary files (an auxiliary vector). */
+  bytes?: Record<string, Buffer>;
   links?: Record<string, string>;
   dirs?: Record<string, string[]>;
   /** Output by `file arg1 arg2 ...`; a missing key is a command that failed. */
@@ -27,6 +29,10 @@ export function recordedHost(recording: Recording): ProcHost & { ran: string[]; 
     readText: (file) => {
       read.push(file);
       return recording.files?.[file];
+    },
+    readBytes: (file) => {
+      read.push(file);
+      return recording.bytes?.[file];
     },
     readLink: (file) => {
       read.push(file);

@@ -2,9 +2,11 @@
  * Process facts from recorded outputs: Linux /proc files, macOS `ps`/`lsof` and Windows
  * PowerShell/WMI times, the error bounds, and the process-group rules.
  */
+import os from 'node:os';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseLsofCwd, parseLstart, parsePsTable, PS_TABLE_ARGS } from '../../src/tool/proc-darwin.js';
-import { parseCmdline, parseLinuxStat, parseUptime } from '../../src/tool/proc-linux.js';
+import { auxvClockTicks, parseCmdline, parseLinuxStat, parseUptime } from '../../src/tool/proc-linux.js';
 import { parseWindowsStartTime } from '../../src/tool/proc-windows.js';
 import {
   groupMembers,
@@ -20,6 +22,17 @@ import {
 import { recordedHost, statLine } from './proc-recorded.js';
 
 const NOW = 1_800_000_000_000;
+
+/** An auxiliary vector of 8-byte words in this machine's byte order: the given pairs, then AT_NULL. */
+function auxv(pairs: [number, number][]): Buffer {
+  const words = [...pairs, [0, 0]].flat();
+  const bytes = Buffer.alloc(words.length * 8);
+  for (const [i, v] of words.entries()) {
+    if (os.endianness() === 'LE') bytes.writeBigUInt64LE(BigInt(v), i * 8);
+    else bytes.writeBigUInt64BE(BigInt(v), i * 8);
+  }
+  return bytes;
+}
 
 describe('Linux /proc parsing', () => {
   it('reads the fields of a real stat line', () => {
@@ -72,10 +85,7 @@ describe('Linux /proc parsing', () => {
 });
 
 /** A Linux machine up for 1000 s at NOW, 100 ticks a second, running the given stat lines. */
-function linuxHost(
-  stats: Record<number, string>,
-  extra: { commands?: Record<string, string>; clock?: number[]; cmdlines?: Record<number, string> } = {},
-) {
+function linuxHost(stats: Record<number, string>, extra: { auxv?: Buffer; clock?: number[]; cmdlines?: Record<number, string> } = {}) {
   const files: Record<string, string> = { '/proc/uptime': '1000.00 1900.00\n' };
   for (const [pid, line] of Object.entries(stats)) files[`/proc/${pid}/stat`] = line;
   for (const [pid, text] of Object.entries(extra.cmdlines ?? {})) files[`/proc/${pid}/cmdline`] = text;
@@ -83,7 +93,7 @@ function linuxHost(
     platform: 'linux',
     files,
     dirs: { '/proc': ['1', 'self', 'net', 'sys', ...Object.keys(stats), '99999'] },
-    commands: extra.commands ?? { 'getconf CLK_TCK': '100\n' },
+    bytes: 'auxv' in extra ? (extra.auxv === undefined ? {} : { '/proc/self/auxv': extra.auxv }) : { '/proc/self/auxv': auxv([[17, 100]]) },
     clock: extra.clock ?? [NOW],
   });
 }
@@ -104,26 +114,63 @@ describe('processStartTime on Linux', () => {
     expect(start!.errorMs).toBe(13.5);
   });
 
-  it('uses the tick length getconf reports, and asks only once per host', async () => {
+  it('uses the tick length of the auxiliary vector (AT_CLKTCK), and reads it only once per host', async () => {
     const host = linuxHost(
       { 42: statLine({ pid: 42, comm: 'java', pgid: 42, sid: 42, startTicks: 1000 }) },
-      { commands: { 'getconf CLK_TCK': '250\n' } },
+      {
+        auxv: auxv([
+          [6, 4096],
+          [17, 250],
+        ]),
+      },
     );
     const first = await processStartTime(42, host);
     await processStartTime(42, host);
     await processStartTime(42, host);
-    expect(host.ran).toEqual(['getconf CLK_TCK']);
+    expect(host.read.filter((file) => file === '/proc/self/auxv')).toHaveLength(1);
+    expect(host.ran).toEqual([]);
     // 1000 ticks of 4 ms.
     expect(first).toEqual(startRange(NOW - 1_000_010 + 4000, NOW + 1 - 1_000_000 + 4004));
   });
 
   it.each([
-    ['fails', {}],
-    ['prints nonsense', { 'getconf CLK_TCK': 'undefined\n' }],
-    ['prints zero', { 'getconf CLK_TCK': '0\n' }],
-  ])('takes 100 ticks a second when getconf %s', async (_what, commands) => {
-    const host = linuxHost({ 42: statLine({ pid: 42, comm: 'java', pgid: 42, sid: 42, startTicks: 300 }) }, { commands });
+    ['is unreadable', undefined],
+    ['has no AT_CLKTCK', auxv([[6, 4096]])],
+    ['says zero', auxv([[17, 0]])],
+    [
+      'is cut short',
+      auxv([
+        [6, 4096],
+        [17, 250],
+      ]).subarray(0, 20),
+    ],
+    [
+      'has AT_CLKTCK only after its end',
+      auxv([
+        [6, 4096],
+        [0, 0],
+        [17, 250],
+      ]),
+    ],
+  ])('takes 100 ticks a second when the auxiliary vector %s', async (_what, bytes) => {
+    const host = linuxHost({ 42: statLine({ pid: 42, comm: 'java', pgid: 42, sid: 42, startTicks: 300 }) }, { auxv: bytes });
     expect(await processStartTime(42, host)).toEqual(startRange(NOW - 1_000_010 + 3000, NOW + 1 - 1_000_000 + 3010));
+  });
+
+  it('reads AT_CLKTCK in 4-byte words on a 32-bit architecture', () => {
+    const words = Buffer.alloc(24);
+    for (const [i, v] of [6, 4096, 17, 1024, 0, 0].entries()) {
+      if (os.endianness() === 'LE') words.writeUInt32LE(v, i * 4);
+      else words.writeUInt32BE(v, i * 4);
+    }
+    expect(auxvClockTicks(words, 'arm')).toBe(1024);
+    expect(auxvClockTicks(words, 'x64')).toBeUndefined();
+  });
+
+  it('reads the real auxiliary vector of this process as getconf does', async () => {
+    if (process.platform !== 'linux') return;
+    const { stdout } = await execa('getconf', ['CLK_TCK']);
+    expect(auxvClockTicks(localHost.readBytes('/proc/self/auxv'), process.arch)).toBe(Number(stdout));
   });
 
   it('is undefined for a process that is gone, a garbled stat, or a machine without /proc/uptime', async () => {
