@@ -52,7 +52,7 @@ export function startCli(args: string[], options: CliOptions): ResultPromise<{ r
   // As root, `unprivileged` runs it as nobody (setpriv), for what only permissions can show.
   const asNobody = options.unprivileged === true && process.getuid?.() === 0;
   const [file, ...prefix] = asNobody ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'node'] : ['node'];
-  return execa(file!, [...prefix, BIN, ...args], {
+  return execa(file!, [...prefix, asNobody ? binForNobody() : BIN, ...args], {
     cwd: options.cwd,
     env: cliEnv(options.env),
     extendEnv: false,
@@ -70,6 +70,26 @@ export async function runCli(args: string[], options: CliOptions): Promise<CliRu
 
 /** The temp folders {@link tempDir} made in this test file. */
 const created: string[] = [];
+
+let nobodysBin: string | undefined;
+
+/**
+ * A copy of the built CLI that nobody can reach: the checkout may sit in a folder only root may
+ * enter (`mktemp -d` makes it 0700). The bundle needs nothing but these files.
+ */
+function binForNobody(): string {
+  if (nobodysBin === undefined || !fs.existsSync(nobodysBin)) {
+    const root = tempDir('reclazz-test-cli-');
+    const checkout = path.resolve(path.dirname(BIN), '..');
+    for (const file of ['package.json', 'bin/reclazz-build.cjs', 'dist/launch.cjs', 'dist/cli.cjs']) {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true, mode: 0o755 });
+      fs.copyFileSync(path.join(checkout, file), path.join(root, file));
+    }
+    fs.chmodSync(root, 0o755);
+    nobodysBin = path.join(root, 'bin', 'reclazz-build.cjs');
+  }
+  return nobodysBin;
+}
 
 /** A fresh temp folder, removed after the test file (setup.ts). */
 export function tempDir(prefix = 'reclazz-test-'): string {
