@@ -30,6 +30,7 @@ import { failureOutcome } from './failure.js';
 import { DEFAULTS, type CycleOptions } from './options.js';
 import type { Session } from './session.js';
 import { spawnBuild } from './spawn.js';
+import { keepYoungGenerationSmall } from './young-generation.js';
 
 /** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 const CAPTURE_WAIT_MS = 5000;
@@ -225,6 +226,8 @@ function classDirsOf(cycle: Cycle): ClassDirs {
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): ReturnType<typeof baselineOf> {
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
+  // From the index's rows on: they, the scans and VERIFY would grow it to its largest.
+  keepYoungGenerationSmall();
   const index = readClassIndex(session.state, warn);
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart);
   if (found.scanned.length > 0) writeClassIndex(session.state, found.baseline);

@@ -39,4 +39,15 @@ describe('classes.idx written and read in pieces', () => {
     expect(read.shas.equals(index.shas)).toBe(true);
     expect([...read.evidence]).toEqual([...index.evidence]);
   });
+
+  it('paths of several UTF-8 bytes a character, across piece boundaries, and one longer than a piece, round-trip whole', () => {
+    const project = scratch();
+    const index = indexOf(3_000);
+    // Multi-byte characters shift every later piece boundary; one path is longer than a 64 KiB piece.
+    index.paths = index.paths.map((file, i) => (i % 7 === 3 ? file.replace('Class', 'Klasse\u00e4\u4e2d\u{1f600}') : file));
+    index.paths[1_500] = `/project/target/classes/${'p\u00e9/'.repeat(30_000)}Long.class`;
+    writeClassIndex(project, index);
+    const read = readClassIndex(project, () => expect.fail('no warning expected'));
+    expect(read.paths).toEqual(index.paths);
+  });
 });
