@@ -30,7 +30,7 @@ import { failureOutcome } from './failure.js';
 import { DEFAULTS, type CycleOptions } from './options.js';
 import type { Session } from './session.js';
 import { spawnBuild } from './spawn.js';
-import { keepYoungGenerationSmall } from './young-generation.js';
+import { withSmallYoungGeneration } from './young-generation.js';
 
 /** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 const CAPTURE_WAIT_MS = 5000;
@@ -39,7 +39,8 @@ const CAPTURE_POLL_MS = 100;
 const MAX_SAME_NAMES = 5;
 
 /**
- * Runs one cycle. Never throws for the agent's or the build's behaviour.
+ * Runs one cycle. Never throws for the agent's or the build's behaviour. From the class index's
+ * read to the cycle's end, the young generation is kept at its size (young-generation.ts).
  * @throws StateError when owner.json or the class index cannot be written before the build;
  *   anything else thrown is a bug. See {@link endWithError}.
  */
@@ -52,10 +53,12 @@ export async function runCycle(
   const cycle = cycleOf(session, command, options, startedMs);
   const refused = await takeHold(cycle);
   if (refused !== undefined) return end(cycle, refused);
-  const ready = await beforeBuild(cycle);
-  if (session.signal?.aborted) return await interruptedBeforeBuild(cycle);
-  const build = await spawnBuild(session, command, options, ready.found.dirs, true);
-  return afterBuild(cycle, build, ready);
+  return withSmallYoungGeneration(async () => {
+    const ready = await beforeBuild(cycle);
+    if (session.signal?.aborted) return await interruptedBeforeBuild(cycle);
+    const build = await spawnBuild(session, command, options, ready.found.dirs, true);
+    return afterBuild(cycle, build, ready);
+  });
 }
 
 /** The cycle of `session` building `command`. */
@@ -226,8 +229,6 @@ function classDirsOf(cycle: Cycle): ClassDirs {
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): ReturnType<typeof baselineOf> {
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
-  // From the index's rows on: they, the scans and VERIFY would grow it to its largest.
-  keepYoungGenerationSmall();
   const index = readClassIndex(session.state, warn);
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart);
   if (found.scanned.length > 0) writeClassIndex(session.state, found.baseline);

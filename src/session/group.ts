@@ -17,6 +17,7 @@ import { saveReleased } from '../hold/owner.js';
 import type { CycleOptions } from './options.js';
 import { closeSession, type Session } from './session.js';
 import { spawnBuild } from './spawn.js';
+import { withSmallYoungGeneration } from './young-generation.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -52,19 +53,22 @@ export async function runCycles(
       }
       held.push(cycle);
     }
-    const readies: Ready[] = [];
-    for (const cycle of cycles) readies.push(await beforeBuild(cycle));
-    if (sessions[0]!.signal?.aborted) return combine(cycles, await Promise.all(cycles.map(interruptedBeforeBuild)));
-    const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
-    const first = sessions[0]!;
-    const build = await spawnBuild(
-      { host: first.host, emit: group.emit, signal: first.signal, recordBuild: first.recordBuild },
-      command,
-      options,
-      dirs,
-      true,
-    );
-    return combine(cycles, await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
+    // As in runCycle: the young generation kept at its size from the class indexes' read on.
+    return await withSmallYoungGeneration(async () => {
+      const readies: Ready[] = [];
+      for (const cycle of cycles) readies.push(await beforeBuild(cycle));
+      if (sessions[0]!.signal?.aborted) return combine(cycles, await Promise.all(cycles.map(interruptedBeforeBuild)));
+      const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
+      const first = sessions[0]!;
+      const build = await spawnBuild(
+        { host: first.host, emit: group.emit, signal: first.signal, recordBuild: first.recordBuild },
+        command,
+        options,
+        dirs,
+        true,
+      );
+      return combine(cycles, await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
+    });
   } catch (error) {
     return combine(cycles, await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
   }
