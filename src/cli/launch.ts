@@ -75,14 +75,15 @@ export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, 
  */
 export function launch(file: string, words: readonly string[]): void {
   const { bytes, identity } = readBundle(file);
-  const location = identity === undefined ? undefined : codeCacheDir(process.env, process.platform, os.homedir());
+  const location = codeCacheDir(process.env, process.platform, os.homedir());
   let cache: { file: string; sourceHash: Buffer } | undefined;
   let cachedData: Buffer | undefined;
-  if (location !== undefined) {
+  // No identity (the bundle changed while it was read): no cache is read or saved.
+  if (location !== undefined && identity !== undefined) {
     // The wrapper counts too: it is part of the code V8 compiles.
     cache = {
       file: path.join(location.dir, cacheName(file)),
-      sourceHash: createHash('sha256').update(wrap('')).update(identity!).digest(),
+      sourceHash: createHash('sha256').update(wrap('')).update(identity).digest(),
     };
     cachedData = verifiedPayload(readOwn(cache.file), cache.sourceHash);
   }

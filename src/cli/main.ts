@@ -139,7 +139,7 @@ function buildProgram(aside: { command?: string[] }): Command {
     )
     // Set before any subcommand is added: subcommands inherit them (usage errors exit 2 everywhere).
     .exitOverride()
-    .showHelpAfterError(USAGE_HINT)
+    .showHelpAfterError(usageHint())
     .configureOutput({ outputError: (text, write) => write(paletteFor(process.stderr, process.env).red(text)) })
     .version(version, '-V, --version')
     .usage('[options] gradle|mvn [tool args...]   or   [options] -- <command> [args...]')
@@ -183,8 +183,7 @@ function buildProgram(aside: { command?: string[] }): Command {
   });
   // A subcommand's usage error points at its own help (gradle and mvn pass every option on).
   for (const command of program.commands)
-    if (command.name() !== 'gradle' && command.name() !== 'mvn')
-      command.showHelpAfterError(`Run reclazz-build ${command.name()} --help for usage.`);
+    if (command.name() !== 'gradle' && command.name() !== 'mvn') command.showHelpAfterError(usageHint(command.name()));
   return program;
 }
 
@@ -220,10 +219,12 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
 }
 
 /** The line after every usage error, ours and commander's (an unknown option, a missing value). */
-const USAGE_HINT = 'Run reclazz-build --help for usage.';
+function usageHint(subcommand?: string): string {
+  return `Run reclazz-build ${subcommand === undefined ? '' : `${subcommand} `}--help for usage.`;
+}
 
 function usageError(message: string): never {
-  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\n${USAGE_HINT}\n`);
+  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\n${usageHint()}\n`);
   writeUsageJson(process.argv, [], message);
   process.exit(EXIT_USAGE);
 }
