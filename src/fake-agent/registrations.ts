@@ -13,7 +13,7 @@ import { isDirectory } from './capture.js';
  * `<project>/src/main/resources` for a class output directory `.../target/classes` or
  * `.../build/classes/...` (agent SpringBootContext.autoDetectResourceDirs), when it exists.
  */
-export function resourceDirOf(root: string): string | undefined {
+function resourceDirOf(root: string): string | undefined {
   const slashed = root.split(sep).join('/');
   let project: string | undefined;
   if (slashed.endsWith('/target/classes')) project = dirname(dirname(root));

@@ -64,10 +64,12 @@ describe('class output directories from the agent', { timeout: REAL_BUILD_TIMEOU
     // A second watched folder that exists only where the agent runs (another mount): not here.
     const elsewhere = tempDir('reclazz-test-elsewhere-');
     fs.mkdirSync(path.join(elsewhere, 'classes'));
+    // Its JVM's options are not readable here (attached at run time), so DOCTOR's list decides.
     const agent = await agentFor({
       portFile: path.join(dir, '.reclazz', 'agent.port'),
       watchDirs: [out, path.join(elsewhere, 'classes')],
       pathMap: { '/srv/other': elsewhere },
+      agentOn: 'attached',
     });
     write('Hello, edited');
     const run = await runCli(['--verbose', '--', ...javac], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
@@ -162,8 +164,8 @@ describe("another app's agent behind this project's port file", { timeout: REAL_
     );
   });
 
-  it('with a truncated sample: a warning, and the build runs', async () => {
-    const { dir, other, agent } = await staleProject({ forceWatchSampleTruncated: true });
+  it('with a truncated sample and no command line to read: a warning, and the build runs', async () => {
+    const { dir, other, agent } = await staleProject({ forceWatchSampleTruncated: true, agentOn: 'attached' });
     const run = await runCli(['--no-verify', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(
       `warning: the agent runs in ${other}, outside this project, and none of the watched directories it lists is this project's`,
