@@ -80,6 +80,43 @@ describe('class output directories from the agent', { timeout: REAL_BUILD_TIMEOU
   });
 });
 
+describe("the agent's real DOCTOR list: a truncated sample of registrations", { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
+  /** The maven-app fixture with 8 resource folders: they sort before target/classes, which DOCTOR then does not list. */
+  async function withResources(): Promise<{ dir: string; classes: string }> {
+    const app = await mavenApp();
+    for (let i = 0; i < 8; i++) fs.mkdirSync(path.join(app.dir, 'src', 'main', 'resources', `r${i}`), { recursive: true });
+    return app;
+  }
+
+  it("by the agent's class-path rule read from its command line, and by DIAGNOSE without it: the build is proven either way", async () => {
+    const { dir, classes } = await withResources();
+    const portFile = path.join(dir, '.reclazz', 'agent.port');
+    // A bare -javaagent: the agent watches the class path's target/classes.
+    const agent = await agentFor({ portFile, watchDirs: [classes], agentArgs: '', classPath: [classes, path.join(dir, 'lib', 'dep.jar')] });
+    const doctor = await runCli(['doctor', '--json'], { cwd: dir });
+    const result = JSON.parse(doctor.stdout) as {
+      doctor: { watchSampleTruncated: boolean; watchedDirectories: string[] };
+      watchedFrom: string;
+    };
+    expect(result.doctor.watchSampleTruncated).toBe(true);
+    expect(result.doctor.watchedDirectories).not.toContain(classes);
+    expect(result.watchedFrom).toBe('options');
+    await editGreeting(dir, 'Hello from the class path');
+    const run = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(verified(agent)).toContain(classEntry(classes, 'com.acme.Greeter'));
+    expect(sent(agent, 'DIAGNOSE')).toBe(false);
+    await agent.stop();
+
+    const attached = await agentFor({ portFile, watchDirs: [classes], agentOn: 'attached' });
+    await editGreeting(dir, 'Hello, attached');
+    const second = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(sent(attached, 'DIAGNOSE')).toBe(true);
+    expect(verified(attached)).toContain(classEntry(classes, 'com.acme.Greeter'));
+  });
+});
+
 describe('an app in a container: the agent reports /app paths', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
   // The app's process is visible here (its stand-in runs in the project folder): with the map, DOCTOR's
   // working directory /app is that folder, so the app's start time is known.
