@@ -202,11 +202,12 @@ export function isProjectDir(dir: string, roots: readonly string[], classDirs: r
 
 /**
  * True when the agent is, by its own evidence, another app's (a stale port file whose port
- * another app's agent now uses): its sample is complete, it watches none of this project's
- * directories, and its working directory is outside every one of `roots`.
+ * another app's agent now uses): all it watches is known and is something, none of it is this
+ * project's, and its working directory is outside every one of `roots`.
  */
 export function isForeignAgent(view: AgentView, roots: readonly string[], classDirs: readonly string[]): boolean {
-  if (!view.complete || view.workingDirectory === '') return false;
+  // An agent that watches nothing (its watchDirs all missing) says nothing of whose it is.
+  if (!view.complete || view.watched.length === 0 || view.workingDirectory === '') return false;
   if (view.watched.some((w) => isProjectDir(w.local, roots, classDirs))) return false;
   return !roots.some((root) => isInside(view.workingDirectory, root));
 }

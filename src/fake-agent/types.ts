@@ -179,7 +179,7 @@ export interface FakeAgentOptions {
    * "unavailable"). `Infinity`: until finishStarting(). Default 0 (wired at once).
    */
   startingMs?: number;
-  /** When VERIFY is wired, in ms after start (before `startingMs`). Default: half of `startingMs` (never when that is `Infinity`). */
+  /** When VERIFY is wired, in ms after start (before `startingMs`; agent/ReclazzAgent.java wires it first). Default: half of `startingMs` (never when that is `Infinity`). */
   verifyWiredMs?: number;
   /**
    * The watcher's start-up delay in ms after everything is wired (the agent's

@@ -63,6 +63,9 @@ describe('agentView', () => {
     expect(isForeignAgent(agentView(doctor([path.join(other, 'target', 'classes')], other, true), []), [project], classes)).toBe(false);
     expect(isForeignAgent(agentView(doctor([path.join(other, 'target', 'classes')], project), []), [project], classes)).toBe(false);
     expect(isForeignAgent(agentView(doctor([classes[0]!], other), []), [project], classes)).toBe(false);
+    // Its options say it watches nothing (every watchDirs= entry missing): nothing says whose it is.
+    const nothing = { roots: [], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false };
+    expect(isForeignAgent(agentView(doctor([], other), [], nothing), [project], classes)).toBe(false);
   });
 });
 
