@@ -72,8 +72,10 @@ const warnings = {
   maybeForeign: (workingDirectory: string) =>
     `the agent runs in ${workingDirectory}, outside this project, and none of the watched directories it lists is this project's (it lists only some): it may be another app's agent on a stale port file; check with reclazz-build doctor`,
   noClassDirs,
-  watcherStarting: (verifyTimeoutMs: number) =>
-    `the agent's file watcher is still starting (it waits for the app to be ready, its startupDelaySec at most: 30 s by default), and until it runs the agent cannot capture a build: a hold taken now would keep this build's classes back after BUILD ok. So this build runs WITHOUT a hold; its classes reload when the watcher starts, and are proven if that happens within --verify-timeout (${verifyTimeoutMs} ms). --wait-for-agent <ms> waits for the watcher instead`,
+  watcherStarting: (verifyTimeoutMs: number, waitedMs: number) =>
+    `the agent's file watcher is still starting (it waits for the app to be ready, its startupDelaySec at most: 30 s by default), and until it runs the agent cannot capture a build: a hold taken now would keep this build's classes back after BUILD ok. So this build runs WITHOUT a hold; its classes reload when the watcher starts, and are proven if that happens within --verify-timeout (${verifyTimeoutMs} ms). ${
+      waitedMs > 0 ? `--wait-for-agent (${waitedMs} ms) ran out before it started` : '--wait-for-agent <ms> waits for the watcher instead'
+    }`,
   paused: (pending: number) =>
     `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,

@@ -141,7 +141,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   if (await watcherStarting(session)) {
     cycle.unheld = true;
     const verifyTimeoutMs = cycle.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
-    session.emit({ type: 'warning', message: warningText.watcherStarting(verifyTimeoutMs) });
+    session.emit({ type: 'warning', message: warningText.watcherStarting(verifyTimeoutMs, session.options.waitForAgentMs ?? 0) });
     return undefined;
   }
   cycle.unheld = false;

@@ -209,11 +209,17 @@ describe('start-up in the agent order', () => {
     expect(agent.hold().kind).toBe('none');
   });
 
-  it('a watcher that does not start by the deadline: 75, its classes reload when it starts; no hold is left', async () => {
+  it('a watcher that starts neither within --wait-for-agent nor by the deadline: 75, its classes reload when it starts; no hold is left', async () => {
     const r = reactor();
     const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity });
-    const run = await timed(['--verify-timeout', '1500', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])], r.dir);
+    const run = await timed(
+      ['--wait-for-agent', '800', '--verify-timeout', '1500', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])],
+      r.dir,
+    );
     expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).toMatch(/waiting for the file watcher of the agent on port \d+ to start/);
+    expect(run.stderr).toContain('WITHOUT a hold');
+    expect(run.stderr).toContain('--wait-for-agent (800 ms) ran out before it started');
     expect(run.stderr).toContain(
       "the agent's file watcher had not started by the deadline (--verify-timeout): 1 changed class(es) reload when it starts",
     );
