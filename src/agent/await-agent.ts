@@ -17,7 +17,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentInfo, AgentWait } from '../outcome/facts.js';
 import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
+import type { DoctorObserved } from '../outcome/doctor.js';
 import type { AgentLocation } from './discover.js';
+import { askDoctor } from './requests.js';
 import {
   checkAgent,
   connectAgent,
@@ -122,6 +124,34 @@ export async function checkAgentWaiting(
       return bounds.waitMs > 0 ? { ...checked, outcome: { ...checked.outcome, waitedMs: elapsed } } : checked;
     if (!(await pause(RETRY_MS, signal))) return interrupted(signal, 'doctor');
     onWait({ kind: 'starting', port: open.location.port }, elapsed);
+  }
+}
+
+/**
+ * Asks DOCTOR every {@link RETRY_MS} ms while it shows the agent's file watcher `starting`, for up
+ * to `waitMs` ms (its `startupDelaySec`: it waits for the app to be ready). Resolves with the
+ * last DOCTOR observed (still starting when the time is up), or undefined when DOCTOR did not
+ * answer or the wait was interrupted.
+ */
+export async function awaitWatcher(
+  open: OpenAgent,
+  bounds: { timeoutMs: number; waitMs: number },
+  signal: AbortSignal | undefined,
+  onWait: OnAgentWait,
+): Promise<DoctorObserved | undefined> {
+  const start = performance.now();
+  for (;;) {
+    let answer;
+    try {
+      answer = await askDoctor(open.connection, bounds.timeoutMs, signal);
+    } catch {
+      return undefined;
+    }
+    if (answer.kind !== 'observed') return undefined;
+    const elapsed = Math.round(performance.now() - start);
+    if (answer.doctor.watcherState !== 'starting' || elapsed >= bounds.waitMs) return answer.doctor;
+    if (!(await pause(Math.min(RETRY_MS, bounds.waitMs - elapsed), signal))) return undefined;
+    onWait({ kind: 'watcher', port: open.location.port }, elapsed);
   }
 }
 

@@ -164,6 +164,8 @@ export async function checkAgent(
   }
   const doctor = answer.doctor;
   if (isStarting(doctor)) return { kind: 'refused', outcome: { reason: 'agent-not-ready', port, why: { kind: 'starting' } } };
+  if (requires.ownedBuilds === true && isWiringOwnership(doctor))
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port, why: { kind: 'wiring' } } };
   const agent = agentInfo(open, doctor);
   onAgent(agent);
   const refused = (outcome: Outcome) => ({ kind: 'refused' as const, outcome, agent });
@@ -194,6 +196,22 @@ function isStarting(doctor: DoctorObserved): boolean {
     !doctor.buildOwnershipSupported &&
     !doctor.verifySupported &&
     !doctor.scanSupported
+  );
+}
+
+/**
+ * DOCTOR between the agent's wiring of VERIFY and of the owned BUILD listener (protocol.md
+ * "Commands"; agent ReclazzAgent.initialize wires them in that order, DoctorReport shows the
+ * hold and the watcher "unavailable" until the second): a session and VERIFY, no ownership yet.
+ * An agent that lacks ownership for good reports a hold kind, not "unavailable".
+ */
+function isWiringOwnership(doctor: DoctorObserved): boolean {
+  return (
+    doctor.sessionId !== '' &&
+    doctor.verifySupported &&
+    !doctor.buildOwnershipSupported &&
+    doctor.buildHold === 'unavailable' &&
+    doctor.watcherState === 'unavailable'
   );
 }
 

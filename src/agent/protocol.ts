@@ -89,6 +89,41 @@ export function reloadLine(action: ReloadAction, token: string): string {
   return `RELOAD ${action} request=${token}`;
 }
 
+/** `DIAGNOSE <binary class name>`; the caller checked the name with {@link isVerifiableClassName}. Throws on another name. */
+export function diagnoseLine(className: string): string {
+  if (!isVerifiableClassName(className)) throw new Error(`not a verifiable binary class name: ${className}`);
+  return `DIAGNOSE ${className}`;
+}
+
+/**
+ * What the agent's DIAGNOSE lines say of the class files under its watched class output
+ * directories (agent ReloadDiagnostics.explain): after `Reclazz diagnosis for <name>`, either
+ * `No compiled .class file for this name under any watched directory.` or one
+ * `Compiled file: <path> (last built ...)` line per file. Call with each broadcast INFO message
+ * in order; `files` gives each name's files as the agent names them (empty: none).
+ */
+export class DiagnosisReader {
+  private current: string | undefined;
+  readonly files = new Map<string, string[]>();
+
+  read(message: string): void {
+    if (message.startsWith(DIAGNOSIS_HEADER)) {
+      this.current = message.slice(DIAGNOSIS_HEADER.length);
+      return;
+    }
+    if (this.current === undefined) return;
+    if (message === NO_CLASS_FILE) this.files.set(this.current, []);
+    else if (message.startsWith(COMPILED_FILE)) {
+      const cut = message.lastIndexOf(' (last built ');
+      const file = message.slice(COMPILED_FILE.length, cut < 0 ? undefined : cut);
+      this.files.set(this.current, [...(this.files.get(this.current) ?? []), file]);
+    }
+  }
+}
+const DIAGNOSIS_HEADER = 'Reclazz diagnosis for ';
+const NO_CLASS_FILE = 'No compiled .class file for this name under any watched directory.';
+const COMPILED_FILE = 'Compiled file: ';
+
 /**
  * `VERIFY <token> <binary class name> <sha256>`. The caller must have checked the name with
  * {@link isVerifiableClassName} and the hash with {@link isSha256}: the agent never answers

@@ -5,7 +5,16 @@
 import type { AgentConnection } from './connection.js';
 import { doctorObservedSchema, type DoctorObserved } from '../outcome/doctor.js';
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';
-import { doctorLine, doctorUnavailableSchema, newToken, parseReloadState, parseTokenJson, reloadLine } from './protocol.js';
+import {
+  DiagnosisReader,
+  diagnoseLine,
+  doctorLine,
+  doctorUnavailableSchema,
+  newToken,
+  parseReloadState,
+  parseTokenJson,
+  reloadLine,
+} from './protocol.js';
 
 /** A PENDING line naming a change the agent cannot apply without a restart: `Restart required: <class>: <change>`. */
 const RESTART_LINE = /^Restart required: (\S+): (.+)$/;
@@ -51,6 +60,42 @@ export function askReload(
     timeoutMs,
     signal,
   );
+}
+
+/**
+ * Sends `DIAGNOSE <name>` for each of `classNames` (binary names VERIFY accepts), whose INFO
+ * lines go to every client with no token and no end marker, then a DOCTOR that marks their end
+ * as for PENDING ({@link askRestartRequired}). Before VERIFY is wired the agent does not answer
+ * DIAGNOSE.
+ * @param timeoutMs bound for the DOCTOR reply, in ms.
+ * @returns per name, the class files the agent found under its watched class output directories
+ *   (its paths; empty: none); a name it did not answer is missing. Undefined when the marker did not come.
+ */
+export async function askDiagnose(
+  connection: AgentConnection,
+  classNames: readonly string[],
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<Map<string, string[]> | undefined> {
+  const token = newToken();
+  const reader = new DiagnosisReader();
+  try {
+    for (const name of classNames) connection.send(diagnoseLine(name));
+    await connection.request(
+      doctorLine(token),
+      (event) => {
+        if (event.level !== 'INFO') return undefined;
+        reader.read(event.message);
+        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
+      },
+      'DOCTOR_RESULT after DIAGNOSE',
+      timeoutMs,
+      signal,
+    );
+  } catch {
+    return undefined;
+  }
+  return reader.files;
 }
 
 /**

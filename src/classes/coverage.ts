@@ -1,8 +1,17 @@
 /**
- * What the agent watches, seen from here (protocol.md "DOCTOR" and "How the running agent
- * differs": a change in a directory it does not watch never reloads): its watched directories
- * translated by `--path-map`, whether each exists here and holds class files, whether the
- * project's class output directories are among them, and whether the agent is this project's.
+ * What the agent watches, seen from here (protocol.md "DOCTOR", "How the running agent
+ * differs": a change in a directory it does not watch never reloads; "What the agent's source
+ * shows": DOCTOR lists a sample of registrations, and what it watches is on its command line):
+ * its watched directories translated by `--path-map`, whether each exists here and holds class
+ * files, whether the project's class output directories and class files are among what it
+ * watches, and whether the agent is this project's.
+ *
+ * What it watches comes, in this order, from its options on its JVM's command line
+ * (agent/jvm-options.ts), from DOCTOR's sample when it is whole (registrations read as folders
+ * under roots), or from a truncated sample by its order: the agent lists the first 8 of its
+ * registrations sorted in String order (watcher/FileWatcher.java doctorEvidence), so a folder
+ * of at most 256 characters that sorts at or before the last one listed, and is not listed, is
+ * not registered.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,7 +19,8 @@ import type { DoctorObserved } from '../outcome/doctor.js';
 import type { DirCoverage } from '../outcome/facts.js';
 import { classFolders } from './scan.js';
 import { isInside } from './dirs.js';
-import { toLocal, type PathMapEntry } from '../agent/path-map.js';
+import { excludedName, type AgentWatch } from '../agent/jvm-options.js';
+import { toAgent, toLocal, type PathMapEntry } from '../agent/path-map.js';
 
 /** One directory the agent reports watching, as it is here. */
 export interface WatchedHere {
@@ -26,52 +36,141 @@ export interface WatchedHere {
 
 /** The agent's watched directories and working directory, seen from here. */
 export interface AgentView {
+  /** What it is known to watch: its class output directories (`complete`), or the registrations DOCTOR listed. */
   watched: WatchedHere[];
   /**
-   * The sample is the whole truth: the watcher is `watching`, it lists at least one directory,
-   * `watchSampleTruncated` is false and as many are listed as counted. An agent still starting, or
-   * one listing none, says nothing about what it will watch.
+   * `watched` is every class output directory it watches: read from its options, or a whole
+   * DOCTOR sample (the watcher `watching`, at least one listed, `watchSampleTruncated` false and
+   * as many listed as counted). An agent still starting, or one listing none, says nothing.
    */
   complete: boolean;
+  /** Where `watched` comes from: the JVM's options, DOCTOR's whole sample, a truncated one, or nothing yet. */
+  from: 'options' | 'doctor' | 'sample' | 'none';
+  /** The truncated sample as the agent listed it (sorted), for its order; empty otherwise. */
+  sample: readonly string[];
+  /** The agent's `excludePatterns=` (from its options): class file names it never reloads. */
+  excludePatterns: readonly string[];
+  /** `autoCompile=true` in its options: it watches sources, not class output directories, so nothing here is decided. */
+  autoCompile: boolean;
   /** DOCTOR's `workingDirectory`, translated by the path map. */
   workingDirectory: string;
+  /** The `--path-map` the view was read with. */
+  map: readonly PathMapEntry[];
 }
 
 /** How many folders {@link holdsClassFiles} looks into before it says no. */
 const CLASS_SEARCH_FOLDERS = 2000;
+/** DOCTOR leaves paths longer than this (characters) out of its sample. */
+const SAMPLE_PATH_CHARS = 256;
 
-/** The agent's view from its DOCTOR evidence, with `map` (agent path -> local path). Reads the file system. */
-export function agentView(
-  doctor: Pick<
-    DoctorObserved,
-    'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory' | 'watcherState'
-  >,
-  map: readonly PathMapEntry[],
-): AgentView {
-  const watched = doctor.watchedDirectories.map((reported): WatchedHere => {
-    const local = path.resolve(toLocal(map, reported));
-    return { reported, local, real: realOf(local), here: !isDir(local) ? 'missing' : holdsClassFiles(local) ? 'classes' : 'empty' };
-  });
-  const listed = doctor.watchedDirectories.length;
-  const complete =
-    doctor.watcherState === 'watching' && listed > 0 && !doctor.watchSampleTruncated && listed >= doctor.watchedDirectoryCount;
+/** The DOCTOR fields a view reads. */
+export type DoctorView = Pick<
+  DoctorObserved,
+  'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory' | 'watcherState'
+>;
+
+/**
+ * The agent's view from what its JVM's options say (`watch`, agent/jvm-options.ts, when they
+ * could be read) or else its DOCTOR evidence, with `map` (agent path -> local path). Reads the
+ * file system.
+ */
+export function agentView(doctor: DoctorView, map: readonly PathMapEntry[], watch?: AgentWatch): AgentView {
   const workingDirectory = doctor.workingDirectory === '' ? '' : path.resolve(toLocal(map, doctor.workingDirectory));
-  return { watched, complete, workingDirectory };
+  const base = { workingDirectory, map, excludePatterns: watch?.excludePatterns ?? [], autoCompile: watch?.autoCompile === true };
+  const here = (reported: string) => watchedHere(reported, map);
+  // With autoCompile the agent watches its sources: neither its options nor DOCTOR's folders say what reloads from here.
+  if (base.autoCompile) return { ...base, watched: [], complete: false, from: 'none', sample: [] };
+  if (watch !== undefined) return { ...base, watched: watch.roots.map(here), complete: true, from: 'options', sample: [] };
+  const listed = doctor.watchedDirectories;
+  if (listed.length === 0) return { ...base, watched: [], complete: false, from: 'none', sample: [] };
+  // A watcher not (yet) watching lists nothing; one that lists folders anyway says only that much.
+  if (doctor.watcherState !== 'watching') return { ...base, watched: listed.map(here), complete: false, from: 'sample', sample: [] };
+  if (!doctor.watchSampleTruncated && listed.length >= doctor.watchedDirectoryCount) {
+    return { ...base, watched: rootsOf(listed).map(here), complete: true, from: 'doctor', sample: [] };
+  }
+  return { ...base, watched: listed.map(here), complete: false, from: 'sample', sample: listed };
+}
+
+function watchedHere(reported: string, map: readonly PathMapEntry[]): WatchedHere {
+  const local = path.resolve(toLocal(map, reported));
+  return { reported, local, real: realOf(local), here: !isDir(local) ? 'missing' : holdsClassFiles(local) ? 'classes' : 'empty' };
 }
 
 /**
- * Whether the agent watches each of `dirs`: a watched directory (local) equals it, contains it,
- * or lies inside it. Unknown (null) when not found but the agent's sample is incomplete.
+ * The watched roots of a whole set of registrations: those whose parent is not registered, but
+ * for the `src/main/resources` the agent derives from a `target/classes` or `build/classes/...`
+ * root of the same project (platform/SpringBootContext.java autoDetectResourceDirs).
  */
-export function watchCoverage(
-  dirs: readonly string[],
-  view: { watched: readonly (Pick<WatchedHere, 'local'> & Partial<Pick<WatchedHere, 'real'>>)[]; complete: boolean },
-): DirCoverage[] {
-  return dirs.map((dir) => {
-    const real = realOf(dir);
-    const found = view.watched.some((w) => overlaps(dir, w.local) || overlaps(real, w.real ?? w.local));
-    return { dir, watched: found ? true : view.complete ? false : null };
+function rootsOf(registered: readonly string[]): string[] {
+  const all = new Set(registered);
+  const roots = registered.filter((dir) => !all.has(parentOf(dir)));
+  const projects = new Set(roots.flatMap((root) => projectOfClasses(root) ?? []));
+  return roots.filter((root) => {
+    const slashed = root.replace(/\\/g, '/');
+    return !(slashed.endsWith('/src/main/resources') && projects.has(slashed.slice(0, -'/src/main/resources'.length)));
   });
+}
+
+/** The project folder of a Maven or Gradle class output directory (`/`-separated), as the agent derives it. */
+function projectOfClasses(root: string): string | undefined {
+  const slashed = root.replace(/\\/g, '/');
+  if (slashed.endsWith('/target/classes')) return slashed.slice(0, -'/target/classes'.length);
+  const at = slashed.indexOf('/build/classes/');
+  return at < 0 ? undefined : slashed.slice(0, at);
+}
+
+/**
+ * Whether the agent watches each of `dirs` (class output directories): one of what it watches
+ * (local) is it, contains it or lies inside it (true); not, and that is the whole list, or by
+ * the sample's order none of its folders is registered (false); else unknown (null).
+ */
+export function watchCoverage(dirs: readonly string[], view: AgentView): DirCoverage[] {
+  return dirs.map((dir) => ({ dir, watched: folderWatched(view, dir, overlaps) }));
+}
+
+/**
+ * Whether the agent reloads the class file `file` (local, absolute) by what is known of it:
+ * `excluded` by one of its `excludePatterns` (named), or its folder watched (true), not (false),
+ * or unknown (null), as {@link watchCoverage} decides for a folder, except that only what
+ * contains the folder counts.
+ */
+export function classWatched(view: AgentView, file: string): boolean | null | { excludedBy: string } {
+  if (view.autoCompile) return null;
+  const pattern = excludedName(view.excludePatterns)(path.basename(file));
+  if (pattern !== undefined) return { excludedBy: pattern };
+  return folderWatched(view, path.dirname(file), (folder, watched) => isWithin(folder, watched));
+}
+
+function folderWatched(view: AgentView, dir: string, covers: (dir: string, watched: string) => boolean): boolean | null {
+  if (view.autoCompile) return null;
+  const real = realOf(dir);
+  if (view.watched.some((w) => covers(dir, w.local) || covers(real, w.real))) return true;
+  if (view.complete) return false;
+  return view.sample.length > 0 && unregistered(view, dir) && (real === dir || unregistered(view, real)) ? false : null;
+}
+
+/**
+ * True when, by the sample's order, neither `dir` nor any folder above it is registered: each
+ * sorts at or before the last listed and is not listed (a registered root would be, and so
+ * would its subfolders). False when one is listed or sorts after the last (unknown).
+ */
+function unregistered(view: AgentView, dir: string): boolean {
+  const last = view.sample[view.sample.length - 1]!;
+  const listed = new Set(view.sample);
+  for (let folder = toAgent(view.map, dir); ; folder = parentOf(folder)) {
+    // String order, as Java's String.compareTo: UTF-16 code units.
+    if (folder.length > SAMPLE_PATH_CHARS || folder > last || listed.has(folder)) return false;
+    if (parentOf(folder) === folder) return true;
+  }
+}
+
+/** The parent of an agent path, `/`- or `\`-separated; the root is its own parent. */
+function parentOf(agentPath: string): string {
+  const cut = Math.max(agentPath.lastIndexOf('/'), agentPath.lastIndexOf('\\'));
+  if (cut < 0) return agentPath;
+  if (cut === 0) return agentPath.slice(0, 1);
+  const parent = agentPath.slice(0, cut);
+  return /^[A-Za-z]:$/.test(parent) ? `${parent}\\` : parent;
 }
 
 /**
@@ -103,18 +202,24 @@ export function isProjectDir(dir: string, roots: readonly string[], classDirs: r
 
 /**
  * True when the agent is, by its own evidence, another app's (a stale port file whose port
- * another app's agent now uses): its sample is complete, it watches none of this project's
- * directories, and its working directory is outside every one of `roots`.
+ * another app's agent now uses): all it watches is known and is something, none of it is this
+ * project's, and its working directory is outside every one of `roots`.
  */
 export function isForeignAgent(view: AgentView, roots: readonly string[], classDirs: readonly string[]): boolean {
-  if (!view.complete || view.workingDirectory === '') return false;
+  // An agent that watches nothing (its watchDirs all missing) says nothing of whose it is.
+  if (!view.complete || view.watched.length === 0 || view.workingDirectory === '') return false;
   if (view.watched.some((w) => isProjectDir(w.local, roots, classDirs))) return false;
   return !roots.some((root) => isInside(view.workingDirectory, root));
 }
 
 /** True when one of the two directories is the other or lies inside it. */
 function overlaps(a: string, b: string): boolean {
-  return a === b || a.startsWith(b + path.sep) || b.startsWith(a + path.sep);
+  return isWithin(a, b) || isWithin(b, a);
+}
+
+/** True when `inner` is `outer` or lies inside it. */
+function isWithin(inner: string, outer: string): boolean {
+  return inner === outer || inner.startsWith(outer.endsWith(path.sep) ? outer : outer + path.sep);
 }
 
 /** `dir` with symbolic links resolved; as it is when it does not exist. */

@@ -1,17 +1,22 @@
 /**
- * `reclazz-build doctor`: the agent's DOCTOR evidence (protocol.md "DOCTOR"), whether the class
- * output directories of the project here are among the directories it watches, and which of
- * its watched directories are this project's (paths translated by --path-map).
+ * `reclazz-build doctor`: the agent's DOCTOR evidence (protocol.md "DOCTOR"), what it watches
+ * (read from its JVM's options when visible, else DOCTOR's list), whether the class output
+ * directories of the project here are among it, which of its watched directories are this
+ * project's (paths translated by --path-map), and whether its reloads are paused (RELOAD status).
  */
 import { agentClassDirs, agentView, isForeignAgent, isProjectDir, watchCoverage } from '../classes/coverage.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
 import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
+import { agentWatchOf } from '../session/agent-jvm.js';
 import { closeSession } from '../session/session.js';
 import { openFor } from './open.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';
+import type { AgentConnection } from '../agent/connection.js';
+import { askReload } from '../agent/requests.js';
+import type { ReloadState } from '../outcome/facts.js';
 
 /** Options for {@link runDoctor}. */
 export interface DoctorOptions extends AgentTarget {
@@ -24,11 +29,19 @@ export interface DoctorOptions extends AgentTarget {
 /** Asks the agent for DOCTOR. Never throws for the agent's behaviour. */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const started = performance.now();
-  const end = (outcome: Outcome, facts: Partial<Pick<DoctorResult, 'endpoint' | 'doctor' | 'classDirs' | 'watched'>> = {}): DoctorResult =>
+  type Facts = Partial<Pick<DoctorResult, 'endpoint' | 'doctor' | 'classDirs' | 'watched' | 'watchedFrom' | 'reload'>>;
+  const end = (outcome: Outcome, facts: Facts = {}): DoctorResult =>
     buildResult(
       outcome,
       describeOutcome(outcome),
-      { action: 'doctor' as const, classDirs: options.classDirs.map((dir) => ({ dir, watched: null })), watched: [], ...facts },
+      {
+        action: 'doctor' as const,
+        classDirs: options.classDirs.map((dir) => ({ dir, watched: null })),
+        watched: [],
+        watchedFrom: 'none' as const,
+        reload: null,
+        ...facts,
+      },
       performance.now() - started,
     );
 
@@ -38,7 +51,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const endpoint = session.endpoint;
   try {
     const doctor = session.doctor!;
-    const view = agentView(doctor, options.pathMap ?? []);
+    const map = options.pathMap ?? [];
+    const view = agentView(doctor, map, await agentWatchOf(doctor, map));
     const roots = [...new Set([options.cwd, session.location.projectDir])];
     const known = [
       ...new Set([...findClassDirs(classSearchRoot(options.cwd, session.location.projectDir), 'command'), ...options.classDirs]),
@@ -53,6 +67,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     }));
     const count = (state: boolean | null) => classDirs.filter((c) => c.watched === state).length;
     const foreign = isForeignAgent(view, roots, known) ? { foreign: view.workingDirectory } : {};
+    const reload = doctor.buildOwnershipSupported ? await reloadState(session.connection, options) : null;
     const done = {
       kind: 'doctor' as const,
       dirs: classDirs.length,
@@ -60,9 +75,19 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       unwatched: count(false),
       unknown: count(null),
       ...foreign,
+      ...(reload?.paused === true ? { paused: reload.pendingClasses } : {}),
     };
-    return end({ reason: 'ok', done }, { endpoint, doctor, classDirs, watched });
+    return end({ reason: 'ok', done }, { endpoint, doctor, classDirs, watched, watchedFrom: view.from, reload });
   } finally {
     await closeSession(session);
+  }
+}
+
+/** RELOAD status (whether reloads are paused), or null when no receipt came. */
+async function reloadState(connection: AgentConnection, options: Pick<DoctorOptions, 'timeoutMs' | 'signal'>): Promise<ReloadState | null> {
+  try {
+    return await askReload(connection, 'status', options.timeoutMs, options.signal);
+  } catch {
+    return null;
   }
 }

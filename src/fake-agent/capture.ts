@@ -56,12 +56,14 @@ export interface CachedHash {
  * With `cache`, a file whose size, mtime, ctime and inode are unchanged since it was last
  * hashed keeps its hash (any write moves ctime, so new bytes are still seen); the cache is
  * updated in place and forgets files that are gone. `onRead` sees the bytes of every file
- * this scan actually read (all of them without a cache).
+ * this scan actually read (all of them without a cache). A file whose name `skip` accepts is
+ * left out unread (the agent's `excludePatterns`).
  */
 export function scanClassFiles(
   dirs: readonly string[],
   cache?: Map<string, CachedHash>,
   onRead?: (file: ClassFile, bytes: Buffer) => void,
+  skip?: (fileName: string) => boolean,
 ): ClassFile[] {
   const found: ClassFile[] = [];
   for (const root of dirs) {
@@ -75,7 +77,7 @@ export function scanClassFiles(
           stack.push(path);
         } else if (entry.isFile()) {
           const className = binaryName(root, path);
-          if (className === null) continue;
+          if (className === null || skip?.(entry.name) === true) continue;
           const read = (): string => {
             const bytes = readFileSync(path);
             const sha256 = sha256Hex(bytes);

@@ -33,6 +33,13 @@ interface CliOptions {
   pathMap: string[];
   watchSampleTruncated?: boolean;
   startingMs?: number;
+  verifyWiredMs?: number;
+  watcherStartMs?: number;
+  scanTimeoutMs?: number;
+  excludePattern: string[];
+  agentArgs?: string;
+  classPath: string[];
+  agentOn?: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   startingDoctor?: 'observed' | 'silent';
   portFileDelayMs?: number;
   listenDelayMs?: number;
@@ -132,7 +139,16 @@ function createProgram(): Command {
     .option('--report-working-dir <path>', 'DOCTOR workingDirectory to report instead of the stand-in\'s')
     .option('--path-map <agent>=<local>', 'report paths under <local> as under <agent> (an app in a container); repeatable', pathPair, [])
     .option('--watch-sample-truncated', 'DOCTOR watchSampleTruncated true whatever the sample')
-    .option('--starting-ms <n>', "handlers not wired for n ms after start ('forever' for ever): no BUILD/VERIFY/RELOAD replies", msOrForever)
+    .option('--starting-ms <n>', "handlers not all wired for n ms after start ('forever' for ever): no BUILD/RELOAD replies", msOrForever)
+    .option('--verify-wired-ms <n>', "VERIFY wired n ms after start, before the rest (default: half of --starting-ms)", msOrForever)
+    .option('--watcher-start-ms <n>', "the watcher starts n ms after wiring, as the agent's startupDelaySec ('forever' for ever)", msOrForever)
+    .option('--scan-timeout-ms <n>', 'how long a BUILD ok waits for a watcher that has not started (default 10000)', nonNegativeInt)
+    .option('--exclude-pattern <glob>', "class file names the watcher skips (the agent's excludePatterns); repeatable", collect, [])
+    .option('--agent-args <options>', "the agent's options on the stand-in JVM's -javaagent (default: watchDirs=... from --watch)")
+    .option('--class-path <dir>', "an entry of the stand-in JVM's -cp (default: the --watch directories); repeatable", collect, [])
+    .addOption(
+      new Option('--agent-on <where>', 'where the stand-in JVM carries -javaagent').choices(['command-line', 'JAVA_TOOL_OPTIONS', 'attached']),
+    )
     .addOption(new Option('--starting-doctor <mode>', "DOCTOR while starting: 'observed' (unwired observation) or 'silent'").choices(['observed', 'silent']))
     .option('--port-file-delay-ms <n>', 'write the port file only n ms after start', nonNegativeInt)
     .option('--listen-delay-ms <n>', 'write the port file at once but listen only n ms after start', nonNegativeInt)
@@ -243,6 +259,13 @@ export async function runFakeAgentCli(argv: string[], out: Writable = process.st
     pathMap: pathMapOf(options.pathMap),
     forceWatchSampleTruncated: options.watchSampleTruncated,
     startingMs: options.startingMs,
+    verifyWiredMs: options.verifyWiredMs,
+    watcherStartMs: options.watcherStartMs,
+    scanTimeoutMs: options.scanTimeoutMs,
+    excludePatterns: options.excludePattern.length > 0 ? options.excludePattern : undefined,
+    agentArgs: options.agentArgs,
+    classPath: options.classPath.length > 0 ? options.classPath.map((dir) => resolve(dir)) : undefined,
+    agentOn: options.agentOn,
     startingDoctor: options.startingDoctor,
     portFileDelayMs: options.portFileDelayMs,
     listenDelayMs: options.listenDelayMs,

@@ -1,5 +1,8 @@
 /**
- * The DOCTOR observation (protocol.md, "DOCTOR"; "Commands": early in agent start-up).
+ * The DOCTOR observation (protocol.md, "DOCTOR"; "Commands": early in agent start-up), as the
+ * agent's DoctorReport.snapshot and FileWatcher.doctorEvidence build it: the watched directories
+ * are the watcher's registrations (every folder under a root is one), sorted in String order,
+ * of which the first 8 of at most 256 characters are the sample.
  */
 import type { Hostility } from './hostile.js';
 import type { DoctorStringField, HoldKind } from './types.js';
@@ -13,19 +16,25 @@ const STRING_CHARS = 512;
 /** An observation JSON longer than this (characters) is unavailable, so the 4096-character message cut never hits it. */
 const JSON_CHARS = 3900;
 
+/**
+ * How far the agent's start-up wiring has got (agent ReclazzAgent.initialize): nothing but the
+ * status server, then VERIFY (and DIAGNOSE, SCAN, HEALTH), then the owned BUILD listener, DOCTOR's
+ * hold view and RELOAD together.
+ */
+export type Wiring = 'none' | 'verify' | 'all';
+
 /** What DOCTOR reports; paths are already as the agent reports them. */
 export interface DoctorFacts {
-  /** False while the handlers are not wired (still starting). */
-  wired: boolean;
+  wiring: Wiring;
+  /** The watcher's state once everything is wired: `starting` until it has registered its directories. */
+  watcher: 'starting' | 'watching';
   sessionId: string;
   agentVersion: string;
   pid: string;
   workingDirectory: string;
   buildHold: HoldKind;
-  /** Watched directories that exist, as reported, in registration order. */
-  watched: string[];
-  /** Registered directories that do not exist. */
-  unwatchable: number;
+  /** The watcher's registrations that exist, as reported, in any order (empty before it registered anything). */
+  registered: string[];
   /** Report `watchSampleTruncated` true whatever the sample. */
   forceTruncated: boolean;
 }
@@ -33,32 +42,37 @@ export interface DoctorFacts {
 /**
  * `DOCTOR_RESULT` JSON for `token`: every observed field in the agent's order, or
  * `{"requestId","status":"unavailable","detail"}` when a string field is longer than 512
- * characters or the whole is longer than 3900. While not wired: sessionId "", watcherState and
- * buildHold "unavailable", no directories, every `*Supported` false.
+ * characters or the whole is longer than 3900. Before anything is wired: sessionId "",
+ * watcherState and buildHold "unavailable", no directories, every `*Supported` false. With
+ * VERIFY wired but not the rest: the session, `verifySupported` and `scanSupported`, the hold and
+ * the watcher still "unavailable", ownership unsupported.
  */
 export function doctorJson(token: string, facts: DoctorFacts, hostile: Hostility): string {
   const text = (field: DoctorStringField, value: string): string => hostile.doctorField(field, value);
-  const { wired } = facts;
-  const sample = wired ? facts.watched.filter((dir) => dir.length <= SAMPLE_PATH_CHARS).slice(0, SAMPLE_DIRS) : [];
+  const { wiring } = facts;
+  const all = wiring === 'all';
+  // String order (UTF-16 code units), as the agent's TreeSet of paths.
+  const registered = all ? [...new Set(facts.registered)].sort() : [];
+  const sample = registered.filter((dir) => dir.length <= SAMPLE_PATH_CHARS).slice(0, SAMPLE_DIRS);
   const observation = {
     requestId: token,
     status: 'observed',
     detail: text('detail', 'fake agent observation; not readiness and not reload proof'),
-    sessionId: text('sessionId', wired ? facts.sessionId : ''),
+    sessionId: text('sessionId', wiring === 'none' ? '' : facts.sessionId),
     agentVersion: text('agentVersion', facts.agentVersion),
     pid: text('pid', facts.pid),
     javaVersion: text('javaVersion', '21.0.4'),
     vmName: text('vmName', 'OpenJDK 64-Bit Server VM (reclazz fake agent)'),
     workingDirectory: text('workingDirectory', facts.workingDirectory),
-    watcherState: text('watcherState', wired ? 'watching' : 'unavailable'),
-    buildHold: text('buildHold', wired ? facts.buildHold : 'unavailable'),
-    watchedDirectoryCount: wired ? facts.watched.length : 0,
-    unwatchableDirectoryCount: wired ? facts.unwatchable : 0,
-    watchSampleTruncated: facts.forceTruncated || sample.length < (wired ? facts.watched.length : 0),
+    watcherState: text('watcherState', all ? facts.watcher : 'unavailable'),
+    buildHold: text('buildHold', all ? facts.buildHold : 'unavailable'),
+    watchedDirectoryCount: registered.length,
+    unwatchableDirectoryCount: 0,
+    watchSampleTruncated: facts.forceTruncated || sample.length < registered.length,
     watchedDirectories: sample.map((dir) => text('watchedDirectories', dir)),
-    buildOwnershipSupported: wired,
-    verifySupported: wired,
-    scanSupported: wired,
+    buildOwnershipSupported: all,
+    verifySupported: wiring !== 'none',
+    scanSupported: wiring !== 'none',
     reloadConfirmed: false,
   };
   const strings = Object.values(observation).flatMap((value) => (Array.isArray(value) ? value : [value]));

@@ -1,7 +1,9 @@
 /**
  * The fake agent's stand-in for the application's JVM: a real, idle process started in the
  * app's folder, so that DOCTOR's `pid` and `workingDirectory` (protocol.md, "DOCTOR") name a
- * process a client can look up (its start time, its cwd) as it would a real JVM.
+ * process a client can look up (its start time, its cwd, its command line and environment) as
+ * it would a real JVM. Its command line reads like one: `java -javaagent:<jar>=<options> -cp
+ * <class path> <main class>`, after the keep-alive shell (or node) that runs it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
@@ -14,12 +16,27 @@ const STOP_GRACE_MS = 2000;
 
 // Both idle until their stdin closes: that happens on stop(), and also when the parent dies in
 // any way (even SIGKILL), so a stand-in never outlives the fake agent that started it. A shell
-// running cat starts in a millisecond; node (for Windows) takes about 100 ms.
-const POSIX_KEEP_ALIVE = ['/bin/sh', ['-c', 'cat >/dev/null; :', STAND_IN_MARKER, `parent=${process.pid}`]] as const;
+// running cat starts in a millisecond; node (for Windows) takes about 100 ms. The JVM's words
+// follow as the keep-alive's own arguments (`$0`... of the shell), which it ignores.
+const POSIX_KEEP_ALIVE = ['/bin/sh', ['-c', 'cat >/dev/null; :']] as const;
 const NODE_KEEP_ALIVE = [
   process.execPath,
-  ["-e", "process.stdin.on('data',()=>{});process.stdin.on('end',()=>process.exit(0));process.stdin.on('error',()=>process.exit(0));", STAND_IN_MARKER, `parent=${process.pid}`],
+  ['-e', "process.stdin.on('data',()=>{});process.stdin.on('end',()=>process.exit(0));process.stdin.on('error',()=>process.exit(0));"],
 ] as const;
+
+/** The stand-in's main class, after which its marker arguments come as program arguments. */
+const MAIN_CLASS = 'reclazz.fake.App';
+
+/** Variables a JVM reads its options from: the stand-in has only those its {@link JvmLine} sets. */
+const JVM_VARIABLES = ['JAVA_TOOL_OPTIONS', 'JDK_JAVA_OPTIONS', '_JAVA_OPTIONS', 'CLASSPATH'];
+
+/** What the stand-in's command line and environment say, as a JVM's would. */
+export interface JvmLine {
+  /** JVM options before the main class (`-javaagent:...`, `-cp`, `<class path>`). */
+  options: string[];
+  /** Environment variables to set (e.g. `JAVA_TOOL_OPTIONS`). */
+  env: Record<string, string>;
+}
 
 /** A running stand-in JVM. */
 export interface StandIn {
@@ -33,11 +50,11 @@ export interface StandIn {
 
 /**
  * Start a stand-in in `cwd` (`/bin/sh` running `cat` from a pipe; on Windows node running a
- * keep-alive script). Its command line holds `reclazz-fake-jvm parent=<this pid>`. Resolves once
- * the process exists. Rejects with an error naming `cwd` when it is not a directory, or when
- * the process cannot be started.
+ * keep-alive script) whose command line goes on with `java <jvm.options> reclazz.fake.App
+ * reclazz-fake-jvm parent=<this pid>`. Resolves once the process exists. Rejects with an error
+ * naming `cwd` when it is not a directory, or when the process cannot be started.
  */
-export async function startStandIn(cwd: string): Promise<StandIn> {
+export async function startStandIn(cwd: string, jvm: JvmLine = { options: [], env: {} }): Promise<StandIn> {
   let resolved: string;
   try {
     if (!statSync(cwd).isDirectory()) throw new Error('not a directory');
@@ -47,7 +64,10 @@ export async function startStandIn(cwd: string): Promise<StandIn> {
   }
   const env = { ...process.env };
   delete env.NODE_OPTIONS; // a keep-alive needs no preloaded modules
-  const [command, args] = process.platform === 'win32' ? NODE_KEEP_ALIVE : POSIX_KEEP_ALIVE;
+  for (const name of JVM_VARIABLES) delete env[name];
+  Object.assign(env, jvm.env);
+  const [command, keepAlive] = process.platform === 'win32' ? NODE_KEEP_ALIVE : POSIX_KEEP_ALIVE;
+  const args = [...keepAlive, 'java', ...jvm.options, MAIN_CLASS, STAND_IN_MARKER, `parent=${process.pid}`];
   const child = spawn(command, args, {
     cwd: resolved,
     env,

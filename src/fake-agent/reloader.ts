@@ -15,8 +15,8 @@ const AMBIGUOUS_DETAIL = 'class was not loaded exactly once before the batch, or
 
 /** Settings and side-effect hooks of a {@link ClassReloader}. Durations in ms. */
 export interface ReloaderOptions {
-  /** Absolute watched class output directories. */
-  watchDirs: readonly string[];
+  /** Class file names the watcher skips (the agent's `excludePatterns`): never captured, pending or reloaded. */
+  excluded?: (fileName: string) => boolean;
   /** How long an admitted batch reads `running` before its final statuses. */
   reloadMs: number;
   /** Classes whose latest receipt the ledger keeps. */
@@ -68,6 +68,8 @@ export class ClassReloader {
   private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
   private readonly open = new Set<Batch>();
   private batches = 0;
+  /** The watched class output directories (absolute): those that existed when the application started. */
+  private roots: readonly string[] = [];
 
   private readonly hashCache: Map<string, CachedHash> | undefined;
 
@@ -76,22 +78,35 @@ export class ClassReloader {
     this.ledger = new VerifyLedger(options.ledgerSize);
   }
 
-  /** An application (re)start: the classes on disk now are loaded and known; no receipts, no notes, no open batch. */
-  reset(): void {
+  /**
+   * An application (re)start watching `roots` (absolute, existing): the classes on disk now are
+   * loaded and known, excluded ones too; no receipts, no notes, no open batch.
+   */
+  reset(roots: readonly string[]): void {
+    this.roots = roots;
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
     this.restartNotes.clear();
     this.open.clear();
-    for (const file of this.scan()) {
+    for (const file of this.scan(true)) {
       this.known.set(file.path, file.sha256);
       if (!this.loaded.has(file.className)) this.loaded.set(file.className, this.hierarchyOf(file));
     }
   }
 
-  /** Class files whose bytes differ from the last admitted ones (new files included). Throws on read errors. */
-  changedFiles(): ClassFile[] {
-    return this.scan().filter((file) => this.known.get(file.path) !== file.sha256);
+  /**
+   * Class files whose bytes differ from the last admitted ones (new files included), without
+   * the excluded ones unless `withExcluded` (the agent's start-up dispatch skips no name).
+   * Throws on read errors.
+   */
+  changedFiles(withExcluded = false): ClassFile[] {
+    return this.scan(withExcluded).filter((file) => this.known.get(file.path) !== file.sha256);
+  }
+
+  /** True when the application loaded `className` at its start. */
+  isLoaded(className: string): boolean {
+    return this.loaded.has(className);
   }
 
   /** Number of changed class files; 0 when the scan fails. */
@@ -201,9 +216,12 @@ export class ClassReloader {
     return before && after ? describeHierarchyChange(before, after) : undefined;
   }
 
-  private scan(): ClassFile[] {
-    return scanClassFiles(this.options.watchDirs, this.hashCache, (file, bytes) =>
-      this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
+  private scan(withExcluded = false): ClassFile[] {
+    return scanClassFiles(
+      this.roots,
+      this.hashCache,
+      (file, bytes) => this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
+      withExcluded ? undefined : this.options.excluded,
     );
   }
 

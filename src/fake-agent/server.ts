@@ -7,16 +7,19 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { resolve } from 'node:path';
+import { delimiter, resolve } from 'node:path';
+import { agentArguments, agentJarPath, excludedBy } from './agent-options.js';
 import { isDirectory, type ClassFile } from './capture.js';
 import { parseCommand, type ParsedCommand, type ReloadAction } from './commands.js';
 import { StatusClient } from './connection.js';
-import { doctorJson } from './doctor.js';
+import { diagnosisLines } from './diagnose.js';
+import { doctorJson, type Wiring } from './doctor.js';
 import { halfConnectedLine, Hostility } from './hostile.js';
 import { decideBuild, NO_HOLD, type HoldState } from './hold.js';
-import { startStandIn, type StandIn } from './jvm.js';
+import { startStandIn, type JvmLine, type StandIn } from './jvm.js';
 import { pathReporter, type PathReporter } from './paths.js';
 import { appDirOfPortFile, removePortFile, writePortFile } from './port-file.js';
+import { registeredDirectories } from './registrations.js';
 import { ClassReloader } from './reloader.js';
 import type {
   ClientInfo,
@@ -65,7 +68,14 @@ interface Settings {
   reportPath: PathReporter;
   forceWatchSampleTruncated: boolean;
   startingMs: number;
+  verifyWiredMs: number;
+  watcherStartMs: number;
+  scanTimeoutMs: number;
   startingDoctor: 'observed' | 'silent';
+  excludePatterns: string[];
+  agentArgs?: string;
+  classPath?: string[];
+  agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   portFileDelayMs: number;
   listenDelayMs: number;
   lingeringSlots: boolean;
@@ -81,6 +91,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
   const appDir = options.appDir !== undefined ? resolve(options.appDir) : (impliedAppDir ?? process.cwd());
   // The port file's folder is created anyway; its app folder must exist for the stand-in JVM.
   if (options.appDir === undefined && impliedAppDir !== undefined) mkdirSync(impliedAppDir, { recursive: true });
+  const startingMs = options.notReady ? Infinity : (options.startingMs ?? 0);
   return {
     portFile,
     port: options.port ?? 0,
@@ -108,8 +119,16 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     reportedWorkingDirectory: options.reportedWorkingDirectory,
     reportPath: pathReporter(options.pathMap),
     forceWatchSampleTruncated: options.forceWatchSampleTruncated ?? false,
-    startingMs: options.notReady ? Infinity : (options.startingMs ?? 0),
+    startingMs,
+    // The agent wires VERIFY before the rest: halfway through by default.
+    verifyWiredMs: options.notReady ? Infinity : (options.verifyWiredMs ?? startingMs / 2),
+    watcherStartMs: options.watcherStartMs ?? 0,
+    scanTimeoutMs: options.scanTimeoutMs ?? 10_000,
     startingDoctor: options.notReady ? 'silent' : (options.startingDoctor ?? 'observed'),
+    excludePatterns: options.excludePatterns ?? [],
+    agentArgs: options.agentArgs,
+    classPath: options.classPath,
+    agentOn: options.agentOn ?? 'command-line',
     portFileDelayMs: options.portFileDelayMs ?? 0,
     listenDelayMs: options.listenDelayMs ?? 0,
     lingeringSlots: options.lingeringSlots ?? false,
@@ -156,10 +175,17 @@ class FakeAgentServer implements FakeAgent {
   private standIn: StandIn | undefined;
 
   // Application state, reset by restart().
-  private wired = true;
+  private wiring: Wiring = 'all';
+  private watcherState: 'starting' | 'watching' = 'watching';
+  /** When the stand-in JVM (the application) started, epoch ms. */
+  private jvmStartMs = Date.now();
+  /** The watched directories that existed when the application started: only those are ever watched (agent SpringBootContext). */
+  private roots: string[] = [];
   private holdState: HoldState = NO_HOLD;
   private holdWarning: NodeJS.Timeout | undefined;
+  /** A scheduled capture, or (with `scanWaiting`) the timeout of an ok whose scan waits for the watcher to start. */
   private pendingCapture: NodeJS.Timeout | undefined;
+  private scanWaiting = false;
   private paused = false;
   private readonly reloader: ClassReloader;
 
@@ -168,7 +194,7 @@ class FakeAgentServer implements FakeAgent {
     private session: string,
   ) {
     this.reloader = new ClassReloader({
-      watchDirs: settings.watchDirs,
+      excluded: settings.excludePatterns.length > 0 ? excludedBy(settings.excludePatterns) : undefined,
       reloadMs: settings.reloadMs,
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
@@ -205,7 +231,11 @@ class FakeAgentServer implements FakeAgent {
   }
 
   get starting(): boolean {
-    return !this.wired;
+    return this.wiring !== 'all';
+  }
+
+  get watching(): boolean {
+    return this.watcherState === 'watching';
   }
 
   /** Stand-in JVM, snapshot, listen (now or later), heartbeats, port file (now or later), watcher. */
@@ -243,18 +273,51 @@ class FakeAgentServer implements FakeAgent {
         debounceMs: this.settings.watchDebounceMs,
         pollMs: this.settings.watchPollMs,
         changedFiles: () => this.reloader.changedFiles(),
-        mayCapture: () => this.wired && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture,
+        mayCapture: () => this.watching && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture,
         capture: () => this.capture(),
       });
     }
   }
 
-  /** The application's (re)start: its JVM, the classes it loads, the agent's wiring. */
+  /**
+   * The application's (re)start: its JVM, the classes it loads, the agent's wiring in the
+   * agent's order (ReclazzAgent.initialize): VERIFY after `verifyWiredMs`, the rest after
+   * `startingMs`, and the watcher `watcherStartMs` after that.
+   */
   private async startApplication(): Promise<void> {
-    this.standIn = this.settings.standInJvm ? await startStandIn(this.settings.appDir) : undefined;
-    this.reloader.reset();
-    this.wired = this.settings.startingMs <= 0;
-    if (Number.isFinite(this.settings.startingMs) && !this.wired) this.later(this.settings.startingMs, () => this.finishStarting());
+    const { settings } = this;
+    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, this.jvmLine()) : undefined;
+    this.jvmStartMs = Date.now();
+    this.roots = settings.watchDirs.filter(isDirectory);
+    this.reloader.reset(this.roots);
+    this.wiring = 'none';
+    this.watcherState = 'starting';
+    if (settings.startingMs <= 0) return this.finishStarting();
+    if (settings.verifyWiredMs <= 0) this.wiring = 'verify';
+    else if (Number.isFinite(settings.verifyWiredMs)) this.later(settings.verifyWiredMs, () => this.wireVerify());
+    if (Number.isFinite(settings.startingMs)) this.later(settings.startingMs, () => this.finishStarting());
+  }
+
+  /** The stand-in's JVM options and environment: the agent's jar with its options, and the class path. */
+  private jvmLine(): JvmLine {
+    const { settings } = this;
+    const args =
+      settings.agentArgs ??
+      agentArguments({
+        watchDirs: settings.watchDirs.map(settings.reportPath),
+        excludePatterns: settings.excludePatterns,
+        watcherStartMs: settings.watcherStartMs,
+      });
+    const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
+    const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
+    const options = classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : [];
+    if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
+    if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
+    return { options, env: {} };
+  }
+
+  private wireVerify(): void {
+    if (this.wiring === 'none') this.wiring = 'verify';
   }
 
   private bind(port: number): Promise<void> {
@@ -270,7 +333,38 @@ class FakeAgentServer implements FakeAgent {
   }
 
   finishStarting(): void {
-    this.wired = true;
+    if (this.wiring === 'all') return;
+    this.wiring = 'all';
+    const delay = this.settings.watcherStartMs;
+    if (delay <= 0) this.startWatching();
+    else if (Number.isFinite(delay)) this.later(delay, () => this.startWatching());
+  }
+
+  /**
+   * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
+   * the watched directories, and the class files that changed while the JVM was starting are
+   * dispatched: reloaded at once unless a hold or a pause keeps them pending. A BUILD ok whose
+   * scan waited for it gets its capture now.
+   */
+  startWatching(): void {
+    if (this.wiring !== 'all' || this.watcherState === 'watching') return;
+    this.watcherState = 'watching';
+    const count = this.roots.length;
+    this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
+    let changed: ClassFile[] = [];
+    try {
+      changed = this.reloader.changedFiles(true);
+    } catch {
+      // a file vanished meanwhile: the next capture sees what is there
+    }
+    if (changed.length > 0) {
+      this.broadcast('INFO', `${changed.length} class file(s) changed while the JVM was starting — reloading them so the running code matches disk`);
+      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(changed);
+    }
+    if (this.scanWaiting) {
+      this.scanWaiting = false;
+      this.scheduleCapture();
+    }
   }
 
   hold(): HoldSnapshot {
@@ -417,6 +511,7 @@ class FakeAgentServer implements FakeAgent {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.pendingCapture = undefined;
+    this.scanWaiting = false;
     this.holdWarning = undefined;
   }
 
@@ -457,30 +552,33 @@ class FakeAgentServer implements FakeAgent {
   private execute(line: string, reply: Reply): void {
     const command = parseCommand(line);
     if (!command) return;
-    const { wired } = this;
+    const wired = this.wiring === 'all';
+    const verifying = this.wiring !== 'none';
     const modern = this.settings.agentVersion !== null;
     switch (command.kind) {
       case 'build':
         if (wired) this.onBuild(command, reply);
         return;
       case 'verify':
-        if (wired && modern) this.onVerify(command, reply);
+        if (verifying && modern) this.onVerify(command, reply);
         return;
       case 'doctor':
-        if (modern && (wired || this.settings.startingDoctor === 'observed')) reply(`DOCTOR_RESULT ${command.token} ${this.doctor(command.token)}`);
+        if (modern && (verifying || this.settings.startingDoctor === 'observed')) reply(`DOCTOR_RESULT ${command.token} ${this.doctor(command.token)}`);
         return;
       case 'reload':
         if (wired && modern) this.onReload(command.action, command.token, reply);
         return;
       case 'scan':
-        if (wired && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.scheduleCapture();
+        // Only the watcher's loop scans: nothing happens before it runs.
+        if (this.watching && this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.scheduleCapture();
         return;
       case 'pending':
         return this.onPending();
       case 'health':
         return this.onHealth();
       case 'diagnose':
-        return this.onDiagnose(command.className);
+        if (verifying) this.onDiagnose(command.className);
+        return;
     }
   }
 
@@ -498,11 +596,13 @@ class FakeAgentServer implements FakeAgent {
     this.holdState = decision.hold;
     this.logHold(decision.event, owner);
     if (decision.event === 'capture-scheduled') {
-      this.scheduleCapture();
+      if (this.watching) this.scheduleCapture();
+      else this.awaitWatcherScan();
     } else {
       // A newer started/failed cancels a pending capture.
       this.cancel(this.pendingCapture);
       this.pendingCapture = undefined;
+      this.scanWaiting = false;
       this.broadcast(
         'INFO',
         `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`,
@@ -523,8 +623,8 @@ class FakeAgentServer implements FakeAgent {
     if (action === 'pause') this.paused = true;
     if (action === 'resume' && this.paused) {
       this.paused = false;
-      // Resume schedules a scan; it never releases a build hold.
-      if (this.holdState.kind === 'none' && !this.pendingCapture) this.scheduleCapture();
+      // Resume schedules a scan (which only a running watcher can do); it never releases a build hold.
+      if (this.watching && this.holdState.kind === 'none' && !this.pendingCapture) this.scheduleCapture();
     }
     reply(
       this.settings.hostile.reloadText(
@@ -547,39 +647,42 @@ class FakeAgentServer implements FakeAgent {
   }
 
   private onHealth(): void {
+    // The hold or the pause comes first, in the agent's words (ReloadQueue.healthLine).
+    const pending = this.reloader.countChanged();
+    const pause = this.paused ? `Automatic reload paused; pending class files=${pending}, pending actions=0` : undefined;
+    if (this.holdState.kind !== 'none') {
+      const held = `Build holding ${pending} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`;
+      this.report(pause === undefined ? held : `${held}. ${pause}`);
+    } else if (pause !== undefined) this.report(pause);
     const watched = this.settings.watchDirs.filter(isDirectory).length;
     this.report(`Agent ${this.settings.agentVersion ?? 'unknown'} healthy; watching ${watched} directories`);
-    if (this.holdState.kind !== 'none') {
-      this.report(
-        `Build holding ${this.reloader.countChanged()} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`,
-      );
-    }
-    if (this.paused) this.report('Automatic reload paused manually (RELOAD resume to continue)');
   }
 
   private onDiagnose(className: string): void {
-    const receipt = this.reloader.ledger.get(className);
-    this.report(
-      receipt
-        ? `Diagnose ${className}: ${receipt.status} sha256=${receipt.sha256}${receipt.detail ? ` (${receipt.detail})` : ''}`
-        : `Diagnose ${className}: no reload receipt in this session`,
-    );
+    const lines = diagnosisLines(className, {
+      roots: this.roots,
+      reportPath: this.settings.reportPath,
+      jvmStartMs: this.jvmStartMs,
+      loaded: (name) => this.reloader.isLoaded(name),
+      receipt: (name) => this.reloader.ledger.get(name),
+      nowMs: Date.now(),
+    });
+    for (const line of lines) this.report(line);
   }
 
   private doctor(token: string): string {
     const { settings } = this;
-    const watched = settings.watchDirs.filter(isDirectory);
     return doctorJson(
       token,
       {
-        wired: this.wired,
+        wiring: this.wiring,
+        watcher: this.watcherState,
         sessionId: this.session,
         agentVersion: settings.agentVersion ?? 'unknown',
         pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
         workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
         buildHold: this.holdState.kind,
-        watched: watched.map(settings.reportPath),
-        unwatchable: settings.watchDirs.length - watched.length,
+        registered: this.watching ? registeredDirectories(this.roots).map(settings.reportPath) : [],
         forceTruncated: settings.forceWatchSampleTruncated,
       },
       settings.hostile,
@@ -610,6 +713,24 @@ class FakeAgentServer implements FakeAgent {
   private scheduleCapture(): void {
     this.cancel(this.pendingCapture);
     this.pendingCapture = this.later(this.settings.captureDelayMs, () => this.capture());
+  }
+
+  /**
+   * BUILD ok while the watcher is still starting: its scan waits for the watcher's loop, for
+   * `scanTimeoutMs` at most (agent FileWatcher.scanNow); the watcher starting in time gives
+   * the capture, else it fails and the hold stays (agent ReloadQueue.acceptBuild, Supervised).
+   */
+  private awaitWatcherScan(): void {
+    this.cancel(this.pendingCapture);
+    const held = this.holdState.kind !== 'none';
+    this.scanWaiting = true;
+    this.pendingCapture = this.later(this.settings.scanTimeoutMs, () => {
+      this.pendingCapture = undefined;
+      this.scanWaiting = false;
+      if (held) this.logHold('capture-failed', this.holdState.owner);
+      const what = held ? 'Accepting build output' : 'Scanning build output';
+      this.broadcast('ERROR', `${what} failed: IllegalStateException: Build scan did not finish; build remains held (caused by TimeoutException)`);
+    });
   }
 
   /** Scan, release the hold, and admit the changed classes as one reload batch (unless paused). */

@@ -52,8 +52,18 @@ export interface FakeAgentOptions {
   portFile?: string;
   /** TCP port; default 0 = ephemeral. Always listens on 127.0.0.1 only. */
   port?: number;
-  /** Class output directories the agent "watches" (relative paths resolve against process.cwd()). Snapshotted at start: those classes count as loaded. */
+  /**
+   * Class output directories the agent watches (relative paths resolve against process.cwd()),
+   * the agent's `watchDirs=`. Snapshotted at start: those classes count as loaded. One that does
+   * not exist when the application starts is never watched (agent SpringBootContext.initialize).
+   */
   watchDirs?: string[];
+  /**
+   * The agent's `excludePatterns=`: class file names (globs, `*` and `?`, the whole file name,
+   * case-sensitive) its watcher skips: never captured, pending or reloaded (agent
+   * config/AgentConfig.java, watcher/FileWatcher.java). Default none.
+   */
+  excludePatterns?: string[];
   /** HEARTBEAT period in ms, fixed rate; default 10000; 0 or less disables heartbeats. */
   heartbeatMs?: number;
   /** `agent` field of CONNECTED; default `'1.4.0-fake'`. `null` simulates an agent from before build ownership: CONNECTED has no `agent`, `owner=` is accepted but not enforced and never echoed, VERIFY/DOCTOR/RELOAD get no reply. */
@@ -132,17 +142,60 @@ export interface FakeAgentOptions {
    * Agent paths must be absolute. Default: no mapping.
    */
   pathMap?: Record<string, string>;
-  /** DOCTOR `watchSampleTruncated` true whatever the sample (it is true by itself when more than 8 directories are watched, or one is longer than 256 characters). Default false. */
+  /**
+   * DOCTOR `watchSampleTruncated` true whatever the sample. Without it the sample is the agent's
+   * (watcher/FileWatcher.java doctorEvidence): every folder under a watched directory, and its
+   * `src/main/resources` tree, is a registration; the first 8 in String order of at most 256
+   * characters are listed, and it is truncated when there are more. Default false.
+   */
   forceWatchSampleTruncated?: boolean;
+
+  // ---- the application's command line (what a client reads of the JVM, agent config/AgentConfig.java) ----
+
+  /**
+   * The agent's option string the stand-in JVM shows after `-javaagent:<jar>=`; `''` for a bare
+   * `-javaagent:<jar>`. Default: `watchDirs=<watchDirs, ';'-separated>` (in the agent's paths),
+   * then `excludePatterns=` and `startupDelaySec=` when set, as the Maven plugin writes it. The
+   * fake still watches `watchDirs`: keep the two consistent unless a test wants them apart.
+   */
+  agentArgs?: string;
+  /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
+  classPath?: string[];
+  /**
+   * Where the stand-in carries `-javaagent`: on its command line (default), in its
+   * `JAVA_TOOL_OPTIONS` environment variable, or nowhere (`'attached'`: loaded at run time,
+   * so its options cannot be read from the process).
+   */
+  agentOn?: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
 
   // ---- start-up (protocol.md, "Commands": early in agent start-up) ---------------------------
 
   /**
-   * For this many ms after start (and after each restart()) the handlers are not wired yet: BUILD,
-   * VERIFY and RELOAD get no reply and change nothing, SCAN and the watcher do nothing, and DOCTOR
-   * answers per `startingDoctor`. `Infinity`: until finishStarting(). Default 0 (wired at once).
+   * For this many ms after start (and after each restart()) the handlers are not all wired yet,
+   * in the agent's order (agent/ReclazzAgent.java initialize): first nothing (BUILD, VERIFY,
+   * RELOAD and DIAGNOSE get no reply and change nothing, SCAN does nothing, DOCTOR answers per
+   * `startingDoctor`), then from `verifyWiredMs` on VERIFY and DIAGNOSE (DOCTOR shows the
+   * session and `verifySupported`, but `buildOwnershipSupported` false and the hold and watcher
+   * "unavailable"). `Infinity`: until finishStarting(). Default 0 (wired at once).
    */
   startingMs?: number;
+  /** When VERIFY is wired, in ms after start (before `startingMs`; agent/ReclazzAgent.java wires it first). Default: half of `startingMs` (never when that is `Infinity`). */
+  verifyWiredMs?: number;
+  /**
+   * The watcher's start-up delay in ms after everything is wired (the agent's
+   * `startupDelaySec`, 30 s by default there; agent watcher/FileWatcher.java startWatching):
+   * DOCTOR's `watcherState` is "starting" with nothing registered, a BUILD ok's scan waits for
+   * the watcher (`scanTimeoutMs` at most), and SCAN does nothing. When it starts, the class files
+   * that changed since the application started are reloaded, unless a hold or a pause keeps
+   * them pending. `Infinity`: until startWatching(). Default 0.
+   */
+  watcherStartMs?: number;
+  /**
+   * How long a BUILD ok's scan waits for a watcher that has not started, in ms (agent
+   * FileWatcher.scanNow: 10 s). Then ERROR `Accepting build output failed: ...; build remains
+   * held ...` and the hold stays with its owner. Default 10000.
+   */
+  scanTimeoutMs?: number;
   /**
    * DOCTOR while starting: `'observed'` answers `status` "observed" with `sessionId` "",
    * `watcherState` and `buildHold` "unavailable", no watched directories and every `*Supported`
@@ -314,10 +367,14 @@ export interface FakeAgent {
   readonly jvm: { pid: number; cwd: string } | undefined;
   /** Resolves once the socket listens (at once, or after `listenDelayMs`); rejects if the delayed bind fails. */
   readonly listening: Promise<void>;
-  /** True while the handlers are not wired yet (`startingMs`, `notReady`). */
+  /** True while the handlers are not all wired yet (`startingMs`, `notReady`). */
   readonly starting: boolean;
-  /** Wire the handlers now, ending `startingMs` / `notReady` early. */
+  /** Wire the handlers now, ending `startingMs` / `notReady` early (the watcher then starts after `watcherStartMs`). */
   finishStarting(): void;
+  /** True once the watcher has started (`watcherStartMs` after wiring). */
+  readonly watching: boolean;
+  /** Start the watcher now, ending `watcherStartMs` early (once wired; does nothing before). */
+  startWatching(): void;
 }
 
 /** One client as seen by the agent. */

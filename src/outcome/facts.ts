@@ -135,9 +135,10 @@ export interface ChangeSummary {
  * keeps receipts for; `session-changed`: the app restarted; `connection-lost`; `interrupted`;
  * `not-observed`: asked once, no receipt, and nothing shows the bytes are the app's;
  * `restart-required`: the agent lists a change it cannot apply (a hierarchy change);
- * `rewritten`: the file changed again after it was checked; `not-watched`: the class output
- * directory is not among the agent's watched directories (a complete sample), so the change never
- * reloads: not asked, not proven.
+ * `rewritten`: the file changed again after it was checked; `not-watched`: the agent never
+ * reloads it (its folder is not watched, its name excluded, or the agent's capture of this
+ * build was over without an attempt of it): asked once, not proven; `paused`: automatic reload
+ * is paused, so the agent keeps it pending until resume.
  */
 /** The verdicts that make a class live: VERIFY applied, or the same bytes rewritten (see `VerdictStatus`). */
 export const LIVE_VERDICTS: ReadonlySet<string> = new Set(['applied', 'unchanged']);
@@ -156,7 +157,8 @@ export type VerdictStatus =
   | 'not-observed'
   | 'restart-required'
   | 'rewritten'
-  | 'not-watched';
+  | 'not-watched'
+  | 'paused';
 
 /** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
 export interface VerifyReceipt {
@@ -233,4 +235,9 @@ export type HoldLeft = 'none' | 'held' | 'unknown';
  * appear, its port to answer, a free client slot, the agent to finish starting.
  */
 export type AgentWait =
-  { kind: 'port-file' } | { kind: 'port'; port: number } | { kind: 'slot'; port: number } | { kind: 'starting'; port: number };
+  | { kind: 'port-file' }
+  | { kind: 'port'; port: number }
+  | { kind: 'slot'; port: number }
+  | { kind: 'starting'; port: number }
+  /** Its file watcher to start (DOCTOR `watcherState` "starting": the agent's `startupDelaySec`). */
+  | { kind: 'watcher'; port: number };

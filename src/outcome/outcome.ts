@@ -54,8 +54,11 @@ export type Proof =
 
 /** What a subcommand that ended well found. */
 export type Done =
-  /** `foreign`: the agent's working directory, when by its evidence it is another app's (coverage.ts isForeignAgent). */
-  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number; foreign?: string }
+  /**
+   * `foreign`: the agent's working directory, when by its evidence it is another app's (coverage.ts
+   * isForeignAgent). `paused`: its reloads are paused (RELOAD status), with that many class files pending.
+   */
+  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number; foreign?: string; paused?: number }
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
@@ -67,11 +70,18 @@ export type Shortfall =
   /** Some classes ended without proof; `timedOut` when any was still unanswered at the deadline. */
   | { kind: 'not-proven'; timedOut: boolean }
   /**
-   * `classes` changed classes lie in `dirs`, class output directories the agent does not watch
-   * (its sample is complete), so they never reload. `watchDirs`: the value of the agent's
-   * `watchDirs=` option that adds them (its watched directories and these, in its paths, `;`-separated).
+   * `classes` changed classes never reload: they lie in `dirs`, class output directories the
+   * agent does not watch, or their file names match its `excludePatterns` globs `excludedBy`, or
+   * they lie in `unseen`, where the agent attempted nothing once its capture of this build was
+   * over. `watchDirs`: the value of the agent's `watchDirs=` option that adds `dirs` (the class
+   * output directories it watches and these, in its paths, `;`-separated), only when all it
+   * watches is known.
    */
-  | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs: string }
+  | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] }
+  /** Automatic reload is paused (by `reclazz-build pause`, the IDE, anyone): `classes` classes wait as pending until resume. */
+  | { kind: 'paused'; classes: number }
+  /** The agent's file watcher had not started by the deadline (an unheld build): `classes` classes reload when it starts. */
+  | { kind: 'watcher-starting'; classes: number }
   /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
   | { kind: 'restart-required'; classes: number }
   /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
@@ -149,7 +159,9 @@ export type Outcome =
         | { kind: 'doctor-unavailable'; detail: string }
         | { kind: 'no-session' }
         /** DOCTOR's starting shape: `sessionId` "", `watcherState` "unavailable", every `*Supported` false. */
-        | { kind: 'starting' };
+        | { kind: 'starting' }
+        /** VERIFY wired, the owned BUILD listener not yet: a session, `buildOwnershipSupported` false, hold and watcher "unavailable". */
+        | { kind: 'wiring' };
       /** How long it was asked again (`--wait`). */
       waitedMs?: number;
     }

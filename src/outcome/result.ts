@@ -71,8 +71,15 @@ export interface DoctorResult extends CommandBase {
   doctor?: DoctorObserved;
   /** The class output directories of the project here and whether the agent watches them. */
   classDirs: DirCoverage[];
-  /** The agent's watched directories (its sample), as seen here. */
+  /**
+   * What the agent watches, as seen here: its class output directories when they are known (read
+   * from its JVM's options, or DOCTOR's whole list), else the folders DOCTOR lists (a sample).
+   */
   watched: WatchedDirFact[];
+  /** Where `watched` comes from (see coverage.ts `AgentView`); `none` while the watcher starts. */
+  watchedFrom: 'options' | 'doctor' | 'sample' | 'none';
+  /** RELOAD status: whether reloads are paused and what waits (null when not asked or no receipt came). */
+  reload: ReloadState | null;
 }
 
 /** One of the agent's watched directories, as seen here. */

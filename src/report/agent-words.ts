@@ -110,6 +110,11 @@ function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
         message: `the agent on port ${outcome.port} is still starting${waited(outcome.waitedMs)}: DOCTOR shows no session, its watcher unavailable and nothing supported`,
         hint: 'let the app finish starting, or raise --wait <ms>',
       };
+    case 'wiring':
+      return {
+        message: `the agent on port ${outcome.port} is still starting${waited(outcome.waitedMs)}: DOCTOR shows its session and VERIFY, but its build hold is not wired yet (owned builds unsupported, hold and watcher unavailable)`,
+        hint: 'let the app finish starting, or raise --wait <ms>',
+      };
   }
 }
 
@@ -261,12 +266,35 @@ function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
   };
 }
 
-/** Changed classes in folders the agent does not watch, and the agent option that adds them. */
+/** Changed classes the agent never reloads (folders it does not watch, names it excludes), and the agent option that fixes it. */
 export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watched' }>, live: number, total: number): Words {
   const others = total - shortfall.classes;
   const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
+  const { dirs, watchDirs, excludedBy = [], unseen = [] } = shortfall;
+  const where = [
+    ...(dirs.length > 0 ? [`lie in ${dirs.join(', ')}, which the agent does not watch`] : []),
+    ...(excludedBy.length > 0 ? [`match the agent's excludePatterns ${excludedBy.join(', ')}`] : []),
+    ...(unseen.length > 0
+      ? [
+          `lie in ${unseen.join(', ')}, where the agent attempted nothing once its capture of this build was over (not watched, or excluded)`,
+        ]
+      : []),
+  ].join(' or ');
+  const addDirs =
+    watchDirs !== undefined
+      ? `restart the app with the agent option watchDirs=${watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...')`
+      : `add ${dirs.join(', ')} to the agent option watchDirs= (directories separated by ';', with the ones it watches now) and restart the app`;
+  const fixes = [
+    ...(dirs.length > 0 ? [addDirs] : []),
+    ...(excludedBy.length > 0 ? [`restart the app without ${excludedBy.join(', ')} in the agent option excludePatterns=`] : []),
+    ...(unseen.length > 0
+      ? [
+          `see what the agent watches with reclazz-build doctor; add ${unseen.join(', ')} to its watchDirs= option (or take the class out of its excludePatterns=) and restart the app`,
+        ]
+      : []),
+  ];
   return {
-    message: `build ok, but ${shortfall.classes} changed class(es) lie in ${shortfall.dirs.join(', ')}, which the agent does not watch: they never reload, not proven live${rest}`,
-    hint: `restart the app with the agent option watchDirs=${shortfall.watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...'), then run again`,
+    message: `build ok, but ${shortfall.classes} changed class(es) ${where}: they never reload, not proven live${rest}`,
+    hint: `${fixes.join('; ')}, then run again`,
   };
 }

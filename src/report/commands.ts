@@ -3,7 +3,7 @@
  * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
  * with what to do next. The agent's text in them is made visible here (report/visible.ts).
  */
-import type { AgentEndpoint } from '../outcome/facts.js';
+import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
 import { levelColour, type Palette } from './palette.js';
 import { visible, visibleFacts } from './visible.js';
@@ -59,14 +59,21 @@ function doctorTable(result: DoctorResult, p: Palette, verbose = false): string 
     rows.push(['working dir', d.workingDirectory]);
     rows.push(['watcher', d.watcherState === 'watching' ? p.green(d.watcherState) : p.yellow(d.watcherState)]);
     rows.push(['build hold', d.buildHold === 'none' ? d.buildHold : p.yellow(d.buildHold)]);
+    if (result.reload !== null) rows.push(['reloads', reloadsRow(result.reload, p)]);
     const sample = d.watchedDirectories;
+    const sampled = result.watchedFrom === 'sample';
     rows.push([
       'watched dirs',
-      `${d.watchedDirectoryCount}${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`,
+      `${d.watchedDirectoryCount} registered${d.unwatchableDirectoryCount > 0 ? p.yellow(` (${d.unwatchableDirectoryCount} refused)`) : ' (0 refused)'}`,
     ]);
-    for (const dir of sample) rows.push(['', watchedRow(result, dir, p)]);
+    for (const dir of sample) rows.push(['', sampled ? watchedRow(result, dir, p) : p.dim(dir)]);
     if (d.watchSampleTruncated || sample.length < d.watchedDirectoryCount)
-      rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent samples at most 8)`)]);
+      rows.push(['', p.dim(`… ${d.watchedDirectoryCount - sample.length} more not listed (the agent lists the first 8 in name order)`)]);
+    if (!sampled && result.watchedFrom !== 'none') {
+      const from = result.watchedFrom === 'options' ? "from the app's command line" : "from DOCTOR's whole list";
+      rows.push(['watches', result.watched.length === 0 ? p.yellow(`no class output directory (${from})`) : p.dim(`(${from})`)]);
+      for (const fact of result.watched) rows.push(['', watchedRow(result, fact.dir, p)]);
+    }
     rows.push([
       'supports',
       `owned builds ${yesNo(p, d.buildOwnershipSupported)} · VERIFY ${yesNo(p, d.verifySupported)} · SCAN ${yesNo(p, d.scanSupported)}`,
@@ -94,6 +101,12 @@ function watchedRow(result: DoctorResult, dir: string, p: Palette): string {
   const local = fact.local === dir ? '' : ` (here ${fact.local})`;
   const label = fact.here === 'missing' ? p.yellow('not here') : fact.ours ? p.green("this project's") : p.yellow("not this project's");
   return `${dir}${local}  ${label}${fact.here === 'empty' ? p.dim(' (no class files)') : ''}`;
+}
+
+/** Whether the agent reloads now, from its RELOAD status. */
+function reloadsRow(state: ReloadState, p: Palette): string {
+  if (!state.paused) return 'automatic';
+  return p.yellow(`PAUSED (${state.pendingClasses} class file(s) pending until reclazz-build resume)`);
 }
 
 /** The RELOAD_STATE receipt, field by field. */

@@ -35,6 +35,16 @@ export function describeDone(done: Done): Words {
 }
 
 function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
+  const words = doctorFinding(done);
+  if (done.paused === undefined) return words;
+  const paused = `automatic reload is PAUSED agent-wide (${done.paused} class file(s) pending): nothing reloads until reclazz-build resume`;
+  return {
+    message: `${words.message}; ${paused}`,
+    hint: words.hint === undefined ? 'reclazz-build resume' : `${words.hint}; then reclazz-build resume`,
+  };
+}
+
+function doctorFinding(done: Extract<Done, { kind: 'doctor' }>): Words {
   const dirs = `class output director${done.dirs === 1 ? 'y' : 'ies'} here`;
   if (done.dirs === 0) {
     return {

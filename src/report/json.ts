@@ -165,6 +165,8 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
         doctor: result.doctor ?? null,
         classDirs: result.classDirs,
         watched: result.watched,
+        watchedFrom: result.watchedFrom,
+        reload: result.reload,
         durationMs: result.durationMs,
       };
     case 'status':
@@ -189,7 +191,7 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
   if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
   const facts =
     action === 'doctor'
-      ? { action, classDirs: [], watched: [] }
+      ? { action, classDirs: [], watched: [], watchedFrom: 'none' as const, reload: null }
       : action === 'scan'
         ? { action, sent: false, delivered: false }
         : action === 'events'

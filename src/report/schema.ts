@@ -85,6 +85,7 @@ export const classStatusSchema = z.enum([
   'restart-required',
   'rewritten',
   'not-watched',
+  'paused',
   'added',
   'removed',
   'not-verifiable',
@@ -205,6 +206,8 @@ export const commandResultLineSchemas = {
     watched: z.array(
       z.strictObject({ dir: z.string(), local: z.string(), here: z.enum(['missing', 'empty', 'classes']), ours: z.boolean() }),
     ),
+    watchedFrom: z.enum(['options', 'doctor', 'sample', 'none']),
+    reload: reloadStateSchema.nullable(),
   }),
   reload: z.strictObject({ ...commandBase, action: z.enum(['status', 'pause', 'resume']), state: reloadStateSchema.nullable() }),
   scan: z.strictObject({ ...commandBase, action: z.literal('scan'), sent: z.boolean(), delivered: z.boolean() }),

@@ -25,8 +25,24 @@ export function waitingForAgent(wait: AgentWait): string {
       return `a free client slot on the agent on port ${wait.port} (it closed the connection before CONNECTED)`;
     case 'starting':
       return `the agent on port ${wait.port} to finish starting`;
+    case 'watcher':
+      return `the file watcher of the agent on port ${wait.port} to start (it waits for the app to be ready, startupDelaySec at most; --wait-for-agent)`;
   }
 }
+
+/** Why the agent never reloads a class file (a `not-watched` verdict's detail). */
+export const neverReloads = {
+  notWatched: (dir: string) => visible(`the agent does not watch ${dir}: this change never reloads`),
+  excluded: (pattern: string, fileName: string) =>
+    visible(`the agent's excludePatterns ${pattern} skips ${fileName}: this change never reloads`),
+};
+
+/** The detail of a class whose wait the agent's state ended (session/capture-watch.ts). */
+export const roundEnd = {
+  paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
+  unseen:
+    "no reload attempt with these bytes once the agent's capture of this build was over: the agent does not see this file (a folder it does not watch, or a name it excludes)",
+} as const;
 
 /** A wait for the build a run that is gone left running (`waiting` events' `what`). */
 export function waitingForOrphan(group: BuildGroup): string {
@@ -47,11 +63,21 @@ const warnings = {
     `cannot list ${folders.length} folder(s) of class files, so their files are not checked and their record is kept (${folders.slice(0, 3).join(', ')}${folders.length > 3 ? ', ...' : ''}): check their permissions`,
   appStartUnknown: (why: AppStartUnknown) =>
     `${appStartWhy(why)}, so when the app started is unknown: every class file without a record that it is live is checked`,
-  unwatched: (dir: string, watched: readonly string[]) =>
-    `the agent does not watch ${dir}: changes there will not reload (it watches ${watched.join(', ') || 'no directory'})`,
+  unwatched: (dir: string, watched: readonly string[] | undefined) =>
+    `the agent does not watch ${dir}: changes there will not reload (${
+      watched === undefined
+        ? 'DOCTOR lists its watched folders in order, and none of this one or those around it is among them'
+        : `it watches ${watched.join(', ') || 'no directory'}`
+    })`,
   maybeForeign: (workingDirectory: string) =>
     `the agent runs in ${workingDirectory}, outside this project, and none of the watched directories it lists is this project's (it lists only some): it may be another app's agent on a stale port file; check with reclazz-build doctor`,
   noClassDirs,
+  watcherStarting: (verifyTimeoutMs: number, waitedMs: number) =>
+    `the agent's file watcher is still starting (it waits for the app to be ready, its startupDelaySec at most: 30 s by default), and until it runs the agent cannot capture a build: a hold taken now would keep this build's classes back after BUILD ok. So this build runs WITHOUT a hold; its classes reload when the watcher starts, and are proven if that happens within --verify-timeout (${verifyTimeoutMs} ms). ${
+      waitedMs > 0 ? `--wait-for-agent (${waitedMs} ms) ran out before it started` : '--wait-for-agent <ms> waits for the watcher instead'
+    }`,
+  paused: (pending: number) =>
+    `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
   noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
   holdReturned: (source: string) =>

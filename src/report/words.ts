@@ -266,6 +266,16 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       };
     case 'not-watched':
       return notWatchedWords(shortfall, live, total);
+    case 'watcher-starting':
+      return {
+        message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
+        hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
+      };
+    case 'paused':
+      return {
+        message: `build ok, but automatic reload is PAUSED agent-wide (by reclazz-build pause, the IDE or another client): ${shortfall.classes} changed class(es) wait as pending and reload only on resume, not proven live`,
+        hint: 'reclazz-build resume (then reclazz-build verify, or run the build again, to prove them)',
+      };
     case 'restart-required':
       return {
         message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,

@@ -5,20 +5,23 @@
  */
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { watchCoverage, type AgentView } from '../classes/coverage.js';
+import { askDoctor } from '../agent/requests.js';
+import { classWatched, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
 import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
-import type { AppStart, BuildRun, ChangeSummary, ClassVerdict } from '../outcome/facts.js';
+import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { warningText } from '../report/step-words.js';
+import { neverReloads, warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { verdictOutcome } from '../verify/verdict.js';
 import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
+import { captureWatch } from './capture-watch.js';
+import { diagnoseFolders, type FolderAnswers } from './diagnose.js';
 import { proveClasses } from './proof.js';
 
 /** What the steps before the build found, for the evidence rule. Times in epoch ms. */
@@ -117,9 +120,7 @@ async function verifyChanges(
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
   const agent = session.agent;
-  const coverage = watchCoverage(dirs, session.view);
-  const watchedDirs = coverage.filter((c) => c.watched === true).map((c) => c.dir);
-  const unwatchedDirs = coverage.filter((c) => c.watched === false).map((c) => c.dir);
+  const { watch, never } = await watchingOf(session, [...changes.changed, ...checks], dirs);
   const report = await proveClasses({
     connection: session.connection,
     sessionId: agent.sessionId,
@@ -129,12 +130,18 @@ async function verifyChanges(
     ...(session.signal === undefined ? {} : { signal: session.signal }),
     changes: { changed: changes.changed, checks },
     index: detected.index,
-    watched: (file) => dirOf(file, watchedDirs) !== undefined,
-    unwatched: (file) => dirOf(file, unwatchedDirs),
+    watched: (file) => watch(file) === true,
+    unwatched: never,
+    watch: captureWatch(session.connection, {
+      timeoutMs: session.timeoutMs,
+      watcherStarting: session.doctor.watcherState !== 'watching',
+      ...(session.signal === undefined ? {} : { signal: session.signal }),
+    }),
     ...(quiet === undefined ? {} : { quiet }),
   });
   const { verdicts, checked, ...verify } = report;
   warnBatchWide(session, verdicts);
+  const watcherStarting = cycle.unheld === true && verdicts.some((v) => v.status === 'timeout') && (await stillStarting(session));
   const lost = verdicts.some((v) => v.status === 'connection-lost');
   const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
   const outcome = verdictOutcome(report, {
@@ -146,11 +153,44 @@ async function verifyChanges(
     skipped: notVerifiable.length,
     unprovable,
     ...(found === undefined ? {} : { found }),
-    ...(unwatchedDirs.length === 0
-      ? {}
-      : { unwatched: { dirs: unwatchedDirs, watchDirs: watchDirsFixing(session.view, unwatchedDirs, session.options.pathMap ?? []) } }),
+    ...neverReloaded(session.view, verdicts, dirs, watch),
+    ...(watcherStarting ? { watcherStarting } : {}),
   });
   return end(cycle, outcome, { ...facts, verify, verdicts });
+}
+
+/**
+ * What the agent is known to do with each class file: watch it, never reload it (and why), or
+ * unknown (coverage.ts); what nothing else decides, DIAGNOSE is asked, a folder at a time.
+ */
+async function watchingOf(session: BuildSession, changes: readonly ClassChange[], dirs: readonly string[]) {
+  const { view } = session;
+  const folders = await diagnoseUndecided(session, changes);
+  const watch = (file: string) => classWatched(view, file) ?? folders.get(path.dirname(file)) ?? null;
+  const never = (file: string) => {
+    const state = watch(file);
+    if (state === false) return neverReloads.notWatched(dirOf(file, dirs) ?? path.dirname(file));
+    return state !== null && state !== true ? neverReloads.excluded(state.excludedBy, path.basename(file)) : undefined;
+  };
+  return { watch, never };
+}
+
+/** True when DOCTOR still shows the agent's file watcher starting. */
+async function stillStarting(session: BuildSession): Promise<boolean> {
+  try {
+    const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+    return answer.kind === 'observed' && answer.doctor.watcherState === 'starting';
+  } catch {
+    return false;
+  }
+}
+
+/** DIAGNOSE's answers for the folders of the verifiable classes whose watching nothing else decides. */
+async function diagnoseUndecided(session: BuildSession, changes: readonly ClassChange[]): Promise<FolderAnswers> {
+  const { view } = session;
+  const undecided = changes.filter((c) => c.verifiable && classWatched(view, c.path) === null);
+  if (undecided.length === 0 || view.autoCompile || !session.doctor.verifySupported) return new Map();
+  return diagnoseFolders(session.connection, undecided, view, session.timeoutMs, session.signal);
 }
 
 /** The class output directory of `dirs` that `file` lies in. */
@@ -159,9 +199,42 @@ function dirOf(file: string, dirs: readonly string[]): string | undefined {
 }
 
 /**
- * The agent's `watchDirs=` value that adds `unwatched` to what it watches: its watched
- * directories as it reports them, then these in its own paths, `;`-separated (the agent's
- * AgentConfig splits watchDirs on `;`).
+ * What the `not-watched` verdicts need for their advice: the class output directories of those
+ * the agent does not watch (with the `watchDirs=` value that adds them, when all it watches is
+ * known), and the `excludePatterns` that skip the others.
+ */
+function neverReloaded(
+  view: AgentView,
+  verdicts: readonly ClassVerdict[],
+  dirs: readonly string[],
+  watch: (file: string) => ReturnType<typeof classWatched>,
+): { unwatched?: { dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] } } {
+  const never = verdicts.filter((v) => v.status === 'not-watched');
+  if (never.length === 0) return {};
+  const dirOfVerdict = (v: ClassVerdict) => dirOf(v.path, dirs) ?? path.dirname(v.path);
+  const unwatched = [...new Set(never.filter((v) => watch(v.path) === false).map(dirOfVerdict))];
+  const patterns = new Set<string>();
+  const unseen = new Set<string>();
+  for (const v of never) {
+    const state = watch(v.path);
+    if (state !== null && typeof state === 'object') patterns.add(state.excludedBy);
+    else if (state !== false) unseen.add(dirOfVerdict(v));
+  }
+  const fixing = view.complete && unwatched.length > 0 ? { watchDirs: watchDirsFixing(view, unwatched, view.map) } : {};
+  return {
+    unwatched: {
+      dirs: unwatched,
+      ...fixing,
+      ...(patterns.size > 0 ? { excludedBy: [...patterns] } : {}),
+      ...(unseen.size > 0 ? { unseen: [...unseen] } : {}),
+    },
+  };
+}
+
+/**
+ * The agent's `watchDirs=` value that adds `unwatched` to what it watches: the class output
+ * directories it watches as it names them, then these in its own paths, `;`-separated (the
+ * agent's AgentConfig splits watchDirs on `;`). Only when all it watches is known.
  */
 function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: readonly PathMapEntry[]): string {
   return [...new Set([...view.watched.map((w) => w.reported), ...unwatched.map((dir) => toAgent(map, dir))])].join(';');

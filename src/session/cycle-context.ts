@@ -26,6 +26,11 @@ export interface Cycle {
   record: OwnerRecord;
   /** With several agents: of the class output directories found, those this agent checks. */
   dirsFor?: (dirs: string[]) => string[];
+  /**
+   * The agent's file watcher was still starting, so no hold was taken (a hold then keeps the
+   * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
+   */
+  unheld?: boolean;
 }
 
 /** The result of `outcome` at the end of this cycle. */

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { agentClassDirs, missingWatchedDirs, watchCoverage } from '../classes/coverage.js';
-import { askDoctor, askReload } from '../agent/requests.js';
+import { quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
+import { askDoctor } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
@@ -56,7 +57,7 @@ export async function runCycle(
   return withSmallYoungGeneration(async () => {
     const ready = await beforeBuild(cycle);
     if (session.signal?.aborted) return await interruptedBeforeBuild(cycle);
-    const build = await spawnBuild(session, command, options, ready.found.dirs, true);
+    const build = await spawnBuild(session, command, options, ready.found.dirs, cycle.unheld !== true);
     return afterBuild(cycle, build, ready);
   });
 }
@@ -97,14 +98,17 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   warnUnwatched(session, before);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
-  // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
-  const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? await quietBefore(session) : undefined;
+  // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
+  // mean depends on the agent's state before this build (evidence.ts).
+  const state = await reloadStatus(session);
+  if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
+  const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
   return { found: { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet }, dirs };
 }
 
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
 export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
-  await finish(cycle, 'failed');
+  if (cycle.unheld !== true) await finish(cycle, 'failed');
   return interrupted(cycle, 'before-build');
 }
 
@@ -127,9 +131,20 @@ export async function endWithError(cycle: Cycle, error: unknown): Promise<RunRes
   return end(cycle, failureOutcome(error, cycle.session.emit, ours ? hold.owner : undefined));
 }
 
-/** Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is ours; the refusal when it cannot. */
+/**
+ * Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is
+ * ours; the refusal when it cannot. While the agent's file watcher is still starting no hold is
+ * taken (the cycle runs {@link Cycle.unheld}), and the run says so.
+ */
 export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const { session, record } = cycle;
+  if (await watcherStarting(session)) {
+    cycle.unheld = true;
+    const verifyTimeoutMs = cycle.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
+    session.emit({ type: 'warning', message: warningText.watcherStarting(verifyTimeoutMs, session.options.waitForAgentMs ?? 0) });
+    return undefined;
+  }
+  cycle.unheld = false;
   const { owner, hold } = session;
   session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source });
   // Saved before `started` is sent: a lost receipt may still have installed the hold.
@@ -235,24 +250,8 @@ async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): Re
   return found;
 }
 
-/**
- * RELOAD status before the build: nothing pending and no hold before this run took its own
- * (DOCTOR at connect) means the agent's view of the disk was its admitted state. Undefined
- * otherwise, or when no receipt came (then a single ask's not_observed proves nothing).
- */
-async function quietBefore(session: BuildSession): Promise<{ atMs: number } | undefined> {
-  if (session.doctor.buildHold !== 'none') return undefined;
-  const atMs = session.host.clock.date().getTime();
-  try {
-    const state = await askReload(session.connection, 'status', session.timeoutMs, session.signal);
-    return state.pendingClasses === 0 && state.pendingActions === 0 ? { atMs } : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function warnUnwatched(session: BuildSession, dirs: string[]): void {
-  const watched = session.view.watched.map((w) => w.local);
+  const watched = session.view.complete ? session.view.watched.map((w) => w.local) : undefined;
   for (const { dir } of watchCoverage(dirs, session.view).filter((c) => c.watched === false)) {
     session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
   }
@@ -265,6 +264,13 @@ function tellAgentDirs(session: BuildSession, fromAgent: string[]): void {
   if (fromAgent.length + missing.length === 0) return;
   session.agentDirsTold = true;
   session.emit({ type: 'agent-dirs', fromAgent, missing });
+}
+
+/** The end of an unheld cycle's build (no hold, so nothing to send): interrupted, failed, or on to detect and verify. */
+function unheldEnd(cycle: Cycle, build: BuildRun): RunResult | undefined {
+  if (build.interruptedBy !== undefined || cycle.session.signal?.aborted) return interrupted(cycle, 'build', { build });
+  if (build.exitCode !== 0) return end(cycle, { reason: 'build-failed', status: build.exitCode }, { build });
+  return undefined;
 }
 
 /** Sends ok/failed and reports it as a `finish` event. */
@@ -284,6 +290,7 @@ export async function finish(cycle: Cycle, state: 'ok' | 'failed') {
  * @returns the result when the cycle ends here; undefined when the build succeeded and ok was acknowledged.
  */
 async function finishBuild(cycle: Cycle, build: BuildRun): Promise<RunResult | undefined> {
+  if (cycle.unheld === true) return unheldEnd(cycle, build);
   const { session, record } = cycle;
   const hold: BuildHold = session.hold;
   // A signal that lands after the child ended still means "not ok": never send ok after an interrupt.

@@ -7,11 +7,12 @@
  * not answering yet (`waitForAgentMs`), a lingering client slot and an agent still starting
  * (`waitMs`) are waited out first (agent/await-agent.ts).
  */
-import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
+import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import { portFilesAround, type AgentLocation } from '../agent/discover.js';
 import { findAgent, findAgents, type AgentTarget, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
 import { findClassDirs } from '../classes/dirs.js';
+import { agentWatchOf } from './agent-jvm.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
@@ -193,7 +194,9 @@ async function openAt<H extends SessionHost>(
     session.agent = agent;
     if (plan.announce) emit({ type: 'agent', agent });
   };
-  const checked = await checkAgentWaiting(opened, plan.requires, { timeoutMs, waitMs }, hooks.signal, onAgent, onWait);
+  // Start-up is waited out within --wait, or --wait-for-agent when that is longer.
+  const startingMs = Math.max(waitMs, waitForAgentMs);
+  const checked = await checkAgentWaiting(opened, plan.requires, { timeoutMs, waitMs: startingMs }, hooks.signal, onAgent, onWait);
   if (checked.kind === 'refused') {
     opened.connection.close();
     return {
@@ -204,7 +207,13 @@ async function openAt<H extends SessionHost>(
     };
   }
   session.doctor = checked.doctor;
-  session.view = agentView(checked.doctor, options.pathMap ?? []);
+  // Its file watcher still starting (startupDelaySec): a build waits for it within --wait-for-agent.
+  if (plan.builds && checked.doctor.watcherState === 'starting' && options.waitForAgentMs) {
+    const left = Math.max(Math.round(agentDeadline - performance.now()), 0);
+    session.doctor = (await awaitWatcher(opened, { timeoutMs, waitMs: left }, hooks.signal, onWait)) ?? checked.doctor;
+  }
+  const map = options.pathMap ?? [];
+  session.view = agentView(session.doctor, map, await agentWatchOf(session.doctor, map));
   if (plan.builds) {
     const foreign = foreignAgent(session.view, [host.cwd, location.projectDir]);
     if (foreign === 'foreign') {

@@ -13,7 +13,7 @@ import type { ClassIndex } from '../classes/columns.js';
 import { sameStampAsRow } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/snapshot.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
-import type { VerifyTarget } from '../verify/types.js';
+import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
 import { verifyClasses } from '../verify/verify.js';
 
 /**
@@ -38,10 +38,12 @@ export interface ProofInput {
   index: ClassIndex;
   /** True when the agent watches the class output directory of `file` (unknown counts as not). */
   watched: (file: string) => boolean;
-  /** The class output directory of `file` when the agent is known not to watch it (a complete sample), else undefined. */
+  /** Why the agent never reloads `file` (its folder is not watched, its name is excluded), when that is known, else undefined. */
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
+  /** What ends the wait for unattempted classes early (paused, capture over: capture-watch.ts). */
+  watch?: VerifyOptions['watch'];
 }
 
 /** What the VERIFY round gave, each verdict read by the rule, in the order changed, then checks. */
@@ -91,6 +93,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     timeoutMs: input.verifyTimeoutMs,
     ...(input.onProgress === undefined ? {} : { onProgress: input.onProgress }),
     ...(input.signal === undefined ? {} : { signal: input.signal }),
+    ...(input.watch === undefined ? {} : { watch: input.watch }),
   });
   const asked = [...polled, ...once, ...notWatched];
   const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
@@ -120,15 +123,9 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   return { ...report, verdicts, checked: once.length };
 }
 
-/** The verdict of a class the agent cannot reload: its folder is not watched. */
-function notWatchedVerdict(change: ClassChange, dir: string): ClassVerdict {
-  return {
-    className: change.className,
-    path: change.path,
-    sha256: change.after!,
-    status: 'not-watched',
-    detail: `the agent does not watch ${dir}: this change never reloads`,
-  };
+/** The verdict of a class the agent cannot reload, and why (its folder is not watched, its name excluded). */
+function notWatchedVerdict(change: ClassChange, why: string): ClassVerdict {
+  return { className: change.className, path: change.path, sha256: change.after!, status: 'not-watched', detail: why };
 }
 
 function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget {

@@ -6,7 +6,7 @@
  * change repeats, the time names two instants and the range covers both. macOS `ps` has no
  * session id (its `sess` is a kernel pointer), so `sid` is undefined here.
  */
-import { startRange, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+import { startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -49,6 +49,16 @@ export function parseLsofCwd(text: string): string | undefined {
   const fd = lines.indexOf('fcwd');
   const name = fd < 0 ? undefined : lines.slice(fd + 1).find((line) => line.startsWith('n'));
   return name === undefined || name.length < 2 ? undefined : name.slice(1);
+}
+
+/** `ps -ww -o args= -p <pid>`: the arguments joined by spaces, split again on whitespace. */
+export async function darwinCommandLine(pid: number, host: ProcHost): Promise<CommandLine | undefined> {
+  const out = await host.run('ps', ['-ww', '-o', 'args=', '-p', String(pid)]);
+  const args = out
+    ?.trim()
+    .split(/\s+/)
+    .filter((arg) => arg !== '');
+  return args === undefined || args.length === 0 ? undefined : { args, exact: false, env: undefined };
 }
 
 export async function darwinCwd(pid: number, host: ProcHost): Promise<string | undefined> {

@@ -33,6 +33,16 @@ export interface ProcessInfo {
   start: StartTime | undefined;
 }
 
+/** A process's argument vector and environment, as far as this platform shows them. */
+export interface CommandLine {
+  /** The arguments, the program first. */
+  args: string[];
+  /** Each argument as the process got it (Linux); false where they were joined by spaces and split again (macOS `ps`). */
+  exact: boolean;
+  /** Its environment when it started (Linux `/proc/<pid>/environ`), or undefined where it cannot be read. */
+  env: Record<string, string> | undefined;
+}
+
 /** The machine the facts are read from: the real one (`localHost`) or a recorded one in tests. */
 export interface ProcHost {
   readonly platform: NodeJS.Platform;

@@ -9,7 +9,7 @@
  * at most about 11 ms: one tick, one uptime step and one ms of `Date.now()`.
  */
 import os from 'node:os';
-import { startRange, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+import { startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 /** The fields of `/proc/<pid>/stat` this module uses. */
 export interface LinuxStat {
@@ -151,6 +151,23 @@ export async function linuxStartTime(pid: number, host: ProcHost): Promise<Start
 
 export function linuxCwd(pid: number, host: ProcHost): string | undefined {
   return host.readLink(`/proc/${pid}/cwd`);
+}
+
+/** `/proc/<pid>/environ`: NUL-separated `NAME=value` entries (an entry without `=` is skipped). */
+function parseEnviron(text: string | undefined): Record<string, string> | undefined {
+  if (text === undefined) return undefined;
+  const env: Record<string, string> = {};
+  for (const entry of text.split('\0')) {
+    const eq = entry.indexOf('=');
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return env;
+}
+
+export function linuxCommandLine(pid: number, host: ProcHost): CommandLine | undefined {
+  const text = host.readText(`/proc/${pid}/cmdline`);
+  if (text === undefined) return undefined;
+  return { args: parseCmdline(text), exact: true, env: parseEnviron(host.readText(`/proc/${pid}/environ`)) };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * Facts about processes on this machine: when one started, its working directory, and the
- * members of a process group. Used to tell the JVM behind an agent apart from another process
+ * Facts about processes on this machine: when one started, its working directory, its command
+ * line and environment, and the members of a process group. Used to tell the JVM behind an agent apart from another process
  * that reuses its pid, and to see whether a build's process group is still running.
  *
  * Read-only by design: nothing here sends a signal. Processes come and go while they are
@@ -13,12 +13,12 @@
  * Every function takes an optional `ProcHost` (default: this machine) so tests can replay
  * recorded outputs.
  */
-import { darwinCwd, darwinScan, darwinStartTime } from './proc-darwin.js';
-import { isProcessId, localHost, startsMatch, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
-import { linuxCwd, linuxScan, linuxStartTime } from './proc-linux.js';
+import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime } from './proc-darwin.js';
+import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime } from './proc-linux.js';
 import { windowsStartTime } from './proc-windows.js';
 
-export { localHost, startRange, startsMatch, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 /**
  * When process `pid` started, or undefined when it is not visible here (gone, another user's
@@ -43,6 +43,18 @@ export async function processCwd(pid: number, host: ProcHost = localHost): Promi
   if (!isProcessId(pid)) return undefined;
   if (host.platform === 'linux') return linuxCwd(pid, host);
   if (host.platform === 'darwin') return darwinCwd(pid, host);
+  return undefined;
+}
+
+/**
+ * The command line and starting environment of process `pid`, or undefined when it is not
+ * visible here or the platform cannot tell (Windows). On macOS `ps` prints the arguments
+ * joined by spaces, so an argument holding a space reads as two; there is no environment.
+ */
+export async function processCommandLine(pid: number, host: ProcHost = localHost): Promise<CommandLine | undefined> {
+  if (!isProcessId(pid)) return undefined;
+  if (host.platform === 'linux') return linuxCommandLine(pid, host);
+  if (host.platform === 'darwin') return darwinCommandLine(pid, host);
   return undefined;
 }
 

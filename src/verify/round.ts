@@ -13,7 +13,7 @@ import { AgentConnectionError, type AgentConnection } from '../agent/connection.
 import { newToken, verifyLine, type AgentEvent } from '../agent/protocol.js';
 import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
 import { judge, matchReceipt, mismatchDetail, REPLY_PREFIX } from './receipt.js';
-import type { VerifyOptions, VerifyTarget } from './types.js';
+import type { StopRule, VerifyOptions, VerifyTarget } from './types.js';
 
 /** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
 const REPLY_TIMEOUT_MS = 1000;
@@ -26,6 +26,8 @@ interface Slot {
   target: VerifyTarget;
   delayMs: number;
   last?: VerifyReceipt;
+  /** When `last` came (`performance.now()`). */
+  answeredAt?: number;
   final?: ClassVerdict;
 }
 
@@ -51,6 +53,8 @@ export class VerifyRound {
   private readonly awaited: number;
   private awaitedFinal = 0;
   private resolve: (report: VerifyReport) => void = () => undefined;
+  private unwatch: () => void = () => undefined;
+  private stopRule: StopRule | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private sweep: NodeJS.Timeout | undefined;
   private readonly onAbort = (): void => this.finish('interrupted', () => 'interrupted before a final receipt');
@@ -80,6 +84,7 @@ export class VerifyRound {
       );
       if (signal?.aborted) return this.onAbort();
       signal?.addEventListener('abort', this.onAbort, { once: true });
+      if (this.options.watch !== undefined) this.unwatch = this.options.watch((rule) => this.stopUnattempted(rule));
       // The router: one listener for all replies, until finish() aborts it. It never "matches".
       this.connection
         .waitFor((event) => this.route(event), 'VERIFY_RESULT replies', timeoutMs + REPLY_TIMEOUT_MS, this.router.signal)
@@ -102,6 +107,7 @@ export class VerifyRound {
     clearInterval(this.sweep);
     this.router.abort();
     this.pending.clear();
+    this.unwatch();
     this.options.signal?.removeEventListener('abort', this.onAbort);
     for (const slot of this.slots) slot.final ??= verdict(slot, rest, detail(slot));
     this.resolve({
@@ -135,6 +141,27 @@ export class VerifyRound {
     }
   }
 
+  /** Stops the wait by `rule` (see VerifyOptions.watch): for every class already answered since `sinceMs`, and every later answer. */
+  private stopUnattempted(rule: StopRule): void {
+    this.stopRule = rule;
+    for (const slot of this.slots) {
+      if (this.done) return;
+      this.stopIfUnattempted(slot);
+    }
+  }
+
+  /** Settles `slot` by the stop rule when its latest answer (since the rule's time) shows no attempt of its bytes. */
+  private stopIfUnattempted(slot: Slot): boolean {
+    const rule = this.stopRule;
+    const last = slot.last;
+    if (rule === undefined || last === undefined || slot.final !== undefined) return false;
+    if ((!rule.all && slot.target.once === true) || (slot.answeredAt ?? 0) < rule.sinceMs) return false;
+    // A mismatch naming earlier bytes is "not captured yet": no attempt with these bytes either.
+    const unattempted = last.status === 'not_observed' || (last.status === 'mismatch' && judge(last, slot.target) === 'poll');
+    if (unattempted) this.settle(slot, rule.status, rule.detail);
+    return unattempted;
+  }
+
   /** Asks `slot` again after its poll delay, unless its settle time has passed. */
   private later(slot: Slot): void {
     const settleBy = slot.target.settleByMs;
@@ -158,6 +185,7 @@ export class VerifyRound {
 
   private handle(slot: Slot, receipt: VerifyReceipt): void {
     slot.last = receipt;
+    slot.answeredAt = performance.now();
     if (receipt.sessionId !== this.options.sessionId) {
       this.sessionChangedTo = receipt.sessionId;
       const was = this.options.sessionId;
@@ -165,6 +193,7 @@ export class VerifyRound {
       return;
     }
     const next = judge(receipt, slot.target);
+    if (next === 'poll' && this.stopIfUnattempted(slot)) return;
     if (next === 'poll') this.later(slot);
     else if (next === 'mismatch') this.settle(slot, 'mismatch', mismatchDetail(receipt));
     else if (next === 'not-observed')
@@ -182,6 +211,7 @@ export class VerifyRound {
     const receipt = matchReceipt(event.message, token, request.slot.target);
     if (receipt === undefined) return false; // malformed: presumed lost when it times out
     this.pending.delete(token);
+    if (request.slot.final !== undefined) return false; // settled meanwhile from outside the round
     try {
       this.handle(request.slot, receipt);
     } catch (error) {

@@ -1,4 +1,6 @@
 /** What a VERIFY round is asked about and how (verify.ts). Times in ms. */
+import type { VerdictStatus } from '../outcome/facts.js';
+
 /** A class to verify: its binary name and the SHA-256 of its bytes after the build. */
 export interface VerifyTarget {
   className: string;
@@ -32,4 +34,23 @@ export interface VerifyOptions {
   window?: number;
   /** Receipt capacity of the agent (default 512, the agent's: agent/limits.ts). */
   capacity?: number;
+  /**
+   * Ends the wait for the classes the agent has not attempted, from outside the round (what the
+   * agent's state shows: paused, or its capture over): called once at the start with `stop`.
+   * From then on, a class not final whose receipt, answered at `sinceMs` (`performance.now()`)
+   * or later, shows no attempt of its bytes (`not_observed`, or a mismatch naming earlier bytes)
+   * gets the verdict `status` with `detail`; only the classes of this build's capture (not those
+   * asked once) unless `all`. Returns what ends the watching.
+   */
+  watch?: (stop: (rule: StopRule) => void) => () => void;
+}
+
+/** When a VERIFY round stops waiting for unattempted classes (see {@link VerifyOptions.watch}). */
+export interface StopRule {
+  status: VerdictStatus;
+  detail: string;
+  /** Classes asked once too. */
+  all: boolean;
+  /** Only answers from this `performance.now()` on count. */
+  sinceMs: number;
 }

@@ -24,8 +24,14 @@ export interface VerdictScope {
   skipped?: number;
   /** Of `skipped`, those that are not `package-info`/`module-info` (which never reload): they leave the round unproven. */
   unprovable?: number;
-  /** A build's class output directories the agent does not watch, and the `watchDirs=` value that adds them (for `not-watched` verdicts). */
-  unwatched?: { dirs: string[]; watchDirs: string };
+  /**
+   * For `not-watched` verdicts: the class output directories the agent does not watch, the
+   * `watchDirs=` value that adds them (when all it watches is known), and the `excludePatterns`
+   * that skip the other classes.
+   */
+  unwatched?: { dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] };
+  /** The agent's file watcher was still starting after the round (DOCTOR): what timed out reloads when it starts. */
+  watcherStarting?: boolean;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -62,6 +68,8 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
   }
   const restart = verdicts.filter((v) => v.status === 'restart-required').length;
   const notWatched = verdicts.filter((v) => v.status === 'not-watched').length;
+  const paused = verdicts.filter((v) => v.status === 'paused').length;
+  const timedOut = verdicts.filter((v) => v.status === 'timeout').length;
   const shortfall =
     report.sessionChangedTo !== undefined
       ? ({ kind: 'restarted' } as const)
@@ -69,10 +77,14 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
         ? ({ kind: 'connection-lost', found: scope.found } as const)
         : report.capacityLimited
           ? ({ kind: 'capacity', capacity: report.capacity } as const)
-          : notWatched > 0 && scope.unwatched !== undefined
-            ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
-            : restart > 0
-              ? ({ kind: 'restart-required', classes: restart } as const)
-              : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
+          : paused > 0
+            ? ({ kind: 'paused', classes: paused } as const)
+            : timedOut > 0 && scope.watcherStarting === true
+              ? ({ kind: 'watcher-starting', classes: timedOut } as const)
+              : notWatched > 0 && scope.unwatched !== undefined
+                ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
+                : restart > 0
+                  ? ({ kind: 'restart-required', classes: restart } as const)
+                  : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
   return { reason: 'verify-incomplete', ...counts, shortfall };
 }

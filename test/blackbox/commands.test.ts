@@ -58,7 +58,12 @@ describe('doctor', () => {
     expect(run.stdout).toMatch(/^supports\s+owned builds yes · VERIFY yes · SCAN yes$/m);
     expect(run.stdout).toMatch(new RegExp(`^  watched\\s+${escape(p.classes)}$`, 'm'));
     expect(run.stdout).toContain('1 of 1 class output directory here watched');
-    expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['DOCTOR']);
+    // DOCTOR, then RELOAD status: whether reloads are paused.
+    expect(agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '))).toEqual([
+      expect.stringMatching(/^DOCTOR /),
+      'RELOAD status',
+    ]);
+    expect(run.stdout).toMatch(/^reloads\s+automatic$/m);
   });
 
   it('flags a class output directory the agent does not watch', async () => {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentClassDirs, agentView, isForeignAgent, missingWatchedDirs, watchCoverage } from '../../src/classes/coverage.js';
+import { agentClassDirs, agentView, classWatched, isForeignAgent, missingWatchedDirs, watchCoverage } from '../../src/classes/coverage.js';
 import { findClassDirs } from '../../src/classes/dirs.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
@@ -63,6 +63,73 @@ describe('agentView', () => {
     expect(isForeignAgent(agentView(doctor([path.join(other, 'target', 'classes')], other, true), []), [project], classes)).toBe(false);
     expect(isForeignAgent(agentView(doctor([path.join(other, 'target', 'classes')], project), []), [project], classes)).toBe(false);
     expect(isForeignAgent(agentView(doctor([classes[0]!], other), []), [project], classes)).toBe(false);
+    // Its options say it watches nothing (every watchDirs= entry missing): nothing says whose it is.
+    const nothing = { roots: [], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false };
+    expect(isForeignAgent(agentView(doctor([], other), [], nothing), [project], classes)).toBe(false);
+  });
+});
+
+describe("DOCTOR's registrations, the JVM's options and the sample's order", () => {
+  it('a whole sample of registrations: its roots are the folders whose parent is not registered, without the derived resources folder', () => {
+    const dir = tempDir();
+    const classes = path.join(dir, 'target', 'classes');
+    const resources = path.join(dir, 'src', 'main', 'resources');
+    const listed = [
+      classes,
+      path.join(classes, 'com'),
+      path.join(classes, 'com', 'acme'),
+      resources,
+      path.join(resources, 'static'),
+    ].sort();
+    const view = agentView(doctor(listed, dir), []);
+    expect(view).toMatchObject({ complete: true, from: 'doctor' });
+    expect(view.watched.map((w) => w.local)).toEqual([classes]);
+    // A new package folder the build makes lies under the root: watched.
+    expect(classWatched(view, path.join(classes, 'org', 'new', 'B.class'))).toBe(true);
+    expect(classWatched(view, path.join(dir, 'lib', 'target', 'classes', 'a', 'C.class'))).toBe(false);
+  });
+
+  it("the JVM's options decide first, excludePatterns included; autoCompile leaves everything unknown", () => {
+    const dir = tempDir();
+    const app = path.join(dir, 'app', 'target', 'classes');
+    const lib = path.join(dir, 'lib', 'target', 'classes');
+    const truncated = doctor([path.join(dir, 'app', 'src')], dir, true);
+    const view = agentView(truncated, [], { roots: [app], from: 'watchDirs', excludePatterns: ['*Test.class'], autoCompile: false });
+    expect(view).toMatchObject({ complete: true, from: 'options' });
+    expect(watchCoverage([app, lib], view).map((c) => c.watched)).toEqual([true, false]);
+    expect(classWatched(view, path.join(app, 'a', 'ATest.class'))).toEqual({ excludedBy: '*Test.class' });
+    expect(classWatched(view, path.join(lib, 'a', 'B.class'))).toBe(false);
+    const compiling = agentView(truncated, [], { roots: [app], from: 'watchDirs', excludePatterns: [], autoCompile: true });
+    expect(watchCoverage([app, lib], compiling).map((c) => c.watched)).toEqual([null, null]);
+    expect(classWatched(compiling, path.join(lib, 'a', 'B.class'))).toBeNull();
+  });
+
+  it('a truncated sample: a folder that, with every folder above it, sorts at or before its last entry and is not listed is not registered', () => {
+    const dir = tempDir();
+    const listed = Array.from({ length: 8 }, (_, i) => path.join(dir, 'm', 'target', 'classes', `p${i}`));
+    const view = agentView({ ...doctor(listed, dir, true), watchedDirectoryCount: 30 }, []);
+    expect(view).toMatchObject({ complete: false, from: 'sample' });
+    // "a" sorts before "m": not registered. "z" sorts after the last: unknown. Listed: watched.
+    expect(classWatched(view, path.join(dir, 'a', 'target', 'classes', 'x', 'A.class'))).toBe(false);
+    expect(classWatched(view, path.join(dir, 'z', 'target', 'classes', 'x', 'A.class'))).toBeNull();
+    expect(classWatched(view, path.join(dir, 'm', 'target', 'classes', 'p3', 'A.class'))).toBe(true);
+    // Class output directories are judged alike.
+    expect(watchCoverage([path.join(dir, 'a', 'classes'), path.join(dir, 'z', 'classes')], view).map((c) => c.watched)).toEqual([
+      false,
+      null,
+    ]);
+    // Through --path-map: the order is the agent's paths'.
+    const mapped = agentView({ ...doctor(['/app/m/x', '/app/m/y'], '/app', true), watchedDirectoryCount: 9 }, [
+      { agent: '/app', local: dir },
+    ]);
+    expect(classWatched(mapped, path.join(dir, 'a', 'A.class'))).toBe(false);
+    expect(classWatched(mapped, path.join(dir, 'n', 'A.class'))).toBeNull();
+  });
+
+  it('a watcher still starting lists nothing, and says nothing', () => {
+    const view = agentView({ ...doctor([], '/'), watcherState: 'starting' }, []);
+    expect(view).toMatchObject({ complete: false, from: 'none' });
+    expect(classWatched(view, '/p/target/classes/a/A.class')).toBeNull();
   });
 });
 

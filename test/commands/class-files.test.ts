@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { declaredClassName } from '../../src/classes/classfile.js';
 import { ClassPathError, collectClassFiles } from '../../src/commands/verify.js';
-import { watchCoverage } from '../../src/classes/coverage.js';
+import { watchCoverage, type AgentView } from '../../src/classes/coverage.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 /** A minimal class file declaring `internalName`, with a long constant first (it takes two slots). */
@@ -85,7 +85,16 @@ describe('collectClassFiles', () => {
 describe('watchCoverage', () => {
   it('is true for the directory, an ancestor or a descendant; false, or unknown when the sample is incomplete', () => {
     const dirs = ['/p/target/classes', '/p/build/classes/java/main', '/q/out'];
-    const view = (locals: string[], complete: boolean) => ({ watched: locals.map((local) => ({ local })), complete });
+    const view = (locals: string[], complete: boolean): AgentView => ({
+      watched: locals.map((local) => ({ reported: local, local, real: local, here: 'missing' as const })),
+      complete,
+      from: complete ? 'options' : 'sample',
+      sample: [],
+      excludePatterns: [],
+      autoCompile: false,
+      workingDirectory: '/p',
+      map: [],
+    });
     expect(watchCoverage(dirs, view(['/p/target/classes', '/p/build'], true)).map((c) => c.watched)).toEqual([true, true, false]);
     expect(watchCoverage(dirs, view(['/p/target/classes/com'], false)).map((c) => c.watched)).toEqual([true, null, null]);
   });

@@ -64,10 +64,12 @@ describe('class output directories from the agent', { timeout: REAL_BUILD_TIMEOU
     // A second watched folder that exists only where the agent runs (another mount): not here.
     const elsewhere = tempDir('reclazz-test-elsewhere-');
     fs.mkdirSync(path.join(elsewhere, 'classes'));
+    // Its JVM's options are not readable here (attached at run time), so DOCTOR's list decides.
     const agent = await agentFor({
       portFile: path.join(dir, '.reclazz', 'agent.port'),
       watchDirs: [out, path.join(elsewhere, 'classes')],
       pathMap: { '/srv/other': elsewhere },
+      agentOn: 'attached',
     });
     write('Hello, edited');
     const run = await runCli(['--verbose', '--', ...javac], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
@@ -75,6 +77,43 @@ describe('class output directories from the agent', { timeout: REAL_BUILD_TIMEOU
     expect(run.stderr).toContain('the agent watches 1 directory not here: /srv/other/classes');
     expect(run.exitCode).toBe(0);
     expect(verified(agent)).toEqual([classEntry(out, 'com.acme.Greeter')]);
+  });
+});
+
+describe("the agent's real DOCTOR list: a truncated sample of registrations", { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
+  /** The maven-app fixture with 8 resource folders: they sort before target/classes, which DOCTOR then does not list. */
+  async function withResources(): Promise<{ dir: string; classes: string }> {
+    const app = await mavenApp();
+    for (let i = 0; i < 8; i++) fs.mkdirSync(path.join(app.dir, 'src', 'main', 'resources', `r${i}`), { recursive: true });
+    return app;
+  }
+
+  it("by the agent's class-path rule read from its command line, and by DIAGNOSE without it: the build is proven either way", async () => {
+    const { dir, classes } = await withResources();
+    const portFile = path.join(dir, '.reclazz', 'agent.port');
+    // A bare -javaagent: the agent watches the class path's target/classes.
+    const agent = await agentFor({ portFile, watchDirs: [classes], agentArgs: '', classPath: [classes, path.join(dir, 'lib', 'dep.jar')] });
+    const doctor = await runCli(['doctor', '--json'], { cwd: dir });
+    const result = JSON.parse(doctor.stdout) as {
+      doctor: { watchSampleTruncated: boolean; watchedDirectories: string[] };
+      watchedFrom: string;
+    };
+    expect(result.doctor.watchSampleTruncated).toBe(true);
+    expect(result.doctor.watchedDirectories).not.toContain(classes);
+    expect(result.watchedFrom).toBe('options');
+    await editGreeting(dir, 'Hello from the class path');
+    const run = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(verified(agent)).toContain(classEntry(classes, 'com.acme.Greeter'));
+    expect(sent(agent, 'DIAGNOSE')).toBe(false);
+    await agent.stop();
+
+    const attached = await agentFor({ portFile, watchDirs: [classes], agentOn: 'attached' });
+    await editGreeting(dir, 'Hello, attached');
+    const second = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(sent(attached, 'DIAGNOSE')).toBe(true);
+    expect(verified(attached)).toContain(classEntry(classes, 'com.acme.Greeter'));
   });
 });
 
@@ -162,8 +201,8 @@ describe("another app's agent behind this project's port file", { timeout: REAL_
     );
   });
 
-  it('with a truncated sample: a warning, and the build runs', async () => {
-    const { dir, other, agent } = await staleProject({ forceWatchSampleTruncated: true });
+  it('with a truncated sample and no command line to read: a warning, and the build runs', async () => {
+    const { dir, other, agent } = await staleProject({ forceWatchSampleTruncated: true, agentOn: 'attached' });
     const run = await runCli(['--no-verify', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(
       `warning: the agent runs in ${other}, outside this project, and none of the watched directories it lists is this project's`,

@@ -132,6 +132,32 @@ describe('runFakeAgentCli', () => {
     await expect(LineClient.connect(late.port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     await late.listening;
     expect((await doctor(await connected(late), 'd')).verifySupported).toBe(true);
+    const staged = (
+      await run([
+        '--port-file', join(tempDir(), 'agent.port'), '--starting-ms', 'forever', '--verify-wired-ms', '0',
+        '--watcher-start-ms', 'forever', '--scan-timeout-ms', '100',
+      ])
+    ).agent;
+    expect(await doctor(await connected(staged), 'd')).toMatchObject({ verifySupported: true, buildOwnershipSupported: false });
+    staged.finishStarting();
+    expect(await doctor(await connected(staged), 'd')).toMatchObject({ buildOwnershipSupported: true, watcherState: 'starting' });
+  });
+
+  it("passes the agent's options and the stand-in's command line through", async () => {
+    const dir = tempDir();
+    writeClass(dir, 'p/ATest.class', 'v1');
+    const { agent } = await run([
+      '--port-file', join(tempDir(), 'agent.port'), '--watch', dir, '--exclude-pattern', '*Test.class',
+      '--agent-args', `watchDirs=${dir},excludePatterns=*Test.class`, '--class-path', join(dir, 'lib.jar'), '--agent-on', 'JAVA_TOOL_OPTIONS',
+    ]);
+    const environ = readFileSync(`/proc/${agent.jvm!.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContainEqual(expect.stringMatching(new RegExp(`^JAVA_TOOL_OPTIONS=-javaagent:\\S+=watchDirs=${dir},excludePatterns=\\*Test\\.class$`)));
+    expect(readFileSync(`/proc/${agent.jvm!.pid}/cmdline`, 'utf8').split('\0')).toContain(join(dir, 'lib.jar'));
+    const client = await connected(agent);
+    const v2 = writeClass(dir, 'p/ATest.class', 'v2');
+    client.send('SCAN');
+    await until(() => agent.captures === 1);
+    expect((await client.verify('v', 'p.ATest', v2)).status).toBe('not_observed');
   });
 
   it('passes the batch, watcher and slot switches through', async () => {

@@ -41,10 +41,11 @@ describe('DOCTOR', () => {
       workingDirectory: realpathSync(process.cwd()),
       watcherState: 'watching',
       buildHold: 'none',
+      // A watched directory missing at start is never watched, and is no registration (agent SpringBootContext, FileWatcher).
       watchedDirectoryCount: 2,
-      unwatchableDirectoryCount: 1,
+      unwatchableDirectoryCount: 0,
       watchSampleTruncated: false,
-      watchedDirectories: dirs,
+      watchedDirectories: [...dirs].sort(),
       buildOwnershipSupported: true,
       verifySupported: true,
       scanSupported: true,
@@ -171,12 +172,15 @@ describe('PENDING, HEALTH, DIAGNOSE', () => {
     a.send('DIAGNOSE Missing');
     a.send('DIAGNOSE bad..name');
     for (const c of [a, b]) {
-      await c.next((e) => e.message.startsWith('Diagnose Missing'));
+      await c.next((e) => e.message.startsWith('Either the build has not run'));
       const infos = c.infos();
       expect(infos).toContain('Pending: 1 class files, 0 actions; paused=false; build hold none');
       expect(infos.some((m) => m.startsWith('Agent 1.4.0-fake healthy; watching 1 directories'))).toBe(true);
-      expect(infos.some((m) => m.startsWith('Diagnose A: applied sha256='))).toBe(true);
-      expect(infos).toContain('Diagnose Missing: no reload receipt in this session');
+      expect(infos).toContain('Reclazz diagnosis for A');
+      expect(infos.some((m) => m.startsWith(`Compiled file: ${join(dir, 'A.class')} (last built `))).toBe(true);
+      expect(infos.some((m) => /^Last attempt \d+s ago: reloaded \(reloaded in \d+ms\), from /.test(m))).toBe(true);
+      expect(infos).toContain('Reclazz diagnosis for Missing');
+      expect(infos).toContain('No compiled .class file for this name under any watched directory.');
       expect(infos.some((m) => m.includes('bad..name'))).toBe(false);
     }
   });

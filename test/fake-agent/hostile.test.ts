@@ -96,9 +96,10 @@ describe('each switch taints one kind of field', () => {
     client.send('HEALTH');
     client.send('PENDING');
     client.send('DIAGNOSE A');
-    await client.next((e) => e.message.startsWith('Diagnose A'));
+    await client.next((e) => e.message.startsWith('Reclazz has not attempted'));
     const infos = client.infos();
-    expect(infos).toHaveLength(4);
+    // HEALTH, PENDING (2 lines), and DIAGNOSE: its header, the compiled file, the load state, the last attempt.
+    expect(infos).toHaveLength(7);
     for (const line of infos) expect(line.endsWith(P)).toBe(true);
   });
 

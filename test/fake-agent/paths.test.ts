@@ -14,8 +14,9 @@ describe('container paths (pathMap)', () => {
     const client = await clientOf(agent);
     expect(await doctor(client, 'd')).toMatchObject({
       workingDirectory: '/app',
-      watchedDirectories: ['/app/target/classes'],
-      watchedDirectoryCount: 1,
+      // Every folder under the watched directory is a registration (agent FileWatcher.registerRecursive).
+      watchedDirectories: ['/app/target/classes', '/app/target/classes/com', '/app/target/classes/com/acme'],
+      watchedDirectoryCount: 3,
       watchSampleTruncated: false,
     });
     const v2 = writeClass(classes, 'com/acme/A.class', 'v2');

@@ -20,8 +20,8 @@ describe('still starting', () => {
   it('observed mode: DOCTOR says unwired; BUILD, VERIFY, RELOAD get no reply and change nothing; then it wires itself', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], startingMs: 800 });
     const startedAt = Date.now();
+    const agent = await agentFor({ watchDirs: [dir], startingMs: 800, verifyWiredMs: Infinity });
     const client = await clientOf(agent);
     expect(agent.starting).toBe(true);
     const early = await doctor(client, 'd1');

@@ -44,6 +44,7 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['unowned receipt', { reason: 'old-agent', port: 4711, need: 'owned builds', evidence: 'unowned-receipt' }],
   ['DOCTOR timeout', { reason: 'agent-not-ready', port: 4711, why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000 } }],
   ['no session', { reason: 'agent-not-ready', port: 4711, why: { kind: 'no-session' } }],
+  ['ownership not wired yet', { reason: 'agent-not-ready', port: 4711, why: { kind: 'wiring' }, waitedMs: 30000 }],
   ['no owned builds', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'buildOwnershipSupported' }],
   ['no VERIFY', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'verifySupported', offerNoVerify: true }],
   ['hold busy', { reason: 'hold-busy', waitedMs: 30000 }],
@@ -67,6 +68,37 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['no class dirs', { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot: '/p' } }],
   ['no class files', { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-files', dirs: 1 } }],
   ['restart required', { reason: 'verify-incomplete', applied: 1, total: 2, shortfall: { kind: 'restart-required', classes: 1 } }],
+  ['paused', { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'paused', classes: 2 } }],
+  ['watcher starting', { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'watcher-starting', classes: 1 } }],
+  [
+    'not watched',
+    {
+      reason: 'verify-incomplete',
+      applied: 1,
+      total: 3,
+      shortfall: {
+        kind: 'not-watched',
+        classes: 2,
+        dirs: ['/p/lib/target/classes'],
+        watchDirs: '/p/app/target/classes;/p/lib/target/classes',
+      },
+    },
+  ],
+  [
+    'not watched, excluded or unseen',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 3,
+      shortfall: {
+        kind: 'not-watched',
+        classes: 3,
+        dirs: ['/p/lib/target/classes'],
+        excludedBy: ['*Test.class'],
+        unseen: ['/p/x/classes'],
+      },
+    },
+  ],
   [
     'checked not proven',
     { reason: 'verify-incomplete', applied: 1, total: 3, unchanged: 1, checked: 2, shortfall: { kind: 'not-proven', timedOut: false } },

@@ -130,10 +130,15 @@ export function buildRan(p: Project): boolean {
   return fs.existsSync(p.marker);
 }
 
-/** The agent's received lines (from index `from` on) reduced to verbs: `BUILD started`, `DOCTOR`, `VERIFY`. */
+/**
+ * The agent's received lines (from index `from` on) reduced to verbs: `BUILD started`, `DOCTOR`,
+ * `VERIFY`. `RELOAD status` is left out: a build reads it before every build and while VERIFY
+ * waits, and it changes nothing.
+ */
 function verbs(agent: FakeAgent, from = 0): string[] {
   return agent.received
     .slice(from)
+    .filter((r) => !r.line.startsWith('RELOAD status '))
     .map((r) => (r.line.startsWith('BUILD ') ? r.line.split(' ').slice(0, 2).join(' ') : r.line.split(' ')[0]!));
 }
 

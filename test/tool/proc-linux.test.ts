@@ -8,7 +8,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { groupMembers, isGroupAlive, processCwd, processStartTime, sessionMembers, startsMatch } from '../../src/tool/proc.js';
+import {
+  groupMembers,
+  isGroupAlive,
+  processCommandLine,
+  processCwd,
+  processStartTime,
+  sessionMembers,
+  startsMatch,
+} from '../../src/tool/proc.js';
 import { tempDir } from '../support/cli.js';
 
 const onLinux = process.platform === 'linux';
@@ -86,6 +94,19 @@ describe.runIf(onLinux)('on this Linux machine', () => {
     await once(child, 'exit');
     expect(await processStartTime(pid)).toBeUndefined();
     expect(await processCwd(pid)).toBeUndefined();
+  });
+
+  it("reads a process's command line, each argument whole, and its starting environment", async () => {
+    const child = spawn('sleep', ['30'], {
+      env: { PATH: process.env.PATH, JAVA_TOOL_OPTIONS: '-javaagent:/a b/x.jar=k=v' },
+      argv0: 'my sleep',
+    });
+    await once(child, 'spawn');
+    started.push(child.pid!);
+    const line = await processCommandLine(child.pid!);
+    expect(line).toMatchObject({ args: ['my sleep', '30'], exact: true });
+    expect(line!.env).toMatchObject({ JAVA_TOOL_OPTIONS: '-javaagent:/a b/x.jar=k=v' });
+    expect(await processCommandLine(0)).toBeUndefined();
   });
 
   it('reads the working directory of a process', async () => {

@@ -1,0 +1,46 @@
+/**
+ * What the agent watches, read from its JVM (agent/jvm-options.ts) when that process is
+ * visible here: DOCTOR's `pid` names it, confirmed as for the app's start time (app-start.ts:
+ * its working directory is DOCTOR's `workingDirectory`), then its command line and environment
+ * are read (tool/proc.ts) and the agent's options applied as the agent applies them.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { agentWatch, readJvm, type AgentWatch } from '../agent/jvm-options.js';
+import { toLocal, type PathMapEntry } from '../agent/path-map.js';
+import type { DoctorObserved } from '../outcome/doctor.js';
+import { localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
+import { findAppStart } from './app-start.js';
+
+/**
+ * What the agent of `doctor` watches by its JVM's options, in its own paths; undefined when the
+ * JVM is not visible here, is not confirmed as the agent's, or its options do not say (see
+ * agent/jvm-options.ts `agentWatch`). Never throws.
+ */
+export async function agentWatchOf(
+  doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
+  map: readonly PathMapEntry[],
+  host: ProcHost = localHost,
+): Promise<AgentWatch | undefined> {
+  if (doctor.workingDirectory === '') return undefined;
+  const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
+  try {
+    const start = await findAppStart(doctor.pid, local(doctor.workingDirectory), host);
+    if (start.kind !== 'known') return undefined;
+    const line = await processCommandLine(start.pid, host);
+    if (line === undefined) return undefined;
+    const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
+    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => isDirectory(local(dir)));
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
+    return undefined;
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
