@@ -546,15 +546,20 @@ class FakeAgentServer implements FakeAgent {
     for (const [className, change] of notes) this.report(`Restart required: ${className}: ${change}`);
   }
 
+  /**
+   * HEALTH: the queue line first when held or paused (ReloadQueue.healthLine), then the session
+   * report (SessionReport.lines, health.ts); the watch line only once the watcher is wired.
+   */
   private onHealth(): void {
-    const watched = this.settings.watchDirs.filter(isDirectory).length;
-    this.report(`Agent ${this.settings.agentVersion ?? 'unknown'} healthy; watching ${watched} directories`);
+    const pending = this.reloader.countChanged();
+    const paused = `Automatic reload paused; pending class files=${pending}, pending actions=0`;
     if (this.holdState.kind !== 'none') {
-      this.report(
-        `Build holding ${this.reloader.countChanged()} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`,
-      );
-    }
-    if (this.paused) this.report('Automatic reload paused manually (RELOAD resume to continue)');
+      const since = new Date(this.holdState.sinceMs).toISOString();
+      this.report(`Build holding ${pending} class files since ${since}; waiting for BUILD ok${this.paused ? `. ${paused}` : ''}`);
+    } else if (this.paused) this.report(paused);
+    const watch = this.wired ? { directories: this.settings.watchDirs.filter(isDirectory).length, files: this.reloader.knownFiles } : undefined;
+    const { reloader } = this;
+    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restartNotes.size)) this.report(line);
   }
 
   private onDiagnose(className: string): void {

@@ -174,7 +174,8 @@ describe('PENDING, HEALTH, DIAGNOSE', () => {
       await c.next((e) => e.message.startsWith('Diagnose Missing'));
       const infos = c.infos();
       expect(infos).toContain('Pending: 1 class files, 0 actions; paused=false; build hold none');
-      expect(infos.some((m) => m.startsWith('Agent 1.4.0-fake healthy; watching 1 directories'))).toBe(true);
+      expect(infos.some((m) => /^Reclazz 1\.4\.0-fake, up \d+ seconds?\.$/.test(m))).toBe(true);
+      expect(infos).toContain('1 directory watched, holding 1 file.');
       expect(infos.some((m) => m.startsWith('Diagnose A: applied sha256='))).toBe(true);
       expect(infos).toContain('Diagnose Missing: no reload receipt in this session');
       expect(infos.some((m) => m.includes('bad..name'))).toBe(false);

@@ -98,7 +98,8 @@ describe('each switch taints one kind of field', () => {
     client.send('DIAGNOSE A');
     await client.next((e) => e.message.startsWith('Diagnose A'));
     const infos = client.infos();
-    expect(infos).toHaveLength(4);
+    // HEALTH's five lines (version, nothing reloaded, the watch, no change, no restart), PENDING's two, DIAGNOSE's one.
+    expect(infos).toHaveLength(8);
     for (const line of infos) expect(line.endsWith(P)).toBe(true);
   });
 
