@@ -93,13 +93,13 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
-  const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
+  const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart);
   warnUnwatched(session, before);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
   // What a single ask's not_observed can mean depends on the agent's state before this build (evidence.ts).
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? await quietBefore(session) : undefined;
-  return { found: { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet }, dirs };
+  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
 }
 
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
