@@ -58,13 +58,14 @@ export interface Proof extends VerifyReport {
  * count shows that no receipt can have been evicted. Names the classes PENDING lists as
  * restart-required, re-stats every class found live (a stamp that moved since the scan is
  * `rewritten`, never live), and records in `index` what the answers prove. A class in a directory
- * the agent is known not to watch never reloads, so it is asked once, briefly, not polled to the
- * deadline: an `applied` for its bytes still proves it (DOCTOR's list may name the folder
- * otherwise than here), anything else is `not-watched`. Verdicts come in the order changed, then
+ * the agent is known not to watch never reloads, so a change there is asked once, briefly, not
+ * polled to the deadline: an `applied` for its bytes still proves it (DOCTOR's list may name the
+ * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order changed, then
  * checks, then not watched. Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
-  const asking = (c: ClassChange) => c.verifiable && input.unwatched(c.path) === undefined;
+  // A rewritten file with bytes known live is asked wherever it lies: the same bytes need no reload.
+  const asking = (c: ClassChange) => c.verifiable && (c.keeps !== undefined || input.unwatched(c.path) === undefined);
   const polled = input.changes.changed.filter(asking);
   const once = input.changes.checks.filter(asking);
   const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
