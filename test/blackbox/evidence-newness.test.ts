@@ -57,8 +57,9 @@ describe('a class the app loaded, deleted outside reclazz-build, then rebuilt', 
     await sleep(100); // its reload (20 ms) has ended
     fs.rmSync(classFile(p, 'com.acme.Fresh'));
     const rebuilt = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v2' } }));
-    // The agent's receipt for a class the app had not loaded is never `applied`: what the app runs is unknown.
-    expectNotLive(rebuilt, 'com.acme.Fresh', 'unverified');
+    // The agent's receipt for a class the app had not loaded is never `applied` (`unverified`), and before the
+    // capture of these bytes it names the outside compile's (`mismatch`): what the app runs is unknown.
+    expectNotLive(rebuilt, 'com.acme.Fresh', '(?:unverified|mismatch)');
     const again = await run(p, buildCommand(p));
     expectNotLive(again, 'com.acme.Fresh', 'unverified');
   });
