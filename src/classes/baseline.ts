@@ -7,13 +7,15 @@ import path from 'node:path';
 import type { AppStart } from '../outcome/facts.js';
 import { forSession, type ClassIndex } from './columns.js';
 import { EVIDENCE, firstSeen } from './evidence.js';
-import { wholeBefore } from './history.js';
+import { breakHistories, wholeBefore } from './history.js';
 import { detectChanges } from './snapshot.js';
 
 /** The record before a build. */
 export interface Baseline {
   baseline: ClassIndex;
-  /** The class output directories scanned now (save the baseline when there are any). */
+  /** Save the baseline before the build: it was scanned now, or a folder's history was found broken. */
+  save: boolean;
+  /** The class output directories scanned now. */
   scanned: string[];
   /** The folders that scan could not list. */
   unseen: string[];
@@ -28,14 +30,24 @@ export interface Baseline {
  * moved are hashed), each one live only when at its path since before the app's JVM started
  * (evidence.ts `firstSeen`), each folder whole only when unchanged since then; the caller
  * saves the result before the build starts, so that a run killed mid-build still leaves it.
- * The histories of the folders scanned earlier are checked against their stamps now.
+ * The histories of the folders scanned earlier are checked against their stamps now, unless the
+ * hold has been ours since the record was saved (`heldSince`: a failed build left it held, and
+ * what it wrote is this build's); a folder found no longer whole is recorded so (then `save`).
  * What cannot be read now is named after the build.
  */
-export async function baselineOf(index: ClassIndex, dirs: readonly string[], sessionId: string, appStart: AppStart): Promise<Baseline> {
+export async function baselineOf(
+  index: ClassIndex,
+  dirs: readonly string[],
+  sessionId: string,
+  appStart: AppStart,
+  heldSince = false,
+): Promise<Baseline> {
   const sameSession = index.sessionId === sessionId;
   const toScan = sameSession ? dirs.filter((d) => !index.dirs.includes(d)) : [...dirs];
-  if (sameSession && toScan.length === 0)
-    return { baseline: index, scanned: [], unseen: [], whole: wholeBefore(index.folderHistory, () => false) };
+  if (sameSession && toScan.length === 0) {
+    const whole = wholeBefore(index.folderHistory, () => heldSince);
+    return { baseline: index, save: breakHistories(index.folderHistory, whole), scanned: [], unseen: [], whole };
+  }
   const start = appStart.kind === 'known' ? { startMs: appStart.startMs, errorMs: appStart.errorMs } : undefined;
   const { index: baseline, unreadableDirs } = await detectChanges(sameSession ? index : forSession(index, sessionId), toScan, {
     judge: (file) => {
@@ -44,6 +56,8 @@ export async function baselineOf(index: ClassIndex, dirs: readonly string[], ses
     },
     history: { kind: 'first', start },
   });
-  const fresh = (folder: string) => toScan.some((dir) => folder === dir || folder.startsWith(dir + path.sep));
-  return { baseline, scanned: toScan, unseen: unreadableDirs, whole: wholeBefore(baseline.folderHistory, fresh) };
+  const fresh = (folder: string) => heldSince || toScan.some((dir) => folder === dir || folder.startsWith(dir + path.sep));
+  const whole = wholeBefore(baseline.folderHistory, fresh);
+  breakHistories(baseline.folderHistory, whole);
+  return { baseline, save: true, scanned: toScan, unseen: unreadableDirs, whole };
 }

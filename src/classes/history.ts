@@ -59,6 +59,22 @@ export function wholeBefore(histories: FolderHistories, fresh: (folder: string) 
   return whole;
 }
 
+/**
+ * Records in `histories` (in place) the folders `whole` finds no longer whole, so that the
+ * record saved before a build says so: a build that fails keeps the hold, and the next run takes
+ * what changed under it as its own ({@link wholeBefore} with `fresh` for every folder).
+ * @returns whether any folder was.
+ */
+export function breakHistories(histories: FolderHistories, whole: ReadonlyMap<string, boolean>): boolean {
+  let broken = false;
+  for (const [folder, history] of histories) {
+    if (!history.whole || whole.get(folder) !== false) continue;
+    histories.set(folder, { ...history, whole: false });
+    broken = true;
+  }
+  return broken;
+}
+
 /** True when `a` and `b` hold the same folders with the same stamps and flags. */
 export function sameHistories(a: FolderHistories, b: FolderHistories): boolean {
   if (a.size !== b.size) return false;

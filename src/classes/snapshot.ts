@@ -95,8 +95,10 @@ interface Walk {
  * stamp is the one `base.folders` has for it is not read again: its entries are as they were
  * (see folders.ts); each of its files is still looked at. The work yields to the event
  * loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh) however
- * large the tree. Never throws for the file system. `base` is given away: while no row was
- * added, removed or moved its rows are updated in place, so use the returned index, not `base`.
+ * large the tree. Each folder listed gets its history by `options.history` (history.ts): what
+ * tells whether a class file without a row is new. Never throws for the file system. `base` is
+ * given away: while no row was added, removed or moved its rows are updated in place, so use the
+ * returned index, not `base`.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
  *   sessionId; `base` itself, with the folders of this scan, when no row was added, removed or
  *   moved), whether it differs from `base` as it was, and what could not be read.

@@ -77,4 +77,17 @@ describe('a class new to the JVM', () => {
     expect(added.exitCode, added.stderr).toBe(0);
     expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
   });
+
+  it('written by a build that failed and again by the build that fixed it (the hold kept between them): added', async () => {
+    const { p, agent } = await projectWithAgent();
+    const recorded = await run(p, buildCommand(p));
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    const failed = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-half' }, exit: 1 }));
+    expect(failed.exitCode, failed.stderr).toBe(1);
+    const sent = agent.received.length;
+    const fixed = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v1' } }));
+    expect(fixed.stderr).toMatch(/added\s+com\.acme\.Fresh\b/);
+    expect(fixed.exitCode, fixed.stderr).toBe(0);
+    expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+  });
 });

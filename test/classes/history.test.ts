@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { baselineOf } from '../../src/classes/baseline.js';
 import { emptyIndex } from '../../src/classes/columns.js';
 import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
-import { wholeBefore } from '../../src/classes/history.js';
+import { breakHistories, wholeBefore } from '../../src/classes/history.js';
 import { detectChanges } from '../../src/classes/snapshot.js';
 import type { AppStart } from '../../src/outcome/facts.js';
 import { tempDir, writeClass } from '../support/cli.js';
@@ -94,8 +94,23 @@ describe('between runs and across a build', () => {
     writeClass(classes, 'com.acme.Gone', 'loaded, then removed');
     fs.rmSync(path.join(acme, 'Gone.class'));
     expect(wholeBefore(baseline.folderHistory, () => false).get(acme)).toBe(false);
-    // As this run's own scan found it, it is whole.
+    // As this run's own scan found it (or under a hold kept since the record), it is whole.
     expect(wholeBefore(baseline.folderHistory, (f) => f === acme).get(acme)).toBe(true);
+    // Found broken before a build, it is recorded so: a later run under the same hold keeps that.
+    expect(
+      breakHistories(
+        baseline.folderHistory,
+        wholeBefore(baseline.folderHistory, () => false),
+      ),
+    ).toBe(true);
+    expect(baseline.folderHistory.get(acme)?.whole).toBe(false);
+    expect(wholeBefore(baseline.folderHistory, () => true).get(acme)).toBe(false);
+    expect(
+      breakHistories(
+        baseline.folderHistory,
+        wholeBefore(baseline.folderHistory, () => false),
+      ),
+    ).toBe(false);
   });
 
   it('a folder the build made is as whole as its parent was; one that went away without a whole history takes its parent with it', async () => {
