@@ -6,8 +6,8 @@
  * fails while a document shows something else.
  *
  * What differs from run to run is replaced by fixed stand-ins ({@link normalise}): the
- * project's folder, the port, the pid, UUIDs, durations (also `durationMs` in JSON) and clock
- * times. To add a sample, add a
+ * project's folder, the port, the pid, UUIDs, durations (also `durationMs` in JSON), clock
+ * times, and the agent's uptime and latencies in its HEALTH lines. To add a sample, add a
  * step to {@link recordSamples} and put `<!-- generated: <id> -->` / `<!-- /generated -->`
  * where it goes (CONTRIBUTING.md, "Samples in the documents").
  */
@@ -68,7 +68,14 @@ function normalise(text, facts) {
     .replace(/\b\d+\.\d s\b/g, '2.1 s')
     .replace(/"(durationMs|elapsedMs)":\d+/g, '"$1":12')
     .replace(/\(\d+ms\)/g, '(50ms)')
-    .replace(/reloaded in \d+ms/g, 'reloaded in 50ms');
+    .replace(/reloaded in \d+ms/g, 'reloaded in 50ms')
+    // The agent's HEALTH lines: its uptime, reload latencies and the time since the last change.
+    .replace(/, up \d+ \w+\./g, ', up 9 seconds.')
+    .replace(
+      /Save to reloaded: \d+ms median, \d+ms at the 95th, \d+ms worst/g,
+      'Save to reloaded: 50ms median, 50ms at the 95th, 50ms worst',
+    )
+    .replace(/Last change \d+ \w+ ago\./g, 'Last change 0 seconds ago.');
   // A watch cycle's times, each below a second in ms, else in s.
   const took = '(?:\\d+ ms|\\d+\\.\\d s)';
   return out.replace(new RegExp(` in ${took} \\(build ${took}(, verify ${took})?`, 'g'), (_, verify) =>
@@ -339,14 +346,38 @@ async function recordNotWatched(work, env, facts, cli) {
   }
 }
 
-/** `reclazz-build events` while a build reloads a class, ended with Ctrl-C (SIGINT) after the RELOAD line. */
+/** `reclazz-build events` while a build reloads a class, ended with Ctrl-C (SIGINT) after the RELOAD line and the HEALTH lines the build asked for. */
 async function recordEvents(app, env, facts) {
   const follower = execa(process.execPath, [CLI, 'events'], { cwd: app, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
   await waitFor(follower.stderr, /following agent/, 'events follower');
   const reloaded = waitFor(follower.stdout, /RELOAD .*\n/, 'RELOAD event');
+  // The build asks HEALTH for the agent's count (Maven wrote every class file again): its lines reach every client.
+  const health = waitFor(follower.stdout, /waiting on a restart\.\n/, "HEALTH's last line");
   editGreeting(app, 'Hello again');
   await execa(process.execPath, [CLI, '--quiet', 'mvn', '-q', 'compile'], { cwd: app, env, extendEnv: false, stdin: 'ignore' });
   await reloaded;
+  await health;
   follower.kill('SIGINT');
-  return consoleBlock('reclazz-build events', normalise(String((await follower).all), facts));
+  return consoleBlock('reclazz-build events', normalise(oneHealthTime(String((await follower).all)), facts));
+}
+
+/** A line of the agent's HEALTH answer (its SessionReport), after the event's time and level. */
+const HEALTH_LINE =
+  /^INFO +(Reclazz .*, up |\d+ reloads?: |Nothing has reloaded|Save to reloaded: |None of them was timed|\d+ director(y|ies) watched|No file has changed|Last change |Nothing is waiting|\d+ things? waiting)/;
+
+/** `text` with the lines of one HEALTH answer at the time of its first: the agent writes them one by one, a millisecond or so apart. */
+function oneHealthTime(text) {
+  let first;
+  return text
+    .split('\n')
+    .map((line) => {
+      const time = /^(\d\d:\d\d:\d\d\.\d{3}) (.*)$/.exec(line);
+      if (time === null || !HEALTH_LINE.test(time[2])) {
+        first = undefined;
+        return line;
+      }
+      first ??= time[1];
+      return `${first} ${time[2]}`;
+    })
+    .join('\n');
 }

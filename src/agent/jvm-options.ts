@@ -190,7 +190,7 @@ export interface AgentWatch {
 
 /**
  * What the agent of `jvm` watches, its working directory being `userDir`; `isDir` says whether
- * one of its paths is a directory (through --path-map). Undefined when that cannot be told: its
+ * one of its paths may have been a directory when the agent started (through --path-map). Undefined when that cannot be told: its
  * options were not found, it is SAP Commerce's, or it needs a class path that cannot be read.
  */
 export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: string) => boolean): AgentWatch | undefined {

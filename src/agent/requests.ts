@@ -18,6 +18,13 @@ import {
 
 /** A PENDING line naming a change the agent cannot apply without a restart: `Restart required: <class>: <change>`. */
 const RESTART_LINE = /^Restart required: (\S+): (.+)$/;
+/**
+ * HEALTH's count of what the agent reloaded since it started (its SessionReport, protocol.md "SCAN,
+ * PENDING, HEALTH, DIAGNOSE"): `<R> reload(s): <S> structural, <B> method bodies[, and <F> failure(s)].`
+ */
+const RELOADS_LINE = /^(\d+) reloads?: (\d+) structural, (\d+) method bodies(?:, and (\d+) failures?)?\.$/;
+/** HEALTH's line when nothing has reloaded or failed since the agent started. */
+const NOTHING_RELOADED = 'Nothing has reloaded yet this session.';
 
 /** A DOCTOR answer: observed evidence, the agent's own "unavailable", or a reply that did not parse. */
 export type DoctorAnswer = { kind: 'observed'; doctor: DoctorObserved } | { kind: 'unavailable'; detail: string };
@@ -131,4 +138,37 @@ export async function askRestartRequired(
     return undefined;
   }
   return notes;
+}
+
+/**
+ * Sends `HEALTH`, whose INFO lines go to every client with no token and no end marker (protocol.md
+ * "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR whose reply marks the end of them (as for
+ * {@link askRestartRequired}), and reads the agent's count of reload attempts since it started:
+ * reloads plus failures, each counted per class. Several counts (another client asked too) give
+ * the largest: the count only grows.
+ * @param timeoutMs bound for the DOCTOR reply, in ms.
+ * @returns the count; undefined when no count line came before the marker (an agent without it) or the marker did not come.
+ */
+export async function askReloadCount(connection: AgentConnection, timeoutMs: number, signal?: AbortSignal): Promise<number | undefined> {
+  const token = newToken();
+  let count: number | undefined;
+  try {
+    connection.send('HEALTH');
+    await connection.request(
+      doctorLine(token),
+      (event) => {
+        if (event.level !== 'INFO') return undefined;
+        const line = RELOADS_LINE.exec(event.message);
+        const seen = line !== null ? Number(line[1]) + Number(line[4] ?? 0) : event.message === NOTHING_RELOADED ? 0 : undefined;
+        if (seen !== undefined) count = Math.max(count ?? 0, seen);
+        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
+      },
+      'DOCTOR_RESULT after HEALTH',
+      timeoutMs,
+      signal,
+    );
+  } catch {
+    return undefined;
+  }
+  return count;
 }

@@ -7,6 +7,7 @@
 import type fs from 'node:fs';
 import { EVIDENCE } from './evidence.js';
 import { noFolders, type FolderTable } from './folders.js';
+import type { FolderHistories } from './history.js';
 
 /** Numbers per row in {@link ClassIndex.stamps}: size (bytes), mtimeMs, ctimeMs, inode. */
 export const STAMP_FIELDS = 4;
@@ -48,6 +49,8 @@ export interface ClassIndex {
   history: Map<string, string[]>;
   /** The folders the scan that made this index listed (see {@link FolderTable}). */
   folders: FolderTable;
+  /** What the record knows of each folder's past in this agent session (history.ts): whether a class file without a row is new. */
+  folderHistory: FolderHistories;
 }
 
 /** How many earlier hashes a path keeps in {@link ClassIndex.history}. */
@@ -66,13 +69,14 @@ export function emptyIndex(sessionId: string | null = null): ClassIndex {
     gone: new Uint8Array(0),
     history: new Map(),
     folders: noFolders(),
+    folderHistory: new Map(),
   };
 }
 
 /**
  * `index` for a new agent session `sessionId`: its evidence is void (every row `unknown`), its
- * tombstones and earlier hashes dropped. The stamps and hashes still spare re-hashing files
- * whose stamp did not move.
+ * tombstones, earlier hashes and folder histories dropped. The stamps and hashes still spare
+ * re-hashing files whose stamp did not move.
  */
 export function forSession(index: ClassIndex, sessionId: string): ClassIndex {
   const count = index.paths.length;
@@ -199,8 +203,11 @@ export class IndexBuilder {
     [this.dirOf, this.stamps, this.shas, this.evidence, this.gone] = [dirOf, stamps, shas, evidence, gone];
   }
 
-  /** The index as built, with the folders its scan listed: views on the columns, not copies (the capacity was sized to the base). */
-  finish(folders: FolderTable = noFolders()): ClassIndex {
+  /**
+   * The index as built, with the folders its scan listed and the folder histories it leaves
+   * (none by default): views on the columns, not copies (the capacity was sized to the base).
+   */
+  finish(folders: FolderTable = noFolders(), folderHistory: FolderHistories = new Map()): ClassIndex {
     return {
       sessionId: this.sessionId,
       dirs: this.dirs,
@@ -212,6 +219,7 @@ export class IndexBuilder {
       gone: this.gone.subarray(0, this.count),
       history: this.history,
       folders,
+      folderHistory,
     };
   }
 }
@@ -273,9 +281,9 @@ export class RowSink {
     this.builder!.setGone(this.position - 1);
   }
 
-  /** The new index, with the folders of its scan: the base itself (its columns shared) when no row differed. */
-  finish(folders: FolderTable): ClassIndex {
-    return this.builder?.finish(folders) ?? { ...this.base, dirs: this.dirs, folders };
+  /** The new index, with the folders and folder histories of its scan: the base itself (its columns shared) when no row differed. */
+  finish(folders: FolderTable, folderHistory: FolderHistories): ClassIndex {
+    return this.builder?.finish(folders, folderHistory) ?? { ...this.base, dirs: this.dirs, folders, folderHistory };
   }
 }
 

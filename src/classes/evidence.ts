@@ -1,12 +1,25 @@
 /**
  * The one rule for what is proven live (design "Proof is evidence, not a delta"). A class file
  * counts as live only with evidence from the JVM's side: a VERIFY `applied` for its exact bytes
- * in this agent session, or bytes unchanged since before the app's JVM started. The class index
- * records that evidence per file; what it does not record is checked, never assumed.
+ * in this agent session, or bytes that have been at their path since before the app's JVM
+ * started. The class index records that evidence per file; what it does not record is checked,
+ * never assumed. docs/state.md ("The evidence rule") says it in words.
  *
- * Pure: fed facts, returns decisions. The scan (snapshot.ts) gathers the facts, the run asks
- * VERIFY for what this decides, and {@link judgeOnce} reads a single answer.
+ * - Bytes known to have changed at a path (against the record, or the scan before the build)
+ *   are asked; the start-time rule covers only a file first seen in the agent session, and only
+ *   when nothing shows that it arrived after the JVM started: its own stamp, its link's and
+ *   its folders' ({@link folderBefore}).
+ * - A class file is new to the JVM only when the record shows that its path held no class in
+ *   this agent session: its folder's history is whole (history.ts). Otherwise it is asked.
+ * - Bytes known live whose file was rewritten since (its stamp moved) are asked once: the
+ *   answer keeps the evidence or takes it away ({@link keptBy}).
+ * - A `not_observed` reads as "identical bytes" only while no receipt can have been evicted:
+ *   the agent's HEALTH count of reloads and failures is below its 512 receipts.
+ *
+ * Pure: fed facts, returns decisions. The scan (snapshot.ts, history.ts) gathers the facts, the
+ * run asks VERIFY for what this decides, and {@link judgeOnce} and {@link keptBy} read an answer.
  */
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 
 /** Why a class file's bytes are live, or that they are not known to be (one byte per index row). */
 export const EVIDENCE = {
@@ -14,9 +27,9 @@ export const EVIDENCE = {
   unproven: 0,
   /** VERIFY `applied` for exactly these bytes in this agent session. */
   proven: 1,
-  /** On disk, unchanged (ctime), since before the app's JVM started. */
+  /** At their path, unchanged, since before the app's JVM started (first seen in the session). */
   preStart: 2,
-  /** Added by a build in this session: the JVM loads its current bytes on first use. */
+  /** Written by a build at a path that held no class in this agent session: the JVM loads them on first use. */
   added: 3,
   /** Asked once, `not_observed`, and the agent's watcher had nothing pending: identical bytes rewritten. */
   unchanged: 4,
@@ -24,8 +37,12 @@ export const EVIDENCE = {
   unknown: 5,
 } as const;
 
-/** An {@link EVIDENCE} code. */
-export type Evidence = (typeof EVIDENCE)[keyof typeof EVIDENCE];
+/**
+ * Added to a live code for bytes known live by that code whose file was rewritten since (its
+ * stamp moved): not live until a single ask keeps the code ({@link keptBy}). `RECHECK +
+ * EVIDENCE.preStart` (10) is "at this path since before the JVM started, rewritten since".
+ */
+export const RECHECK = 8;
 
 /** The evidence codes that make a file live. */
 export type LiveEvidence = typeof EVIDENCE.proven | typeof EVIDENCE.preStart | typeof EVIDENCE.added | typeof EVIDENCE.unchanged;
@@ -35,9 +52,15 @@ export function isLive(evidence: number): evidence is LiveEvidence {
   return evidence >= EVIDENCE.proven && evidence <= EVIDENCE.unchanged;
 }
 
-/** True for a valid {@link EVIDENCE} code (an index with another byte is corrupt). */
-export function isEvidence(code: number): code is Evidence {
-  return Number.isInteger(code) && code >= EVIDENCE.unproven && code <= EVIDENCE.unknown;
+/** The live code a {@link RECHECK} code waits to keep, or undefined for any other code. */
+export function recheckOf(evidence: number): LiveEvidence | undefined {
+  const kept = evidence - RECHECK;
+  return isLive(kept) ? kept : undefined;
+}
+
+/** True for a valid evidence code (an index with another byte is corrupt). */
+export function isEvidence(code: number): boolean {
+  return Number.isInteger(code) && ((code >= EVIDENCE.unproven && code <= EVIDENCE.unknown) || recheckOf(code) !== undefined);
 }
 
 /** When the app's JVM started (epoch ms, within ±errorMs), from its process on this machine. */
@@ -46,10 +69,8 @@ export interface StartCut {
   errorMs: number;
 }
 
-/** The times a decision is cut at, epoch ms. */
+/** The times a decision after a build is cut at, epoch ms. */
 export interface Cuts {
-  /** The app's JVM start; undefined when it is unknown (then no file counts as there before it). */
-  appStart?: StartCut;
   /** When this run's build hold was acknowledged: a stamp from before it was not written by this build. */
   holdAtMs: number;
 }
@@ -60,21 +81,25 @@ export interface Cuts {
  */
 export const COARSE_CLOCK_MS = 10;
 
-/** What the record and the disk say about one class file. */
-export interface FileFacts {
+/** What the record and the disk say about one class file (the start-time facts are {@link firstSeen}'s). */
+export interface FileFacts extends FirstSight {
   /** The evidence code of the file's row in the record, or undefined when it has none. */
-  recorded?: Evidence;
+  recorded?: number;
   /** The row is a tombstone: the file was removed earlier in this agent session. */
   gone?: boolean;
   /** The bytes on disk equal the row's (false without a row). */
   sameBytes: boolean;
+  /** The file's stamp is the row's (false without a row, or for a tombstone). */
+  sameStamp: boolean;
   /** The file's ctime, epoch ms. */
   ctimeMs: number;
   /**
-   * The record of this file's folder is this run's own scan from before the build: a file without
-   * a row was absent then. Otherwise the record is an earlier run's, in this agent session.
+   * The record of this file's folder is this run's own scan from before the build, or the folder
+   * was not there then: what differs from it was written during the build.
    */
   scannedBeforeBuild: boolean;
+  /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
+  newInSession: boolean;
 }
 
 /** What a class file needs. */
@@ -85,42 +110,88 @@ export type Decision =
    * Ask VERIFY. `by: 'build'`: this build changed the bytes, so the agent's capture of them may
    * still be coming (poll under the deadline). `by: 'once'`: the bytes were there before this
    * build, so the agent has had its chance (ask once). `liveUnknown`: nothing records what the
-   * app has for this file, so `not_observed` may mean the agent saw identical bytes.
+   * app has for this file, so `not_observed` may mean the agent saw identical bytes. `keeps`:
+   * the bytes are known live by this code, but the file was rewritten since: the answer keeps
+   * it or takes it away ({@link keptBy}).
    */
-  | { kind: 'verify'; by: 'build' | 'once'; liveUnknown: boolean };
+  | { kind: 'verify'; by: 'build' | 'once'; liveUnknown: boolean; keeps?: LiveEvidence };
 
 /**
- * The rule for one class file present after the build (issue 11, "The rule"):
- * - bytes on disk since before the JVM started (ctime before its start, beyond its error) are live;
- * - the row's bytes with live evidence are live; the row's bytes without are asked once;
- * - changed bytes are asked: polled when this build wrote them, asked once when they were there
- *   before it (an outside compile between runs);
- * - a file removed earlier in this session that is back is asked unless it came back with the
- *   live bytes it left with (the app may still have the class loaded);
- * - a file absent before this build and never seen in this session is new to the JVM: live;
- *   without a scan from before the build, one whose ctime is older than the hold was there
- *   before it, and is asked once.
- * A stamp within the clock's coarseness of a cut counts as after it, which errs towards asking.
+ * The rule for one class file present after the build, against the record of this agent
+ * session (the start-time rule is {@link firstSeen}'s, before the build):
+ * - the row's bytes at the row's stamp with live evidence are live;
+ * - the row's live bytes at a stamp that moved (rewritten, or back after a removal) are asked
+ *   once, and the answer keeps the evidence or not;
+ * - other bytes the row has are asked once; changed bytes are asked: polled when this build
+ *   wrote them, asked once when they were there before it (an outside compile between runs);
+ * - a file without a row is new to the JVM only when the record shows its path held no class
+ *   in this session; otherwise it is asked like any other.
+ * A stamp within the clock's coarseness of the hold counts as after it, which errs towards polling.
  */
 export function decide(file: FileFacts, cuts: Cuts): Decision {
-  const start = cuts.appStart;
-  if (start !== undefined && file.ctimeMs < start.startMs - start.errorMs) return live(EVIDENCE.preStart);
   const duringBuild = file.scannedBeforeBuild || file.ctimeMs >= cuts.holdAtMs - COARSE_CLOCK_MS;
-  if (file.recorded === undefined) {
-    return duringBuild ? live(EVIDENCE.added) : ask('once', true);
+  const by = duringBuild ? 'build' : 'once';
+  const { recorded } = file;
+  if (recorded === undefined) return file.newInSession ? live(EVIDENCE.added) : ask(by, true);
+  const known = isLive(recorded) ? recorded : recheckOf(recorded);
+  if (file.sameBytes && known !== undefined) {
+    return file.sameStamp && !file.gone && known === recorded
+      ? live(known)
+      : { kind: 'verify', by: 'once', liveUnknown: false, keeps: known };
   }
-  if (file.sameBytes && isLive(file.recorded)) return live(file.recorded);
-  if (file.gone) return ask(duringBuild ? 'build' : 'once', false);
-  if (file.sameBytes) return ask('once', file.recorded === EVIDENCE.unknown);
-  return ask(duringBuild ? 'build' : 'once', false);
+  if (file.gone || !file.sameBytes) return ask(by, false);
+  return ask('once', recorded === EVIDENCE.unknown);
+}
+
+/** What a scan that sees a class file for the first time in the agent session knows of it. */
+export interface FirstSight {
+  /** The file's ctime (through a symbolic link, the target's), epoch ms. */
+  ctimeMs: number;
+  /** The symbolic link's own ctime when the file is one, else `ctimeMs`. */
+  linkCtimeMs: number;
+  /** Every folder from the file's up to its class output directory passes {@link folderBefore}. */
+  foldersBefore: boolean;
 }
 
 /**
- * The evidence a file gets from a scan made before the build with no record of it: there since
- * before the JVM started, or unknown.
+ * The evidence of a class file first seen in this agent session (no record of it): at its path
+ * since before the JVM started when nothing shows that it arrived later (its ctime, its link's
+ * ctime and its folders, each before the start beyond its error), else unknown.
  */
-export function firstSeen(ctimeMs: number, appStart: StartCut | undefined): typeof EVIDENCE.preStart | typeof EVIDENCE.unknown {
-  return appStart !== undefined && ctimeMs < appStart.startMs - appStart.errorMs ? EVIDENCE.preStart : EVIDENCE.unknown;
+export function firstSeen(file: FirstSight, start: StartCut | undefined): typeof EVIDENCE.preStart | typeof EVIDENCE.unknown {
+  if (start === undefined) return EVIDENCE.unknown;
+  const cut = start.startMs - start.errorMs;
+  return file.ctimeMs < cut && file.linkCtimeMs < cut && file.foldersBefore ? EVIDENCE.preStart : EVIDENCE.unknown;
+}
+
+/** A folder's times, epoch ms (`birthtimeMs` 0 where the file system does not give it). */
+export interface FolderTimes {
+  birthtimeMs: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+/**
+ * Whether a folder was at its path before the JVM started, as far as its stamp tells: unchanged
+ * since (ctime), or born before it and changed since only in its entries (mtime moved with its
+ * ctime: a class added next to the others). A ctime alone moves whenever an entry is added or
+ * removed, so it cannot be the test; but a folder renamed into place (`mv staging out`) or whose
+ * permissions changed keeps its mtime and birth time and moves only its ctime, so that is not
+ * taken. Without a birth time only an unchanged folder counts.
+ */
+export function folderBefore(times: FolderTimes, start: StartCut | undefined): boolean {
+  if (start === undefined) return false;
+  const cut = start.startMs - start.errorMs;
+  return times.ctimeMs < cut || (times.birthtimeMs > 0 && times.birthtimeMs < cut && times.mtimeMs >= cut);
+}
+
+/**
+ * Whether a folder first listed in the agent session has held nothing but what it holds now
+ * since the JVM started: no entry added or removed since (its ctime before the start, beyond its
+ * error). Then every class file it has held in the session is one the listing records.
+ */
+export function wholeSinceStart(ctimeMs: number, start: StartCut | undefined): boolean {
+  return start !== undefined && ctimeMs < start.startMs - start.errorMs;
 }
 
 /**
@@ -129,6 +200,15 @@ export function firstSeen(ctimeMs: number, appStart: StartCut | undefined): type
  * counted in its pending classes yet.
  */
 export const WATCHER_NOTICE_MS = 3000;
+
+/**
+ * Whether a receipt may have been evicted from the agent's ledger: unknown without the agent's
+ * count of reloads and failures since it started (HEALTH), or when it reached the 512 receipts
+ * the ledger keeps. Below that, every class attempted still has its receipt.
+ */
+export function mayBeEvicted(attempts: number | undefined): boolean {
+  return attempts === undefined || attempts >= AGENT_RECEIPT_CAPACITY;
+}
 
 /** What the run knows when it reads a `not_observed` answer to a single ask. */
 export interface OnceContext {
@@ -143,21 +223,44 @@ export interface OnceContext {
   quiet?: { atMs: number };
   /** The file's ctime, epoch ms. */
   ctimeMs: number;
-  /** The agent may have evicted receipts (it has answered for as many classes as it keeps): `not_observed` is then no evidence. */
-  receiptsMayBeEvicted: boolean;
 }
 
 /**
- * Whether a single ask answered `not_observed` leaves the file `unchanged` (live) or not proven:
- * unchanged only when nothing records what the app has, the agent watches the folder, had
- * nothing pending and no hold before this run, the rewrite is old enough for its watcher to
- * have noticed it, and no receipt can have been evicted. Its watcher then saw no change in
- * content (identical bytes, as a Maven recompile of a whole module writes).
+ * Whether a single ask answered `not_observed` may leave the file `unchanged` (live), as far as
+ * the run knew before asking: only when nothing records what the app has, the agent watches the
+ * folder, had nothing pending and no hold before this run, and the rewrite is old enough for its
+ * watcher to have noticed it. Its watcher then saw no change in content (identical bytes, as a
+ * Maven recompile of a whole module writes). The answer counts only while {@link mayBeEvicted}
+ * says no receipt can have been evicted.
  */
 export function judgeOnce(context: OnceContext): 'unchanged' | 'not-observed' {
   const { quiet } = context;
   const noticed = quiet !== undefined && context.ctimeMs <= quiet.atMs - WATCHER_NOTICE_MS;
-  return context.liveUnknown && context.watched && noticed && !context.receiptsMayBeEvicted ? 'unchanged' : 'not-observed';
+  return context.liveUnknown && context.watched && noticed ? 'unchanged' : 'not-observed';
+}
+
+/**
+ * What a single ask of a rewritten file whose bytes are known live by `keeps` leaves it: `applied`
+ * proves them; `not_observed` keeps `keeps` (the agent skips identical bytes: it made no attempt
+ * since), unless a receipt may have been evicted; `unverified` keeps `added` (a class the JVM had
+ * not loaded is never `applied`: protocol.md "VERIFY"); anything else (`mismatch`: the agent's
+ * latest attempt was other bytes; `failed`; `unverified`) takes the evidence away: undefined.
+ */
+export function keptBy(
+  keeps: LiveEvidence,
+  answer: 'applied' | 'not-observed' | 'unverified' | 'other',
+  evicted: boolean,
+): LiveEvidence | undefined {
+  if (answer === 'applied') return EVIDENCE.proven;
+  if (answer === 'not-observed') return evicted ? undefined : keeps;
+  return answer === 'unverified' && keeps === EVIDENCE.added ? keeps : undefined;
+}
+
+/** The evidence a row gets for `decision`: its live code, a live code to keep ({@link RECHECK}), or what a `not_observed` for its bytes would mean. */
+export function evidenceFor(decision: Decision): number {
+  if (decision.kind === 'live') return decision.evidence;
+  if (decision.keeps !== undefined) return RECHECK + decision.keeps;
+  return decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
 }
 
 function live(evidence: LiveEvidence): Decision {

@@ -28,7 +28,7 @@ export async function detectInFolders(
   const rows = [...folders].flatMap((folder) => byFolder.get(folder) ?? []);
   const builder = new IndexBuilder(base.sessionId, base.dirs, rows.length + 8);
   for (const row of rows) builder.copy(base, row, base.dirOf[row]!);
-  const detection = await detectChanges(builder.finish(), dirs, { ...options, folders });
+  const detection = await detectChanges(builder.finish(noFolders(), base.folderHistory), dirs, { ...options, folders });
   const index = mergeRows(base, rows, detection.index, byFolder);
   const untouched = liveRows(base, dirs) - rows.filter((row) => base.gone[row] === 0 && inDirs(base, row, dirs)).length;
   return { ...detection, index, changes: { ...detection.changes, total: detection.changes.total + untouched } };
@@ -71,6 +71,7 @@ function mergeRows(base: ClassIndex, rows: number[], result: ClassIndex, byFolde
     history: new Map(base.history),
     // No folder table: its row ranges would not match the merged rows, so the next full scan reads every folder.
     folders: noFolders(),
+    folderHistory: result.folderHistory,
   };
   base.shas.copy(merged.shas);
   const lookup = added === 0 ? byFolder : new Map(byFolder);

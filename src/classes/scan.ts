@@ -113,6 +113,20 @@ export function statClassFile(file: string): fs.Stats | typeof UNREADABLE | unde
   }
 }
 
+/**
+ * The ctime of a symbolic link itself when `file` is one (a link re-pointed later is younger than
+ * its target), else `stat`'s (the file's, followed); +Infinity when it vanished, which is never
+ * before anything.
+ */
+export function linkCtimeMs(file: string, stat: fs.Stats): number {
+  try {
+    const own = fs.lstatSync(file);
+    return own.isSymbolicLink() ? own.ctimeMs : stat.ctimeMs;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
 /** Every `.class` file below `dir` (absolute paths; symbolic links to files followed); none when it is missing. */
 export function listClassFiles(dir: string): string[] {
   const files: string[] = [];

@@ -13,26 +13,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isVerifiableClassName } from '../agent/protocol.js';
-import type { ClassChange } from '../outcome/facts.js';
 import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
-import { EVIDENCE, isLive, type Decision, type FileFacts } from './evidence.js';
-import { binaryClassName } from './names.js';
+import { EVIDENCE, evidenceFor, isLive, type Decision, type FileFacts } from './evidence.js';
+import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
-import { hashPaced, isUnreadableFolder, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
-
-/** The class files on disk set against the class index, by what each needs (see evidence.ts). */
-export interface ChangeSet {
-  /** Changed by this build and not backed by evidence: to be verified (polled under the deadline). */
-  changed: ClassChange[];
-  /** There before this build and not backed by evidence: to be asked once. */
-  checks: ClassChange[];
-  /** New to the app: absent before this build and not seen earlier in this agent session. */
-  added: ClassChange[];
-  removed: ClassChange[];
-  /** Class files found in the scanned directories. */
-  total: number;
-}
+import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
+import { hashPaced, isUnreadableFolder, linkCtimeMs, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
 
 /** Decides what one class file needs from the facts the scan found (see evidence.ts). */
 type Judge = (file: FileFacts) => Decision;
@@ -40,6 +26,8 @@ type Judge = (file: FileFacts) => Decision;
 /** How {@link detectChanges} judges and what else it looks for. */
 export interface ScanOptions {
   judge: Judge;
+  /** How the folders listed are judged (history.ts). Default: after a build, with no folder known whole before it. */
+  history?: HistoryRule;
   /** Class output directories whose rows in the base are this run's own scan from before the build, or that did not exist then. */
   scannedBeforeBuild?: ReadonlySet<string>;
   /** Folders that scan could not list: a file below one was not seen then, so it is not taken as new. */
@@ -79,6 +67,7 @@ interface Walk {
   /** The new index's rows (copied only once one differs from the base's). */
   rows: RowSink;
   folders: FolderTableBuilder;
+  history: HistoryBuilder;
   /** The base's folders. */
   known: KnownFolders;
   changes: ChangeSet;
@@ -106,8 +95,10 @@ interface Walk {
  * stamp is the one `base.folders` has for it is not read again: its entries are as they were
  * (see folders.ts); each of its files is still looked at. The work yields to the event
  * loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh) however
- * large the tree. Never throws for the file system. `base` is given away: while no row was
- * added, removed or moved its rows are updated in place, so use the returned index, not `base`.
+ * large the tree. Each folder listed gets its history by `options.history` (history.ts): what
+ * tells whether a class file without a row is new. Never throws for the file system. `base` is
+ * given away: while no row was added, removed or moved its rows are updated in place, so use the
+ * returned index, not `base`.
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
  *   sessionId; `base` itself, with the folders of this scan, when no row was added, removed or
  *   moved), whether it differs from `base` as it was, and what could not be read.
@@ -121,6 +112,7 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
     options,
     rows: new RowSink(base, allDirs),
     folders: new FolderTableBuilder(),
+    history: new HistoryBuilder(base.folderHistory, options.history ?? { kind: 'after', before: new Map() }, scanned),
     known: new KnownFolders(base.folders),
     changes: { changed: [], checks: [], added: [], removed: [], total: 0 },
     unreadable: [],
@@ -152,11 +144,13 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   }
   carryOver(walk, new Set(scanned), dirNumber);
   const { changes } = walk;
-  for (const list of [changes.changed, changes.checks, changes.added, changes.removed])
-    list.sort((a, b) => compare(a.className, b.className));
+  sortChanges(changes);
   const { unreadable, unreadableDirs } = walk;
-  const folders = walk.folders.finish();
-  return { changes, index: walk.rows.finish(folders), dirty: walk.dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
+  const only = options.folders;
+  const folderHistory = walk.history.finish(only ? (f) => only.has(f) : (f) => scanned.some((d) => f === d || f.startsWith(d + path.sep)));
+  const dirty = walk.dirty || !sameHistories(base.folderHistory, folderHistory);
+  const index = walk.rows.finish(walk.folders.finish(), folderHistory);
+  return { changes, index, dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
 }
 
 /** Where a folder is: its path, its parent in the new folder table, and its class output directory. */
@@ -181,11 +175,12 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   try {
     stat = fs.statSync(folder);
   } catch (error) {
-    if (isUnreadableFolder(error)) walk.unreadableDirs.push(folder);
+    if (isUnreadableFolder(error)) unlistable(walk, folder);
     return;
   }
   if (!stat.isDirectory()) return;
   const stamp = folderStamp(stat, listedAtMs);
+  walk.history.listed(folder, stat, stamp);
   const known = walk.known.unchanged(folder, stamp);
   const first = walk.rows.position;
   const unlisted: string[] = [];
@@ -204,7 +199,7 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
     try {
       listing = readFolder(folder);
     } catch (error) {
-      if (isUnreadableFolder(error)) walk.unreadableDirs.push(folder);
+      if (isUnreadableFolder(error)) unlistable(walk, folder);
       return;
     }
     // A stamp worth keeping: saved, so the next scan need not read this folder.
@@ -219,6 +214,12 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   unlisted.push(...listing.others);
   const number = walk.folders.add(folder, stamp, place.parent, first, walk.rows.position - first, unlisted.join('/'));
   for (const sub of listing.subfolders) stack.push({ folder: sub, parent: number });
+}
+
+/** A folder that cannot be listed: named, and its history is not whole. */
+function unlistable(walk: Walk, folder: string): void {
+  walk.unreadableDirs.push(folder);
+  walk.history.unreadable(folder);
 }
 
 /** Files other than class files in `folder` written since `resourcesSinceMs`. */
@@ -296,13 +297,17 @@ async function scanMoved(
   const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
   const unseen = walk.options.unseenBefore ?? [];
   const decision = walk.options.judge({
-    ...(row === undefined ? {} : { recorded: base.evidence[row] as FileFacts['recorded'] }),
+    ...(row === undefined ? {} : { recorded: base.evidence[row]! }),
     gone,
     sameBytes,
+    sameStamp: same,
     ctimeMs: stat.ctimeMs,
+    linkCtimeMs: linkCtimeMs(file, stat),
+    foldersBefore: walk.history.foldersBefore(place.folder),
     scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
+    newInSession: row === undefined && walk.history.newIn(place.folder),
   });
-  const evidence = decision.kind === 'live' ? decision.evidence : decision.liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven;
+  const evidence = evidenceFor(decision);
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
   if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
   const after = sha.toString('hex');
@@ -311,10 +316,11 @@ async function scanMoved(
   walk.rows.put(row, file, dirNo, stat, sha, evidence, history);
   changes.total += 1;
   if (decision.kind === 'verify') {
-    const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ctimeMs: stat.ctimeMs };
-    (decision.by === 'build' ? changes.changed : changes.checks).push(describe(file, dir, facts));
+    const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
+    const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
+    (decision.by === 'build' ? changes.changed : changes.checks).push(classChange(file, dir, facts));
   } else if (decision.evidence === EVIDENCE.added && row === undefined) {
-    changes.added.push(describe(file, dir, { after }));
+    changes.added.push(classChange(file, dir, { after }));
   }
   return true;
 }
@@ -335,16 +341,7 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     }
     walk.rows.next().copy(base, row, dirNumber.get(dir)!);
     walk.dirty = true;
-    walk.changes.removed.push(describe(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    walk.changes.removed.push(classChange(base.paths[row]!, dir, { before: shaHex(base, row) }));
     walk.rows.setLastGone();
   }
-}
-
-function describe(file: string, dir: string, facts: Omit<ClassChange, 'path' | 'className' | 'verifiable'>): ClassChange {
-  const className = binaryClassName(dir, file);
-  return { path: file, className, verifiable: isVerifiableClassName(className), ...facts };
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -5,7 +5,7 @@
  * step in the fake's timeline.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { readdirSync, readFileSync, statSync, type Dirent, type Stats } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /** One class file found by a scan. */
@@ -75,7 +75,7 @@ export function scanClassFiles(
         const path = join(dir, entry.name);
         if (entry.isDirectory()) {
           stack.push(path);
-        } else if (entry.isFile()) {
+        } else if (entry.isFile() || isLinkToFile(entry, path)) {
           const className = binaryName(root, path);
           if (className === null || skip?.(entry.name) === true) continue;
           const read = (): string => {
@@ -94,6 +94,19 @@ export function scanClassFiles(
     for (const path of cache.keys()) if (!seen.has(path)) cache.delete(path);
   }
   return found;
+}
+
+/**
+ * A symbolic link to a class file counts as that file: the agent's watcher takes events and
+ * directory walks by entry name and reads the bytes through the link (FileWatcher.java:
+ * `Files.walkFileTree` visits links as files, `Files.readAllBytes` follows them).
+ */
+function isLinkToFile(entry: Dirent, path: string): boolean {
+  try {
+    return entry.isSymbolicLink() && statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function cachedHash(path: string, cache: Map<string, CachedHash>, readAndHash: () => string): string {

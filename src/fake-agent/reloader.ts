@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
 import { describeHierarchyChange, readHierarchy, type Hierarchy } from './classfile.js';
+import { SessionCounts } from './health.js';
 import { VerifyLedger, receiptText } from './ledger.js';
 import type { PathReporter } from './paths.js';
 import type { FinalStatus } from './types.js';
@@ -60,6 +61,8 @@ export class ClassReloader {
   readonly ledger: VerifyLedger;
   /** Restart-required changes of this session, per class (PENDING). */
   readonly restartNotes = new Map<string, string>();
+  /** What was reloaded and failed since the (re)start, per class attempt (HEALTH). */
+  counts = new SessionCounts();
   /** sha256 of the bytes last admitted, per absolute class file path. */
   private readonly known = new Map<string, string>();
   /** Binary names loaded "by the application": the classes present at (re)start, with their hierarchy when readable. */
@@ -88,6 +91,7 @@ export class ClassReloader {
     this.loaded.clear();
     this.ledger.clear();
     this.restartNotes.clear();
+    this.counts = new SessionCounts();
     this.open.clear();
     for (const file of this.scan(true)) {
       this.known.set(file.path, file.sha256);
@@ -107,6 +111,11 @@ export class ClassReloader {
   /** True when the application loaded `className` at its start. */
   isLoaded(className: string): boolean {
     return this.loaded.has(className);
+  }
+
+  /** Class files whose bytes the agent knows (HEALTH's "holding <n> files"). */
+  get knownFiles(): number {
+    return this.known.size;
   }
 
   /** Number of changed class files; 0 when the scan fails. */
@@ -198,6 +207,9 @@ export class ClassReloader {
       } else {
         detail = `reloaded in ${elapsedMs}ms`;
       }
+      // Counted per class attempt, as the agent's ReloadQueue reports each class of a batch to SessionReport.
+      if (status === 'failed') this.counts.failed();
+      else this.counts.reloaded(elapsedMs);
       // A newer attempt (even with the same bytes), or a forgotten receipt, stays as it is.
       const current = this.ledger.get(attempt.className);
       if (current?.batch === batch.number && current.sha256 === attempt.sha256) {

@@ -646,16 +646,25 @@ class FakeAgentServer implements FakeAgent {
     for (const [className, change] of notes) this.report(`Restart required: ${className}: ${change}`);
   }
 
+  /**
+   * HEALTH: the queue line first when held or paused (ReloadQueue.healthLine), then the session
+   * report (SessionReport.lines, health.ts); the watch line only once the watcher is wired.
+   */
   private onHealth(): void {
-    // The hold or the pause comes first, in the agent's words (ReloadQueue.healthLine).
     const pending = this.reloader.countChanged();
-    const pause = this.paused ? `Automatic reload paused; pending class files=${pending}, pending actions=0` : undefined;
+    const paused = `Automatic reload paused; pending class files=${pending}, pending actions=0`;
     if (this.holdState.kind !== 'none') {
-      const held = `Build holding ${pending} class files since ${new Date(this.holdState.sinceMs).toISOString()}; waiting for BUILD ok`;
-      this.report(pause === undefined ? held : `${held}. ${pause}`);
-    } else if (pause !== undefined) this.report(pause);
-    const watched = this.settings.watchDirs.filter(isDirectory).length;
-    this.report(`Agent ${this.settings.agentVersion ?? 'unknown'} healthy; watching ${watched} directories`);
+      const since = new Date(this.holdState.sinceMs).toISOString();
+      this.report(`Build holding ${pending} class files since ${since}; waiting for BUILD ok${this.paused ? `. ${paused}` : ''}`);
+    } else if (this.paused) this.report(paused);
+    // The watch line once the watcher is constructed (ReclazzAgent wires the health reporter with it);
+    // its directories are the watcher's registrations, none while it is still starting.
+    const watch =
+      this.wiring === 'all'
+        ? { directories: this.watching ? registeredDirectories(this.roots).length : 0, files: this.reloader.knownFiles }
+        : undefined;
+    const { reloader } = this;
+    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restartNotes.size)) this.report(line);
   }
 
   private onDiagnose(className: string): void {

@@ -97,6 +97,11 @@ export interface ClassChange {
   previous?: string[];
   /** Nothing records what the app has for this file: a single ask's `not_observed` may mean identical bytes. */
   liveUnknown?: boolean;
+  /**
+   * The bytes are known live by this evidence code (classes/evidence.ts), but the file was
+   * rewritten since: a single ask's answer keeps it or takes it away.
+   */
+  keeps?: number;
   /** The file's ctime when scanned, epoch ms. */
   ctimeMs?: number;
 }

@@ -134,7 +134,10 @@ export class HumanReporter {
         if (!quiet) {
           const parts = [`${event.changed} changed`, `${event.added} added`, `${event.removed} removed`];
           if (event.notVerifiable > 0) parts.push(`${event.notVerifiable} not verifiable`);
-          const checks = event.checks > 0 ? `; ${event.checks} to check once: no record that the app has their bytes` : '';
+          const checks =
+            event.checks > 0
+              ? `; ${event.checks} to check once: no record that the app has their bytes, or rewritten since it had them`
+              : '';
           this.line(`class files: ${parts.join(', ')} (of ${event.total})${checks}`);
         }
         this.verifyStarted = performance.now();

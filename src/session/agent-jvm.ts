@@ -30,17 +30,23 @@ export async function agentWatchOf(
     const line = await processCommandLine(start.pid, host);
     if (line === undefined) return undefined;
     const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
-    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => isDirectory(local(dir)));
+    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir)));
   } catch {
     // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
     return undefined;
   }
 }
 
-function isDirectory(dir: string): boolean {
+/**
+ * Whether `dir` may have been a directory when the agent started, which is what its options
+ * test: a directory now, or nothing now (deleted since, as by a `mvn clean`: the agent registers
+ * a watched directory again when it comes back). Counting a missing one as watched costs only a
+ * longer check; counting it as not watched would be a false verdict.
+ */
+function mayHaveBeenDirectory(dir: string): boolean {
   try {
     return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }

@@ -13,7 +13,7 @@ import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
-import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
+import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
@@ -33,7 +33,8 @@ export interface Before {
   /** Those of them the baseline scanned now, and the folders that scan could not list. */
   scanned: string[];
   unseen: string[];
-  appStart: AppStart;
+  /** Per folder of the record, whether its history is whole just before the build (classes/history.ts). */
+  whole: ReadonlyMap<string, boolean>;
   /** When the BUILD started receipt came: a class file stamped before it was not written by this build. */
   holdAtMs: number;
   /** The hold was already ours when this cycle started (a failed build's output held for this one): its changes are this build's. */
@@ -55,17 +56,14 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: 0 } }, { build });
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot } }, { build });
   }
-  // A folder that did not exist before the build held nothing then: its files are new.
+  // A folder that did not exist before the build: its files were written during it (new to the JVM only as history.ts shows).
   const fresh = dirs.filter((d) => !before.dirs.includes(d));
-  const { appStart } = before;
-  const cuts: Cuts = {
-    holdAtMs: before.heldBefore ? 0 : before.holdAtMs,
-    ...(appStart.kind === 'known' ? { appStart: { startMs: appStart.startMs, errorMs: appStart.errorMs } } : {}),
-  };
+  const cuts: Cuts = { holdAtMs: before.heldBefore ? 0 : before.holdAtMs };
   // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
   const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
   const scan = {
     judge: (file: FileFacts) => decide(file, cuts),
+    history: { kind: 'after' as const, before: before.whole },
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,
     resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
@@ -74,9 +72,10 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
   if (detected.unreadable.length > 0) warn(warningText.unreadable(detected.unreadable));
   if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
-  // The next cycle's record: every row with the evidence this cycle found for it (proof.ts adds what VERIFY proved).
+  // The next cycle's record: every row with the evidence this cycle found for it (proof.ts records what the answers gave).
+  const scanned = Buffer.from(detected.index.evidence);
   const result = await verifyChanges(cycle, detected, dirs, build, before.quiet);
-  if (detected.dirty || result.verdicts.some((v) => v.status === 'applied' || v.status === 'unchanged'))
+  if (detected.dirty || !scanned.equals(detected.index.evidence))
     saveAfterOk(session, () => writeClassIndex(session.state, detected.index));
   return result;
 }

@@ -94,7 +94,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
-  const { baseline, scanned, unseen } = await baselineFor(cycle, before, appStart);
+  const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
   warnUnwatched(session, before);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
@@ -103,7 +103,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const state = await reloadStatus(session);
   if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
-  return { found: { baseline, dirs: before, scanned, unseen, appStart, holdAtMs, heldBefore, quiet }, dirs };
+  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
 }
 
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
@@ -240,13 +240,17 @@ function classDirsOf(cycle: Cycle): ClassDirs {
   return { now: () => kept(found()), after: (before) => kept([...before, ...found()]), searchRoot };
 }
 
-/** The baseline (classes/baseline.ts), saved before the build when it was scanned; what cannot be read is named after the build. */
-async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart): ReturnType<typeof baselineOf> {
+/**
+ * The baseline (classes/baseline.ts), saved before the build when it was scanned or a folder's
+ * history was found broken; what cannot be read is named after the build. `heldBefore`: the hold
+ * has been ours since the last run saved the record.
+ */
+async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, heldBefore: boolean): ReturnType<typeof baselineOf> {
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
   const index = readClassIndex(session.state, warn);
-  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart);
-  if (found.scanned.length > 0) writeClassIndex(session.state, found.baseline);
+  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, heldBefore);
+  if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
 }
 

@@ -7,11 +7,11 @@
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { askRestartRequired } from '../agent/requests.js';
-import { EVIDENCE, judgeOnce } from '../classes/evidence.js';
+import { askReloadCount, askRestartRequired } from '../agent/requests.js';
+import { EVIDENCE, judgeOnce, keptBy, mayBeEvicted, type LiveEvidence } from '../classes/evidence.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { sameStampAsRow } from '../classes/columns.js';
-import type { ChangeSet } from '../classes/snapshot.js';
+import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
 import { verifyClasses } from '../verify/verify.js';
@@ -53,39 +53,37 @@ export interface Proof extends VerifyReport {
 }
 
 /**
- * Asks VERIFY for every verifiable class of `changed` (polled) and `checks` (asked once), turns
- * a single ask's `not_observed` into `unchanged` where {@link judgeOnce} allows, names the classes
- * PENDING lists as restart-required, re-stats every class found live (a stamp that moved since
- * the scan is `rewritten`, never live), and records `proven` / `unchanged` in `index`. A class in
- * a directory the agent is known not to watch never reloads, so it is asked once, briefly, not
- * polled to the deadline: an `applied` for its bytes is still proof (DOCTOR's list may name the
- * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order
- * changed, then checks, then not watched. Never rejects for the agent's behaviour.
+ * Asks VERIFY for every verifiable class of `changed` (polled) and `checks` (asked once), reads
+ * each single ask by the rule (classes/evidence.ts): a `not_observed` becomes `unchanged` where
+ * {@link judgeOnce} allows, a rewritten file's answer keeps its evidence or takes it away
+ * ({@link keptBy}), and either reading of a `not_observed` counts only while the agent's HEALTH
+ * count shows that no receipt can have been evicted. Names the classes PENDING lists as
+ * restart-required, re-stats every class found live (a stamp that moved since the scan is
+ * `rewritten`, never live), and records in `index` what the answers prove. A class in a directory
+ * the agent is known not to watch never reloads, so a change there is asked once, briefly, not
+ * polled to the deadline: an `applied` for its bytes still proves it (DOCTOR's list may name the
+ * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order changed, then
+ * checks, then not watched. Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
-  const { index } = input;
-  const asking = (c: ClassChange) => c.verifiable && input.unwatched(c.path) === undefined;
+  // A rewritten file with bytes known live is asked wherever it lies: the same bytes need no reload.
+  const asking = (c: ClassChange) => c.verifiable && (c.keeps !== undefined || input.unwatched(c.path) === undefined);
   const polled = input.changes.changed.filter(asking);
   const once = input.changes.checks.filter(asking);
   const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
-  // Every receipt the agent holds for us counts against its 512: beyond that, `not_observed` may be an eviction.
-  let receipts = polled.length;
-  for (const evidence of index.evidence) if (evidence === EVIDENCE.proven) receipts += 1;
-  const unchangedIfUnseen = (change: ClassChange, evicted: boolean) =>
+  const unchangedIfUnseen = (change: ClassChange) =>
     judgeOnce({
       liveUnknown: change.liveUnknown === true,
       watched: input.watched(change.path),
       ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
-      receiptsMayBeEvicted: evicted,
       ...(input.quiet === undefined ? {} : { quiet: input.quiet }),
     }) === 'unchanged';
+  // A not_observed that may be read as live ends the ask; any other is polled briefly, since the
+  // capture this build's ok scheduled may still attempt these bytes.
+  const mayKeep = (change: ClassChange) => change.keeps !== undefined || unchangedIfUnseen(change);
   const targets: VerifyTarget[] = [
     ...polled.map((c) => target(c, {})),
-    // A not_observed that would mean "unchanged" ends the ask; any other is polled briefly, since
-    // the capture this build's ok scheduled may still attempt these bytes.
-    ...once.map((c) =>
-      target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: unchangedIfUnseen(c, receipts >= AGENT_RECEIPT_CAPACITY) }),
-    ),
+    ...once.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: mayKeep(c) })),
     ...notWatched.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: false })),
   ];
   const report = await verifyClasses(input.connection, targets, {
@@ -96,31 +94,87 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...(input.watch === undefined ? {} : { watch: input.watch }),
   });
   const asked = [...polled, ...once, ...notWatched];
-  const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
-  receipts += report.verdicts.filter((v, i) => i >= polled.length && v.receipt !== undefined && v.receipt.status !== 'not_observed').length;
-  const evicted = receipts >= AGENT_RECEIPT_CAPACITY;
-  let verdicts = report.verdicts.map((verdict, i) => {
+  const single = (i: number) => i >= polled.length && i < polled.length + once.length;
+  // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts mayBeEvicted).
+  const counted = report.verdicts.some((v, i) => single(i) && v.status === 'not-observed' && mayKeep(asked[i]!));
+  const attempts = counted ? await askReloadCount(input.connection, input.receiptTimeoutMs, input.signal) : undefined;
+  const read = report.verdicts.map((verdict, i) => {
     const change = asked[i]!;
-    if (i >= polled.length + once.length && verdict.status !== 'applied') return notWatchedVerdict(change, input.unwatched(change.path)!);
-    if (verdict.status === 'not-observed' && unchangedIfUnseen(change, evicted)) {
-      return { ...verdict, status: 'unchanged' as const, detail: 'no reload attempt, and the agent had nothing pending: identical bytes' };
-    }
-    const unseen =
-      verdict.status === 'not-observed' ||
-      (i >= polled.length && verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
-    return unseen ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, evicted) } : verdict;
+    if (i >= polled.length + once.length && verdict.status !== 'applied')
+      return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
+    return single(i) ? readOnce(verdict, change, { attempts, unchanged: unchangedIfUnseen(change) }, input) : ({ verdict } as Read);
   });
-  verdicts = await restartRequired(verdicts, input);
-  verdicts = verdicts.map((verdict) => {
-    if (verdict.status !== 'applied' && verdict.status !== 'unchanged') return verdict;
+  const verdicts = await restartRequired(
+    read.map((r) => r.verdict),
+    input,
+  );
+  return { ...report, verdicts: record(input.index, verdicts, asked, read), checked: once.length };
+}
+
+/** A verdict as read, with the evidence it gives its row (undefined: the scan's stays). */
+interface Read {
+  verdict: ClassVerdict;
+  evidence?: number;
+}
+
+/**
+ * A single ask's verdict read by the rule: a rewritten file's answer keeps its evidence or takes it
+ * away; a `not_observed` for bytes nothing records is `unchanged` where the run's facts allow and
+ * no receipt can have been evicted (`attempts`: HEALTH's count); any other `not_observed`
+ * (a `timeout` still `not_observed` included) is `not-observed`, with why.
+ */
+function readOnce(
+  verdict: ClassVerdict,
+  change: ClassChange,
+  facts: { attempts: number | undefined; unchanged: boolean },
+  input: ProofInput,
+): Read {
+  const evicted = mayBeEvicted(facts.attempts);
+  const unseen = verdict.status === 'not-observed' || (verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
+  const keeps = change.keeps as LiveEvidence | undefined;
+  if (keeps !== undefined && (verdict.status === 'not-observed' || verdict.status === 'unverified')) {
+    const kept = keptBy(keeps, verdict.status, evicted);
+    if (kept !== undefined) return { verdict: { ...verdict, status: 'unchanged', detail: KEPT[verdict.status] }, evidence: kept };
+  }
+  if (verdict.status === 'not-observed' && facts.unchanged && !evicted) {
+    return {
+      verdict: { ...verdict, status: 'unchanged', detail: 'no reload attempt, and the agent had nothing pending: identical bytes' },
+      evidence: EVIDENCE.unchanged,
+    };
+  }
+  const read = unseen ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, facts.attempts) } : verdict;
+  // A final answer against the bytes of a rewritten file takes their evidence away; no answer leaves it to be asked again.
+  const final =
+    read.status !== 'timeout' && read.status !== 'interrupted' && read.status !== 'connection-lost' && read.status !== 'session-changed';
+  return keeps !== undefined && final ? { verdict: read, evidence: EVIDENCE.unproven } : { verdict: read };
+}
+
+/** Why a rewritten file whose bytes are known live stays live, by the answer. */
+const KEPT = {
+  'not-observed': 'rewritten with the bytes known live: no reload attempt since (the agent skips identical bytes)',
+  unverified: 'rewritten with the bytes of a class new in this agent session: its receipt is that of a class the app had not loaded',
+} as const;
+
+/**
+ * Records in `index` what the verdicts prove (`applied`: proven; `unchanged`: what its reading
+ * gave) and what the single asks took away; a class found live whose file moved since the scan
+ * is `rewritten` instead, never live.
+ */
+function record(index: ClassIndex, verdicts: ClassVerdict[], asked: ClassChange[], read: Read[]): ClassVerdict[] {
+  const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
+  return verdicts.map((verdict, i) => {
     const row = rows.get(verdict.path);
+    if (verdict.status !== 'applied' && verdict.status !== 'unchanged') {
+      const taken = read[i]!.evidence;
+      if (row !== undefined && taken !== undefined) index.evidence[row] = taken;
+      return verdict;
+    }
     if (row === undefined || !stillSame(index, row, verdict.path)) {
       return { ...verdict, status: 'rewritten' as const, detail: 'the class file changed again after it was checked: run again' };
     }
-    index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : EVIDENCE.unchanged;
+    index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : read[i]!.evidence!;
     return verdict;
   });
-  return { ...report, verdicts, checked: once.length };
 }
 
 /** The verdict of a class the agent cannot reload, and why (its folder is not watched, its name excluded). */
@@ -138,14 +192,21 @@ function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget
   };
 }
 
-/** Why a single ask's `not_observed` proves nothing here. */
-function notObservedWhy(change: ClassChange, input: ProofInput, evicted: boolean): string {
+/** Why a single ask's `not_observed` proves nothing here (`attempts`: HEALTH's count, when it was asked). */
+function notObservedWhy(change: ClassChange, input: ProofInput, attempts: number | undefined): string {
+  const evicted =
+    attempts === undefined
+      ? 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted'
+      : `the agent made ${attempts} reload attempts in this app session, so a receipt may have been evicted (it keeps ${AGENT_RECEIPT_CAPACITY})`;
+  if (change.keeps !== undefined) return `no reload attempt with these bytes, but ${evicted}`;
   if (change.liveUnknown !== true) return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
   if (!input.watched(change.path)) return 'no reload attempt, and the agent does not watch this folder: what the app runs is unknown';
   if (input.quiet === undefined)
     return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
-  if (evicted) return 'no reload attempt, but so many classes were reloaded in this app session that a receipt may have been evicted';
-  return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
+  const noticed = judgeOnce({ liveUnknown: true, watched: true, quiet: input.quiet, ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY });
+  if (noticed === 'not-observed')
+    return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
+  return `no reload attempt, but ${evicted}`;
 }
 
 /** Verdicts of classes PENDING lists as needing a restart become `restart-required`, with the agent's words. */

@@ -2,25 +2,32 @@
  * The bytes of `.reclazz/classes.idx` (see {@link ClassIndex}): written and read in pieces, so a
  * 200,000-class index (35 MB) never sits in memory as one buffer beside the index it holds.
  *
- * Layout, little-endian: `RCLZIDX4`, u32 row count, u32 header bytes, u32 path bytes, u32
- * history bytes, u32 folder count, u32 folder text bytes; the header (JSON: sessionId, dirs); the
+ * Layout, little-endian: `RCLZIDX5`, u32 row count, u32 header bytes, u32 path bytes, u32
+ * history bytes, u32 folder count, u32 folder text bytes, u32 folder history count, u32 folder
+ * history text bytes; the header (JSON: sessionId, dirs); the
  * paths (UTF-8, each followed by NUL); per row a u32 directory number; per row 4 float64 (size in
  * bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of SHA-256; per row one evidence byte
  * (classes/evidence.ts); per row one byte, 1 for a tombstone; the history: per path that has one,
  * u32 row, u8 count, that many 32-byte hashes; the folder table ({@link FolderTable}): per folder
  * 3 float64 (mtimeMs, ctimeMs, inode), per folder u32 parent, u32 first row, u32 row count, then
- * the folder text (UTF-8, per folder its path, NUL, its unlisted names, NUL); then the SHA-256 of
- * everything before it. `RCLZIDX3` is the same without the two folder counts and the folder table.
+ * the folder text (UTF-8, per folder its path, NUL, its unlisted names, NUL); the folder
+ * histories ({@link FolderHistories}): per folder 3 float64 (its stamp, NaN when it has none), per
+ * folder one byte, 1 when its history is whole, then the text (UTF-8, per folder its path, NUL);
+ * then the SHA-256 of everything before it. `RCLZIDX4` is the same without the two folder history
+ * counts and the histories, `RCLZIDX3` also without the two folder counts and the folder table:
+ * both are still read, with no folder history (no class file is then taken as new).
  */
 import { createHash, type Hash } from 'node:crypto';
 import * as z from 'zod/mini';
 import { HISTORY_MAX, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from '../classes/columns.js';
 import { isEvidence } from '../classes/evidence.js';
 import { FOLDER_STAMP_FIELDS, NO_PARENT, noFolders, type FolderTable } from '../classes/folders.js';
+import type { FolderHistories } from '../classes/history.js';
 import { readAt, type Pieces } from './files.js';
 
-const INDEX_MAGIC = Buffer.from('RCLZIDX4', 'latin1');
-/** The version before, without the folder table: still read (an upgrade keeps the record), never written. */
+const INDEX_MAGIC = Buffer.from('RCLZIDX5', 'latin1');
+/** The versions before, without the folder histories (and the folder table): still read (an upgrade keeps the record), never written. */
+const INDEX_MAGIC_4 = Buffer.from('RCLZIDX4', 'latin1');
 const INDEX_MAGIC_3 = Buffer.from('RCLZIDX3', 'latin1');
 /** The magic without its version digit: an index of another version is "no record", rebuilt without a warning. */
 const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
@@ -28,6 +35,10 @@ const INDEX_FAMILY = INDEX_MAGIC.subarray(0, INDEX_MAGIC.length - 1);
 const ROW_BYTES = 4 + 8 * STAMP_FIELDS + SHA_BYTES + 1 + 1;
 /** Per folder: stamp, parent, first row, row count. */
 const FOLDER_BYTES = 8 * FOLDER_STAMP_FIELDS + 4 + 4 + 4;
+/** Per folder history: stamp, whole flag. */
+const FOLDER_HISTORY_BYTES = 8 * FOLDER_STAMP_FIELDS + 1;
+/** The u32 counts after the magic, by version. */
+const PREFIX_COUNTS = { 3: 4, 4: 6, 5: 8 } as const;
 
 const indexHeaderSchema = z.object({
   sessionId: z.nullable(z.string()),
@@ -43,10 +54,22 @@ export function encodeIndex(index: ClassIndex): Pieces {
   const history = historyBytes(index);
   const { folders } = index;
   const folderText = Buffer.from(folders.paths.map((folder, f) => `${folder}\0${folders.unlisted[f]}\0`).join(''), 'utf8');
-  const prefix = Buffer.alloc(INDEX_MAGIC.length + 24);
+  const pasts = folderHistoryPieces(index.folderHistory);
+  const prefix = Buffer.alloc(INDEX_MAGIC.length + 4 * PREFIX_COUNTS[5]);
   INDEX_MAGIC.copy(prefix);
-  [count, header.length, pathBytes, history.length, folders.paths.length, folderText.length].forEach((n, i) => prefix.writeUInt32LE(n, 8 + 4 * i));
-  const bodyBytes = prefix.length + header.length + pathBytes + count * ROW_BYTES + history.length + folders.paths.length * FOLDER_BYTES + folderText.length;
+  [count, header.length, pathBytes, history.length, folders.paths.length, folderText.length, pasts.count, pasts.text.length].forEach((n, i) =>
+    prefix.writeUInt32LE(n, 8 + 4 * i),
+  );
+  const bodyBytes =
+    prefix.length +
+    header.length +
+    pathBytes +
+    count * ROW_BYTES +
+    history.length +
+    folders.paths.length * FOLDER_BYTES +
+    folderText.length +
+    pasts.count * FOLDER_HISTORY_BYTES +
+    pasts.text.length;
   function* pieces(): Generator<Uint8Array> {
     const hash = createHash('sha256');
     const hashed = (piece: Uint8Array) => (hash.update(piece), piece);
@@ -57,9 +80,26 @@ export function encodeIndex(index: ClassIndex): Pieces {
     yield hashed(history);
     for (const column of [folders.stamps, folders.parent, folders.firstRow, folders.rowCount]) yield hashed(bytesOf(column));
     yield hashed(folderText);
+    for (const piece of [bytesOf(pasts.stamps), bytesOf(pasts.whole), pasts.text]) yield hashed(piece);
     yield hash.digest();
   }
   return { size: bodyBytes + SHA_BYTES, pieces: pieces() };
+}
+
+/** The folder history section's columns and text. */
+function folderHistoryPieces(histories: FolderHistories): { count: number; stamps: Float64Array; whole: Uint8Array; text: Buffer } {
+  const count = histories.size;
+  const stamps = new Float64Array(count * FOLDER_STAMP_FIELDS).fill(Number.NaN);
+  const whole = new Uint8Array(count);
+  const paths: string[] = [];
+  let f = 0;
+  for (const [folder, past] of histories) {
+    if (past.stamp !== undefined) stamps.set(past.stamp, f * FOLDER_STAMP_FIELDS);
+    whole[f] = past.whole ? 1 : 0;
+    paths.push(folder);
+    f += 1;
+  }
+  return { count, stamps, whole, text: Buffer.from(paths.map((folder) => `${folder}\0`).join(''), 'utf8') };
 }
 
 /** Bytes of one piece of the path section: the paths are encoded into one buffer of this size, reused piece after piece. */
@@ -150,14 +190,25 @@ export function decodeIndex(fd: number, size: number): ClassIndex | 'other-versi
   const sections = new Sections(fd);
   try {
     const magic = sections.take(INDEX_MAGIC.length);
-    const v3 = magic.equals(INDEX_MAGIC_3);
-    if (!v3 && !magic.equals(INDEX_MAGIC)) return magic.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) ? 'other-version' : 'corrupt';
-    if (size < INDEX_MAGIC.length + (v3 ? 16 : 24) + SHA_BYTES) return 'corrupt';
-    const prefix = sections.take(v3 ? 16 : 24);
-    const [count, headerBytes, pathBytes, historyLength, folderCount = 0, folderTextBytes = 0] = Array.from({ length: prefix.length / 4 }, (_, i) =>
-      prefix.readUInt32LE(4 * i),
-    ) as [number, number, number, number, number?, number?];
-    const bodyBytes = magic.length + prefix.length + headerBytes + pathBytes + count * ROW_BYTES + historyLength + folderCount * FOLDER_BYTES + folderTextBytes;
+    const version = magic.equals(INDEX_MAGIC) ? 5 : magic.equals(INDEX_MAGIC_4) ? 4 : magic.equals(INDEX_MAGIC_3) ? 3 : undefined;
+    if (version === undefined) return magic.subarray(0, INDEX_FAMILY.length).equals(INDEX_FAMILY) ? 'other-version' : 'corrupt';
+    if (size < INDEX_MAGIC.length + 4 * PREFIX_COUNTS[version] + SHA_BYTES) return 'corrupt';
+    const prefix = sections.take(4 * PREFIX_COUNTS[version]);
+    const [count, headerBytes, pathBytes, historyLength, folderCount = 0, folderTextBytes = 0, pastCount = 0, pastTextBytes = 0] = Array.from(
+      { length: prefix.length / 4 },
+      (_, i) => prefix.readUInt32LE(4 * i),
+    ) as [number, number, number, number, number?, number?, number?, number?];
+    const bodyBytes =
+      magic.length +
+      prefix.length +
+      headerBytes +
+      pathBytes +
+      count * ROW_BYTES +
+      historyLength +
+      folderCount * FOLDER_BYTES +
+      folderTextBytes +
+      pastCount * FOLDER_HISTORY_BYTES +
+      pastTextBytes;
     if (size !== bodyBytes + SHA_BYTES) return 'corrupt';
     const headerText = sections.take(headerBytes).toString('utf8');
     const pathText = sections.take(pathBytes).toString('utf8');
@@ -169,6 +220,9 @@ export function decodeIndex(fd: number, size: number): ClassIndex | 'other-versi
     const history = sections.take(historyLength);
     const folderColumns = sections.take(folderCount * FOLDER_BYTES);
     const folderText = sections.take(folderTextBytes);
+    const pastStamps = sections.fill(new Float64Array(pastCount * FOLDER_STAMP_FIELDS));
+    const pastWhole = sections.fill(new Uint8Array(pastCount));
+    const pastText = sections.take(pastTextBytes);
     if (!sections.checksumHolds()) return 'corrupt';
     const header = parseHeader(headerText);
     const paths = count === 0 ? [] : pathText.slice(0, -1).split('\0');
@@ -176,8 +230,9 @@ export function decodeIndex(fd: number, size: number): ClassIndex | 'other-versi
     if (dirOf.some((d) => d >= header.dirs.length) || !evidence.every(isEvidence) || gone.some((flag) => flag > 1)) return 'corrupt';
     const histories = decodeHistory(history, paths);
     const folders = decodeFolders(folderColumns, folderText, folderCount, count);
-    if (histories === undefined || folders === undefined) return 'corrupt';
-    return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, evidence, gone, history: histories, folders };
+    const folderHistory = decodeFolderHistory(pastStamps, pastWhole, pastText);
+    if (histories === undefined || folders === undefined || folderHistory === undefined) return 'corrupt';
+    return { sessionId: header.sessionId, dirs: header.dirs, paths, dirOf, stamps, shas, evidence, gone, history: histories, folders, folderHistory };
   } catch (error) {
     if (error instanceof Corrupt) return 'corrupt';
     throw error;
@@ -235,6 +290,21 @@ function decodeFolders(columns: Buffer, textBytes: Buffer, count: number, rows: 
     if (firstRow[f]! + rowCount[f]! > rows || (parent[f] !== NO_PARENT && parent[f]! >= f)) return undefined;
   }
   return { paths, stamps, parent, firstRow, rowCount, unlisted };
+}
+
+/** The folder histories from their columns and text; undefined when the text does not split into one path per folder or a flag is not 0 or 1. */
+function decodeFolderHistory(stamps: Float64Array, whole: Uint8Array, textBytes: Buffer): FolderHistories | undefined {
+  const histories: FolderHistories = new Map();
+  if (whole.length === 0) return textBytes.length === 0 ? histories : undefined;
+  const text = textBytes.toString('utf8');
+  const paths = text.endsWith('\0') ? text.slice(0, -1).split('\0') : [];
+  if (paths.length !== whole.length || whole.some((flag) => flag > 1)) return undefined;
+  paths.forEach((folder, f) => {
+    const at = f * FOLDER_STAMP_FIELDS;
+    const stamp = Number.isNaN(stamps[at]) ? undefined : ([stamps[at]!, stamps[at + 1]!, stamps[at + 2]!] as const);
+    histories.set(folder, { stamp, whole: whole[f] === 1 });
+  });
+  return histories;
 }
 
 /** The bytes of a typed array (a view, not a copy). Typed arrays are little-endian on every platform Node runs on here. */

@@ -10,18 +10,22 @@ import { startCli, tempDir } from '../support/cli.js';
 import { appStartsLater } from '../support/agents.js';
 import { startFakeAgent } from '../../src/fake-agent/index.js';
 import { buildCommand, until } from '../support/project.js';
-import { classFile, compileOutside, deletes, giveToNobody, indexRows, run, script, sha, sleep, useProjects } from '../support/evidence.js';
+import {
+  classFile,
+  compileOutside,
+  deletes,
+  failing,
+  giveToNobody,
+  indexRows,
+  run,
+  script,
+  sha,
+  sleep,
+  useProjects,
+  WATCHER,
+} from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
-
-/** The fake agent's own watcher, quick, so an outside compile reloads (or fails) within a few hundred ms. */
-const WATCHER = { autoReload: true, watchDebounceMs: 50, watchPollMs: 20 } as const;
-
-/** Reloads of these bytes fail. */
-const failing = (...texts: string[]) => {
-  const bad = new Set(texts.map(sha));
-  return { verifyStatus: (_: string, hash: string) => (bad.has(hash) ? ('failed' as const) : undefined) };
-};
 
 describe('hole 1: the first run in an agent session after an outside compile', () => {
   it('a class compiled outside reclazz-build after the app started, whose reload failed, is not proven by a build that changes nothing', async () => {

@@ -8,14 +8,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
-import { COARSE_CLOCK_MS, decide, EVIDENCE } from '../../src/classes/evidence.js';
-import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
+import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
+import { detectChanges } from '../../src/classes/snapshot.js';
 import { folderStamp } from '../../src/classes/folders.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
+import { afterBuild } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
-const afterBuild: ScanOptions = { judge: (file) => decide(file, { holdAtMs: 0 }) };
 /** Until what was just written is older than the file system's coarse clock (else its folder's stamp is not kept). */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
 
@@ -34,7 +34,10 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
   ] as const)
     writeClass(classes, name, bytes);
   await settle();
-  const first = await detectChanges(emptyIndex('s1'), [classes], { ...afterBuild, scannedBeforeBuild: new Set([classes]) });
+  const first = await detectChanges(emptyIndex('s1'), [classes], {
+    ...afterBuild(undefined, [classes]),
+    scannedBeforeBuild: new Set([classes]),
+  });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B', 'com.acme.deep.C']);
   return { dir, classes, index: first.index };
 }
@@ -52,7 +55,7 @@ describe('folder stamps', () => {
   it('an unchanged tree is scanned without reading a folder, and the index is the one it had (no copy)', async () => {
     const { classes, index } = await indexed();
     expect(index.folders.paths.sort()).toEqual(['', 'com', 'com/acme', 'com/acme/deep'].map((p) => path.join(classes, p)).sort());
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(index, [classes], afterBuild));
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(index, [classes], afterBuild(index)));
     expect(readdirs).toBe(0);
     expect(result.changes).toEqual({ changed: [], checks: [], added: [], removed: [], total: 3 });
     expect(result.dirty).toBe(false);
@@ -65,19 +68,20 @@ describe('folder stamps', () => {
     const { mtime } = fs.statSync(file);
     fs.writeFileSync(file, 'a-2');
     fs.utimesSync(file, mtime, mtime); // same size, same mtime: only ctime moved
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(index, [classes], afterBuild));
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(index, [classes], afterBuild(index)));
     expect(readdirs).toBe(0);
     expect(names(result.changes.changed)).toEqual(['com.acme.A']);
   });
 
   it('a file added, removed or renamed over moves its folder stamp and is found', async () => {
     const { classes, index } = await indexed();
+    const build = afterBuild(index);
     writeClass(classes, 'com.acme.D', 'd-1');
     fs.rmSync(path.join(classes, 'com', 'acme', 'B.class'));
     const scratch = path.join(classes, 'com', 'acme', 'deep', 'C.tmp');
     fs.writeFileSync(scratch, 'c-2');
     fs.renameSync(scratch, path.join(classes, 'com', 'acme', 'deep', 'C.class'));
-    const { changes } = await detectChanges(index, [classes], afterBuild);
+    const { changes } = await detectChanges(index, [classes], build);
     expect(names(changes.added)).toEqual(['com.acme.D']);
     expect(names(changes.removed)).toEqual(['com.acme.B']);
     expect(names(changes.changed)).toEqual(['com.acme.deep.C']);
@@ -86,9 +90,10 @@ describe('folder stamps', () => {
   it('a file added in a new folder below an unchanged one is found (each folder has its own stamp)', async () => {
     const { classes, index } = await indexed();
     await settle();
+    const build = afterBuild(index);
     writeClass(classes, 'com.acme.deep.C', 'c-1'); // in place: the folders above keep their stamps
     writeClass(classes, 'com.acme.deep.more.E', 'e-1');
-    const { changes } = await detectChanges(index, [classes], afterBuild);
+    const { changes } = await detectChanges(index, [classes], build);
     expect(names(changes.added)).toEqual(['com.acme.deep.more.E']);
   });
 
@@ -101,10 +106,11 @@ describe('folder stamps', () => {
       return { dir: d, classes: c };
     })();
     await settle();
-    const first = await detectChanges(emptyIndex('s1'), [classes], afterBuild);
+    const first = await detectChanges(emptyIndex('s1'), [classes], afterBuild(undefined, [classes]));
     expect(first.changes.total).toBe(0);
+    const build = afterBuild(first.index);
     writeClass(path.join(dir, 'elsewhere'), 'A', 'a-1');
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(first.index, [classes], afterBuild));
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(first.index, [classes], build));
     expect(readdirs).toBe(0);
     expect(names(result.changes.added)).toEqual(['p.A']);
   });
@@ -113,24 +119,27 @@ describe('folder stamps', () => {
     const dir = tempDir();
     const classes = path.join(dir, 'classes');
     writeClass(classes, 'p.A', 'a-1');
-    const first = await detectChanges(emptyIndex('s1'), [classes], afterBuild);
+    const first = await detectChanges(emptyIndex('s1'), [classes], afterBuild(undefined, [classes]));
     const p = first.index.folders.paths.indexOf(path.join(classes, 'p'));
     expect(Number.isNaN(first.index.folders.stamps[3 * p])).toBe(true);
+    const build = afterBuild(first.index);
     writeClass(classes, 'p.B', 'b-1');
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(first.index, [classes], afterBuild));
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(first.index, [classes], build));
     expect(readdirs).toBeGreaterThan(0);
-    expect(names(result.changes.added)).toEqual(['p.B']);
+    // Found, and not taken as new: without a stamp, the folder's history cannot be shown unchanged since the record.
+    expect(names(result.changes.changed)).toEqual(['p.B']);
+    expect(result.changes.added).toEqual([]);
   });
 
   it('a fresh session keeps the folder stamps, with the rows after a dropped tombstone moved up', async () => {
     const { classes, index } = await indexed();
     fs.rmSync(path.join(classes, 'com', 'acme', 'A.class'));
-    const removed = await detectChanges(index, [classes], afterBuild);
+    const removed = await detectChanges(index, [classes], afterBuild(index));
     await settle();
-    const settled = await detectChanges(removed.index, [classes], afterBuild);
+    const settled = await detectChanges(removed.index, [classes], afterBuild(removed.index));
     const fresh = forSession(settled.index, 's2');
     expect(fresh.paths).toHaveLength(2);
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(fresh, [classes], afterBuild));
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(fresh, [classes], afterBuild(fresh)));
     expect(readdirs).toBe(0);
     expect(names(result.changes.checks)).toEqual(['com.acme.B', 'com.acme.deep.C']);
     expect(result.changes.checks.every((c) => c.liveUnknown)).toBe(true);
@@ -143,7 +152,9 @@ describe('the folder table in classes.idx', () => {
     writeClassIndex(dir, index);
     const read = readClassIndex(dir, () => expect.fail('no warning expected'));
     expect(read.folders).toEqual(index.folders);
-    const { result, readdirs } = await readdirsDuring(() => detectChanges(read, [classes], afterBuild));
+    expect(read.folderHistory).toEqual(index.folderHistory);
+    expect([...read.folderHistory.values()].every((h) => h.whole && h.stamp !== undefined)).toBe(true);
+    const { result, readdirs } = await readdirsDuring(() => detectChanges(read, [classes], afterBuild(read)));
     expect(readdirs).toBe(0);
     expect(result.dirty).toBe(false);
   });
@@ -152,15 +163,32 @@ describe('the folder table in classes.idx', () => {
     const { dir, classes, index } = await indexed();
     writeClassIndex(dir, index);
     const file = path.join(dir, '.reclazz', 'classes.idx');
-    fs.writeFileSync(file, asVersion3(fs.readFileSync(file)));
+    fs.writeFileSync(file, asVersion(fs.readFileSync(file), 3));
     const read = readClassIndex(dir, () => expect.fail('no warning expected'));
     expect(read.paths).toEqual(index.paths);
     expect([...read.evidence]).toEqual([...index.evidence]);
     expect(read.folders.paths).toEqual([]);
-    const again = await detectChanges(read, [classes], afterBuild);
+    const again = await detectChanges(read, [classes], afterBuild(read));
     expect(again.changes).toEqual({ changed: [], checks: [], added: [], removed: [], total: 3 });
     expect(again.dirty).toBe(true); // the folder stamps are worth saving
     expect(again.index.folders.paths).toHaveLength(4);
+  });
+
+  it('an index of version 4 (no folder histories) is still read: rows, evidence and folders kept, no class taken as new', async () => {
+    const { dir, classes, index } = await indexed();
+    writeClassIndex(dir, index);
+    const file = path.join(dir, '.reclazz', 'classes.idx');
+    fs.writeFileSync(file, asVersion(fs.readFileSync(file), 4));
+    const read = readClassIndex(dir, () => expect.fail('no warning expected'));
+    expect(read.paths).toEqual(index.paths);
+    expect([...read.evidence]).toEqual([...index.evidence]);
+    expect(read.folders).toEqual(index.folders);
+    expect(read.folderHistory.size).toBe(0);
+    const build = afterBuild(read);
+    writeClass(classes, 'com.acme.New', 'new-1');
+    const again = await detectChanges(read, [classes], build);
+    expect(names(again.changes.changed)).toEqual(['com.acme.New']);
+    expect(again.changes.added).toEqual([]);
   });
 
   it('a folder table whose rows lie beyond the index is corrupt', async () => {
@@ -176,18 +204,27 @@ describe('the folder table in classes.idx', () => {
   it('does not trust evidence it cannot read: a fresh session after an index of another session asks again', async () => {
     const { classes, index } = await indexed();
     expect([...index.evidence].every((e) => e === EVIDENCE.added)).toBe(true);
-    const fresh = await detectChanges(forSession(index, 's2'), [classes], afterBuild);
+    const fresh = await detectChanges(forSession(index, 's2'), [classes], afterBuild());
     expect(fresh.changes.checks).toHaveLength(3);
   });
 });
 
-/** A version-4 index file rewritten as version 3 wrote it: no folder counts, no folder table. */
-function asVersion3(v4: Buffer): Buffer {
-  const u32 = (i: number) => v4.readUInt32LE(8 + 4 * i);
-  const [count, headerBytes, pathBytes, historyBytes, folderCount, folderTextBytes] = [0, 1, 2, 3, 4, 5].map(u32) as number[];
-  const rowsEnd = 32 + headerBytes! + pathBytes! + count! * 70 + historyBytes!;
-  const body = Buffer.concat([Buffer.from('RCLZIDX3'), v4.subarray(8, 24), v4.subarray(32, rowsEnd)]);
-  expect(v4.length).toBe(rowsEnd + folderCount! * 36 + folderTextBytes! + 32);
+/**
+ * A version-5 index file rewritten as an earlier version wrote it: 4 without the folder history
+ * counts and histories, 3 also without the folder counts and the folder table.
+ */
+function asVersion(v5: Buffer, version: 3 | 4): Buffer {
+  const u32 = (i: number) => v5.readUInt32LE(8 + 4 * i);
+  const [count, headerBytes, pathBytes, historyBytes, folderCount, folderTextBytes, pastCount, pastTextBytes] = [
+    0, 1, 2, 3, 4, 5, 6, 7,
+  ].map(u32) as number[];
+  const rowsEnd = 40 + headerBytes! + pathBytes! + count! * 70 + historyBytes!;
+  const foldersEnd = rowsEnd + folderCount! * 36 + folderTextBytes!;
+  expect(v5.length).toBe(foldersEnd + pastCount! * 25 + pastTextBytes! + 32);
+  const body =
+    version === 4
+      ? Buffer.concat([Buffer.from('RCLZIDX4'), v5.subarray(8, 32), v5.subarray(40, foldersEnd)])
+      : Buffer.concat([Buffer.from('RCLZIDX3'), v5.subarray(8, 24), v5.subarray(40, rowsEnd)]);
   return Buffer.concat([body, createHash('sha256').update(body).digest()]);
 }
 

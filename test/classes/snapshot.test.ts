@@ -2,17 +2,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COARSE_CLOCK_MS, decide, EVIDENCE, type Cuts } from '../../src/classes/evidence.js';
+import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
 import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
 import { SLICE_MS } from '../../src/classes/scan.js';
 import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
+import { afterBuild } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
 
-/** The rule with this run's hold taken now and the app's start unknown: a scan as after a build. */
-const afterBuild = (cuts: Partial<Cuts> = {}): ScanOptions => ({ judge: (file) => decide(file, { holdAtMs: 0, ...cuts }) });
 /** A scan from before the build with the app started long after every file here: all live. */
 const firstScan: ScanOptions = { judge: () => ({ kind: 'live', evidence: EVIDENCE.preStart }) };
 
@@ -30,7 +29,10 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
   writeClass(classes, 'com.acme.B$Inner', 'b-1');
   writeClass(classes, 'com.acme.C', 'c-1');
   await settle();
-  const first = await detectChanges(emptyIndex('s1'), [classes], { ...afterBuild(), scannedBeforeBuild: new Set([classes]) });
+  const first = await detectChanges(emptyIndex('s1'), [classes], {
+    ...afterBuild(undefined, [classes]),
+    scannedBeforeBuild: new Set([classes]),
+  });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
   return { dir, classes, index: first.index };
 }
@@ -38,7 +40,7 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
 describe('detectChanges', () => {
   it('finds nothing when nothing was touched, and says the index need not be written', async () => {
     const { classes, index } = await indexed();
-    const again = await detectChanges(index, [classes], afterBuild());
+    const again = await detectChanges(index, [classes], afterBuild(index));
     expect(again.changes).toEqual({ changed: [], checks: [], added: [], removed: [], total: 3 });
     expect(again.dirty).toBe(false);
   });
@@ -49,27 +51,29 @@ describe('detectChanges', () => {
     const { mtime } = fs.statSync(file);
     fs.writeFileSync(file, 'a-2');
     fs.utimesSync(file, mtime, mtime);
-    const { changes, dirty } = await detectChanges(index, [classes], afterBuild());
+    const { changes, dirty } = await detectChanges(index, [classes], afterBuild(index));
     expect(names(changes.changed)).toEqual(['com.acme.A']);
     expect(changes.changed[0]!.before).not.toEqual(changes.changed[0]!.after);
     expect(changes.changed[0]!.after).toMatch(/^[0-9a-f]{64}$/);
     expect(dirty).toBe(true);
   });
 
-  it('does not report a rewrite with the same bytes, but keeps its new stamp so it is not hashed again', async () => {
+  it('asks once about a rewrite of live bytes with the same bytes (its stamp moved), and keeps its new stamp so it is not hashed again', async () => {
     const { classes, index } = await indexed();
     fs.writeFileSync(path.join(classes, 'com', 'acme', 'C.class'), 'c-1');
-    const first = await detectChanges(index, [classes], afterBuild());
+    const first = await detectChanges(index, [classes], afterBuild(index));
     expect(first.changes.changed).toEqual([]);
+    expect(first.changes.checks.map((c) => [c.className, c.keeps, c.liveUnknown])).toEqual([['com.acme.C', EVIDENCE.added, false]]);
     expect(first.dirty).toBe(true);
-    expect((await detectChanges(first.index, [classes], afterBuild())).dirty).toBe(false);
+    expect((await detectChanges(first.index, [classes], afterBuild(first.index))).dirty).toBe(false);
   });
 
   it('reports added and removed files and names nested classes by their binary name', async () => {
     const { classes, index } = await indexed();
+    const build = afterBuild(index);
     fs.rmSync(path.join(classes, 'com', 'acme', 'B$Inner.class'));
     writeClass(classes, 'com.acme.D$1', 'd');
-    const { changes } = await detectChanges(index, [classes], afterBuild());
+    const { changes } = await detectChanges(index, [classes], build);
     expect(names(changes.added)).toEqual(['com.acme.D$1']);
     expect(names(changes.removed)).toEqual(['com.acme.B$Inner']);
     expect(changes.removed[0]!.before).toMatch(/^[0-9a-f]{64}$/);
@@ -80,7 +84,7 @@ describe('detectChanges', () => {
     const { dir, classes, index } = await indexed();
     const other = path.join(dir, 'other', 'target', 'classes');
     writeClass(other, 'x.Y', 'y');
-    const both = await detectChanges(index, [other], { ...afterBuild(), scannedBeforeBuild: new Set([other]) });
+    const both = await detectChanges(index, [other], { ...afterBuild(undefined, [other]), scannedBeforeBuild: new Set([other]) });
     expect(names(both.changes.added)).toEqual(['x.Y']);
     expect(both.changes.total).toBe(1);
     expect(both.index.paths).toHaveLength(4);
@@ -94,10 +98,13 @@ describe('detectChanges', () => {
     fs.mkdirSync(path.join(classes, 'p'), { recursive: true });
     fs.symlinkSync(real, path.join(classes, 'p', 'A.class'));
     fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(classes, 'linked-folder'));
-    const first = await detectChanges(emptyIndex(), [classes], { ...afterBuild(), scannedBeforeBuild: new Set([classes]) });
+    const first = await detectChanges(emptyIndex(), [classes], {
+      ...afterBuild(undefined, [classes]),
+      scannedBeforeBuild: new Set([classes]),
+    });
     expect(names(first.changes.added)).toEqual(['p.A']);
     fs.writeFileSync(real, 'a-2');
-    expect(names((await detectChanges(first.index, [classes], afterBuild())).changes.changed)).toEqual(['p.A']);
+    expect(names((await detectChanges(first.index, [classes], afterBuild(first.index))).changes.changed)).toEqual(['p.A']);
   });
 
   it('gives the event loop turns while it hashes (the run lock refreshes its time stamp on a timer)', async () => {
@@ -130,13 +137,13 @@ describe('evidence in the index', () => {
     const { classes, index } = await indexed();
     const a = path.join(classes, 'com', 'acme', 'A.class');
     fs.rmSync(a);
-    const removed = await detectChanges(index, [classes], afterBuild());
+    const removed = await detectChanges(index, [classes], afterBuild(index));
     expect(names(removed.changes.removed)).toEqual(['com.acme.A']);
     expect(removed.index.gone[removed.index.paths.indexOf(a)]).toBe(1);
-    const quiet = await detectChanges(removed.index, [classes], afterBuild());
+    const quiet = await detectChanges(removed.index, [classes], afterBuild(removed.index));
     expect(quiet.changes.removed).toEqual([]);
     writeClass(classes, 'com.acme.A', 'a-2');
-    const back = await detectChanges(quiet.index, [classes], afterBuild());
+    const back = await detectChanges(quiet.index, [classes], afterBuild(quiet.index));
     expect(back.changes.added).toEqual([]);
     expect(back.changes.changed.map((c) => [c.className, c.previous])).toEqual([['com.acme.A', [removed.changes.removed[0]!.before]]]);
   });
@@ -147,7 +154,7 @@ describe('evidence in the index', () => {
     let current = index;
     for (const bytes of ['a-2', 'a-3', 'a-4']) {
       writeClass(classes, 'com.acme.A', bytes);
-      const next = await detectChanges(current, [classes], afterBuild());
+      const next = await detectChanges(current, [classes], afterBuild(current));
       hashes.unshift(next.changes.changed[0]!.before!);
       expect(next.changes.changed[0]!.previous).toEqual(hashes);
       current = next.index;
@@ -159,7 +166,7 @@ describe('evidence in the index', () => {
     const fresh = forSession(index, 's2');
     expect(fresh.sessionId).toBe('s2');
     expect([...fresh.evidence]).toEqual([EVIDENCE.unknown, EVIDENCE.unknown, EVIDENCE.unknown]);
-    const checked = await detectChanges(fresh, [classes], afterBuild());
+    const checked = await detectChanges(fresh, [classes], afterBuild(fresh));
     expect(names(checked.changes.checks)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
     expect(checked.changes.checks.every((c) => c.liveUnknown === true)).toBe(true);
   });
@@ -168,9 +175,9 @@ describe('evidence in the index', () => {
     const { classes, index } = await indexed();
     const since = Date.now() - 10;
     fs.writeFileSync(path.join(classes, 'app.properties'), 'x=1');
-    const found = await detectChanges(index, [classes], { ...afterBuild(), resourcesSinceMs: since });
+    const found = await detectChanges(index, [classes], { ...afterBuild(index), resourcesSinceMs: since });
     expect(found.resources).toEqual([path.join(classes, 'app.properties')]);
-    expect((await detectChanges(index, [classes], afterBuild())).resources).toEqual([]);
+    expect((await detectChanges(index, [classes], afterBuild(index))).resources).toEqual([]);
   });
 });
 
@@ -183,7 +190,7 @@ describe('the class index file', () => {
     expect(warnings).toEqual([]);
     expect(read.sessionId).toBe('s1');
     expect(read.paths).toEqual(index.paths);
-    expect((await detectChanges(read, [classes], afterBuild())).dirty).toBe(false);
+    expect((await detectChanges(read, [classes], afterBuild(read))).dirty).toBe(false);
   });
 
   it('an index of another version is rebuilt without a warning', async () => {

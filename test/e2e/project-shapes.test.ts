@@ -41,6 +41,33 @@ function verified(agent: FakeAgent): string[] {
     .sort();
 }
 
+/** Every class file below `roots` by path: its binary name, SHA-256 and stamp (inode and ctime). */
+function classFiles(roots: string[]): Map<string, { entry: string; stamp: string }> {
+  const files = new Map<string, { entry: string; stamp: string }>();
+  for (const root of roots) {
+    for (const entry of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() || !entry.name.endsWith('.class')) continue;
+      const file = path.join(entry.parentPath, entry.name);
+      const name = path.relative(root, file).slice(0, -'.class'.length).split(path.sep).join('.');
+      const stat = fs.statSync(file);
+      files.set(file, { entry: classEntry(root, name), stamp: `${stat.ino}:${stat.ctimeMs}` });
+    }
+  }
+  return files;
+}
+
+/**
+ * `<binary name> <sha256>` of every class file below `roots` the build wrote (its stamp moved
+ * since `before`, its bytes changed or not), sorted: the changed ones are verified, the ones
+ * rewritten with the bytes known live asked once (classes/evidence.ts). `package-info` never reloads.
+ */
+function written(before: ReturnType<typeof classFiles>, roots: string[]): string[] {
+  return [...classFiles(roots)]
+    .filter(([file, now]) => before.get(file)?.stamp !== now.stamp && !file.endsWith('package-info.class'))
+    .map(([, now]) => now.entry)
+    .sort();
+}
+
 /** `<binary name> <sha256>` of the class file `root`/`name` (binary name with dots and `$`). */
 function classEntry(root: string, name: string): string {
   const file = path.join(root, ...name.split('.')) + '.class';
@@ -61,6 +88,7 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
 
   it('watching only app/target/classes: the lib class is named not watched at once, with the watchDirs= that fixes it; exit 75', async () => {
     const { dir, agent, lib, app } = await reactor((d) => [path.join(d, 'app', 'target', 'classes')]);
+    const before = classFiles([app, lib]);
     const started = performance.now();
     const run = await runCli(['--verify-timeout', '120000', 'mvn', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     const elapsedMs = performance.now() - started;
@@ -69,21 +97,27 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
     expect(run.stderr).toContain(`lie in ${lib}, which the agent does not watch: they never reload, not proven live`);
     expect(run.stderr).toContain(`next: restart the app with the agent option watchDirs=${app};${lib} (directories separated by ';'`);
     // Not polled to the deadline: asked once, briefly (3 s), and the run ended long before the 120 s deadline.
-    expect(verified(agent)).toEqual([classEntry(lib, 'com.acme.lib.Greeting')]);
+    expect(verified(agent)).toContain(classEntry(lib, 'com.acme.lib.Greeting'));
+    expect(verified(agent)).toEqual(written(before, [app, lib]));
     expect(elapsedMs).toBeLessThan(60_000);
   });
 
-  it('watching both: exit 0, and exactly the changed lib class is verified', async () => {
-    const { dir, agent, lib } = await reactor((d) => [path.join(d, 'app', 'target', 'classes'), path.join(d, 'lib', 'target', 'classes')]);
+  it('watching both: exit 0; the changed lib class is verified, and every class file Maven wrote again asked once', async () => {
+    const { dir, agent, lib, app } = await reactor((d) => [
+      path.join(d, 'app', 'target', 'classes'),
+      path.join(d, 'lib', 'target', 'classes'),
+    ]);
+    const before = classFiles([app, lib]);
     const run = await runCli(['mvn', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain('proven live');
     expect(run.exitCode).toBe(0);
-    expect(verified(agent)).toEqual([classEntry(lib, 'com.acme.lib.Greeting')]);
+    expect(run.stderr).toMatch(/applied\s+com\.acme\.lib\.Greeting/);
+    expect(verified(agent)).toEqual(written(before, [app, lib]));
   });
 });
 
 describe('a Gradle multi-project build: port file in web/.reclazz, run from the root', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
-  it('finds the classes of core and web and verifies only the changed ones', async () => {
+  it('finds the classes of core and web and verifies the changed ones (and asks once about any written again)', async () => {
     const GRADLE = ['--offline', '-q', 'classes'];
     const dir = await copyFixture('gradle-multi');
     await build(dir, 'gradle', GRADLE);
@@ -92,10 +126,14 @@ describe('a Gradle multi-project build: port file in web/.reclazz, run from the 
     const agent = await agentFor({ portFile: path.join(dir, 'web', '.reclazz', 'agent.port'), watchDirs: [web, core] });
     await editSource(dir, 'core/src/main/java/com/acme/core/Greeting.java', '"Hello from core"', '"Hello from core, edited"');
     await editSource(dir, 'web/src/main/java/com/acme/web/Main.java', '" #"', '" no. "');
+    const before = classFiles([core, web]);
     const run = await runCli(['--verbose', 'gradle', ...GRADLE], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(`class output directories: ${core}, ${web}`);
     expect(run.exitCode).toBe(0);
-    expect(verified(agent)).toEqual([classEntry(core, 'com.acme.core.Greeting'), classEntry(web, 'com.acme.web.Main')]);
+    expect(verified(agent)).toEqual(
+      expect.arrayContaining([classEntry(core, 'com.acme.core.Greeting'), classEntry(web, 'com.acme.web.Main')]),
+    );
+    expect(verified(agent)).toEqual(written(before, [core, web]));
   });
 });
 
@@ -108,10 +146,17 @@ describe("Kotlin's class output directories and names", { timeout: REAL_BUILD_TI
     const agent = await agentFor({ portFile: path.join(dir, '.reclazz', 'agent.port'), watchDirs: [kotlin, java] });
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello from a lambda"', '"Hello from an edited lambda"');
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello, $name"', '"Hi, $name"');
+    const before = classFiles([kotlin, java].filter((d) => fs.existsSync(d)));
     const run = await runCli(['--', 'sh', 'build.sh'], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toMatch(/applied\s+com\.acme\.Foo\$bar\$1/);
+    expect(run.stderr).toMatch(/applied\s+com\.acme\.FooKt/);
     expect(run.exitCode).toBe(0);
-    expect(verified(agent)).toEqual([classEntry(kotlin, 'com.acme.Foo$bar$1'), classEntry(kotlin, 'com.acme.FooKt')]);
+    expect(verified(agent)).toEqual(
+      written(
+        before,
+        [kotlin, java].filter((d) => fs.existsSync(d)),
+      ),
+    );
   });
 });
 
@@ -144,15 +189,22 @@ describe('SAP Commerce: built with ant from hybris/bin/platform', { timeout: REA
     await sleep(1_100);
     await editSource(path.dirname(hybris), STORE_WEB, '"Checkout: "', '"Checkout, edited: "');
     await editSource(path.dirname(hybris), CORE_SRC, '"/5)"', '" of 5)"');
+    const before = classFiles(classDirs.filter((d) => fs.existsSync(d)));
     const run = await runCli(['--verbose', ...ANT], { cwd: platform, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(`from ${path.join(hybris, '.reclazz', 'agent.port')}`);
     expect(run.stderr).toContain(`class output directories: ${[...classDirs].sort().join(', ')}`);
     expect(run.exitCode).toBe(0);
     expect(verified(agent)).toEqual(
-      [
+      expect.arrayContaining([
         classEntry(classDirs[3]!, 'com.acme.storefront.web.CheckoutController'),
         classEntry(classDirs[0]!, 'com.acme.core.service.ReviewService'),
-      ].sort(),
+      ]),
+    );
+    expect(verified(agent)).toEqual(
+      written(
+        before,
+        classDirs.filter((d) => fs.existsSync(d)),
+      ),
     );
   });
 

@@ -267,7 +267,7 @@ describe('not ready, old agent, hold warning', () => {
     client.send('BUILD started request=r1 owner=o1');
     client.send('BUILD started request=r2');
     client.send('HEALTH');
-    await client.next((e) => e.message.startsWith('Agent '));
+    await client.next((e) => e.message.startsWith('Reclazz '));
     expect(await client.never((e) => e.message.startsWith('BUILD_'), 50)).toBe(true);
     expect(agent.hold().kind).toBe('none');
     expect(agent.holdLog).toEqual([]);

@@ -93,7 +93,7 @@ describe('runFakeAgentCli', () => {
     const c2 = await connected(notReady);
     c2.send('BUILD started request=r1 owner=o');
     c2.send('HEALTH');
-    await c2.next((e) => e.message.startsWith('Agent '));
+    await c2.next((e) => e.message.startsWith('Reclazz '));
     expect(notReady.hold().kind).toBe('none');
   });
 

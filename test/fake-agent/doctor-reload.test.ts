@@ -175,7 +175,8 @@ describe('PENDING, HEALTH, DIAGNOSE', () => {
       await c.next((e) => e.message.startsWith('Either the build has not run'));
       const infos = c.infos();
       expect(infos).toContain('Pending: 1 class files, 0 actions; paused=false; build hold none');
-      expect(infos.some((m) => m.startsWith('Agent 1.4.0-fake healthy; watching 1 directories'))).toBe(true);
+      expect(infos.some((m) => /^Reclazz 1\.4\.0-fake, up \d+ seconds?\.$/.test(m))).toBe(true);
+      expect(infos).toContain('1 directory watched, holding 1 file.');
       expect(infos).toContain('Reclazz diagnosis for A');
       expect(infos.some((m) => m.startsWith(`Compiled file: ${join(dir, 'A.class')} (last built `))).toBe(true);
       expect(infos.some((m) => /^Last attempt \d+s ago: reloaded \(reloaded in \d+ms\), from /.test(m))).toBe(true);

@@ -98,8 +98,9 @@ describe('each switch taints one kind of field', () => {
     client.send('DIAGNOSE A');
     await client.next((e) => e.message.startsWith('Reclazz has not attempted'));
     const infos = client.infos();
-    // HEALTH, PENDING (2 lines), and DIAGNOSE: its header, the compiled file, the load state, the last attempt.
-    expect(infos).toHaveLength(7);
+    // HEALTH's five lines (version, nothing reloaded, the watch, no change, no restart), PENDING's two,
+    // and DIAGNOSE's four: its header, the compiled file, the load state, the last attempt.
+    expect(infos).toHaveLength(11);
     for (const line of infos) expect(line.endsWith(P)).toBe(true);
   });
 

@@ -79,7 +79,7 @@ describe('still starting', () => {
     const client = await clientOf(agent);
     client.send('DOCTOR d1');
     client.send('HEALTH');
-    await client.next((e) => e.message.startsWith('Agent '));
+    await client.next((e) => e.message.startsWith('Reclazz '));
     expect(await client.never((e) => e.message.startsWith('DOCTOR_RESULT'), 30)).toBe(true);
   });
 });

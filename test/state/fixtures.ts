@@ -11,5 +11,5 @@ export function indexOf(rows: number, sessionId = 's1'): ClassIndex {
   const shas = Buffer.alloc(rows * 32);
   for (let i = 0; i < shas.length; i++) shas[i] = i % 251;
   const evidence = new Uint8Array(rows).fill(EVIDENCE.preStart);
-  return { sessionId, dirs: [dir], paths, dirOf: new Uint32Array(rows), stamps, shas, evidence, gone: new Uint8Array(rows), history: new Map(), folders: noFolders() };
+  return { sessionId, dirs: [dir], paths, dirOf: new Uint32Array(rows), stamps, shas, evidence, gone: new Uint8Array(rows), history: new Map(), folders: noFolders(), folderHistory: new Map() };
 }

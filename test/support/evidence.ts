@@ -6,11 +6,29 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
 import type { FakeAgent, FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { readClassIndex } from '../../src/state/store.js';
 import { runCli, type CliRun } from './cli.js';
 import { agentFor, project, type Project } from './project.js';
+
+/** The fake agent's own watcher, quick, so an outside compile reloads (or fails) within a few hundred ms. */
+export const WATCHER = { autoReload: true, watchDebounceMs: 50, watchPollMs: 20 } as const;
+
+/** Fake agent options under which reloads of these bytes fail. */
+export function failing(...texts: string[]): { verifyStatus: (name: string, hash: string) => 'failed' | undefined } {
+  const bad = new Set(texts.map(sha));
+  return { verifyStatus: (_, hash) => (bad.has(hash) ? 'failed' : undefined) };
+}
+
+/** A run that proves nothing about `className`: no ✔, exit 75, the class read as `status`, never `added`. */
+export function expectNotLive(result: CliRun, className: string, status: string): void {
+  const name = className.replace(/[.$]/g, (c) => `\\${c}`);
+  expect(result.stderr).not.toContain('✔');
+  expect(result.stderr).not.toMatch(new RegExp(`added\\s+${name}\\b`));
+  expect(result.stderr).toMatch(new RegExp(`${status}\\s+${name}\\b`));
+  expect(result.exitCode, result.stderr).toBe(75);
+}
 
 /** SHA-256 hex of a fake class file's text. */
 export const sha = (text: string): string => createHash('sha256').update(text).digest('hex');
@@ -21,9 +39,13 @@ export const classFile = (p: Project, className: string): string => path.join(p.
 /**
  * Registers the cleanup of every agent and folder a test makes, and returns the maker: a
  * project (Greeter, Outer, Outer$Inner loaded by the app) and its fake agent, started after the
- * classes were written, with the agent's port file in the project.
+ * classes were written (and `setup` ran), with the agent's port file in the project; `options`
+ * may depend on the project.
  */
-export function useProjects(): (options?: FakeAgentOptions, setup?: (p: Project) => void) => Promise<{ p: Project; agent: FakeAgent }> {
+export function useProjects(): (
+  options?: FakeAgentOptions | ((p: Project) => FakeAgentOptions),
+  setup?: (p: Project) => void,
+) => Promise<{ p: Project; agent: FakeAgent }> {
   const agents: FakeAgent[] = [];
   const dirs: string[] = [];
   afterEach(async () => {
@@ -38,7 +60,7 @@ export function useProjects(): (options?: FakeAgentOptions, setup?: (p: Project)
     const p = project();
     dirs.push(p.dir);
     setup?.(p);
-    const agent = await agentFor(p, agents, { portFile: p.portFile, ...options });
+    const agent = await agentFor(p, agents, { portFile: p.portFile, ...(typeof options === 'function' ? options(p) : options) });
     return { p, agent };
   };
 }

@@ -1,0 +1,180 @@
+/**
+ * What the class index knows of each folder's past in the agent session, for the rule of
+ * evidence.ts that a class file is new to the JVM only when its path held no class in the
+ * session. Per folder below the class output directories that a scan listed (the directories
+ * themselves included): its stamp then, and whether its history is **whole**: every class file
+ * and folder it has held since the session began is in the record (a row, a tombstone, an entry
+ * here). A class file without a row in a folder whose history is whole held no class in the
+ * session before it.
+ *
+ * How it is kept:
+ * - A folder first listed in the session is whole when no entry was added to or removed from it
+ *   since the JVM started (evidence.ts `wholeSinceStart`): after a `mvn clean` by hand it is not,
+ *   since a class the JVM loaded may have been removed.
+ * - Between runs a folder stays whole only while its stamp does not move ({@link wholeBefore},
+ *   before each build): an entry added or removed in between may have been a class the JVM loaded.
+ * - A build's own changes are recorded by the scan after it, so after a build a folder is as
+ *   whole as it was before, and a folder the build made is as whole as its parent was.
+ * - A folder that goes away hands its history to its parent: when it was not whole, the parent
+ *   is not either (a class may have come and gone below it unseen). One that cannot be listed is
+ *   not whole.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { folderBefore, wholeSinceStart, type StartCut } from './evidence.js';
+import type { FolderStamp } from './folders.js';
+
+/** One folder's history in the record. */
+export interface FolderHistory {
+  /** Its mtimeMs, ctimeMs and inode when it was listed; undefined when it changed too close to that to be compared. */
+  stamp: FolderStamp | undefined;
+  /** Every class file and folder it has held since the agent session began is in the record. */
+  whole: boolean;
+}
+
+/** Folder histories by absolute folder path. */
+export type FolderHistories = Map<string, FolderHistory>;
+
+/**
+ * How a scan judges the history of the folders it lists. `first`: first listed in this agent
+ * session (no record of them), whole when unchanged since the JVM started (`start` unknown:
+ * never); the scan also tells which folders were at their path before the start
+ * (evidence.ts `folderBefore`). `after`: a scan after a build, whole as `before` says the folder
+ * was just before the build; a folder `before` does not name is one the build made, as whole as
+ * its parent.
+ */
+export type HistoryRule = { kind: 'first'; start: StartCut | undefined } | { kind: 'after'; before: ReadonlyMap<string, boolean> };
+
+/**
+ * Which folders of `histories` are whole just before a build: a folder listed by this run's own
+ * scan before the build (`fresh`) as that scan found it; any other only when its stamp is still
+ * the one recorded (one stat per folder), else not. Never throws for the file system.
+ */
+export function wholeBefore(histories: FolderHistories, fresh: (folder: string) => boolean): Map<string, boolean> {
+  const whole = new Map<string, boolean>();
+  for (const [folder, history] of histories) {
+    const { stamp } = history;
+    whole.set(folder, history.whole && (fresh(folder) || (stamp !== undefined && sameStamp(folder, stamp))));
+  }
+  return whole;
+}
+
+/**
+ * Records in `histories` (in place) the folders `whole` finds no longer whole, so that the
+ * record saved before a build says so: a build that fails keeps the hold, and the next run takes
+ * what changed under it as its own ({@link wholeBefore} with `fresh` for every folder).
+ * @returns whether any folder was.
+ */
+export function breakHistories(histories: FolderHistories, whole: ReadonlyMap<string, boolean>): boolean {
+  let broken = false;
+  for (const [folder, history] of histories) {
+    if (!history.whole || whole.get(folder) !== false) continue;
+    histories.set(folder, { ...history, whole: false });
+    broken = true;
+  }
+  return broken;
+}
+
+/** True when `a` and `b` hold the same folders with the same stamps and flags. */
+export function sameHistories(a: FolderHistories, b: FolderHistories): boolean {
+  if (a.size !== b.size) return false;
+  for (const [folder, x] of a) {
+    const y = b.get(folder);
+    if (y === undefined || x.whole !== y.whole || String(x.stamp) !== String(y.stamp)) return false;
+  }
+  return true;
+}
+
+function sameStamp(folder: string, stamp: FolderStamp): boolean {
+  try {
+    const stat = fs.statSync(folder);
+    return stat.isDirectory() && stat.mtimeMs === stamp[0] && stat.ctimeMs === stamp[1] && stat.ino === stamp[2];
+  } catch {
+    return false;
+  }
+}
+
+/** The folder histories one scan leaves: the folders it listed, judged by its {@link HistoryRule}, and the rest of the base. */
+export class HistoryBuilder {
+  private readonly listedNow = new Map<string, FolderHistory>();
+  private readonly unlistable: string[] = [];
+  /** `after`: whole after the build, per folder asked. */
+  private readonly after = new Map<string, boolean>();
+  /** `first`: the folder and every folder above it up to its class output directory were there before the JVM started. */
+  private readonly there = new Map<string, boolean>();
+
+  /**
+   * @param base the folder histories of the record scanned against.
+   * @param rule how the folders listed are judged.
+   * @param roots the class output directories scanned (absolute).
+   */
+  constructor(
+    private readonly base: FolderHistories,
+    private readonly rule: HistoryRule,
+    private readonly roots: readonly string[],
+  ) {}
+
+  /** A folder the scan listed (its parent, when the scan walks, listed before it), with its stat and its stamp as kept. */
+  listed(folder: string, stat: fs.Stats, stamp: FolderStamp | undefined): void {
+    const { rule } = this;
+    if (rule.kind === 'after') {
+      this.listedNow.set(folder, { stamp, whole: this.wholeAfter(folder) });
+      return;
+    }
+    this.listedNow.set(folder, { stamp, whole: wholeSinceStart(stat.ctimeMs, rule.start) });
+    const above = this.roots.includes(folder) || (this.there.get(path.dirname(folder)) ?? false);
+    this.there.set(folder, above && folderBefore(stat, rule.start));
+  }
+
+  /** A folder the scan could not list: its files are not in the record, so its history is not whole. */
+  unreadable(folder: string): void {
+    this.listedNow.set(folder, { stamp: undefined, whole: false });
+    this.unlistable.push(folder);
+  }
+
+  /** `first`: `folder` and every folder above it up to its class output directory were there before the JVM started. */
+  foldersBefore(folder: string): boolean {
+    return this.there.get(folder) ?? false;
+  }
+
+  /** `after`: a class file with no row in `folder` is new in the agent session (the folder's history is whole). */
+  newIn(folder: string): boolean {
+    return this.rule.kind === 'after' && this.wholeAfter(folder);
+  }
+
+  /**
+   * The folder histories after the scan: the folders it listed; the base's other folders as they were
+   * when the scan did not look at them (`looked` false) or could not (below a folder it could
+   * not list); the rest went away, and hand their history to the nearest folder above them.
+   */
+  finish(looked: (folder: string) => boolean): FolderHistories {
+    const result: FolderHistories = new Map(this.listedNow);
+    const hidden = (folder: string) => this.unlistable.some((u) => folder.startsWith(u + path.sep));
+    for (const [folder, history] of this.base) {
+      if (result.has(folder)) continue;
+      if (!looked(folder) || hidden(folder)) result.set(folder, history);
+      else if (!history.whole) this.breakAbove(result, folder);
+    }
+    return result;
+  }
+
+  /** The nearest folder above `folder` that `result` has is no longer whole. */
+  private breakAbove(result: FolderHistories, folder: string): void {
+    for (let above = path.dirname(folder); above !== path.dirname(above); above = path.dirname(above)) {
+      const history = result.get(above);
+      if (history === undefined) continue;
+      if (history.whole) result.set(above, { ...history, whole: false });
+      return;
+    }
+  }
+
+  private wholeAfter(folder: string): boolean {
+    const known = this.after.get(folder);
+    if (known !== undefined) return known;
+    const rule = this.rule as Extract<HistoryRule, { kind: 'after' }>;
+    const parent = path.dirname(folder);
+    const whole = rule.before.get(folder) ?? (!this.roots.includes(folder) && parent !== folder && this.wholeAfter(parent));
+    this.after.set(folder, whole);
+    return whole;
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * Issue 25, case 4, on the real binary against the fake agent: a `not_observed` reads as
+ * "identical bytes" only while no receipt for the class can have been evicted, by the agent's own
+ * count of reloads and failures since it started (HEALTH): below its 512 receipts. Reloads this
+ * checkout never asked about count too, and an agent that gives no count proves nothing this way.
+ */
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { buildCommand, until } from '../support/project.js';
+import { compileOutside, expectNotLive, failing, run, sleep, useProjects, WATCHER } from '../support/evidence.js';
+import { writeClass } from '../support/cli.js';
+
+const projectWithAgent = useProjects();
+
+/** Longer than the agent's watcher may take to notice a rewrite (classes/evidence.ts WATCHER_NOTICE_MS). */
+const NOTICED_MS = 3200;
+/** More classes than the agent keeps receipts for. */
+const FILLERS = 520;
+
+describe("a receipt pushed out of the agent's 512", () => {
+  it('a class compiled outside whose reload failed, then 512+ other reloads: its not_observed is not "unchanged"; run again, still not', async () => {
+    // Another module the app watches, which this checkout does not check (the agent's list of watched folders is cut short).
+    const elsewhere = (dir: string) => path.join(dir, 'elsewhere', 'classes');
+    const fillers = Array.from({ length: FILLERS }, (_, i) => `org.other.Filler${i}`);
+    const { p, agent } = await projectWithAgent(
+      (project) => ({
+        ...WATCHER,
+        ...failing('greeter-v2'),
+        watchDirs: [project.classes, elsewhere(project.dir)],
+        forceWatchSampleTruncated: true,
+      }),
+      (project) => {
+        for (const name of fillers) writeClass(elsewhere(project.dir), name, 'v1');
+      },
+    );
+    let captures = agent.captures;
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
+    await until(() => agent.captures > captures, "the agent's watcher to take the outside compile");
+    captures = agent.captures;
+    for (const name of fillers) writeClass(elsewhere(p.dir), name, 'v2');
+    await until(() => agent.captures > captures, "the agent's watcher to take the other module's rewrite");
+    await sleep(NOTICED_MS); // the reloads (20 ms) ended, and Greeter's rewrite is old enough to have been noticed
+    const first = await run(p, buildCommand(p));
+    expectNotLive(first, 'com.acme.Greeter', 'not-observed');
+    expect(first.stderr).toMatch(/the agent made 521 reload attempts in this app session, so a receipt may have been evicted/);
+    const again = await run(p, buildCommand(p));
+    expectNotLive(again, 'com.acme.Greeter', 'not-observed');
+  });
+});
+
+describe('an agent that gives no count of its reloads', () => {
+  it('identical bytes rewritten after the app started are not proven unchanged: a receipt may have been evicted', async () => {
+    const { p } = await projectWithAgent({ intercept: (cmd) => (cmd.verb === 'HEALTH' ? { kind: 'ignore' } : undefined) });
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
+    await sleep(NOTICED_MS);
+    const first = await run(p, buildCommand(p));
+    expectNotLive(first, 'com.acme.Greeter', 'not-observed');
+    expect(first.stderr).toContain('the agent did not say how many classes it reloaded in this app session (HEALTH)');
+    const again = await run(p, buildCommand(p));
+    expectNotLive(again, 'com.acme.Greeter', 'not-observed');
+  });
+});

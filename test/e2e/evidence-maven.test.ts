@@ -1,0 +1,95 @@
+/**
+ * The evidence rule on real Maven builds (issue 25): `target/` deleted by hand while the app runs
+ * (what `mvn clean` does; its plugin does not resolve offline from Debian's repository) does not
+ * make its classes "new to the JVM" on the next run, and the everyday recompile, which
+ * rewrites every class file of the module (Maven deletes them and writes them again, mostly
+ * with identical bytes), stays green run after run. A missing mvn FAILS these tests.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { execa } from 'execa';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { appStartsLater } from '../support/agents.js';
+import { runCli } from '../support/cli.js';
+import { expectNotLive } from '../support/evidence.js';
+import { CLASS_OUTPUT_DIR, copyFixture, editGreeting, removeFixtureCopies } from '../support/fixtures.js';
+
+const agents: FakeAgent[] = [];
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((a) => a.stop()));
+});
+afterAll(removeFixtureCopies);
+
+const MVN = ['mvn', '-q', 'compile'];
+// Real Maven runs, several per case, on a busy 2-core machine (see real-builds.test.ts).
+const REAL_BUILD_TIMEOUT_MS = 240_000;
+
+/** The maven-app fixture compiled (the app's starting classes), and the fake agent of its app, started after. */
+async function runningApp(options: (greeterSha: string) => FakeAgentOptions = () => ({})): Promise<{ dir: string; agent: FakeAgent }> {
+  const dir = await copyFixture('maven-app');
+  await execa('mvn', ['-q', 'compile'], { cwd: dir, stdio: 'inherit' });
+  const classes = path.join(dir, CLASS_OUTPUT_DIR['maven-app']);
+  const greeter = createHash('sha256')
+    .update(fs.readFileSync(path.join(classes, 'com', 'acme', 'Greeter.class')))
+    .digest('hex');
+  await appStartsLater();
+  const agent = await startFakeAgent({
+    portFile: path.join(dir, '.reclazz', 'agent.port'),
+    watchDirs: [classes],
+    captureDelayMs: 50,
+    reloadMs: 30,
+    heartbeatMs: 500,
+    ...options(greeter),
+  });
+  agents.push(agent);
+  return { dir, agent };
+}
+
+describe('maven-app', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
+  it('target/ deleted by hand while the app runs: the rebuilt classes are asked, a failed reload is shown and none is added; run again, still red', async () => {
+    // The app cannot take any Greeter but the one it started with.
+    const { dir } = await runningApp((greeter) => ({
+      verifyStatus: (name, hash) => (name === 'com.acme.Greeter' && hash !== greeter ? 'failed' : undefined),
+    }));
+    fs.rmSync(path.join(dir, 'target'), { recursive: true });
+    await editGreeting(dir, 'Hello after a clean');
+    const first = await runCli(['--verify-timeout', '3000', ...MVN], { cwd: dir });
+    expectNotLive(first, 'com.acme.Greeter', 'failed');
+    expect(first.stderr).not.toMatch(/^\s*added\s/m);
+    const again = await runCli(MVN, { cwd: dir });
+    expectNotLive(again, 'com.acme.Greeter', 'failed');
+  });
+
+  it('the everyday recompile of the whole module stays exit 0, run after run, each rewritten class asked once', async () => {
+    const { dir, agent } = await runningApp();
+    const classes = path.join(dir, CLASS_OUTPUT_DIR['maven-app']);
+    for (const [round, edit] of [
+      [1, 'Hello, first edit'],
+      [2, 'Hello, second edit'],
+      [3, undefined],
+    ] as const) {
+      if (edit === undefined) fs.utimesSync(path.join(dir, 'src', 'main', 'java', 'com', 'acme', 'Outer.java'), new Date(), new Date());
+      else await editGreeting(dir, edit);
+      const inodes = () =>
+        new Map(fs.readdirSync(path.join(classes, 'com', 'acme')).map((f) => [f, fs.statSync(path.join(classes, 'com', 'acme', f)).ino]));
+      const before = inodes();
+      const sent = agent.received.length;
+      const run = await runCli(MVN, { cwd: dir });
+      expect(run.exitCode, `round ${round}: ${run.stderr}`).toBe(0);
+      expect(run.stderr).toContain('✔');
+      // Maven wrote every class file of the module again: each (but package-info, never reloaded) is asked once or verified.
+      const after = inodes();
+      const rewritten = [...after].filter(([f, ino]) => f.endsWith('.class') && f !== 'package-info.class' && before.get(f) !== ino);
+      expect(rewritten.length).toBeGreaterThan(1);
+      const asked = new Set(
+        agent.received
+          .slice(sent)
+          .filter((r) => r.line.startsWith('VERIFY '))
+          .map((r) => r.line.split(' ')[2]),
+      );
+      for (const [file] of rewritten) expect(asked, `round ${round}: ${file}`).toContain(`com.acme.${file.slice(0, -'.class'.length)}`);
+    }
+  });
+});
