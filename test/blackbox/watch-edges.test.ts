@@ -1,8 +1,12 @@
 /**
  * `reclazz-build watch` at the edges of what a cycle looks at, on the real binary against the
  * fake agent: a class an earlier cycle did not prove live is asked again in every cycle until
- * it is proven or changes (a cycle's verdict covers it, not only the cycle's own changes).
+ * it is proven or changes (a cycle's verdict covers it, not only the cycle's own changes), and a
+ * class file that is a symbolic link is looked at every cycle (a write through it makes no event
+ * in its class folder).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex, type FakeAgent } from '../../src/fake-agent/index.js';
 import { writeClass } from '../support/cli.js';
@@ -72,5 +76,34 @@ describe('reclazz-build watch: what each cycle covers', () => {
     expect(cycles[4]!.result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true });
     expect(status(4, 'com.acme.Greeter')).toBeUndefined();
     expect(asked(agent, 'greeter-v3')).toBe(provenAsked);
+  });
+
+  it('a class file that is a symbolic link: a write through it is found in a later cycle, and its failed reload is not green', async () => {
+    const p = watchProject();
+    // Greeter.class is a link to a file outside the class output directory: the compiler writes through it.
+    const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const target = path.join(p.dir, 'linked', 'Greeter.class');
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.renameSync(greeter, target);
+    fs.symlinkSync(target, greeter);
+    const agent = await agentFor(p, agents, { portFile: p.portFile, verifyStatus: failing('greeter-v3') });
+    const w = watch(p);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    await w.cyclesEnded(1);
+    editSource(p, 'com.acme.Greeter', 'greeter-v3');
+    const cycles = await w.cyclesEnded(2);
+    await w.stop();
+
+    expect(fs.lstatSync(greeter).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('greeter-v3');
+    expect(cycles[0]!.result.classes, w.stderr.join('\n')).toContainEqual(
+      expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied' }),
+    );
+    // The agent took the link as the file and failed its reload: the cycle says so.
+    expect(asked(agent, 'greeter-v3')).toBeGreaterThan(0);
+    expect(cycles[1]!.result).toMatchObject({ reason: 'verify-incomplete', exitCode: 75, provenLive: false });
+    expect(cycles[1]!.result.classes).toContainEqual(expect.objectContaining({ className: 'com.acme.Greeter', status: 'failed' }));
+    expect(cycles[1]!.line).toMatch(/⚠ 0 classes live, 1 not proven in .*exit 75\)$/);
   });
 });
