@@ -154,6 +154,42 @@ describe('two services with an agent each, and a shared module', () => {
     expect(run.stderr).toMatch(/failed\s+com\.acme\.a\.OrderService/);
   });
 
+  it("a module one app loads (its class path) but its agent does not watch: not watched for that app, 75, whatever the other's agent proves", async () => {
+    const c = checkout();
+    const a = await startAgent({ dir: path.join(c.root, 'svc-a'), classes: c.classes.a }, { watchDirs: [c.classes.a, c.classes.shared] });
+    // svc-b depends on shared (on its JVM's class path), but its agent watches only svc-b.
+    const b = await startAgent(
+      { dir: path.join(c.root, 'svc-b'), classes: c.classes.b },
+      { watchDirs: [c.classes.b], classPath: [c.classes.b, c.classes.shared] },
+    );
+    const run = await runCli(['--json', ...build(c, { shared: 'shared-v2' })], { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(verified(a, NAMES.shared, 'shared-v2')).toBeGreaterThan(0);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const classesOf = (source: string) =>
+      lines.filter((l) => l.type === 'class' && l.agentSource === source).map((l) => `${l.className} ${l.status}`);
+    expect(classesOf(c.portFile.a)).toEqual([`${NAMES.shared} applied`]);
+    expect(classesOf(c.portFile.b)).toEqual([`${NAMES.shared} not-watched`]);
+    expect(lines.at(-1).agents.map((x: { exitCode: number }) => x.exitCode)).toEqual([0, 75]);
+    expect(run.stderr).toContain(`1 changed class(es) lie in ${c.classes.shared}, which the agent does not watch`);
+    expect(run.stderr).toContain(`watchDirs=${c.classes.b};${c.classes.shared}`);
+    expect(run.stderr).not.toMatch(/✔ proven live: every one/);
+    expect(b.hold().kind).toBe('none');
+  });
+
+  it("a module an app's JVM does not load is checked only where it is watched: the other app's agent proves it, 0", async () => {
+    const c = checkout();
+    await startAgent({ dir: path.join(c.root, 'svc-a'), classes: c.classes.a }, { watchDirs: [c.classes.a, c.classes.shared] });
+    const b = await startAgent({ dir: path.join(c.root, 'svc-b'), classes: c.classes.b }, { watchDirs: [c.classes.b] });
+    const run = await runCli(build(c, { shared: 'shared-v2' }), { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(sent(b, 'VERIFY ')).toEqual([]);
+    expect(run.stderr).toMatch(/✔ proven live: every one of the 2 agents proved its classes live/);
+  });
+
   it('--port-file (repeatable) selects the agents to hold', async () => {
     const c = checkout();
     const { a, b } = await agents(c);
