@@ -180,6 +180,19 @@ describe('two services with an agent each, and a shared module', () => {
     expect(b.hold().kind).toBe('none');
   });
 
+  it('svc-b alone, its agent watching only svc-b: a change in shared is not watched (75), and the warnings name only that folder', async () => {
+    const c = checkout();
+    await startAgent({ dir: path.join(c.root, 'svc-b'), classes: c.classes.b }, { watchDirs: [c.classes.b] });
+    const run = await runCli(['--port-file', c.portFile.b, ...build(c, { shared: 'shared-v2' })], { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).toMatch(/not-watched\s+com\.acme\.shared\.Money/);
+    const warned = run.stderr.split('\n').filter((line) => line.includes('warning: the agent does not watch'));
+    expect(warned).toEqual([
+      `reclazz-build: warning: the agent does not watch ${c.classes.shared}: changes there will not reload (it watches ${c.classes.b})`,
+    ]);
+    expect(run.stderr).not.toContain(c.classes.a);
+  });
+
   it("a module an app's JVM does not load is checked only where it is watched: the other app's agent proves it, 0", async () => {
     const c = checkout();
     await startAgent({ dir: path.join(c.root, 'svc-a'), classes: c.classes.a }, { watchDirs: [c.classes.a, c.classes.shared] });
