@@ -67,10 +67,7 @@ export interface ClassWatch {
  * @throws RangeError when `fullPassEveryMs` is not a positive number of ms.
  */
 export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
-  const every = options.fullPassEveryMs ?? FULL_PASS_EVERY_MS;
-  if (!Number.isFinite(every) || every <= 0) {
-    throw new RangeError(`the full pass period must be a positive number of ms, got ${String(every)}`);
-  }
+  const every = fullPassPeriod(options.fullPassEveryMs);
   const now = options.now ?? Date.now;
   const roots = options.dirs.map((dir) => path.resolve(dir));
   let dirty = new Set<string>();
@@ -121,10 +118,7 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
     takeDirtyFolders() {
       const taken = dirty;
       dirty = new Set();
-      for (const link of links) {
-        if (isLink(link)) taken.add(path.dirname(link));
-        else links.delete(link);
-      }
+      for (const folder of linkedFolders(links)) taken.add(folder);
       return taken;
     },
     markDirty(folders) {
@@ -149,6 +143,26 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
     },
     close: () => tree.close(),
   };
+}
+
+/**
+ * The full pass period given (ms), or the default.
+ * @throws RangeError when it is not a positive number.
+ */
+function fullPassPeriod(every = FULL_PASS_EVERY_MS): number {
+  if (!Number.isFinite(every) || every <= 0)
+    throw new RangeError(`the full pass period must be a positive number of ms, got ${String(every)}`);
+  return every;
+}
+
+/** The folders of the class files of `links` that are still symbolic links; the others leave `links`. */
+function linkedFolders(links: Set<string>): string[] {
+  const folders: string[] = [];
+  for (const link of links) {
+    if (isLink(link)) folders.push(path.dirname(link));
+    else links.delete(link);
+  }
+  return folders;
 }
 
 /** True when `file` is a symbolic link now. */
