@@ -12,8 +12,11 @@ import type { Outcome } from '../outcome/outcome.js';
 import type { BuildSession } from './cycle-context.js';
 import { lockCheckout } from './open.js';
 
-/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or the agent went away. */
-export type CycleStart = { kind: 'ready'; releaseLock: () => Promise<void> } | { kind: 'refused'; outcome: Outcome } | { kind: 'lost' };
+/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
+export type CycleStart =
+  | { kind: 'ready'; releaseLock: () => Promise<void> }
+  | { kind: 'refused'; outcome: Outcome; session?: BuildSession }
+  | { kind: 'lost'; session: BuildSession };
 
 /**
  * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
@@ -53,13 +56,13 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
   try {
     answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
   } catch (error) {
-    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost' };
+    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
     if (error.kind === 'aborted')
       return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
     const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs };
-    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why } };
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
   }
-  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost' };
+  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
   session.doctor = answer.doctor;
   session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
     session.emit({ type: 'warning', message }),
