@@ -1,12 +1,44 @@
+/**
+ * Three projects, chosen by folder, so a new test file lands in the right one by where it is put
+ * (CONTRIBUTING.md, "Setup and tests"):
+ *
+ * - unit: everything under test/ but the folders below; in-process, several workers.
+ * - blackbox: the built CLI and the packed package against the fake agent (test/blackbox,
+ *   test/fuzz, test/package). Their files mostly wait on child processes, so they share the
+ *   unit tests' workers, more of them than this machine has cores.
+ * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), one file at a
+ *   time after the others: each build's JVMs take the whole machine.
+ *
+ * vitest runs a group of projects with one worker count, and groups one after another
+ * (`sequence.groupOrder`); the run's global setup compiles each fixture at most once and removes
+ * what the run left (test/support/global-setup.ts).
+ */
 import { defineConfig } from 'vitest/config';
+
+/** Workers of the first group: the blackbox files wait on processes far more than they compute. */
+const PARALLEL_WORKERS = 4;
+
+const BLACKBOX = ['test/blackbox/**/*.test.ts', 'test/fuzz/**/*.test.ts', 'test/package/**/*.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts'];
+
+/** What every project shares. */
+const common = {
+  // Every test file removes the temp folders it made.
+  setupFiles: ['test/support/setup.ts'],
+  testTimeout: 60_000,
+  hookTimeout: 120_000,
+};
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Every test file removes the temp folders it made; the run removes the code cache of its CLI runs.
-    setupFiles: ['test/support/setup.ts'],
+    // Once per run, whichever projects run: the fixture cache and the code cache of the CLI runs.
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    projects: [
+      {
+        test: { ...common, name: 'unit', include: ['test/**/*.test.ts'], exclude: [...BLACKBOX, ...E2E], maxWorkers: PARALLEL_WORKERS },
+      },
+      { test: { ...common, name: 'blackbox', include: BLACKBOX, maxWorkers: PARALLEL_WORKERS } },
+      { test: { ...common, name: 'e2e', include: E2E, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+    ],
   },
 });
