@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, finalVerify, tempDir, writeClass } from './fixture.js';
-import { sleep, until } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 describe('the watcher (autoReload)', () => {
   it('reloads an outside compile on its own after the debounce, with no BUILD or SCAN', async () => {
@@ -60,7 +60,7 @@ describe('the watcher (autoReload)', () => {
     await sleep(150);
     expect(agent.captures).toBe(0);
     // Once wired, the change seen while starting is reloaded.
-    await until(() => !agent.starting);
+    await waitFor(() => !agent.starting, 'the agent to wire itself');
     expect((await finalVerify(client, 'A', v2)).status).toBe('applied');
     expect(agent.captures).toBe(1);
     await client.ask('BUILD started request=s1 owner=o', 'BUILD_ACK', 's1');
@@ -69,7 +69,7 @@ describe('the watcher (autoReload)', () => {
     expect(agent.captures).toBe(1);
     await client.ask('RELOAD pause request=p1', 'RELOAD_STATE', 'p1');
     await client.ask('BUILD ok request=k1 owner=o', 'BUILD_ACK', 'k1');
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     const v4 = writeClass(dir, 'A.class', 'v4');
     await sleep(150);
     expect(agent.captures).toBe(2);
