@@ -27,6 +27,8 @@ const common = {
   setupFiles: ['test/support/setup.ts'],
   testTimeout: 60_000,
   hookTimeout: 120_000,
+  // expect.poll waits for an event; its deadline only bounds a hang (as test/support/wait.ts's).
+  expect: { poll: { timeout: 30_000 } },
 };
 
 export default defineConfig({

@@ -10,7 +10,8 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { cliCommand, cliEnv, runCli, runInTerminal, startCli } from '../support/cli.js';
-import { agentFor, hasStackTrace, processGone, project, until, type Project } from '../support/project.js';
+import { agentFor, hasStackTrace, processGone, project, type Project } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 /** Processes (or, negative, process groups) a test leaves running on purpose: killed after it. */
@@ -42,7 +43,7 @@ async function killHard(cli: ReturnType<typeof startCli>): Promise<void> {
   const pid = cli.pid!;
   cli.kill('SIGKILL');
   void cli.catch(() => undefined);
-  await until(() => processGone(pid), 'the killed CLI to be gone');
+  await waitFor(() => processGone(pid), 'the killed CLI to be gone');
 }
 
 function readPid(file: string): number {
@@ -130,7 +131,7 @@ describe('a build that outlived a killed run', () => {
     const { p, greeter } = await setUp();
     const first = startCli(['--', 'sh', '-c', `sleep 4; cp new.class ${greeter}; sleep 1`], { cwd: p.dir });
     const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
-    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
     const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
     strays.push(-pgid);
     await killHard(first);
@@ -149,7 +150,7 @@ describe('a build that outlived a killed run', () => {
     );
     // Never signalled: the orphan is still there, and goes on to write.
     expect(processGone(pgid)).toBe(false);
-    await until(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the orphan to write', 10_000);
+    await waitFor(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the orphan to write');
     expect(hasStackTrace(second.stderr)).toBe(false);
   });
 
@@ -157,7 +158,7 @@ describe('a build that outlived a killed run', () => {
     const { p } = await setUp();
     const first = startCli(['--', 'sh', '-c', 'sleep 2'], { cwd: p.dir });
     const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
-    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
     const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
     strays.push(-pgid);
     await killHard(first);

@@ -13,7 +13,8 @@ import lockfile from 'proper-lockfile';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { runCli, startCli } from '../support/cli.js';
-import { agentFor, buildCommand, buildRan, hasStackTrace, project, until } from '../support/project.js';
+import { agentFor, buildCommand, buildRan, hasStackTrace, project } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -98,7 +99,7 @@ describe('the run lock', () => {
     const p = project();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
     const suspended = startCli(buildCommand(p, { sleepMs: 1500 }), { cwd: p.dir });
-    await until(() => buildRan(p), 'the first build to start', 30_000);
+    await waitFor(() => buildRan(p), 'the first build to start');
     process.kill(suspended.pid!, 'SIGSTOP');
     try {
       const second = await runCli(['--wait', '7000', ...uniqueBuild(p.classes)], { cwd: p.dir });

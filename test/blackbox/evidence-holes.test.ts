@@ -9,8 +9,9 @@ import { describe, expect, it } from 'vitest';
 import { startCli, tempDir } from '../support/cli.js';
 import { appStartsLater } from '../support/agents.js';
 import { startFakeAgent } from '../../src/fake-agent/index.js';
-import { buildCommand, until } from '../support/project.js';
+import { buildCommand } from '../support/project.js';
 import { classFile, compileOutside, deletes, giveToNobody, indexRows, run, script, sha, sleep, useProjects } from '../support/evidence.js';
+import { waitFor } from '../support/wait.js';
 
 const projectWithAgent = useProjects();
 
@@ -27,7 +28,7 @@ describe('hole 1: the first run in an agent session after an outside compile', (
   it('a class compiled outside reclazz-build after the app started, whose reload failed, is not proven by a build that changes nothing', async () => {
     const { p, agent } = await projectWithAgent({ ...WATCHER, ...failing('greeter-v2') });
     compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => agent.captures >= 1, "the agent's watcher to try the outside compile");
+    await waitFor(() => agent.captures >= 1, "the agent's watcher to try the outside compile");
     await sleep(100); // its reload (20 ms) has failed
     const result = await run(p, buildCommand(p));
     expect(result.stderr).not.toContain('✔');
@@ -118,14 +119,14 @@ describe('hole 6: the agent restarted on the same port (a new session)', () => {
         `fs.writeFileSync(${JSON.stringify(classFile(p, 'com.acme.Outer'))}, 'outer-v2'); }, 10);`,
     );
     const first = startCli(slow, { cwd: p.dir });
-    await until(() => fs.existsSync(p.marker), 'the build to start');
+    await waitFor(() => fs.existsSync(p.marker), 'the build to start');
     await agent.restart();
     const captures = agent.captures;
     fs.writeFileSync(go, '');
     const lost = await first;
     expect(lost.exitCode, String(lost.stderr)).toBe(70);
     expect(String(lost.stderr)).toContain('run again');
-    await until(() => agent.captures > captures, "the new session's watcher to try the writes");
+    await waitFor(() => agent.captures > captures, "the new session's watcher to try the writes");
     await sleep(100);
     const again = await run(p, buildCommand(p));
     expect(again.stderr).not.toContain('✔');

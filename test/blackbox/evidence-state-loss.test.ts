@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
-import { buildCommand, until, type Project } from '../support/project.js';
+import { buildCommand, type Project } from '../support/project.js';
 import { classFile, compileOutside, giveToNobody, run, sha, sleep, useProjects } from '../support/evidence.js';
+import { waitFor } from '../support/wait.js';
 
 const projectWithAgent = useProjects();
 
@@ -59,7 +60,7 @@ describe('state loss never shows a failed reload as live', () => {
     const first = await run(p, buildCommand(p));
     expect(first.exitCode, first.stderr).toBe(0);
     compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => agent.captures >= 1, "the agent's watcher to try the outside compile");
+    await waitFor(() => agent.captures >= 1, "the agent's watcher to try the outside compile");
     await sleep(100);
     damage(p);
     const second = await run(p, buildCommand(p), options);

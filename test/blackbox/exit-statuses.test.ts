@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { formatEvent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { LineClient } from '../fake-agent/line-client.js';
-import { runCli, startCli, type CliRun } from '../support/cli.js';
+import { jsonResult, runCli, startCli, type CliRun } from '../support/cli.js';
 import { agentFor, buildCommand, project, type Project } from '../support/project.js';
 import { startProxy } from '../support/proxy.js';
 import { waitFor } from '../support/wait.js';
@@ -350,7 +350,7 @@ describe("the README's exit statuses, as the real binary exits", () => {
   it.each(cases.map((c) => [c.reason, c.how, c] as const))('%s (%s): the status of its README row', async (reason, _how, c) => {
     const result = await c.run();
     if (c.stderrSays === undefined) {
-      const last = JSON.parse(result.stdout.trim().split('\n').at(-1)!) as { reason: string; exitCode: number };
+      const last = jsonResult(result);
       expect(last.reason, result.stderr).toBe(reason);
       expect(last.exitCode).toBe(result.exitCode);
     } else {

@@ -788,7 +788,7 @@ describe.concurrent('fault matrix (step x fault) through the real binary', () =>
           expect(buildRan(p), 'build ran').toBe(e.built);
           expect(flow(agent, ctx.from), 'what the agent received').toEqual(e.flow);
           // An acknowledged ok schedules the capture; the agent releases the hold when it has run.
-          if (e.hold === 'none') await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
+          if (e.hold === 'none') await expect.poll(() => agent.hold().kind).toBe('none');
           const hold = agent.hold();
           if (e.hold !== 'none') expect(hold).toMatchObject({ kind: 'named', owner: e.hold === 'ours' ? OWNER : 'the-ide' });
           e.also?.(ctx, run.stderr);

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
@@ -155,7 +155,7 @@ describe('a run killed mid-build', () => {
     const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); require('fs').writeFileSync(${JSON.stringify(p.marker)}, String(process.pid)); setTimeout(() => {}, 60000);`;
     const child = startCli(['--', process.execPath, '-e', script], { cwd: p.dir });
     const buildPid = () => (fs.existsSync(p.marker) ? Number(fs.readFileSync(p.marker, 'utf8')) : 0);
-    await vi.waitFor(() => expect(buildPid()).toBeGreaterThan(0), { timeout: 10_000 });
+    await expect.poll(() => buildPid()).toBeGreaterThan(0);
     child.kill('SIGKILL');
     // The orphaned build still holds the output pipes: end it too, by its pid (a pattern such as
     // pkill -f would also hit other tests' processes whose command lines hold the same words).

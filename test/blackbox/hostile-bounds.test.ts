@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent } from '../../src/fake-agent/index.js';
 import { useFakeAgents } from '../support/agents.js';
-import { BIN, cliEnv, runCli } from '../support/cli.js';
+import { BIN, cliEnv, jsonResult, runCli } from '../support/cli.js';
 import { buildCommand, buildRan, hasStackTrace, type Project } from '../support/project.js';
 import { scratchDir } from '../support/scratch.js';
 import { waitFor } from '../support/wait.js';
@@ -22,11 +22,6 @@ const agentFor = useFakeAgents({ heartbeatMs: 0 });
 
 /** How soon a signal must end a follower of a flood that lasts far longer: with room for a loaded machine. */
 const AT_ONCE_MS = 5000;
-
-/** `durationMs` of the `--json` result line: the run's own time, without Node's start-up. */
-function durationOf(stdout: string): number {
-  return (JSON.parse(stdout.trim().split('\n').at(-1)!) as { durationMs: number }).durationMs;
-}
 
 function project(): Project {
   const dir = scratchDir();
@@ -56,7 +51,7 @@ describe('the port file is read with a 64-byte bound', () => {
     expect(hasStackTrace(run.stderr)).toBe(false);
     expect(buildRan(p)).toBe(false);
     // Reading it whole took seconds and a gigabyte; a bounded read takes the run (start-up aside) no time.
-    expect(durationOf(run.stdout)).toBeLessThan(3000);
+    expect(jsonResult(run).durationMs).toBeLessThan(3000);
   });
 
   it('64 bytes (a port padded with whitespace) is read; 65 bytes is refused', async () => {
@@ -85,7 +80,7 @@ describe('the port file is read with a 64-byte bound', () => {
       const run = await runCli(['--json', ...args, ...buildCommand(p)], { cwd: p.dir, timeoutMs: 30_000 });
       expect(run.exitCode, run.stderr).toBe(69);
       expect(run.stderr).toMatch(/✘ not run: port file \S+ is not a regular file \(a device, pipe or socket\)/);
-      expect(durationOf(run.stdout)).toBeLessThan(3000);
+      expect(jsonResult(run).durationMs).toBeLessThan(3000);
     }
     expect(buildRan(p)).toBe(false);
   });
@@ -292,7 +287,7 @@ describe('a peer that breaks the connection', () => {
       expect(hasStackTrace(run.stderr)).toBe(false);
       expect(buildRan(p)).toBe(false);
       // Within --timeout's 800 ms, not the default 5000 (the run's own duration: start-up aside).
-      expect(durationOf(run.stdout)).toBeLessThan(4000);
+      expect(jsonResult(run).durationMs).toBeLessThan(4000);
     });
   }
 

@@ -8,8 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { CYCLE_BEGINS, CYCLE_ENDS } from '../../src/watch/lines.js';
-import { agentFor, until } from '../support/project.js';
+import { agentFor } from '../support/project.js';
 import { builds, editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
+import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 const watches: RunningWatch[] = [];
@@ -73,7 +74,7 @@ describe('reclazz-build watch', () => {
     await w.watching();
     fs.writeFileSync(path.join(p.dir, 'build-sleep-ms'), '1500');
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => builds(p).length === 1, 'the first build to start');
+    await waitFor(() => builds(p).length === 1, 'the first build to start');
     for (const n of [3, 4, 5]) {
       editSource(p, 'com.acme.Greeter', `greeter-v${n}`);
       await new Promise((resolve) => setTimeout(resolve, 150));
@@ -101,11 +102,7 @@ describe('reclazz-build watch', () => {
     const [first] = await w.cyclesEnded(1);
     const before = agent.sessionId;
     await agent.restart();
-    await until(
-      () => w.json.some((j) => j.type === 'news' && j.news === 'new-app-session'),
-      `the new session${w.stderr.join('\n')}`,
-      15_000,
-    );
+    await waitFor(() => w.json.some((j) => j.type === 'news' && j.news === 'new-app-session'), `the new session${w.stderr.join('\n')}`);
     expect(w.json.filter((j) => j.type === 'news').map((j) => j.news)).toEqual(['watching', 'agent-lost', 'new-app-session']);
     editSource(p, 'com.acme.Greeter', 'greeter-v3');
     const cycles = await w.cyclesEnded(2);
@@ -131,7 +128,7 @@ describe('reclazz-build watch', () => {
     await w.cyclesEnded(1);
     // A plain compile in another terminal: no hold, the agent reloads it on its own, and fails.
     fs.writeFileSync(path.join(p.classes, 'com', 'acme', 'Outer.class'), 'outer-v2');
-    await until(() => agent.captures >= 2, 'the agent to reload the outside compile');
+    await waitFor(() => agent.captures >= 2, 'the agent to reload the outside compile');
     editSource(p, 'com.acme.Greeter', 'greeter-v3');
     const cycles = await w.cyclesEnded(2);
     await w.stop();
@@ -147,7 +144,7 @@ describe('reclazz-build watch', () => {
     await w.watching();
     fs.writeFileSync(path.join(p.dir, 'build-sleep-ms'), '20000');
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => builds(p).length === 1, 'the build to start');
+    await waitFor(() => builds(p).length === 1, 'the build to start');
     const exit = await w.stop('SIGTERM');
     expect(exit.exitCode).toBe(143);
     expect(buildVerbs(agent)).toEqual(['started', 'failed']);

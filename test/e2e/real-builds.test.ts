@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
@@ -106,7 +106,7 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_BUILD_
     const fixed = await runCli(['--owner', 'dev-1', tool, ...args], { cwd: dir });
     expect(fixed.exitCode).toBe(0);
     // The ok receipt means "capture scheduled": the agent releases the hold once it has captured.
-    await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
+    await expect.poll(() => agent.hold().kind).toBe('none');
     expect(commandWords(agent).slice(3, 6)).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok']);
     // The failed build deleted or rewrote class files while held; the agent still has the
     // pre-failure Greeter live, so the recovered build's Greeter is a change and is verified.

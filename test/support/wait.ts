@@ -6,6 +6,7 @@
  * own timeout (60 s) cuts it off without one.
  */
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 
 /** The default deadline of {@link waitFor}, in ms: half a test's timeout. */
 const HANG_MS = 30_000;
@@ -53,9 +54,10 @@ export class Lines {
   private waiters = new Set<() => void>();
 
   constructor(stream: Readable) {
-    stream.setEncoding('utf8');
-    stream.on('data', (chunk: string) => {
-      const lines = (this.partial + chunk).split('\n');
+    // Decoded here, not with setEncoding: whoever else reads the stream keeps getting its bytes.
+    const decoder = new StringDecoder('utf8');
+    stream.on('data', (chunk: Buffer | string) => {
+      const lines = (this.partial + (typeof chunk === 'string' ? chunk : decoder.write(chunk))).split('\n');
       this.partial = lines.pop()!;
       this.all.push(...lines);
       this.wake();

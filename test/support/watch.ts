@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { startCli } from './cli.js';
-import { project, until, type Project } from './project.js';
+import { project, type Project } from './project.js';
+import { waitFor } from './wait.js';
 
 /** A project for watch mode: {@link Project} plus its sources and build log. */
 export interface WatchProject extends Project {
@@ -120,12 +121,20 @@ export function startWatch(p: WatchProject, args: string[] = []): RunningWatch {
     stderr,
     cycles,
     async cyclesEnded(n, timeoutMs = 30_000) {
-      await until(() => cycles().length >= n || cli.exitCode !== null, `${n} cycles${dump()}`, timeoutMs);
+      await waitFor(
+        () => cycles().length >= n || cli.exitCode !== null,
+        () => `${n} cycles${dump()}`,
+        { timeoutMs },
+      );
       if (cycles().length < n) throw new Error(`the watch ended after ${cycles().length} cycles${dump()}`);
       return cycles();
     },
     async watching(timeoutMs = 30_000) {
-      await until(() => json.some((j) => j.type === 'news' && j.news === 'watching'), `the watch to start${dump()}`, timeoutMs);
+      await waitFor(
+        () => json.some((j) => j.type === 'news' && j.news === 'watching'),
+        () => `the watch to start${dump()}`,
+        { timeoutMs },
+      );
     },
     async stop(signal = 'SIGINT') {
       cli.kill(signal);
