@@ -16,7 +16,7 @@ import { useFakeAgents } from '../support/agents.js';
 import { BIN, cliEnv, jsonResult, runCli } from '../support/cli.js';
 import { buildCommand, buildRan, hasStackTrace, type Project } from '../support/project.js';
 import { scratchDir } from '../support/scratch.js';
-import { waitFor } from '../support/wait.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const agentFor = useFakeAgents({ heartbeatMs: 0 });
 
@@ -101,8 +101,14 @@ afterEach(() => {
   for (const child of followers.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
-/** `reclazz-build events` whose stdout nobody reads (a paused pipe) until `resume()`. */
-function stalledEvents(dir: string, args: string[] = []): { child: ChildProcess; stderr: () => string; resume: () => Promise<string> } {
+/**
+ * `reclazz-build events` whose stdout nobody reads (a paused pipe) until `resume()`, which gives
+ * what stdout had so far (`text`) and all of it once it ends (`ended`).
+ */
+function stalledEvents(
+  dir: string,
+  args: string[] = [],
+): { child: ChildProcess; stderr: () => string; resume: () => { text: () => string; ended: Promise<string> } } {
   const child = spawn(process.execPath, [BIN, 'events', ...args], {
     cwd: dir,
     env: cliEnv() as NodeJS.ProcessEnv,
@@ -115,13 +121,15 @@ function stalledEvents(dir: string, args: string[] = []): { child: ChildProcess;
   return {
     child,
     stderr: () => err,
-    resume: () =>
-      new Promise((resolve) => {
-        let out = '';
+    resume: () => {
+      let out = '';
+      const ended = new Promise<string>((resolve) => {
         child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
         child.stdout!.on('end', () => resolve(out));
         child.stdout!.resume();
-      }),
+      });
+      return { text: () => out, ended };
+    },
   };
 }
 
@@ -232,12 +240,16 @@ describe('events with a reader that stopped reading', () => {
       const { p, agent } = await flooding(total);
       const run = stalledEvents(p.dir, json ? ['--json'] : []);
       await connected(agent);
-      // The whole flood (about 4 MB) reaches the follower well within this; only the socket is read meanwhile.
-      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // The flood (about 4 MB) goes on while only the socket is read: far more lines than the 1,000 held for stdout.
+      await sleep(3000);
       const reading = run.resume();
-      await waitFor(() => /dropped \d+ event line/.test(run.stderr()), 'the dropped-lines line');
+      // The agent goes away once the follower has passed on the flood's last line.
+      await waitFor(
+        () => /dropped \d+ event line/.test(run.stderr()) && reading.text().includes(`flood ${total} of ${total}`),
+        "the dropped-lines line and the flood's last line",
+      );
       await agent.stop();
-      const out = await reading;
+      const out = await reading.ended;
       const end = await exited(run.child);
       expect(end.code, run.stderr()).toBe(0);
       const lines = out.trim().split('\n');

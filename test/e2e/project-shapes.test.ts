@@ -12,7 +12,7 @@ import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src
 import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
 import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
-import { editSource, waitPastAntGranularity } from '../fixtures/fixture-build.js';
+import { changedClasses, classHashes, editSource, waitPastAntGranularity } from '../fixtures/fixture-build.js';
 
 // Real Maven, Gradle, kotlinc and ant runs on a shared 2-core machine: generous bounds.
 const REAL_BUILD_TIMEOUT_MS = 240_000;
@@ -72,11 +72,14 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
     expect(elapsedMs).toBeLessThan(60_000);
   });
 
-  it('watching both: exit 0, and exactly the changed lib class is verified', async () => {
+  it('watching both: exit 0, and exactly the changed lib class is verified (the edit changed only its class, in lib/target/classes)', async () => {
     const { dir, agent, lib } = await reactor((d) => [path.join(d, 'app', 'target', 'classes'), path.join(d, 'lib', 'target', 'classes')]);
+    const before = classHashes(dir);
     const run = await runCli(['mvn', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain('proven live');
     expect(run.exitCode).toBe(0);
+    // What Maven did, by the bytes: this edit rewrote that one class file and no other.
+    expect(changedClasses(before, classHashes(dir))).toEqual(['lib/target/classes/com/acme/lib/Greeting.class']);
     expect(verified(agent)).toEqual([classEntry(lib, 'com.acme.lib.Greeting')]);
   });
 });
@@ -98,16 +101,20 @@ describe('a Gradle multi-project build: port file in web/.reclazz, run from the 
 });
 
 describe("Kotlin's class output directories and names", { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
-  it("build/classes/kotlin/main counts like Java's; the lambda Foo$bar$1 and the file facade FooKt are verified by those names", async () => {
+  it("build/classes/kotlin/main counts like Java's; the lambda Foo$bar$1 and the file facade FooKt are verified by those names (the edit changed only them)", async () => {
     const dir = await compiledFixture('kotlin-classes');
     const kotlin = path.join(dir, 'build', 'classes', 'kotlin', 'main');
     const java = path.join(dir, 'build', 'classes', 'java', 'main');
     const agent = await agentFor({ portFile: path.join(dir, '.reclazz', 'agent.port'), watchDirs: [kotlin, java] });
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello from a lambda"', '"Hello from an edited lambda"');
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello, $name"', '"Hi, $name"');
+    const before = classHashes(dir);
     const run = await runCli(['--', 'sh', 'build.sh'], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toMatch(/applied\s+com\.acme\.Foo\$bar\$1/);
     expect(run.exitCode).toBe(0);
+    // What kotlinc did, by the bytes: an edited lambda and top-level function change only Foo$bar$1 and FooKt.
+    const KOTLIN = 'build/classes/kotlin/main/com/acme';
+    expect(changedClasses(before, classHashes(dir))).toEqual([`${KOTLIN}/Foo$bar$1.class`, `${KOTLIN}/FooKt.class`]);
     expect(verified(agent)).toEqual([classEntry(kotlin, 'com.acme.Foo$bar$1'), classEntry(kotlin, 'com.acme.FooKt')]);
   });
 });

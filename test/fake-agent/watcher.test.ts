@@ -38,7 +38,8 @@ describe('the watcher (autoReload)', () => {
   it('waits until writes stop for the debounce time', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 250, watchPollMs: 20 });
+    // Writes 100 ms apart, well inside a debounce of 1 s even on a loaded machine.
+    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 1000, watchPollMs: 20 });
     const client = await clientOf(agent);
     for (let i = 2; i < 6; i++) {
       writeClass(dir, 'A.class', `v${i}`);
@@ -54,13 +55,13 @@ describe('the watcher (autoReload)', () => {
   it('leaves held output alone, and stays idle while paused or still starting', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 50, watchPollMs: 10, startingMs: 200 });
+    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 50, watchPollMs: 10, startingMs: Infinity });
     const client = await clientOf(agent);
     const v2 = writeClass(dir, 'A.class', 'v2');
     await sleep(150);
     expect(agent.captures).toBe(0);
     // Once wired, the change seen while starting is reloaded.
-    await waitFor(() => !agent.starting, 'the agent to wire itself');
+    agent.finishStarting();
     expect((await finalVerify(client, 'A', v2)).status).toBe('applied');
     expect(agent.captures).toBe(1);
     await client.ask('BUILD started request=s1 owner=o', 'BUILD_ACK', 's1');
