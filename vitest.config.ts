@@ -3,12 +3,13 @@
  * (CONTRIBUTING.md, "Setup and tests"):
  *
  * - unit: everything under test/ but the folders below; in-process, several workers.
- * - blackbox: the built CLI against the fake agent (test/blackbox, test/fuzz). Their files
- *   mostly wait on child processes, so they share the unit tests' workers, more of them than
- *   this machine has cores.
- * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), and the packed
- *   package and the documents' samples recorded from real Maven runs (test/package), one file
- *   at a time after the others: each build's JVMs take the whole machine.
+ * - blackbox: the built CLI against the fake agent (test/blackbox). Their files mostly wait on
+ *   child processes, so they share the unit tests' workers, more of them than this machine has
+ *   cores.
+ * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), the packed
+ *   package and the documents' samples recorded from real Maven runs (test/package), and the
+ *   fuzz test's thousand runs with receipt bounds of 80-160 ms (test/fuzz), one file at a time
+ *   after the others: each takes the whole machine.
  *
  * vitest runs a group of projects with one worker count, and groups one after another
  * (`sequence.groupOrder`); the run's global setup compiles each fixture at most once and removes
@@ -19,8 +20,8 @@ import { defineConfig } from 'vitest/config';
 /** Workers of the first group: the blackbox files wait on processes far more than they compute. */
 const PARALLEL_WORKERS = 4;
 
-const BLACKBOX = ['test/blackbox/**/*.test.ts', 'test/fuzz/**/*.test.ts'];
-const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts'];
+const BLACKBOX = ['test/blackbox/**/*.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts', 'test/fuzz/**/*.test.ts'];
 
 /** What every project shares. */
 const common = {

@@ -12,7 +12,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { cliCommand, cliEnv } from '../support/cli.js';
-import { agentFor, buildCommand, buildRan, project } from '../support/project.js';
+import { agentFor, buildCommand, buildRan, project, release } from '../support/project.js';
 import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
@@ -90,7 +90,8 @@ describe('stdout that is never read', () => {
     const p = project();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
     const errFile = path.join(p.dir, 'err.log');
-    stalled(['--json', ...buildCommand(p, { sleepMs: 4000, writes: { 'com.acme.Greeter': 'greeter-v2' } })], p.dir, errFile);
+    const go = path.join(p.dir, 'go');
+    stalled(['--json', ...buildCommand(p, { until: go, writes: { 'com.acme.Greeter': 'greeter-v2' } })], p.dir, errFile);
     const client = await theClient(agent);
     await waitFor(() => buildRan(p), 'the build to start');
     const control = await nonReader(agent);
@@ -100,6 +101,8 @@ describe('stdout that is never read', () => {
     expect(control.dropped()).toBeGreaterThan(0);
     control.close();
     expect(client()).toMatchObject({ open: true, dropped: 0 });
+    // The flood came during the build; now it may end.
+    release(go);
     await waitFor(() => fs.readFileSync(errFile, 'utf8').includes('proven live'), 'the verdict');
     expect(fs.readFileSync(errFile, 'utf8')).toMatch(/✔ proven live: all 1 changed class\(es\) proven live/);
   });
