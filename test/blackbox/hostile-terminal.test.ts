@@ -11,7 +11,7 @@ import { HOSTILE_PAYLOAD, type FakeAgent, type HostileOptions } from '../../src/
 import { useFakeAgents } from '../support/agents.js';
 import { cliCommand, runCli, runInTerminal, startCli, writeClass } from '../support/cli.js';
 import { rawControlIn, scratchDir } from '../support/scratch.js';
-import { waitFor } from '../support/wait.js';
+import { Lines, waitFor } from '../support/wait.js';
 
 const agentFor = useFakeAgents({ heartbeatMs: 0 });
 
@@ -53,10 +53,12 @@ function expectSafe(text: string, what: string): void {
 
 /** `events` until the agent stops, after it broadcast `message` at `level`. */
 async function follow(agent: FakeAgent, dir: string, args: string[], level: string, message: string) {
-  const run = startCli(['events', ...args], { cwd: dir, timeoutMs: 20_000 });
+  const run = startCli(['events', ...args], { cwd: dir, timeoutMs: 30_000 });
+  const out = new Lines(run.stdout!);
   await waitFor(() => agent.clientCount() === 1, 'the follower to connect');
   agent.broadcast(level, message);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The agent stops once the follower has passed the message on (escaped, but with its text).
+  await waitFor(() => out.all.some((line) => line.includes(message)), 'the message on stdout');
   await agent.stop();
   const result = await run;
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
