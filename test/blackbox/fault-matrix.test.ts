@@ -218,21 +218,22 @@ function silentAfterStarted(): FakeAgentOptions {
 const goFile = (p: Project): string => path.join(p.dir, 'go');
 
 /**
- * After the started receipt passes, once the build has started: run `then`, and let the build
- * end (it waits for that: `during`).
+ * After the started receipt passes, once the build has started: run `then` (and wait for what it
+ * returns), and let the build end (it waits for that: `during`).
  */
 function afterStarted(
   ctx: Context,
-  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => void,
+  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => unknown,
   rest?: ProxyRules['fromAgent'],
 ): ProxyRules {
   return {
     fromAgent: (line, connection) => {
       if (isReply(line, 'BUILD_ACK', 'started')) {
-        void waitFor(() => buildRan(ctx.p), 'the build to start').then(() => {
-          then(connection, line);
+        void (async () => {
+          await waitFor(() => buildRan(ctx.p), 'the build to start');
+          await then(connection, line);
           release(goFile(ctx.p));
-        });
+        })();
       }
       return rest?.(line, connection);
     },
@@ -573,7 +574,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     rejection: {
       mapping: 'the app restarts during the build: hold and connection are gone, a new session answers',
-      proxy: (ctx) => afterStarted(ctx, () => void ctx.agent.restart()),
+      proxy: (ctx) => afterStarted(ctx, () => ctx.agent.restart()),
       during: true,
       expect: {
         exit: 70,

@@ -230,12 +230,14 @@ describe('capture and VERIFY', () => {
   it('a late completion of an earlier attempt never completes a newer attempt with the same bytes', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    // Long enough for three SCANs and captures to happen within the first attempt's reload.
-    const agent = await agentFor({ watchDirs: [dir], captureDelayMs: 1, reloadMs: 1000 });
+    // Three captures within the first attempt's reload, the third a second after the first: the
+    // first attempt ends a second before the third, time enough to ask in between.
+    const agent = await agentFor({ watchDirs: [dir], captureDelayMs: 1, reloadMs: 2000 });
     const client = await clientOf(agent);
     const v2 = writeClass(dir, 'A.class', 'v2');
     client.send('SCAN');
     await waitFor(() => agent.captures === 1, 'capture 1');
+    await sleep(1000);
     writeClass(dir, 'A.class', 'v3');
     client.send('SCAN');
     await waitFor(() => agent.captures === 2, 'capture 2');
