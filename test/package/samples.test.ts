@@ -11,11 +11,12 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents, readBlocks } from '../../scripts/docs-blocks.mjs';
 import { recordSamples } from '../../scripts/samples.mjs';
 import { benchBlock } from '../../scripts/bench-block.mjs';
 import { cliEnv, runCli, tempDir } from '../support/cli.js';
+import { compiledFixture, removeFixtureCopies, type FixtureName } from '../support/fixture-cache.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = documents(ROOT).map((name) => ({ name, text: fs.readFileSync(path.join(ROOT, name), 'utf8') }));
@@ -71,8 +72,10 @@ function leadingOptions(words: string[], valued: Set<string>): { options: string
 describe('the samples in the documents', () => {
   let recorded: Record<string, string>;
   beforeAll(async () => {
-    recorded = await recordSamples();
+    // The projects compiled once for the whole run (test/support/fixture-cache.ts), moved into place.
+    recorded = await recordSamples(async (name, to) => fs.renameSync(await compiledFixture(name as FixtureName), to));
   }, 180_000);
+  afterAll(removeFixtureCopies);
 
   it.each(DOCS)('$name shows what real runs print (npm run docs rewrites the samples)', ({ text }) => {
     for (const { id, body } of readBlocks(text).filter((b) => !NOT_RECORDED.has(b.id))) {
