@@ -12,8 +12,8 @@
  *   after the others: each takes the whole machine.
  *
  * vitest runs a group of projects with one worker count, and groups one after another
- * (`sequence.groupOrder`); the run's global setup compiles each fixture at most once and removes
- * what the run left (test/support/global-setup.ts).
+ * (`sequence.groupOrder`). The e2e project's global setup (test/support/e2e-setup.ts) compiles
+ * each fixture once, in the background while the first group runs.
  */
 import { defineConfig } from 'vitest/config';
 
@@ -35,14 +35,24 @@ const common = {
 
 export default defineConfig({
   test: {
-    // Once per run, whichever projects run: the fixture cache and the code cache of the CLI runs.
+    // Once per run, whichever projects run: the code cache of the CLI runs is removed at the end.
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       {
         test: { ...common, name: 'unit', include: ['test/**/*.test.ts'], exclude: [...BLACKBOX, ...E2E], maxWorkers: PARALLEL_WORKERS },
       },
       { test: { ...common, name: 'blackbox', include: BLACKBOX, maxWorkers: PARALLEL_WORKERS } },
-      { test: { ...common, name: 'e2e', include: E2E, maxWorkers: 1, sequence: { groupOrder: 1 } } },
+      {
+        test: {
+          ...common,
+          name: 'e2e',
+          include: E2E,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+          // At the run's start when e2e files are in it: the fixture cache, compiled in the background meanwhile.
+          globalSetup: ['test/support/e2e-setup.ts'],
+        },
+      },
     ],
   },
 });

@@ -16,7 +16,8 @@ import { documents, readBlocks } from '../../scripts/docs-blocks.mjs';
 import { recordSamples } from '../../scripts/samples.mjs';
 import { benchBlock } from '../../scripts/bench-block.mjs';
 import { cliEnv, runCli, tempDir } from '../support/cli.js';
-import { compiledFixture, removeFixtureCopies, type FixtureName } from '../support/fixture-cache.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import type { FixtureName } from '../support/fixture-compile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = documents(ROOT).map((name) => ({ name, text: fs.readFileSync(path.join(ROOT, name), 'utf8') }));
