@@ -22,11 +22,21 @@ async function start(roots: string[], ignoreDirs: string[] = [], recheckMs?: num
 }
 
 /**
- * Clears what was reported, writes `text` to `file` again and again until it is reported, then
- * waits a little longer and returns all that was reported: a folder the watcher takes up after an
- * event of its own (a new folder, a root back) is watched once that has run, not after a guessed time.
+ * Once the watcher is quiet, clears what was reported, writes `text` to `file` again and again
+ * until it is reported, then waits a little longer and returns all that was reported: a folder the
+ * watcher takes up after an event of its own (a new folder, a root back) is watched once that has
+ * run, not after a guessed time.
  */
 async function rewriteUntilSeen(changed: Set<string>, file: string, text: string): Promise<string[]> {
+  // What came before (a new folder's burst of events) is over first: nothing new for 300 ms.
+  let size = -1;
+  let still = 0;
+  const quiet = () => {
+    still = changed.size === size ? still + 1 : 0;
+    size = changed.size;
+    return still >= 3;
+  };
+  await waitFor(quiet, 'the watcher to go quiet', { pollMs: 100 });
   changed.clear();
   await waitFor(
     () => {
@@ -70,7 +80,6 @@ describe('watchSources', () => {
     const { changed } = await start([src]);
     const deep = put(src, 'com/acme/billing/Invoice.java');
     await waitFor(() => changed.has(path.join(src, 'com')), 'the new package');
-    await sleep(150);
     // Seen once chokidar watches the new folders.
     expect(await rewriteUntilSeen(changed, deep, 'class Invoice { }')).toEqual([deep]);
   });
@@ -172,7 +181,6 @@ describe('watchSources', () => {
     const file = put(kotlin, 'K.kt');
     await waitFor(() => changed.has(kotlin), 'the new root');
     expect(watcher.missingRoots()).toEqual([]);
-    await sleep(100);
     expect(await rewriteUntilSeen(changed, file, 'class K')).toEqual([file]);
   });
 
@@ -184,7 +192,6 @@ describe('watchSources', () => {
     await waitFor(() => changed.has(src) && watcher.missingRoots().length === 1, 'the root going away');
     const file = put(src, 'A.java');
     await waitFor(() => watcher.missingRoots().length === 0, 'the root back');
-    await sleep(100);
     expect(await rewriteUntilSeen(changed, file, 'class A { }')).toEqual([file]);
   });
 
@@ -197,7 +204,6 @@ describe('watchSources', () => {
     fs.rmSync(acme, { recursive: true });
     const a = put(acme, 'A.java', 'class A { }');
     await waitFor(() => changed.has(acme), 'the replaced folder');
-    await sleep(100);
     expect(await rewriteUntilSeen(changed, a, 'class A { int x; }')).toEqual([a]);
   });
 
