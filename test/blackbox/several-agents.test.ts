@@ -14,6 +14,7 @@ import { LineClient } from '../fake-agent/line-client.js';
 import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { release } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
@@ -157,6 +158,27 @@ describe('two services with an agent each, and a shared module', () => {
     ]);
     expect(run.stderr).toContain(`✘ not proven live: 1 of 2 agents proved their classes live; the agent of ${c.portFile.a}:`);
     expect(run.stderr).toMatch(/failed\s+com\.acme\.a\.OrderService/);
+  });
+
+  it('the first agent going away during the build: the run names that agent, and the other proves its classes and is released', async () => {
+    const c = checkout();
+    const { a, b } = await agents(c);
+    const go = path.join(c.root, 'go');
+    const cli = startCli(['--json', ...build(c, { shared: 'shared-v2' }, { until: go })], { cwd: c.root });
+    await waitFor(() => fs.existsSync(c.marker), 'the build to start');
+    await a.stop();
+    release(go);
+    const run = await cli;
+    expect(run.exitCode, run.stderr).toBe(70);
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    expect(result.agents.map((x: { agentSource: string; exitCode: number }) => [x.agentSource, x.exitCode])).toEqual([
+      [c.portFile.a, 70],
+      [c.portFile.b, 0],
+    ]);
+    expect(run.stderr).toContain(`✘ not proven live: 1 of 2 agents proved their classes live; the agent of ${c.portFile.a}: `);
+    expect(verified(b, NAMES.shared, 'shared-v2')).toBeGreaterThan(0);
+    expect(sent(b, 'BUILD ').map((l) => l.split(' ')[1])).toEqual(['started', 'ok']);
+    expect(b.hold().kind).toBe('none');
   });
 
   it("a module one app loads (its class path) but its agent does not watch: not watched for that app, 75, whatever the other's agent proves", async () => {
