@@ -9,6 +9,8 @@ import { askDoctor } from '../agent/requests.js';
 import { rereadOwner } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
+import { processStopped } from '../tool/proc.js';
+import { findAppStart } from './app-start.js';
 import type { BuildSession } from './cycle-context.js';
 import { lockCheckout } from './open.js';
 
@@ -59,7 +61,9 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
     if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
     if (error.kind === 'aborted')
       return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
-    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs };
+    // It answered DOCTOR when the session opened: not starting, but stopped or hung.
+    const answered = { pid: session.agent.pid, stopped: await jvmStopped(session) };
+    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs, answered };
     return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
   }
   if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
@@ -68,4 +72,19 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
     session.emit({ type: 'warning', message }),
   );
   return undefined;
+}
+
+/**
+ * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
+ * the app's on this machine as for its start time (app-start.ts), then its process state. False
+ * when it runs, or when that cannot be told here (a container, another host). Never throws.
+ */
+async function jvmStopped(session: BuildSession): Promise<boolean> {
+  try {
+    const start = await findAppStart(session.agent.pid, session.view.workingDirectory);
+    return start.kind === 'known' && (await processStopped(start.pid)) === true;
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): not known to be stopped.
+    return false;
+  }
 }
