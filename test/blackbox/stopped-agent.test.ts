@@ -4,6 +4,8 @@
  * the fake agent runs as a process of its own standing in for the app's JVM
  * (`--no-stand-in-jvm`: DOCTOR's pid is that process), and the test stops it with SIGSTOP as a
  * user would the app. The run says the agent does not answer, never that it is still starting.
+ * (`--timeout` bounds the wait for an answer that never comes; in watch it is 2 s, time for a
+ * continued agent's receipts on a loaded machine.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -80,7 +82,7 @@ describe('an agent whose JVM is stopped', () => {
   it('watch: a cycle while it is stopped names its JVM as stopped; once continued, the next save is built and proven', async () => {
     const p = watchProject();
     const agent = await agentProcess(p.dir, [p.classes]);
-    const w = startWatch(p, ['--timeout', '1000']);
+    const w = startWatch(p, ['--timeout', '2000']);
     watches.push(w);
     await w.watching();
     agent.kill('SIGSTOP');
@@ -90,7 +92,7 @@ describe('an agent whose JVM is stopped', () => {
     expect([stopped.reason, stopped.exitCode], w.stderr.join('\n')).toEqual(['agent-not-ready', 69]);
     expect(stopped.message).toMatch(
       new RegExp(
-        `^the agent on port \\d+ does not answer: no reply to DOCTOR within 1000 ms, where it answered before; its JVM \\(pid ${agent.pid}\\) is stopped$`,
+        `^the agent on port \\d+ does not answer: no reply to DOCTOR within 2000 ms, where it answered before; its JVM \\(pid ${agent.pid}\\) is stopped$`,
       ),
     );
     expect(stopped.hint).toContain(`kill -CONT ${agent.pid}`);
@@ -111,7 +113,7 @@ describe('an agent whose JVM is stopped', () => {
     for (const dir of [a!, b!]) fs.mkdirSync(dir);
     await agentProcess(a!, [p.classes]);
     const stoppedAgent = await agentProcess(b!, [p.classes]);
-    const w = startWatch(p, ['--timeout', '1000']);
+    const w = startWatch(p, ['--timeout', '2000']);
     watches.push(w);
     await w.watching();
     stoppedAgent.kill('SIGSTOP');
