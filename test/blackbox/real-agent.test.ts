@@ -9,7 +9,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
-import { runCli, tempDir, writeClass } from '../support/cli.js';
+import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { Lines } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -42,6 +43,14 @@ function writes(files: Array<[root: string, className: string, bytes: string]>):
 }
 
 const sent = (agent: FakeAgent, verb: string) => agent.received.filter((r) => r.line.startsWith(`${verb} `));
+
+/** Runs the CLI; once one of its stderr lines matches `when`, the agent takes its next step (`then`): on the CLI's word, not a timer. */
+async function runUntil(args: string[], cwd: string, when: RegExp, then: () => void) {
+  const cli = startCli(args, { cwd, timeoutMs: 90_000 });
+  await new Lines(cli.stderr!).line(when);
+  then();
+  return await cli;
+}
 
 /** Runs the CLI; returns the run and how long it took, in ms. */
 async function timed(args: string[], cwd: string) {
@@ -165,10 +174,12 @@ describe('what the agent watches, with DOCTOR listing a truncated sample of regi
 describe('start-up in the agent order', () => {
   it('VERIFY wired before ownership is waited out within --wait, not refused as unsupported', async () => {
     const r = reactor();
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], startingMs: 2500, verifyWiredMs: 0 });
-    const run = await timed(['--wait', '10000', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])], r.dir);
+    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], startingMs: Infinity, verifyWiredMs: 0 });
+    const waiting = new RegExp(`waiting for the agent on port ${agent.port} to finish starting`);
+    const run = await runUntil(['--wait', '30000', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])], r.dir, waiting, () =>
+      agent.finishStarting(),
+    );
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for the agent on port ${agent.port} to finish starting`));
     expect(run.stderr).toMatch(/✔ proven live/);
     const short = await timed(['--wait', '300', ...writes([[r.app, 'com.acme.app.p1.Main', 'v2']])], r.dir);
     expect(short.exitCode).toBe(0); // wired by now
@@ -187,9 +198,9 @@ describe('start-up in the agent order', () => {
 
   it('a watcher still starting: the build runs without a hold, said before it, and is proven once the watcher starts', async () => {
     const r = reactor();
-    // The watcher starts after BUILD ok's scan would have failed: a hold taken now would stay.
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: 3000, scanTimeoutMs: 1000 });
-    const run = await timed(writes([[r.app, 'com.acme.app.p0.Main', 'v2']]), r.dir);
+    // The watcher starts once the build has ended, after BUILD ok's scan would have failed: a hold taken would stay.
+    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity, scanTimeoutMs: 1000 });
+    const run = await runUntil(writes([[r.app, 'com.acme.app.p0.Main', 'v2']]), r.dir, /build ok in/, () => agent.startWatching());
     expect(run.exitCode, run.stderr).toBe(0);
     const warning = run.stderr.indexOf("the agent's file watcher is still starting");
     expect(warning).toBeGreaterThanOrEqual(0);
@@ -201,10 +212,11 @@ describe('start-up in the agent order', () => {
 
   it('with --wait-for-agent it waits for the watcher, then holds the build as usual', async () => {
     const r = reactor();
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: 2000, scanTimeoutMs: 500 });
-    const run = await timed(['--wait-for-agent', '10000', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])], r.dir);
+    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity, scanTimeoutMs: 500 });
+    const waiting = new RegExp(`waiting for the file watcher of the agent on port ${agent.port} to start`);
+    const args = ['--wait-for-agent', '30000', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])];
+    const run = await runUntil(args, r.dir, waiting, () => agent.startWatching());
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for the file watcher of the agent on port ${agent.port} to start`));
     expect(sent(agent, 'BUILD').map((l) => l.line.split(' ')[1])).toEqual(['started', 'ok']);
     expect(agent.hold().kind).toBe('none');
   });

@@ -137,7 +137,8 @@ describe('capture and VERIFY', () => {
 
   it('a class not loaded before the reload is unverified with a detail', async () => {
     const dir = tempDir();
-    const agent = await agentFor({ watchDirs: [dir] });
+    // A reload long enough for the VERIFY sent at its start to find it running on a loaded machine.
+    const agent = await agentFor({ watchDirs: [dir], reloadMs: 2000 });
     const client = await clientOf(agent);
     let fresh = '';
     await ownedBuild(client, 'o', 1, () => (fresh = writeClass(dir, 'n/New.class', 'new')));
