@@ -186,6 +186,11 @@ export interface AgentWatch {
   excludePatterns: string[];
   /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories (issue 24 reads this). */
   autoCompile: boolean;
+  /**
+   * The directories on its JVM's class path (absolute, those that may be directories): the roots
+   * its app loads classes from, watched or not. Empty when the class path cannot be told.
+   */
+  classPath: string[];
 }
 
 /**
@@ -202,14 +207,16 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   const excludePatterns = entries(options.get('excludePatterns'));
   const autoCompile = (options.get('autoCompile') ?? '').toLowerCase() === 'true';
   const absolute = (entry: string) => path.resolve(userDir, entry);
+  const classPath = [...new Set((jvm.classPath ?? []).map(absolute).filter(isDir))];
+  const base = { excludePatterns, autoCompile, classPath };
   // Given entries that are no directories are dropped, and with none left nothing is watched.
   const given = entries(options.get('watchDirs')).map(absolute);
-  if (given.length > 0) return { roots: given.filter(isDir), from: 'watchDirs', excludePatterns, autoCompile };
+  if (given.length > 0) return { roots: given.filter(isDir), from: 'watchDirs', ...base };
   if (jvm.classPath === undefined) return undefined;
   const detected = jvm.classPath.filter((entry) => isClassOutput(entry) && isDir(absolute(entry))).map(absolute);
-  if (detected.length > 0) return { roots: detected, from: 'class-path', excludePatterns, autoCompile };
+  if (detected.length > 0) return { roots: detected, from: 'class-path', ...base };
   const fallback = [path.join(userDir, 'target', 'classes'), path.join(userDir, 'build', 'classes', 'java', 'main')].filter(isDir);
-  return { roots: fallback, from: 'working-directory', excludePatterns, autoCompile };
+  return { roots: fallback, from: 'working-directory', ...base };
 }
 
 /** The class-path test of SpringBootContext: the entry as `Paths.get` prints it, `\` as `/`. */

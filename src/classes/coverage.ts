@@ -52,6 +52,12 @@ export interface AgentView {
   excludePatterns: readonly string[];
   /** `autoCompile=true` in its options: it watches sources, not class output directories, so nothing here is decided. */
   autoCompile: boolean;
+  /**
+   * The directories on its JVM's class path (from its command line, translated by the path map,
+   * with symbolic links resolved in `real`): its app loads classes from them, watched or not.
+   * Empty when not known.
+   */
+  classPath: readonly { local: string; real: string }[];
   /** DOCTOR's `workingDirectory`, translated by the path map. */
   workingDirectory: string;
   /** The `--path-map` the view was read with. */
@@ -76,7 +82,14 @@ export type DoctorView = Pick<
  */
 export function agentView(doctor: DoctorView, map: readonly PathMapEntry[], watch?: AgentWatch): AgentView {
   const workingDirectory = doctor.workingDirectory === '' ? '' : path.resolve(toLocal(map, doctor.workingDirectory));
-  const base = { workingDirectory, map, excludePatterns: watch?.excludePatterns ?? [], autoCompile: watch?.autoCompile === true };
+  const classPath = (watch?.classPath ?? []).map((dir) => path.resolve(toLocal(map, dir))).map((local) => ({ local, real: realOf(local) }));
+  const base = {
+    workingDirectory,
+    map,
+    excludePatterns: watch?.excludePatterns ?? [],
+    autoCompile: watch?.autoCompile === true,
+    classPath,
+  };
   const here = (reported: string) => watchedHere(reported, map);
   // With autoCompile the agent watches its sources: neither its options nor DOCTOR's folders say what reloads from here.
   if (base.autoCompile) return { ...base, watched: [], complete: false, from: 'none', sample: [] };
@@ -126,6 +139,16 @@ function projectOfClasses(root: string): string | undefined {
  */
 export function watchCoverage(dirs: readonly string[], view: AgentView): DirCoverage[] {
   return dirs.map((dir) => ({ dir, watched: folderWatched(view, dir, overlaps) }));
+}
+
+/**
+ * True when the agent's app loads classes from the class output directory `dir`: it is one of
+ * the directories on its JVM's class path (as it is, or with symbolic links resolved). A folder
+ * around or inside one is not: its classes would have other binary names.
+ */
+export function onClassPath(view: AgentView, dir: string): boolean {
+  const real = realOf(dir);
+  return view.classPath.some((entry) => entry.local === dir || entry.real === real);
 }
 
 /**

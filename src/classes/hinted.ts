@@ -3,10 +3,14 @@
  * cost is their rows, not the tree's. The rows of those folders are taken out of the record as an
  * index of their own, set against the disk by the usual rule (snapshot.ts `detectChanges`), and
  * put back; every other row is copied whole, column by column. Row numbers of the record are
- * kept, so the folder-to-rows lookup of a record carries over to the next one.
+ * kept, so the folder-to-rows lookup of a record carries over to the next one. The folders of
+ * rows not live by the record (evidence.ts) are looked in too, hint or none: a class an earlier
+ * cycle did not prove live is asked again in every cycle until it is proven or changes, as a
+ * full scan asks it.
  */
 import path from 'node:path';
 import { IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { isLive } from './evidence.js';
 import { noFolders } from './folders.js';
 import { detectChanges, type Detection, type ScanOptions } from './snapshot.js';
 
@@ -14,16 +18,17 @@ import { detectChanges, type Detection, type ScanOptions } from './snapshot.js';
 const folderRows = new WeakMap<ClassIndex, Map<string, number[]>>();
 
 /**
- * {@link detectChanges} of `dirs` against `base`, looking only in `folders` (absolute, each
- * without the folders below it): rows elsewhere are kept as they are and counted in `total`.
- * Never throws for the file system.
+ * {@link detectChanges} of `dirs` against `base`, looking only in the `hinted` folders (absolute, each
+ * without the folders below it) and in the folders of rows of `dirs` that are not live: rows
+ * elsewhere are kept as they are and counted in `total`. Never throws for the file system.
  */
 export async function detectInFolders(
   base: ClassIndex,
   dirs: readonly string[],
-  folders: ReadonlySet<string>,
+  hinted: ReadonlySet<string>,
   options: Omit<ScanOptions, 'folders'>,
 ): Promise<Detection> {
+  const folders = new Set([...hinted, ...notLiveFolders(base, dirs)]);
   const byFolder = rowsByFolder(base);
   const rows = [...folders].flatMap((folder) => byFolder.get(folder) ?? []);
   const builder = new IndexBuilder(base.sessionId, base.dirs, rows.length + 8);
@@ -32,6 +37,17 @@ export async function detectInFolders(
   const index = mergeRows(base, rows, detection.index, byFolder);
   const untouched = liveRows(base, dirs) - rows.filter((row) => base.gone[row] === 0 && inDirs(base, row, dirs)).length;
   return { ...detection, index, changes: { ...detection.changes, total: detection.changes.total + untouched } };
+}
+
+/** The folders of the rows of `index` in one of `dirs` whose evidence is not live: what is still to be asked. */
+function notLiveFolders(index: ClassIndex, dirs: readonly string[]): Set<string> {
+  const numbers = new Set(dirs.map((dir) => index.dirs.indexOf(path.resolve(dir))).filter((n) => n !== -1));
+  const folders = new Set<string>();
+  for (let row = 0; row < index.evidence.length; row += 1) {
+    if (index.gone[row] === 0 && !isLive(index.evidence[row]!) && numbers.has(index.dirOf[row]!))
+      folders.add(path.dirname(index.paths[row]!));
+  }
+  return folders;
 }
 
 /** The rows of `index` by folder, made once per index. */

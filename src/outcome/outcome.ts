@@ -155,7 +155,17 @@ export type Outcome =
       reason: 'agent-not-ready';
       port: number;
       why:
-        | { kind: 'doctor-timeout'; agent: string; timeoutMs: number }
+        | {
+            kind: 'doctor-timeout';
+            agent: string;
+            timeoutMs: number;
+            /**
+             * The agent answered DOCTOR before on this connection (a watch's later cycle): it is
+             * not starting, its JVM (DOCTOR's `pid`) is stopped or hung; `stopped` when the
+             * process state says stopped, `false` when it says otherwise or cannot tell.
+             */
+            answered?: { pid: string; stopped: boolean };
+          }
         | { kind: 'doctor-unavailable'; detail: string }
         | { kind: 'no-session' }
         /** DOCTOR's starting shape: `sessionId` "", `watcherState` "unavailable", every `*Supported` false. */

@@ -65,9 +65,11 @@ function describeHandshake(outcome: OutcomeOf<'handshake'>): Words {
         hint: 'it already serves 5 clients (close an IDE window or an `events` follower, or raise --wait <ms>) or this port is not the agent',
       };
     case 'timeout':
+      // The agent sends CONNECTED from the thread that accepts (StatusServer.acceptClients): a
+      // connection left without it, or not accepted, is a JVM that runs none of its threads.
       return {
         message: `${outcome.detail} (${where(outcome.place)})`,
-        hint: 'is the agent still starting, or is this port another program? try again, or raise --timeout',
+        hint: "is the app's JVM stopped (Ctrl-Z, SIGSTOP, a debugger) or hung, or is this port another program? continue or restart the app and try again, or raise --timeout",
       };
     default:
       return { message: `${outcome.detail} (${where(outcome.place)})`, hint: 'check that the port belongs to the reclazz agent' };
@@ -91,9 +93,10 @@ function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
   const why = outcome.why;
   switch (why.kind) {
     case 'doctor-timeout':
+      if (why.answered !== undefined) return describeNotAnswering(outcome.port, why.timeoutMs, why.answered);
       return {
-        message: `the agent ${why.agent} on port ${outcome.port} did not answer DOCTOR within ${why.timeoutMs} ms${waited(outcome.waitedMs)}: it is not ready (still starting) or too old`,
-        hint: 'wait until the app has started and try again, or raise --timeout or --wait',
+        message: `the agent ${why.agent} on port ${outcome.port} accepted the connection but did not answer DOCTOR within ${why.timeoutMs} ms${waited(outcome.waitedMs)}: it is still starting, too old, or its JVM is stopped or hung`,
+        hint: 'wait until the app has started and try again, or raise --timeout or --wait; an app that never answers may be stopped (Ctrl-Z, a debugger) or hung',
       };
     case 'doctor-unavailable':
       return {
@@ -116,6 +119,25 @@ function describeNotReady(outcome: OutcomeOf<'agent-not-ready'>): Words {
         hint: 'let the app finish starting, or raise --wait <ms>',
       };
   }
+}
+
+/**
+ * DOCTOR without a reply from an agent that answered it before on the same connection: not an
+ * agent starting, but a JVM stopped (its process state says so) or hung.
+ */
+function describeNotAnswering(port: number, timeoutMs: number, answered: { pid: string; stopped: boolean }): Words {
+  const pid = /^\d+$/.test(answered.pid) ? answered.pid : undefined;
+  const jvm = pid === undefined ? 'its JVM' : `its JVM (pid ${pid})`;
+  const base = `the agent on port ${port} does not answer: no reply to DOCTOR within ${timeoutMs} ms, where it answered before`;
+  if (answered.stopped)
+    return {
+      message: `${base}; ${jvm} is stopped`,
+      hint: `continue it (kill -CONT ${answered.pid}, fg in its terminal, or resume it in its debugger), then build again`,
+    };
+  return {
+    message: `${base}: is ${jvm} stopped or hung?`,
+    hint: `check the app${pid === undefined ? '' : ` (a thread dump: jstack ${pid})`}; once it answers, build again, or raise --timeout`,
+  };
 }
 
 /** The clause for how long a refusal was waited out, when it was. */

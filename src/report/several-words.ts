@@ -35,3 +35,8 @@ export function describeAmong(source: string, sources: readonly string[], words:
     hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
   };
 }
+
+/** The words of one agent's own outcome in a run over several (a watch cycle that ended before its build): which agent, then its words. */
+export function describeOneOf(source: string, words: Words): Words {
+  return { ...words, message: `the agent of ${visible(source)}: ${words.message}` };
+}

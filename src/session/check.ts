@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { askDoctor } from '../agent/requests.js';
-import { classWatched, type AgentView } from '../classes/coverage.js';
+import { classWatched, watchCoverage, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
 import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
 import type { ClassIndex } from '../classes/columns.js';
@@ -102,6 +102,7 @@ async function verifyChanges(
   const asked = changes.changed.length - notVerifiable.length + checks.length;
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
+  warnUnwatched(session, dirs, [...changes.changed, ...checks]);
   const facts = { build, changes: summary };
   if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: asked } }, facts);
   const unread = { unreadable: unreadable.length, folders: unreadableDirs.length };
@@ -181,6 +182,15 @@ async function stillStarting(session: BuildSession): Promise<boolean> {
     return answer.kind === 'observed' && answer.doctor.watcherState === 'starting';
   } catch {
     return false;
+  }
+}
+
+/** Warns of each class output directory the agent does not watch that holds a class to ask: those changes never reload. */
+function warnUnwatched(session: BuildSession, dirs: readonly string[], asked: readonly ClassChange[]): void {
+  const changed = dirs.filter((dir) => asked.some((c) => c.verifiable && dirOf(c.path, [dir]) !== undefined));
+  const watched = session.view.complete ? session.view.watched.map((w) => w.local) : undefined;
+  for (const { dir } of watchCoverage(changed, session.view).filter((c) => c.watched === false)) {
+    session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
   }
 }
 

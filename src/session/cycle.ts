@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { agentClassDirs, missingWatchedDirs, watchCoverage } from '../classes/coverage.js';
+import { agentClassDirs, missingWatchedDirs } from '../classes/coverage.js';
 import { quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
 import { askDoctor } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
@@ -95,7 +95,6 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
-  warnUnwatched(session, before);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
   // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
@@ -252,13 +251,6 @@ async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, hel
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, heldBefore);
   if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
-}
-
-function warnUnwatched(session: BuildSession, dirs: string[]): void {
-  const watched = session.view.complete ? session.view.watched.map((w) => w.local) : undefined;
-  for (const { dir } of watchCoverage(dirs, session.view).filter((c) => c.watched === false)) {
-    session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
-  }
 }
 
 /** Once per session, when there is news: the class output directories taken from the agent, and its watched directories not here. */

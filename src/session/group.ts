@@ -5,7 +5,7 @@
  * With one session it is exactly {@link runCycle}. Watch mode runs many such cycles on the same
  * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
  */
-import { watchCoverage } from '../classes/coverage.js';
+import { onClassPath, watchCoverage } from '../classes/coverage.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
@@ -81,12 +81,16 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
 
 /**
  * Of the class output directories `dirs`, those `session`'s agent checks: the ones it watches
- * (or may watch: its sample is incomplete), and the ones no agent watches (each agent then
- * names them as not watched, and nothing there is proven).
+ * (or may watch: its sample is incomplete), the ones its app loads classes from (its JVM's class
+ * path) though it does not watch them (its app runs their old code: it names them as not
+ * watched, whatever another app's agent proves there), and the ones no agent watches (each agent
+ * then names them as not watched, and nothing there is proven).
  */
 function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]): string[] {
   const watched = (s: BuildSession, dir: string) => watchCoverage([dir], s.view)[0]!.watched;
-  return dirs.filter((dir) => watched(session, dir) !== false || sessions.every((s) => watched(s, dir) === false));
+  return dirs.filter(
+    (dir) => watched(session, dir) !== false || onClassPath(session.view, dir) || sessions.every((s) => watched(s, dir) === false),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 import { holdLeft } from '../hold/machine.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { describeAgents, describeAmong } from '../report/several-words.js';
+import { describeAgents, describeAmong, describeOneOf } from '../report/several-words.js';
 import { describeOutcome } from '../report/words.js';
 import { describeCommand, type BuildCommand } from '../tool/resolve.js';
 import type { Session } from './session.js';
@@ -60,5 +60,12 @@ export function combineResults(agents: AgentRunResult[], durationMs: number): Ru
 export function refusedAmong<R extends RunResult>(result: R, source: string, sources: readonly string[]): R {
   const { hint: _hint, ...rest } = result;
   const words = describeAmong(source, sources, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+}
+
+/** `result`, of the agent of `source` in a run over several agents, in words that name that agent. */
+export function ofAgent<R extends RunResult>(result: R, source: string): R {
+  const { hint: _hint, ...rest } = result;
+  const words = describeOneOf(source, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
   return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
 }

@@ -7,9 +7,13 @@
  * Which processes are the build's: with a group of its own (no terminal) the build was started
  * with setsid, so on Linux every process of its session counts (a job-control shell may move
  * children into groups of their own there), elsewhere its process group. A daemon that calls
- * setsid itself (the Gradle daemon) leaves both and is left alone. Sharing the terminal's
- * group, the build's processes are the members of our group other than us that started after
- * the build did. Where processes cannot be listed (Windows), nothing is waited for.
+ * setsid itself (the Gradle daemon) leaves both and is left alone. Sharing the terminal (Linux),
+ * the session is the user's terminal's: its processes count that started after the build did
+ * and come from it, whatever their group (a `set -m` in the build script gives each background
+ * job a group of its own): their parent chain reaches this run, or leaves the session's
+ * processes (orphaned to init or a subreaper when the shell that started them exited), before it
+ * reaches one of the session's older processes (the user's shell, another job of the terminal),
+ * which are never the build's. Where processes cannot be listed (Windows), nothing is waited for.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
@@ -27,8 +31,11 @@ const POLL_MS = 100;
 export type BuildScope =
   /** Started in a session and group of its own, both with the id `pgid`. */
   | { kind: 'own'; pgid: number }
-  /** In our process group `pgid`; its processes are those other than `self` started since `sinceMs` (epoch ms). */
-  | { kind: 'shared'; pgid: number; self: number; sinceMs: number };
+  /**
+   * In our process group `pgid` and terminal session `sid`; its processes are those of the session
+   * started since `sinceMs` (epoch ms) that come from the build, not from `self`'s elders.
+   */
+  | { kind: 'shared'; pgid: number; sid: number; self: number; sinceMs: number };
 
 /** Sending a signal to one process (cli/ supplies the real one). */
 export interface Signaller {
@@ -53,26 +60,45 @@ export async function buildScope(
     return { scope: { kind: 'own', pgid: pid }, record };
   }
   if (host.platform !== 'linux') return undefined;
-  const pgid = parseLinuxStat(host.readText(`/proc/${spawn.self}/stat`))?.pgid;
+  const self = parseLinuxStat(host.readText(`/proc/${spawn.self}/stat`));
+  const pgid = self?.pgid;
   const start = pgid === undefined ? undefined : await processStartTime(pgid, host);
-  if (pgid === undefined || start === undefined) return undefined;
+  if (self === undefined || pgid === undefined || start === undefined) return undefined;
   return {
-    scope: { kind: 'shared', pgid, self: spawn.self, sinceMs: spawn.beforeMs },
+    scope: { kind: 'shared', pgid, sid: self.sid, self: spawn.self, sinceMs: spawn.beforeMs },
     record: { pgid, leaderStartMs: start.startMs, leaderErrorMs: start.errorMs, command: spawn.command },
   };
 }
 
 /** The build's processes still running, or undefined when they cannot be listed here. */
-async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
+export async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
   const members =
     scope.kind === 'own'
       ? ((await sessionMembers(scope.pgid, host)) ?? (await groupMembers(scope.pgid, host)))
-      : await groupMembers(scope.pgid, host);
+      : await sessionMembers(scope.sid, host);
   if (members === undefined) return undefined;
   const running = members.filter((m) => !/^[ZX]/.test(m.state));
   if (scope.kind === 'own') return running;
-  // A member that surely started before the build (the other side of a `| cat`, started with us) is not the build's.
-  return running.filter((m) => m.pid !== scope.self && m.start !== undefined && m.start.startMs + m.start.errorMs >= scope.sinceMs);
+  const byPid = new Map(members.map((m) => [m.pid, m]));
+  return running.filter((m) => fromBuild(m, scope, byPid));
+}
+
+/**
+ * Whether `process`, of our terminal's session, is the build's (see the module's doc): each
+ * process up its parent chain started since the build did, until the chain reaches this run or
+ * leaves the session. One that surely started before the build (the user's shell, another job,
+ * the other side of a `| cat`) ends it as not the build's.
+ */
+function fromBuild(process: ProcessInfo, scope: Extract<BuildScope, { kind: 'shared' }>, session: Map<number, ProcessInfo>): boolean {
+  let at: ProcessInfo | undefined = process;
+  for (let hops = 0; at !== undefined && hops <= session.size; hops++) {
+    const young = at.start !== undefined && at.start.startMs + at.start.errorMs >= scope.sinceMs;
+    if (at.pid === scope.self || !young) return false;
+    if (at.ppid === scope.self) return true;
+    at = session.get(at.ppid);
+  }
+  // Its parent is outside the session (init, a subreaper): orphaned when the build's shell exited.
+  return at === undefined;
 }
 
 /**

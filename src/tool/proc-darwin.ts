@@ -43,6 +43,12 @@ export async function darwinStartTime(pid: number, host: ProcHost): Promise<Star
   return out === undefined ? undefined : parseLstart(out);
 }
 
+/** `ps -o state= -p <pid>`: its state letters (`T` first when stopped), or undefined. */
+export async function darwinState(pid: number, host: ProcHost): Promise<string | undefined> {
+  const state = (await host.run('ps', ['-o', 'state=', '-p', String(pid)]))?.trim();
+  return state === undefined || state === '' ? undefined : state;
+}
+
 /** The `n` line of `lsof -a -p <pid> -d cwd -Fn` output (`p<pid>`, `fcwd`, `n<path>`). */
 export function parseLsofCwd(text: string): string | undefined {
   const lines = text.split('\n');

@@ -149,6 +149,11 @@ export async function linuxStartTime(pid: number, host: ProcHost): Promise<Start
   return clock && stat ? startOf(clock, stat.startTicks) : undefined;
 }
 
+/** The state letter of `/proc/<pid>/stat` (`R`, `S`, `T` stopped by a signal, `t` by a tracer, ...), or undefined. */
+export function linuxState(pid: number, host: ProcHost): string | undefined {
+  return parseLinuxStat(host.readText(`/proc/${pid}/stat`))?.state;
+}
+
 export function linuxCwd(pid: number, host: ProcHost): string | undefined {
   return host.readLink(`/proc/${pid}/cwd`);
 }

@@ -1,7 +1,8 @@
 /**
  * Facts about processes on this machine: when one started, its working directory, its command
- * line and environment, and the members of a process group. Used to tell the JVM behind an agent apart from another process
- * that reuses its pid, and to see whether a build's process group is still running.
+ * line and environment, whether it is stopped, and the members of a process group. Used to tell
+ * the JVM behind an agent apart from another process that reuses its pid, to tell a stopped JVM
+ * from a hung one, and to see whether a build's process group is still running.
  *
  * Read-only by design: nothing here sends a signal. Processes come and go while they are
  * looked at, so a process that is gone, or that this user may not see (another user's process,
@@ -13,9 +14,9 @@
  * Every function takes an optional `ProcHost` (default: this machine) so tests can replay
  * recorded outputs.
  */
-import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime } from './proc-darwin.js';
+import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime, darwinState } from './proc-darwin.js';
 import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
-import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime } from './proc-linux.js';
+import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } from './proc-linux.js';
 import { windowsStartTime } from './proc-windows.js';
 
 export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
@@ -56,6 +57,19 @@ export async function processCommandLine(pid: number, host: ProcHost = localHost
   if (host.platform === 'linux') return linuxCommandLine(pid, host);
   if (host.platform === 'darwin') return darwinCommandLine(pid, host);
   return undefined;
+}
+
+/**
+ * Whether process `pid` is stopped: by a signal (SIGSTOP, or SIGTSTP from a terminal's Ctrl-Z)
+ * or by a tracer. A stopped process runs none of its threads, so it answers nothing until it
+ * is continued. Undefined when it is not visible here or the platform cannot tell (Windows).
+ */
+export async function processStopped(pid: number, host: ProcHost = localHost): Promise<boolean | undefined> {
+  if (!isProcessId(pid)) return undefined;
+  let state: string | undefined;
+  if (host.platform === 'linux') state = linuxState(pid, host);
+  else if (host.platform === 'darwin') state = await darwinState(pid, host);
+  return state === undefined ? undefined : /^[Tt]/.test(state);
 }
 
 /** Every visible process that passes `keep`, or undefined where no scan is possible. */

@@ -4,8 +4,11 @@
  * since the last take is "dirty" and its files are to be stat'ed. Events are hints only: on Linux
  * an inotify queue overflow can pass unreported, so a full stat pass is due at least every
  * `fullPassEveryMs` and whenever the watch may have missed something (an error, a root folder
- * created, removed or replaced). The caller decides verdicts; this module never does.
+ * created, removed or replaced). A class file that is a symbolic link is written through where no
+ * folder watch here sees it (its target's folder), so the folders holding linked class files are
+ * in every take: their files are stat'ed every cycle. The caller decides verdicts; this module never does.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { watchTree } from './fswatch.js';
 import { isInside } from './paths.js';
@@ -32,7 +35,8 @@ export interface ClassWatch {
   /** Resolves once the existing class folders are fully watched. Run the first full pass after it. */
   readonly ready: Promise<void>;
   /**
-   * The folders (absolute, inside the class folders) that had an event since the last take, and clears them. A folder may
+   * The folders (absolute, inside the class folders) that had an event since the last take, and clears them, with
+   * every folder holding a class file that is a symbolic link. A folder may
    * no longer exist (its classes were removed); a folder that was created is in the set itself,
    * with its parent. Files in these folders are to be stat'ed; folders below them have their own
    * entries when they changed.
@@ -63,17 +67,17 @@ export interface ClassWatch {
  * @throws RangeError when `fullPassEveryMs` is not a positive number of ms.
  */
 export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
-  const every = options.fullPassEveryMs ?? FULL_PASS_EVERY_MS;
-  if (!Number.isFinite(every) || every <= 0) {
-    throw new RangeError(`the full pass period must be a positive number of ms, got ${String(every)}`);
-  }
+  const every = fullPassPeriod(options.fullPassEveryMs);
   const now = options.now ?? Date.now;
   const roots = options.dirs.map((dir) => path.resolve(dir));
   let dirty = new Set<string>();
+  const inside = (file: string) => roots.some((root) => isInside(file, root));
   // A root's own removal is reported against its parent: keep only folders inside the class folders.
   const markDirty = (folder: string): void => {
-    if (roots.some((root) => isInside(folder, root))) dirty.add(folder);
+    if (inside(folder)) dirty.add(folder);
   };
+  // Class files that are symbolic links, as the watch found them; dropped once no longer a link.
+  const links = new Set<string>();
   let lastPassAt: number | undefined;
   // The latest time the watch may have missed an event; a full pass that started after it covers it.
   let gapAt: number | undefined;
@@ -99,6 +103,9 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
       options.onError?.(error);
     },
     recheckMs: options.recheckMs,
+    onLink: (link) => {
+      if (link.endsWith('.class') && inside(link)) links.add(link);
+    },
   });
   const ready = tree.ready.then(() => {
     isReady = true;
@@ -111,6 +118,7 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
     takeDirtyFolders() {
       const taken = dirty;
       dirty = new Set();
+      for (const folder of linkedFolders(links)) taken.add(folder);
       return taken;
     },
     markDirty(folders) {
@@ -135,4 +143,33 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
     },
     close: () => tree.close(),
   };
+}
+
+/**
+ * The full pass period given (ms), or the default.
+ * @throws RangeError when it is not a positive number.
+ */
+function fullPassPeriod(every = FULL_PASS_EVERY_MS): number {
+  if (!Number.isFinite(every) || every <= 0)
+    throw new RangeError(`the full pass period must be a positive number of ms, got ${String(every)}`);
+  return every;
+}
+
+/** The folders of the class files of `links` that are still symbolic links; the others leave `links`. */
+function linkedFolders(links: Set<string>): string[] {
+  const folders: string[] = [];
+  for (const link of links) {
+    if (isLink(link)) folders.push(path.dirname(link));
+    else links.delete(link);
+  }
+  return folders;
+}
+
+/** True when `file` is a symbolic link now. */
+function isLink(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }

@@ -15,7 +15,7 @@ import type { BuildSession } from '../session/cycle-context.js';
 import { failureOutcome } from '../session/failure.js';
 import { beginCycle } from '../session/next-cycle.js';
 import type { Host } from '../session/options.js';
-import { runResult } from '../session/result.js';
+import { ofAgent, runResult } from '../session/result.js';
 import { staleFolders } from '../session/stale-folders.js';
 import type { BuildCommand } from '../session/command.js';
 import { endLineOf } from './cycle-end.js';
@@ -45,7 +45,13 @@ export class WatchCycles {
   last: RunResult | undefined;
   private group: SessionGroup<BuildSession> | undefined;
   /** The agent sessions of the last group, to tell a return from an app restart. */
-  private lastSessionIds: string | undefined;
+  private lastSessionIds: ReadonlySet<string> | undefined;
+  /**
+   * The group of the cycle running now, and the first of its agents that went away meanwhile:
+   * the others' sessions stay open until the cycle ends, so each agent's part is told as it
+   * happened (only the one that went away lost its connection).
+   */
+  private running: { group: SessionGroup<BuildSession>; lost?: BuildSession } | undefined;
   /** Changes seen while no agent was there: they start a cycle once it is back. */
   private readonly deferred = new Set<string>();
   private readonly stopper = new AbortController();
@@ -120,32 +126,51 @@ export class WatchCycles {
     const { host, hooks } = this.setup;
     const cycle = (this.count += 1);
     hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
-    const result = await this.build(group, changed);
+    this.running = { group };
+    let result: RunResult;
+    try {
+      result = await this.build(group, changed);
+    } catch (error) {
+      this.settle(group);
+      throw error;
+    }
     const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
     this.last = result;
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
+    this.settle(group);
     collectGarbage();
+  }
+
+  /** The cycle on `group` has ended: the news of an agent that went away during it comes now, after its end line. */
+  private settle(group: SessionGroup<BuildSession>): void {
+    const lost = this.running?.lost;
+    this.running = undefined;
+    if (lost !== undefined) this.lost(group, undefined, lost);
   }
 
   /** The lock, DOCTOR and owner.json again, the build on the sessions, the lock released. */
   private async build(group: SessionGroup<BuildSession>, changed: readonly string[]): Promise<RunResult> {
     const { host, command, options } = this.setup;
-    const session = group.sessions[0]!;
+    const first = group.sessions[0]!;
     const startedMs = host.clock.now();
-    const early = (outcome: Outcome) => runResult({ session, command, startedMs, now: () => host.clock.now() }, outcome);
+    // With several agents, an early end about one of them (`about`) names it.
+    const early = (outcome: Outcome, about?: BuildSession) => {
+      const result = runResult({ session: about ?? first, command, startedMs, now: () => host.clock.now() }, outcome);
+      return about !== undefined && group.sessions.length > 1 ? ofAgent(result, about.location.source) : result;
+    };
     let start;
     try {
       start = await beginCycle(group.sessions);
     } catch (error) {
-      return early(failureOutcome(error, session.emit));
+      return early(failureOutcome(error, first.emit));
     }
     if (start.kind === 'lost') {
       // An agent went away since the last cycle: these changes are built once it is back.
       for (const path of changed) this.deferred.add(path);
-      this.lost(group);
-      return early({ reason: 'agent-disconnected', port: session.agent.port, during: { kind: 'doctor' } });
+      this.lost(group, undefined, start.session);
+      return early({ reason: 'agent-disconnected', port: start.session.agent.port, during: { kind: 'doctor' } }, start.session);
     }
-    if (start.kind === 'refused') return early(start.outcome);
+    if (start.kind === 'refused') return early(start.outcome, start.session);
     try {
       this.hints.startCycle();
       const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
@@ -158,35 +183,43 @@ export class WatchCycles {
   /** Takes the sessions: news when it is a return, and the changes that waited for them. */
   private adopt(sessions: BuildSession[]): void {
     const { host, hooks } = this.setup;
-    const ids = sessions.map((s) => s.agent.sessionId).join(' ');
-    const pid = Number(sessions[0]!.agent.pid);
+    const ids = new Set(sessions.map((s) => s.agent.sessionId));
+    // A new app session is news about that app: its pid, not another agent's that stayed.
+    const fresh = this.lastSessionIds === undefined ? undefined : sessions.find((s) => !this.lastSessionIds!.has(s.agent.sessionId));
+    const pid = Number((fresh ?? sessions[0]!).agent.pid);
     const known = Number.isSafeInteger(pid) ? { pid } : {};
-    if (this.away) {
-      const kind = this.lastSessionIds === undefined || this.lastSessionIds === ids ? 'agent-back' : 'new-app-session';
-      this.news({ kind, at: host.clock.date(), ...known });
-    }
+    if (this.away) this.news({ kind: fresh === undefined ? 'agent-back' : 'new-app-session', at: host.clock.date(), ...known });
     this.away = false;
     const group: SessionGroup<BuildSession> = { sessions, emit: hooks.onEvent ?? (() => undefined) };
     this.group = group;
     this.lastSessionIds = ids;
     // Any agent going away ends the group: every cycle holds them all, so all are opened again.
-    for (const session of sessions) session.connection.onClose(() => this.lost(group));
+    for (const session of sessions) session.connection.onClose(() => this.lost(group, undefined, session));
     if (this.deferred.size > 0) {
       this.scheduler.notify([...this.deferred]);
       this.deferred.clear();
     }
   }
 
-  /** An agent went away (or none was there at the start, `why`): news, then the end or a reconnect. */
-  private lost(group: SessionGroup<BuildSession> | undefined, why?: string): void {
+  /**
+   * An agent (`session`'s) went away, or none was there at the start (`why`): news, then the end or
+   * a reconnect. During a cycle on `group`, once that cycle has ended.
+   */
+  private lost(group: SessionGroup<BuildSession> | undefined, why?: string, session?: BuildSession): void {
     if (this.stopping || this.group !== group) return;
+    if (group !== undefined && this.running?.group === group) {
+      this.running.lost ??= session ?? group.sessions[0];
+      return;
+    }
     this.group = undefined;
     this.away = true;
     if (group !== undefined) void closeSessions(group);
     const at = this.setup.host.clock.date();
-    this.news(why === undefined ? { kind: 'agent-lost', at } : { kind: 'no-agent-yet', at, why });
+    const gone = session ?? group?.sessions[0];
+    const which = group !== undefined && group.sessions.length > 1 && gone !== undefined ? { source: gone.location.source } : {};
+    this.news(why === undefined ? { kind: 'agent-lost', at, ...which } : { kind: 'no-agent-yet', at, why });
     if (this.setup.options.exitOnAgentLoss) {
-      this.endWith({ reason: 'agent-disconnected', port: group?.sessions[0]?.agent.port ?? 0, during: { kind: 'watch' } });
+      this.endWith({ reason: 'agent-disconnected', port: gone?.agent.port ?? 0, during: { kind: 'watch' } });
       return;
     }
     this.reconnect();

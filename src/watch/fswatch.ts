@@ -6,7 +6,8 @@
  * tracks, so a 200,000-class tree would cost 200,000 kernel watches and as many handles. Files are
  * therefore ignored and only folders are watched; a folder's own watch still reports every entry
  * that is created, written, renamed or removed in it, through chokidar's `raw` event. A root that is
- * a file is tracked as a file (its folder is not watched).
+ * a file is tracked as a file (its folder is not watched). A write through a symbolic link changes
+ * the link's target, elsewhere, so the links found are named (`onLink`) for the caller to stat.
  *
  * Why the re-watching: chokidar never picks up a root that did not exist when it was added, loses a
  * root for good once it is removed (`mvn clean`), and goes blind, without an error, on a folder
@@ -47,6 +48,12 @@ export interface TreeWatchOptions {
   onError: (error: Error) => void;
   /** How often the roots are checked for appearing, going away or being replaced, in ms (default 1000). */
   recheckMs?: number;
+  /**
+   * Called for each symbolic link found below a root (not left out by `ignore`), when the folder
+   * holding it is first read and whenever it is read again after a change. A write through a
+   * link changes its target, which no folder watch here sees. Several calls may name the same link.
+   */
+  onLink?: (link: string) => void;
 }
 
 /** A running watch. */
@@ -103,7 +110,7 @@ class TreeWatcher {
     this.watcher = new FSWatcher({
       ignoreInitial: true,
       persistent: true,
-      ignored: (candidate, stats) => !this.rootSet.has(candidate) && (options.ignore(candidate) || stats?.isFile() === true),
+      ignored: (candidate, stats) => this.ignored(candidate, stats),
     });
     this.listen();
     for (const root of this.roots) {
@@ -165,6 +172,17 @@ class TreeWatcher {
       // Folders found by chokidar's scan of a new folder: their files were written before any watch.
       this.options.onChange({ path: changed, folder: path.dirname(changed), dir: true });
     }
+  }
+
+  /**
+   * Chokidar's filter: roots are kept, `ignore`'s paths and files are left out (folders only).
+   * A folder's entries come with their lstat, so a symbolic link shows as one here.
+   */
+  private ignored(candidate: string, stats: fs.Stats | undefined): boolean {
+    if (this.rootSet.has(candidate)) return false;
+    if (this.options.ignore(candidate)) return true;
+    if (stats?.isSymbolicLink() === true && !this.closed) this.options.onLink?.(candidate);
+    return stats?.isFile() === true;
   }
 
   private isRootFile(candidate: string): boolean {

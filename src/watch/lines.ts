@@ -128,8 +128,8 @@ export function cycleEndLine(end: EndLine): string {
 
 /** News between cycles. */
 export type NewsLine =
-  /** The agent went away; sources are still watched. */
-  | { kind: 'agent-lost'; at: Date }
+  /** The agent went away (with several, the one of the port file `source`); sources are still watched. */
+  | { kind: 'agent-lost'; at: Date; source?: string }
   /** No agent when the watch started (`why`: one plain sentence, without a final period); sources are watched. */
   | { kind: 'no-agent-yet'; at: Date; why: string }
   /** The agent is back with the same app session. */
@@ -145,7 +145,7 @@ export function newsLine(news: NewsLine): string {
   const pid = 'pid' in news && news.pid !== undefined ? ` (pid ${news.pid})` : '';
   switch (news.kind) {
     case 'agent-lost':
-      return `${at} • agent lost: still watching sources; reconnecting when it is back`;
+      return `${at} • agent lost${news.source === undefined ? '' : ` (${visible(news.source)})`}: still watching sources; reconnecting when it is back`;
     case 'no-agent-yet':
       return `${at} • no agent yet (${visible(news.why)}): watching sources; connecting when it is there`;
     case 'agent-back':

@@ -108,6 +108,7 @@ describe('agentWatch (SpringBootContext)', () => {
       from: 'watchDirs',
       excludePatterns: [],
       autoCompile: false,
+      classPath: [],
     });
     expect(agentWatch(facts('watchDirs=missing', [path.join(dir, 'a', 'target', 'classes')]), dir, isDir)?.roots).toEqual([]);
   });
@@ -132,6 +133,18 @@ describe('agentWatch (SpringBootContext)', () => {
         path.join(dir, 'm/target/classes'),
       ],
     });
+  });
+
+  it('the class path: its entries that are directories, relative ones against the working directory, whatever the agent watches', () => {
+    const dir = tempDir();
+    for (const d of ['svc/target/classes', 'shared/target/classes']) fs.mkdirSync(path.join(dir, d), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'lib.jar'), '');
+    const isDir = (p: string) => fs.existsSync(p) && fs.statSync(p).isDirectory();
+    const cp = ['svc/target/classes', path.join(dir, 'shared/target/classes'), 'lib.jar', 'svc/target/classes'];
+    const watch = agentWatch(facts('watchDirs=svc/target/classes', cp), dir, isDir);
+    expect(watch).toMatchObject({ roots: [path.join(dir, 'svc/target/classes')] });
+    expect(watch?.classPath).toEqual([path.join(dir, 'svc/target/classes'), path.join(dir, 'shared/target/classes')]);
+    expect(agentWatch(facts('watchDirs=svc/target/classes', undefined), dir, isDir)?.classPath).toEqual([]);
   });
 
   it("with no match, the working directory's target/classes and build/classes/java/main; an unknown class path decides nothing", () => {

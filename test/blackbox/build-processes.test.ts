@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { sha256Hex, type FakeAgent } from '../../src/fake-agent/index.js';
 import { cliCommand, cliEnv, jsonResult, runCli, runInTerminal, startCli } from '../support/cli.js';
 import { agentFor, hasStackTrace, processGone, project, release, type Project } from '../support/project.js';
 import { Lines, waitFor } from '../support/wait.js';
@@ -121,6 +121,47 @@ describe('a build is over when its process group has exited', () => {
       new RegExp(`still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep ${SLEEPER_S}`),
     );
     expect(processGone(sleeper)).toBe(true);
+  });
+
+  it('in a terminal: a background job with a process group of its own (set -m) is waited for, and its late write is verified', async () => {
+    const p = project();
+    const failing = sha256Hex(Buffer.from('greeter-v2'));
+    const agent = await agentFor(p, agents, {
+      portFile: p.portFile,
+      verifyStatus: (_name, sha) => (sha === failing ? 'failed' : undefined),
+    });
+    fs.writeFileSync(path.join(p.dir, 'new.class'), 'greeter-v2');
+    const greeter = path.join('target', 'classes', 'com', 'acme', 'Greeter.class');
+    // The job writes a second after its shell exited: a run that did not wait for it has said its
+    // verdict by then (the window is what is tested; nothing the job could await would let both
+    // a run that waits and one that does not go on).
+    const run = await runInTerminal(cliCommand(['--', 'sh', '-c', `set -m; (sleep 1; cp new.class ${greeter}) & exit 0`]), {
+      cwd: p.dir,
+      env: { CI: 'true', NO_COLOR: '1' },
+    });
+    // The job wrote after its shell exited: the run waited for it, found the change and its failed reload.
+    expect(run.exitCode, run.output).toBe(75);
+    expect(run.output).toMatch(/class files: 1 changed/);
+    expect(run.output).toMatch(/failed +com\.acme\.Greeter/);
+    expect(run.output).not.toMatch(/✔/);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY ') && r.line.endsWith(` com.acme.Greeter ${failing}`))).toBe(true);
+  });
+
+  it("in a terminal: a job of the terminal's shell that starts during the build is not the build's, neither waited for nor stopped", async () => {
+    const { p } = await setUp();
+    const sleeper = path.join(p.dir, 'sleeper.pid');
+    // The shell's own job waits for the build to start, then starts a sleep of its own; the
+    // build ends once that sleep has started. Waited for, the sleep would be stopped after 5 s.
+    const job = `(while [ ! -f started ]; do sleep 0.05; done; sleep 8 & echo $! > ${sleeper}; wait) &`;
+    const cli = cliCommand(['--', 'sh', '-c', `touch started; while [ ! -s ${sleeper} ]; do sleep 0.02; done`]);
+    const run = await runInTerminal(`${job} ${cli}; echo "exit=$?"; kill -0 "$(cat ${sleeper})" && echo sleeper-alive`, {
+      cwd: p.dir,
+      env: { CI: 'true', NO_COLOR: '1' },
+    });
+    strays.push(readPid(sleeper));
+    expect(run.output).toMatch(/exit=0/);
+    expect(run.output).toMatch(/sleeper-alive/);
+    expect(run.output).not.toMatch(/still ran/);
   });
 
   // Like the Gradle daemon, it also lets go of the run's stdio (else the test's pipes would wait for it).

@@ -81,7 +81,9 @@ describe('doctor', () => {
     await agentFor(p, { notReady: true });
     const run = await runCli(['doctor', '--timeout', '300'], { cwd: p.dir });
     expect(run.exitCode).toBe(69);
-    expect(run.stderr).toContain('did not answer DOCTOR within 300 ms: it is not ready (still starting) or too old');
+    expect(run.stderr).toContain(
+      'accepted the connection but did not answer DOCTOR within 300 ms: it is still starting, too old, or its JVM is stopped or hung',
+    );
     expect(run.stderr).toContain('next: wait until the app has started and try again, or raise --timeout');
     const json = await runCli(['doctor', '--json', '--timeout', '300'], { cwd: p.dir });
     expect(JSON.parse(json.stdout.trim())).toMatchObject({ action: 'doctor', reason: 'agent-not-ready', exitCode: 69 });

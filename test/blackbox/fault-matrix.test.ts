@@ -370,7 +370,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR'],
         hold: 'none',
-        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms: it is not ready \(still starting\)`),
+        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms: it is still starting, too old, or its JVM is stopped or hung`),
       },
     },
     disconnect: {

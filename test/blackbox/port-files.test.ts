@@ -109,7 +109,7 @@ const CASES: Case[] = [
       return { args: ['--wait', '2000'], cleanup: () => agent.stop(), sent: () => agent.received.map((r) => r.line.split(' ')[0]!) };
     },
     says: () =>
-      /the agent 1\.4\.0-fake on port \d+ did not answer DOCTOR within \d+ ms after waiting \d+ ms: it is not ready \(still starting\)/,
+      /the agent 1\.4\.0-fake on port \d+ accepted the connection but did not answer DOCTOR within \d+ ms after waiting \d+ ms: it is still starting, too old, or its JVM is stopped or hung/,
     next: /wait until the app has started and try again, or raise --timeout or --wait/,
   },
 ];

@@ -14,6 +14,7 @@ import { LineClient } from '../fake-agent/line-client.js';
 import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { release } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
@@ -157,6 +158,76 @@ describe('two services with an agent each, and a shared module', () => {
     ]);
     expect(run.stderr).toContain(`✘ not proven live: 1 of 2 agents proved their classes live; the agent of ${c.portFile.a}:`);
     expect(run.stderr).toMatch(/failed\s+com\.acme\.a\.OrderService/);
+  });
+
+  it('the first agent going away during the build: the run names that agent, and the other proves its classes and is released', async () => {
+    const c = checkout();
+    const { a, b } = await agents(c);
+    const go = path.join(c.root, 'go');
+    const cli = startCli(['--json', ...build(c, { shared: 'shared-v2' }, { until: go })], { cwd: c.root });
+    await waitFor(() => fs.existsSync(c.marker), 'the build to start');
+    await a.stop();
+    release(go);
+    const run = await cli;
+    expect(run.exitCode, run.stderr).toBe(70);
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    expect(result.agents.map((x: { agentSource: string; exitCode: number }) => [x.agentSource, x.exitCode])).toEqual([
+      [c.portFile.a, 70],
+      [c.portFile.b, 0],
+    ]);
+    expect(run.stderr).toContain(`✘ not proven live: 1 of 2 agents proved their classes live; the agent of ${c.portFile.a}: `);
+    expect(verified(b, NAMES.shared, 'shared-v2')).toBeGreaterThan(0);
+    expect(sent(b, 'BUILD ').map((l) => l.split(' ')[1])).toEqual(['started', 'ok']);
+    expect(b.hold().kind).toBe('none');
+  });
+
+  it("a module one app loads (its class path) but its agent does not watch: not watched for that app, 75, whatever the other's agent proves", async () => {
+    const c = checkout();
+    const a = await startAgent({ dir: path.join(c.root, 'svc-a'), classes: c.classes.a }, { watchDirs: [c.classes.a, c.classes.shared] });
+    // svc-b depends on shared (on its JVM's class path), but its agent watches only svc-b.
+    const b = await startAgent(
+      { dir: path.join(c.root, 'svc-b'), classes: c.classes.b },
+      { watchDirs: [c.classes.b], classPath: [c.classes.b, c.classes.shared] },
+    );
+    const run = await runCli(['--json', ...build(c, { shared: 'shared-v2' })], { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(verified(a, NAMES.shared, 'shared-v2')).toBeGreaterThan(0);
+    const lines = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const classesOf = (source: string) =>
+      lines.filter((l) => l.type === 'class' && l.agentSource === source).map((l) => `${l.className} ${l.status}`);
+    expect(classesOf(c.portFile.a)).toEqual([`${NAMES.shared} applied`]);
+    expect(classesOf(c.portFile.b)).toEqual([`${NAMES.shared} not-watched`]);
+    expect(lines.at(-1).agents.map((x: { exitCode: number }) => x.exitCode)).toEqual([0, 75]);
+    expect(run.stderr).toContain(`1 changed class(es) lie in ${c.classes.shared}, which the agent does not watch`);
+    expect(run.stderr).toContain(`watchDirs=${c.classes.b};${c.classes.shared}`);
+    expect(run.stderr).not.toMatch(/✔ proven live: every one/);
+    expect(b.hold().kind).toBe('none');
+  });
+
+  it('svc-b alone, its agent watching only svc-b: a change in shared is not watched (75), and the warnings name only that folder', async () => {
+    const c = checkout();
+    await startAgent({ dir: path.join(c.root, 'svc-b'), classes: c.classes.b }, { watchDirs: [c.classes.b] });
+    const run = await runCli(['--port-file', c.portFile.b, ...build(c, { shared: 'shared-v2' })], { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).toMatch(/not-watched\s+com\.acme\.shared\.Money/);
+    const warned = run.stderr.split('\n').filter((line) => line.includes('warning: the agent does not watch'));
+    expect(warned).toEqual([
+      `reclazz-build: warning: the agent does not watch ${c.classes.shared}: changes there will not reload (it watches ${c.classes.b})`,
+    ]);
+    expect(run.stderr).not.toContain(c.classes.a);
+  });
+
+  it("a module an app's JVM does not load is checked only where it is watched: the other app's agent proves it, 0", async () => {
+    const c = checkout();
+    await startAgent({ dir: path.join(c.root, 'svc-a'), classes: c.classes.a }, { watchDirs: [c.classes.a, c.classes.shared] });
+    const b = await startAgent({ dir: path.join(c.root, 'svc-b'), classes: c.classes.b }, { watchDirs: [c.classes.b] });
+    const run = await runCli(build(c, { shared: 'shared-v2' }), { cwd: c.root });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(sent(b, 'VERIFY ')).toEqual([]);
+    expect(run.stderr).toMatch(/✔ proven live: every one of the 2 agents proved its classes live/);
   });
 
   it('--port-file (repeatable) selects the agents to hold', async () => {

@@ -2,7 +2,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentClassDirs, agentView, classWatched, isForeignAgent, missingWatchedDirs, watchCoverage } from '../../src/classes/coverage.js';
+import {
+  agentClassDirs,
+  agentView,
+  classWatched,
+  isForeignAgent,
+  missingWatchedDirs,
+  onClassPath,
+  watchCoverage,
+} from '../../src/classes/coverage.js';
 import { findClassDirs } from '../../src/classes/dirs.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
@@ -64,7 +72,7 @@ describe('agentView', () => {
     expect(isForeignAgent(agentView(doctor([path.join(other, 'target', 'classes')], project), []), [project], classes)).toBe(false);
     expect(isForeignAgent(agentView(doctor([classes[0]!], other), []), [project], classes)).toBe(false);
     // Its options say it watches nothing (every watchDirs= entry missing): nothing says whose it is.
-    const nothing = { roots: [], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false };
+    const nothing = { roots: [], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false, classPath: [] };
     expect(isForeignAgent(agentView(doctor([], other), [], nothing), [project], classes)).toBe(false);
   });
 });
@@ -94,12 +102,21 @@ describe("DOCTOR's registrations, the JVM's options and the sample's order", () 
     const app = path.join(dir, 'app', 'target', 'classes');
     const lib = path.join(dir, 'lib', 'target', 'classes');
     const truncated = doctor([path.join(dir, 'app', 'src')], dir, true);
-    const view = agentView(truncated, [], { roots: [app], from: 'watchDirs', excludePatterns: ['*Test.class'], autoCompile: false });
+    const options = {
+      roots: [app],
+      from: 'watchDirs' as const,
+      excludePatterns: ['*Test.class'],
+      autoCompile: false,
+      classPath: [app, lib],
+    };
+    const view = agentView(truncated, [], options);
     expect(view).toMatchObject({ complete: true, from: 'options' });
     expect(watchCoverage([app, lib], view).map((c) => c.watched)).toEqual([true, false]);
     expect(classWatched(view, path.join(app, 'a', 'ATest.class'))).toEqual({ excludedBy: '*Test.class' });
     expect(classWatched(view, path.join(lib, 'a', 'B.class'))).toBe(false);
-    const compiling = agentView(truncated, [], { roots: [app], from: 'watchDirs', excludePatterns: [], autoCompile: true });
+    // Its app loads lib's classes though the agent does not watch them; a folder around one is no class path root.
+    expect([app, lib, path.join(dir, 'lib')].map((d) => onClassPath(view, d))).toEqual([true, true, false]);
+    const compiling = agentView(truncated, [], { roots: [app], from: 'watchDirs', excludePatterns: [], autoCompile: true, classPath: [] });
     expect(watchCoverage([app, lib], compiling).map((c) => c.watched)).toEqual([null, null]);
     expect(classWatched(compiling, path.join(lib, 'a', 'B.class'))).toBeNull();
   });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { emptyIndex, type ClassIndex } from '../../src/classes/columns.js';
-import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
+import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
 import { detectInFolders } from '../../src/classes/hinted.js';
 import { detectChanges } from '../../src/classes/snapshot.js';
 import { tempDir, writeClass } from '../support/cli.js';
@@ -62,6 +62,19 @@ describe('detectInFolders', () => {
     expect(names(second.changes.changed)).toEqual(['org.other.C']);
     expect(names(second.changes.added)).toEqual(['com.acme.F']);
     expect(second.changes.total).toBe(5);
+  });
+
+  it('looks in the folders of classes the record does not show live too, as a full pass would: they are asked again', async () => {
+    const { classes, acme, other, index } = await indexed();
+    const c = index.paths.indexOf(path.join(other, 'C.class'));
+    index.evidence[c] = EVIDENCE.unproven;
+    const hinted = await detectInFolders(index, [classes], new Set([acme]), afterBuild(index));
+    expect(names(hinted.changes.checks)).toEqual(['org.other.C']);
+    expect(hinted.changes.checks[0]!.liveUnknown).toBe(false);
+    expect(hinted.changes.total).toBe(4);
+    // Not in a folder of the directories scanned: left as it is.
+    const elsewhere = await detectInFolders(index, [path.join(classes, 'com')], new Set([acme]), afterBuild(index));
+    expect(elsewhere.changes.checks).toEqual([]);
   });
 });
 

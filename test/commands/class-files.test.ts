@@ -92,6 +92,7 @@ describe('watchCoverage', () => {
       sample: [],
       excludePatterns: [],
       autoCompile: false,
+      classPath: [],
       workingDirectory: '/p',
       map: [],
     });

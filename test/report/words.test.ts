@@ -23,6 +23,28 @@ describe('the words of every outcome', () => {
     if (refusal) expect(words.hint?.trim() ?? '', `${outcome.reason} needs a next: hint`).not.toBe('');
   });
 
+  it('a DOCTOR without a reply where it answered before: not answering, the JVM stopped or hung, never starting', () => {
+    const words = (answered: { pid: string; stopped: boolean }) =>
+      describeOutcome({
+        reason: 'agent-not-ready',
+        port: 4711,
+        why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000, answered },
+      });
+    const base = 'the agent on port 4711 does not answer: no reply to DOCTOR within 5000 ms, where it answered before';
+    expect(words({ pid: '4242', stopped: true })).toEqual({
+      message: `${base}; its JVM (pid 4242) is stopped`,
+      hint: 'continue it (kill -CONT 4242, fg in its terminal, or resume it in its debugger), then build again',
+    });
+    expect(words({ pid: '4242', stopped: false })).toEqual({
+      message: `${base}: is its JVM (pid 4242) stopped or hung?`,
+      hint: 'check the app (a thread dump: jstack 4242); once it answers, build again, or raise --timeout',
+    });
+    expect(words({ pid: '', stopped: false })).toEqual({
+      message: `${base}: is its JVM stopped or hung?`,
+      hint: 'check the app; once it answers, build again, or raise --timeout',
+    });
+  });
+
   it('the advice for a missing agent is in the hint, not the message', () => {
     const words = describeOutcome({ reason: 'no-agent', cwd: '/p', depth: 4, offerNoAgent: false });
     expect(words.message).not.toMatch(/--port/);

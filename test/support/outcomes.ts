@@ -43,6 +43,30 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['old agent', { reason: 'old-agent', port: 4711, need: 'owned builds', evidence: 'connected' }],
   ['unowned receipt', { reason: 'old-agent', port: 4711, need: 'owned builds', evidence: 'unowned-receipt' }],
   ['DOCTOR timeout', { reason: 'agent-not-ready', port: 4711, why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000 } }],
+  [
+    'DOCTOR timeout, a stopped JVM',
+    {
+      reason: 'agent-not-ready',
+      port: 4711,
+      why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000, answered: { pid: '4242', stopped: true } },
+    },
+  ],
+  [
+    'DOCTOR timeout, a hung JVM',
+    {
+      reason: 'agent-not-ready',
+      port: 4711,
+      why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000, answered: { pid: '4242', stopped: false } },
+    },
+  ],
+  [
+    'DOCTOR timeout, a JVM elsewhere',
+    {
+      reason: 'agent-not-ready',
+      port: 4711,
+      why: { kind: 'doctor-timeout', agent: '1.4.0', timeoutMs: 5000, answered: { pid: '', stopped: false } },
+    },
+  ],
   ['no session', { reason: 'agent-not-ready', port: 4711, why: { kind: 'no-session' } }],
   ['ownership not wired yet', { reason: 'agent-not-ready', port: 4711, why: { kind: 'wiring' }, waitedMs: 30000 }],
   ['no owned builds', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'buildOwnershipSupported' }],

@@ -14,6 +14,7 @@ import {
   processCommandLine,
   processCwd,
   processStartTime,
+  processStopped,
   sessionMembers,
   startsMatch,
 } from '../../src/tool/proc.js';
@@ -111,6 +112,15 @@ describe.runIf(onLinux)('on this Linux machine', () => {
     expect(line).toMatchObject({ args: ['my sleep', '30'], exact: true });
     expect(line!.env).toMatchObject({ JAVA_TOOL_OPTIONS: '-javaagent:/a b/x.jar=k=v' });
     expect(await processCommandLine(0)).toBeUndefined();
+  });
+
+  it('tells a process stopped by SIGSTOP, and running again after SIGCONT', async () => {
+    const { pid } = await start('sleep', ['30']);
+    expect(await processStopped(pid)).toBe(false);
+    process.kill(pid, 'SIGSTOP');
+    await eventually(async () => (await processStopped(pid)) === true);
+    process.kill(pid, 'SIGCONT');
+    await eventually(async () => (await processStopped(pid)) === false);
   });
 
   it('reads the working directory of a process', async () => {

@@ -14,6 +14,7 @@ import {
   localHost,
   processCwd,
   processStartTime,
+  processStopped,
   sessionMembers,
   startRange,
   startsMatch,
@@ -207,6 +208,30 @@ describe('processCwd on Linux', () => {
     const host = recordedHost({ platform: 'linux', links: { '/proc/42/cwd': '/home/dev/app' } });
     expect(await processCwd(42, host)).toBe('/home/dev/app');
     expect(await processCwd(43, host)).toBeUndefined();
+  });
+});
+
+describe('processStopped', () => {
+  it('is the state letter of stat on Linux: T (a signal) or t (a tracer) is stopped', async () => {
+    const stat = (pid: number, state: string) => statLine({ pid, comm: 'java', state, pgid: pid, sid: pid, startTicks: 1 });
+    const host = recordedHost({
+      platform: 'linux',
+      files: { '/proc/41/stat': stat(41, 'T'), '/proc/42/stat': stat(42, 't'), '/proc/43/stat': stat(43, 'S'), '/proc/44/stat': 'garbled' },
+    });
+    expect(await Promise.all([41, 42, 43, 44, 45, 0].map((pid) => processStopped(pid, host)))).toEqual([
+      true,
+      true,
+      false,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('asks ps for the state on macOS, and cannot tell on Windows', async () => {
+    const host = recordedHost({ platform: 'darwin', commands: { 'ps -o state= -p 812': 'T\n', 'ps -o state= -p 813': 'Ss\n' } });
+    expect(await Promise.all([812, 813, 814].map((pid) => processStopped(pid, host)))).toEqual([true, false, undefined]);
+    expect(await processStopped(4242, recordedHost({ platform: 'win32' }))).toBeUndefined();
   });
 });
 

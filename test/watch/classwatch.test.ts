@@ -110,6 +110,30 @@ describe('watchClassDirs: dirty folders', () => {
     expect(watch.dirtyCount).toBe(1);
     expect(watch.takeDirtyFolders()).toEqual(new Set([classes]));
   });
+
+  it('puts the folder of a class file that is a symbolic link in every take, found at the start or later, until it is no link', async () => {
+    const root = tempTree();
+    const classes = mkdirs(root, 'target/classes');
+    const target = put(root, 'elsewhere/A.class', 'a');
+    const linked = path.join(classes, 'com', 'A.class');
+    fs.mkdirSync(path.dirname(linked));
+    fs.symlinkSync(target, linked);
+    put(classes, 'org/B.class');
+    const watch = await start({ dirs: [classes] });
+    // A write through the link makes no event in its class folder, yet the folder is in each take.
+    fs.writeFileSync(target, 'a2');
+    expect(watch.takeDirtyFolders()).toEqual(new Set([path.dirname(linked)]));
+    expect(watch.takeDirtyFolders()).toEqual(new Set([path.dirname(linked)]));
+    // A link made later is found when its folder is read again.
+    const later = path.join(classes, 'org', 'C.class');
+    fs.symlinkSync(target, later);
+    await take(watch, [path.dirname(later)]);
+    expect(watch.takeDirtyFolders()).toEqual(new Set([path.dirname(linked), path.dirname(later)]));
+    fs.rmSync(linked);
+    fs.writeFileSync(linked, 'a regular file now');
+    await take(watch, [path.dirname(linked)]);
+    expect(watch.takeDirtyFolders()).toEqual(new Set([path.dirname(later)]));
+  });
 });
 
 describe('watchClassDirs: full passes', () => {
