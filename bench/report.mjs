@@ -1,5 +1,5 @@
 /**
- * What the bench prints and keeps: the figures as Markdown tables (the README's format) and
+ * What the bench prints and keeps: the figures as Markdown tables (the format of docs/performance.md) and
  * how their verdicts compare with the previous full run's bench/results.json.
  */
 import fs from 'node:fs';

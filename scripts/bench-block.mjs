@@ -1,8 +1,8 @@
 /**
- * The README's "Performance" tables, written by `npm run docs` from the last full bench run
+ * The tables of docs/performance.md, written by `npm run docs` from the last full bench run
  * kept in bench/results.json (`npm run bench` writes it), in the bench's own table format
  * (bench/report.mjs): the machine and load it ran on, then every figure beside its floor.
- * test/package/samples.test.ts fails while the README shows another run.
+ * test/package/samples.test.ts fails while docs/performance.md shows another run.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,21 +1,24 @@
 #!/usr/bin/env node
 // npm run demo: the main job on a real Maven build of the bundled example (fixtures/maven-app),
 // against the fake agent (the same one the tests use). Three runs: an edit proven live, a
-// compile error that keeps the hold, and the fix that recovers it.
+// compile error that keeps the hold, and the fix that recovers it. Maven gets Debian's offline
+// repository from here when the machine has it (scripts/offline-maven.mjs), not from the example.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAgent } from '../dist/fake-agent/index.js';
+import { offlineMavenEnv } from './offline-maven.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'reclazz-build.cjs');
 const say = (text) => process.stdout.write(`\n\x1b[1m== ${text}\x1b[0m\n`);
+const env = offlineMavenEnv(process.env);
 
 if (spawnSync('mvn', ['-v'], { stdio: 'ignore' }).status !== 0) {
   console.error(
-    'The demo builds a real Maven project: install Maven with `bash .ci/install-build-tools.sh` (Debian, as root), then run `npm run demo` again.',
+    'The demo builds a real Maven project: install a JDK and Maven (on Debian, as root: `bash .ci/install-build-tools.sh maven`), then run `npm run demo` again.',
   );
   process.exit(1);
 }
@@ -30,7 +33,8 @@ const setReturn = (expression) =>
 const setGreeting = (text) => setReturn(JSON.stringify(text));
 
 say(`copied the example to ${app}; compiling it once (the classes the "running app" loaded)`);
-execFileSync('mvn', ['-q', 'compile'], { cwd: app, stdio: 'inherit' });
+if (env.MAVEN_OPTS !== process.env.MAVEN_OPTS) console.log(`(Maven runs with MAVEN_OPTS=${env.MAVEN_OPTS}: Debian's offline repository)`);
+execFileSync('mvn', ['-q', 'compile'], { cwd: app, env, stdio: 'inherit' });
 // The app starts after its classes are written: only classes older than its JVM count as loaded unchanged.
 await new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -49,7 +53,7 @@ async function reclazzBuild(title) {
   const child = spawn(process.execPath, [bin, 'mvn', '-q', 'compile'], {
     cwd: app,
     stdio: 'inherit',
-    env: { ...process.env, RECLAZZ_SAFE_BUILD_ACTIVE: '' },
+    env: { ...env, RECLAZZ_SAFE_BUILD_ACTIVE: '' },
   });
   const status = await new Promise((resolve) => child.on('close', (code) => resolve(code)));
   const ms = Math.round(performance.now() - t0);

@@ -1,8 +1,8 @@
 /**
  * `npm run docs` (after `npm run build`): writes every generated block of the documents
- * (scripts/docs-blocks.mjs): the "Exit statuses" table from the one exit-status table
- * (src/outcome/exit.ts, rendered by src/report/help.ts), the "Performance" tables from the last
- * bench run (bench/results.json, scripts/bench-block.mjs), and the terminal samples recorded from
+ * (scripts/docs-blocks.mjs): the README's exit-status table from the one exit-status table
+ * (src/outcome/exit.ts, rendered by src/report/help.ts), the tables of docs/performance.md from
+ * the last bench run (bench/results.json, scripts/bench-block.mjs), and the terminal samples recorded from
  * real runs (scripts/samples.mjs). test/outcome/exit.test.ts and test/package/samples.test.ts
  * fail while a document is out of date.
  */

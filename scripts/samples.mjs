@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { offlineMavenEnv } from './offline-maven.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = path.join(ROOT, 'bin', 'reclazz-build.cjs');
@@ -39,9 +40,12 @@ const SHOWN_TIMES = ['15:38:11.609', '15:38:11.702', '15:38:11.855', '15:38:11.9
 /** Stand-ins for the clock of watch mode's lines (`HH:MM:SS`), in order of first appearance. */
 const SHOWN_CLOCKS = ['12:04:12', '12:04:29', '12:04:31', '12:05:01', '12:05:02', '12:05:38', '12:05:40', '12:05:52', '12:05:53'];
 
-/** The environment of every recorded run: plain output, no reclazz settings, no code cache left behind. */
+/**
+ * The environment of every recorded run: plain output, no reclazz settings, no code cache left
+ * behind, and Maven on Debian's offline repository where there is one.
+ */
 function sampleEnv() {
-  const env = { ...process.env, NO_COLOR: '1', CI: 'true', RECLAZZ_CODE_CACHE: '0' };
+  const env = offlineMavenEnv({ ...process.env, NO_COLOR: '1', CI: 'true', RECLAZZ_CODE_CACHE: '0' });
   for (const name of ['FORCE_COLOR', 'RECLAZZ_PORT', 'RECLAZZ_PORT_FILE', 'RECLAZZ_SAFE_BUILD_ACTIVE', 'RECLAZZ_CODE_CACHE_DIR'])
     delete env[name];
   return env;

@@ -90,7 +90,7 @@ const WATCH_EXAMPLES = `
 Each save starts one safe build after a quiet period; saves during a build make exactly one
 more. Every build takes the hold, runs, and proves its changed classes, as a single run does.
 A cycle's start line has "▶ building", its end line "✔", "⚠" or "✖" after the clock: the
-patterns for an editor's problem matcher are in the README ("Watch mode").
+patterns for an editor's problem matcher are in docs/editors.md.
 
 Examples:
   $ reclazz-build watch mvn -q compile

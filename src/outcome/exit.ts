@@ -1,7 +1,7 @@
 /**
  * The one exit-status table: the status each reason exits with, and what each status means
  * per kind of command. `--help` is written from it (report/help.ts) and so is the README's
- * "Exit statuses" table (`npm run docs`; test/outcome/exit.test.ts checks it is up to date).
+ * exit-status table (`npm run docs`; test/outcome/exit.test.ts checks it is up to date).
  * Kept free of imports that cost start-up time: `--help` reads it.
  */
 import type { Outcome, Reason } from './outcome.js';
@@ -80,7 +80,7 @@ export interface ExitRow {
   agent?: string;
 }
 
-/** What each exit status means, by kind of command (README "Exit statuses", `--help`). */
+/** What each exit status means, by kind of command (the README's exit-status table, `--help`). */
 export const EXIT_TABLE: readonly ExitRow[] = [
   {
     status: '0',

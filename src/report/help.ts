@@ -1,6 +1,6 @@
 /**
- * The exit-status table (outcome/exit.ts) as `--help` shows it and as the README's
- * "Exit statuses" section has it (`npm run docs` writes that section from here).
+ * The exit-status table (outcome/exit.ts) as `--help` shows it and as the README's section
+ * "The last line and the exit status" has it (`npm run docs` writes that table from here).
  */
 import { EXIT_TABLE, reasonsOf, type ExitRow } from '../outcome/exit.js';
 
@@ -33,7 +33,7 @@ export function exitHelp(column: ExitColumn, width = 92): string {
   return lines.join('\n');
 }
 
-/** The README's "Exit statuses" table, in Markdown. */
+/** The README's exit-status table, in Markdown. */
 export function exitMarkdown(): string {
   const cell = (text: string | undefined) => (text === undefined ? '' : text.replace(/\|/g, '\\|'));
   const reasons = (row: ExitRow) =>

@@ -49,7 +49,7 @@ export interface JsonResult {
   /** Files other than class files the build wrote in the class output directories: not checked (VERIFY cannot prove them). */
   resources: string[];
   durationMs: number;
-  /** With several agents: each agent's result, in hold order (the README's "Several apps in one checkout"). */
+  /** With several agents: each agent's result, in hold order (docs/project-shapes.md, "Several apps in one checkout"). */
   agents?: JsonAgentResult[];
 }
 

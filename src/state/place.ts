@@ -1,5 +1,5 @@
 /**
- * Where a build keeps its state (README "Where state lives", docs/state.md): the run lock in `.reclazz/`
+ * Where a build keeps its state (docs/state.md): the run lock in `.reclazz/`
  * at the checkout root, so that every run in one checkout is serialised whatever port file it
  * uses, and each agent's owner token and class index under that same folder, keyed by the
  * agent's port file. The agent's own port file stays where the agent writes it.

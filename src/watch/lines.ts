@@ -12,7 +12,7 @@
  * ends one. Colour, if the caller adds it, may wrap the clock and the mark: the patterns below
  * allow SGR colour codes there.
  *
- * A VS Code task for the README (the patterns are {@link CYCLE_BEGINS_PATTERN} and
+ * A VS Code task for docs/editors.md (the patterns are {@link CYCLE_BEGINS_PATTERN} and
  * {@link CYCLE_ENDS_PATTERN}; the `pattern` entry is Maven's compiler error line):
  *
  * ```json

@@ -1,5 +1,5 @@
 /**
- * The README's "Exit statuses" table against the real binary: for every reason a run can end
+ * The README's exit-status table against the real binary: for every reason a run can end
  * with here, a run that ends with it (its `--json` result line says so) exits with the status
  * the README's row for that reason gives (N: the build's own; 130 / 143: SIGINT / SIGTERM).
  * The table is read from the README itself, not from src/outcome/exit.ts.

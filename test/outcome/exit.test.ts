@@ -1,6 +1,7 @@
 /**
  * The one exit-status table (src/outcome/exit.ts) against what users read: the README's
- * "Exit statuses" section is the table as `npm run docs` writes it, and `--help` shows it.
+ * exit-status table ("The last line and the exit status") is the table as `npm run docs`
+ * writes it, and `--help` shows it.
  * That the real binary exits with the README's status for each reason is
  * test/blackbox/exit-statuses.test.ts.
  */
@@ -27,7 +28,7 @@ describe('the exit-status table', () => {
     expect(exitStatus({ reason: 'interrupted', signal: 'SIGINT', at: 'build' })).toBe(130);
   });
 
-  it('is the README\'s "Exit statuses" table (run npm run docs after changing it)', () => {
+  it("is the README's exit-status table (run npm run docs after changing it)", () => {
     const blocks = readBlocks(README).filter((block) => block.id === 'exit-statuses');
     expect(blocks).toHaveLength(1);
     expect(blocks[0]!.body).toBe(exitMarkdown());

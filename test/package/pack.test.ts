@@ -2,7 +2,7 @@
  * The package as a user gets it: `npm pack`, installed into an empty folder from the tarball
  * (dependencies from the npm cache where it has them), then `npx reclazz-build --help`, a run
  * against the shipped fake agent, the library import and its type declarations (with the
- * README's library examples, type-checked in the same compile); and installed
+ * library examples of docs/library.md, type-checked in the same compile); and installed
  * globally (`npm install -g`, into a temp prefix), run from a Java project that it leaves free
  * of Node files (README "Install").
  *
@@ -59,9 +59,16 @@ describe('the packed tarball, installed into an empty folder', () => {
       'dist/index.js',
       'dist/index.d.ts',
       'dist/fake-agent/index.d.ts',
+      'docs/commands.md',
+      'docs/editors.md',
+      'docs/evidence.md',
       'docs/fake-agent.md',
       'docs/json.md',
+      'docs/library.md',
+      'docs/performance.md',
+      'docs/project-shapes.md',
       'docs/state.md',
+      'docs/troubleshooting.md',
       'docs/windows.md',
       'README.md',
     ]) {
@@ -127,10 +134,9 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(String(lib.stdout).trim().split('\n'), String(lib.stderr)).toEqual(['changed 1', 'ok 0 applied']);
   }, 120_000);
 
-  it("type-checks a consumer and the README's library examples against the shipped declarations", async () => {
-    // The README's "Library use" examples, with what they take from their surroundings: an editor's API, a source watcher.
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-    const library = readme.slice(readme.indexOf('\n## Library use\n'), readme.indexOf('\n## Troubleshooting\n'));
+  it('type-checks a consumer and the library examples of docs/library.md against the shipped declarations', async () => {
+    // The examples, with what they take from their surroundings: an editor's API, a source watcher.
+    const library = fs.readFileSync(path.join(ROOT, 'docs', 'library.md'), 'utf8');
     const examples = [...library.matchAll(/^```(?:js|ts)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
     expect(examples.length).toBeGreaterThanOrEqual(3);
     fs.writeFileSync(

@@ -2,10 +2,11 @@
  * What the documents show against what the tool does, so that they cannot drift: every
  * generated terminal sample is what a real run prints today (recorded again here with
  * scripts/samples.mjs; `npm run docs` rewrites them), every command line in a code block names
- * a command and options that exist, every `npm run` names a script of package.json, the
- * README's config example is a valid config, and every link between the documents reaches a
- * file and heading that exist. That its library examples type-check against the declarations
- * the package ships is test/package/pack.test.ts (one compile with the consumer's).
+ * a command and options that exist, every `npm run` names a script of package.json, and the
+ * config example of docs/commands.md is a valid config. That the library examples
+ * (docs/library.md) type-check against the declarations the package ships is
+ * test/package/pack.test.ts (one compile with the consumer's); the README's shape and the links
+ * between the documents are test/package/readme-structure.test.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -153,10 +154,10 @@ describe('the command lines in the documents', () => {
   });
 });
 
-describe("the README's config example", () => {
+describe("docs/commands.md's config example", () => {
   it('is a valid reclazz.config.json', async () => {
-    const readme = DOCS.find((d) => d.name === 'README.md')!.text;
-    const example = /^## Configuration$[\s\S]*?^```json\n([\s\S]*?)^```$/m.exec(readme)?.[1];
+    const commands = DOCS.find((d) => d.name === 'docs/commands.md')!.text;
+    const example = /^## Configuration$[\s\S]*?^```json\n([\s\S]*?)^```$/m.exec(commands)?.[1];
     expect(example).toBeDefined();
     const dir = tempDir();
     fs.mkdirSync(path.join(dir, '.git'));
@@ -168,40 +169,10 @@ describe("the README's config example", () => {
   });
 });
 
-describe('the Performance tables of the README', () => {
+describe('the tables of docs/performance.md', () => {
   it('are the last bench run, bench/results.json (npm run docs rewrites them)', () => {
-    const blocks = readBlocks(DOCS.find((d) => d.name === 'README.md')!.text).filter((b) => b.id === 'bench-last-run');
+    const blocks = readBlocks(DOCS.find((d) => d.name === 'docs/performance.md')!.text).filter((b) => b.id === 'bench-last-run');
     expect(blocks).toHaveLength(1);
     expect(blocks[0]!.body).toBe(benchBlock(ROOT));
-  });
-});
-
-/** GitHub's anchor for a heading: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
-const anchor = (heading: string) =>
-  heading
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
-    .replace(/ /g, '-');
-
-describe('the links between the documents', () => {
-  it('name files that exist and headings they have', () => {
-    const bad: string[] = [];
-    for (const { name, text } of DOCS) {
-      // Code (a regular expression like `[✔⚠✖](?:…)`) is not a link.
-      const prose = text.replace(/^```[\s\S]*?^```$/gm, '').replace(/`[^`\n]*`/g, '');
-      for (const [, target] of prose.matchAll(/\]\(([^)\s]+)\)/g)) {
-        if (/^[a-z]+:/.test(target!)) continue; // a web address
-        const [file, hash] = target!.split('#') as [string, string | undefined];
-        const resolved = file === '' ? name : path.normalize(path.join(path.dirname(name), file));
-        if (!fs.existsSync(path.join(ROOT, resolved))) {
-          bad.push(`${name}: ${target} (no file)`);
-          continue;
-        }
-        if (hash === undefined) continue;
-        const headings = [...fs.readFileSync(path.join(ROOT, resolved), 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]!));
-        if (!headings.includes(hash)) bad.push(`${name}: ${target} (no such heading)`);
-      }
-    }
-    expect(bad).toEqual([]);
   });
 });

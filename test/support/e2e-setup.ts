@@ -10,13 +10,16 @@
  * Gradle runs with a daemon here (as developers run it): the fixtures turn it off for a build of
  * their own (`gradle.properties`), but the run's Gradle home turns it on, so each of the suite's
  * Gradle builds after the first skips a JVM's start and warm-up (seconds each). The home is the
- * run's, so `gradle --stop` at the end stops this run's daemon and no one else's.
+ * run's, so `gradle --stop` at the end stops this run's daemon and no one else's. Maven gets
+ * Debian's offline repository through MAVEN_OPTS (scripts/offline-maven.mjs), which the workers
+ * and every Maven they start inherit.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { offlineMavenEnv } from '../../scripts/offline-maven.mjs';
 import { compiledTree, FIXTURE_NAMES, testsWaiting } from './fixture-compile.js';
 
 let runDir: string | undefined;
@@ -34,6 +37,9 @@ export function setup(project: TestProject): void {
   fs.writeFileSync(path.join(gradleHome, 'gradle.properties'), 'org.gradle.daemon=true\norg.gradle.daemon.idletimeout=60000\n');
   // The workers, and every build they start, inherit it.
   process.env.GRADLE_USER_HOME = gradleHome;
+  // Maven on Debian's offline repository, passed here and not written into the fixtures.
+  const mavenOpts = offlineMavenEnv(process.env).MAVEN_OPTS;
+  if (mavenOpts !== undefined) process.env.MAVEN_OPTS = mavenOpts;
   // Once the e2e files ask for fixtures themselves, the warm-up stops (a build it has begun too):
   // at its lower priority it would only hold them up.
   const givingWay = setInterval(() => {

@@ -1,5 +1,5 @@
 /**
- * The README's table of where state lives (section "Where state lives") against a real run: every
+ * docs/state.md's table of the files under `.reclazz/` (section "The files") against a real run: every
  * file a build with two agents leaves under the checkout root is a row of the table, and every
  * row is a file that run made (the run lock while the build runs, the rest after it).
  */
@@ -10,14 +10,14 @@ import { describe, expect, it } from 'vitest';
 import { useFakeAgents } from '../support/agents.js';
 import { startCli, tempDir, writeClass } from '../support/cli.js';
 
-const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
+const STATE_DOC = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs/state.md'), 'utf8');
 
 /** The paths in the first cell of each row of the state table, as patterns over `/`-separated relative paths. */
 function tableRows(): Array<{ paths: string[]; patterns: RegExp[] }> {
-  const start = README.indexOf('<!-- state-layout');
-  const end = README.indexOf('<!-- /state-layout -->');
-  expect(start, 'the README has the state layout table').toBeGreaterThanOrEqual(0);
-  const rows = README.slice(start, end)
+  const start = STATE_DOC.indexOf('<!-- state-layout');
+  const end = STATE_DOC.indexOf('<!-- /state-layout -->');
+  expect(start, 'docs/state.md has the state layout table').toBeGreaterThanOrEqual(0);
+  const rows = STATE_DOC.slice(start, end)
     .split('\n')
     .filter((l) => l.startsWith('| `'));
   return rows.map((row) => {
@@ -42,7 +42,7 @@ function listed(root: string, dir: string): string[] {
 
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
-describe('README: where state lives', () => {
+describe('docs/state.md: the files under .reclazz/', () => {
   it('the state layout table is what a run with two agents leaves under the checkout root', async () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, '.git'));

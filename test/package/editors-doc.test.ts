@@ -1,8 +1,8 @@
 /**
- * The README's "Watch mode in an editor" against the code: the patterns it gives for an editor's
- * background problem matcher, in its list and in its VS Code task, are the ones watch mode's
- * lines are made to match (src/watch/lines.ts), and the task's Maven pattern reads the compiler
- * error line of the recorded watch sample.
+ * docs/editors.md's "Watch mode in an editor" against the code: the patterns it gives for an
+ * editor's background problem matcher, in its list and in its VS Code task, are the ones watch
+ * mode's lines are made to match (src/watch/lines.ts), and the task's Maven pattern reads the
+ * compiler error line of the recorded watch sample (docs/commands.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,14 +10,16 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/watch/lines.js';
 
-const README = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../README.md'), 'utf8');
+const DOCS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs');
+const EDITORS = fs.readFileSync(path.join(DOCS, 'editors.md'), 'utf8');
+const COMMANDS = fs.readFileSync(path.join(DOCS, 'commands.md'), 'utf8');
 
-/** The text of the README's section `heading` (a `###` heading), up to the next heading of that level or above. */
+/** The text of docs/editors.md's section `heading` (a `##` heading), up to the next heading of that level or above. */
 function section(heading: string): string {
-  const at = README.indexOf(`\n### ${heading}\n`);
+  const at = EDITORS.indexOf(`\n## ${heading}\n`);
   expect(at, heading).toBeGreaterThanOrEqual(0);
-  const end = README.slice(at + 1).search(/\n##{0,2} /);
-  return README.slice(at, end < 0 ? undefined : at + 1 + end);
+  const end = EDITORS.slice(at + 1).search(/\n#{1,2} /);
+  return EDITORS.slice(at, end < 0 ? undefined : at + 1 + end);
 }
 
 interface Task {
@@ -26,7 +28,7 @@ interface Task {
   problemMatcher: { pattern: { regexp: string }; background: { activeOnStart: boolean; beginsPattern: string; endsPattern: string } };
 }
 
-describe('README: watch mode in an editor', () => {
+describe('docs/editors.md: watch mode in an editor', () => {
   const text = section('Watch mode in an editor');
 
   it('lists the begins and ends patterns of watch mode', () => {
@@ -45,7 +47,7 @@ describe('README: watch mode in an editor', () => {
       beginsPattern: CYCLE_BEGINS_PATTERN,
       endsPattern: CYCLE_ENDS_PATTERN,
     });
-    const sample = /<!-- generated: watch -->\n([\s\S]*?)<!-- \/generated -->/.exec(README)?.[1] ?? '';
+    const sample = /<!-- generated: watch -->\n([\s\S]*?)<!-- \/generated -->/.exec(COMMANDS)?.[1] ?? '';
     const error = sample.split('\n').find((line) => /^\[ERROR\] \/.*\.java:\[/.test(line));
     expect(error, 'a compiler error line in the watch sample').toBeDefined();
     const match = new RegExp(task.problemMatcher.pattern.regexp).exec(error!);
