@@ -157,7 +157,7 @@ function describeUsage(problem: UsageProblem): Words {
     case 'never-ending':
       return {
         message: `Gradle's ${problem.argument} never finishes, so the hold could never be released with BUILD ok`,
-        hint: `run single builds instead (drop ${problem.argument})`,
+        hint: `for a build on every save, use reclazz-build watch (reclazz-build watch gradle classes); for one build, drop ${problem.argument}`,
       };
     case 'class-path':
       return { message: problem.text, hint: VERIFY_PATHS_HINT };

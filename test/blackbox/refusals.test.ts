@@ -71,7 +71,9 @@ describe('refused before connecting', () => {
     await listener.close();
     expect(run.exitCode, run.stderr).toBe(2);
     expect(run.stderr).toContain(`✘ not run: Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok\n`);
-    expect(run.stderr).toContain(`next: run single builds instead (drop ${flag})`);
+    expect(run.stderr).toContain(
+      `next: for a build on every save, use reclazz-build watch (reclazz-build watch gradle classes); for one build, drop ${flag}`,
+    );
     expect(listener.connections()).toBe(0);
   });
 });
