@@ -22,7 +22,8 @@ type RunEventBody =
    * that do not exist here (`missing`). `--verbose` shows it.
    */
   | { type: 'agent-dirs'; fromAgent: string[]; missing: string[] }
-  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
+  /** `movedFrom`: the folder the run started in, when the build runs in `cwd` instead (`mvn` where the pom.xml is). */
+  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; movedFrom?: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
   | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }
   /** `checks`: class files there before this build that no record shows live, asked once. */

@@ -38,6 +38,8 @@ const PREFIX = 'reclazz-build:';
  */
 /** With --quiet, waits shorter than this (ms) are not shown. */
 const QUIET_WAIT_MS = 5000;
+/** Why `mvn` runs elsewhere than the folder the run started in (`build-start`'s `movedFrom`). */
+const movedWhy = 'the nearest folder with a pom.xml: there is none in the folder this run started in';
 
 export class HumanReporter {
   private lastWaitLine: { what: string; atMs: number } | undefined;
@@ -112,7 +114,7 @@ export class HumanReporter {
         this.live.hide();
         if (!quiet)
           this.line(
-            `${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`,
+            `${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}${event.movedFrom === undefined ? '' : ` in ${event.cwd} (${movedWhy})`}`,
           );
         if (verbose) this.line(`class output directories: ${event.classDirs.join(', ') || '(none yet)'}`);
         return;

@@ -50,6 +50,7 @@ export const eventLineSchemas = {
     command: z.string(),
     wrapper: z.boolean(),
     cwd: z.string(),
+    movedFrom: z.string().optional(),
     classDirs: z.array(z.string()),
     held: z.boolean(),
   }),
