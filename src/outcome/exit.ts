@@ -50,6 +50,7 @@ export const REASON_EXIT: Readonly<Record<Reason, ExitRule>> = {
   'not-safe': EXIT_NOT_SAFE,
   'internal-error': EXIT_NOT_SAFE,
   'verify-incomplete': EXIT_UNPROVEN,
+  'doctor-findings': EXIT_UNPROVEN,
   'command-not-executable': EXIT_NOT_EXECUTABLE,
   'command-not-found': EXIT_COMMAND_NOT_FOUND,
   interrupted: 'signal',
@@ -122,6 +123,8 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     build:
       'build ok, but not every class file is proven live: not applied by the deadline, a restart required, or not checked (no class output directory, unreadable files or folders)',
     verify: 'not every class was proven applied',
+    agent:
+      "doctor: something here keeps classes from being proven (a class output directory NOT watched, reloads paused, a hold that is not this checkout's, the watcher not running)",
   },
   { status: '126', rule: EXIT_NOT_EXECUTABLE, build: 'the build command exists but is not executable (chmod +x); nothing was sent' },
   { status: '127', rule: EXIT_COMMAND_NOT_FOUND, build: 'the build command was not found; nothing was sent' },

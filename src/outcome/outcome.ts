@@ -58,7 +58,22 @@ export type Done =
    * `foreign`: the agent's working directory, when by its evidence it is another app's (coverage.ts
    * isForeignAgent). `paused`: its reloads are paused (RELOAD status), with that many class files pending.
    */
-  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number; foreign?: string; paused?: number }
+  /**
+   * `hold`: the agent holds a build that this checkout's owner.json does not record as its own
+   * (`not-ours`: the IDE's, another checkout's, or a killed run's whose token is lost), or a
+   * legacy (unowned) one. `watcher`: the agent's watcher state when it is not `watching`.
+   */
+  | {
+      kind: 'doctor';
+      dirs: number;
+      watched: number;
+      unwatched: number;
+      unknown: number;
+      foreign?: string;
+      paused?: number;
+      hold?: 'not-ours' | 'legacy';
+      watcher?: string;
+    }
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
@@ -121,6 +136,8 @@ export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';
 export type Outcome =
   | { reason: 'ok'; proof: Proof }
   | { reason: 'ok'; done: Done }
+  /** `doctor` found what will keep a build's classes from being proven (see {@link doctorBlocks}). */
+  | { reason: 'doctor-findings'; done: Extract<Done, { kind: 'doctor' }> }
   | { reason: 'no-agent-build' }
   | { reason: 'build-failed'; status: number; owner?: string }
   | { reason: 'usage'; problem: UsageProblem }
@@ -224,3 +241,12 @@ export type Reason = Outcome['reason'];
 
 /** The outcome of one reason. */
 export type OutcomeOf<R extends Reason> = Extract<Outcome, { reason: R }>;
+
+/**
+ * Whether what `doctor` found keeps a build's classes from being proven: a class output
+ * directory here NOT watched, reloads paused, a hold that is not this checkout's, or the
+ * agent's watcher not running.
+ */
+export function doctorBlocks(done: Extract<Done, { kind: 'doctor' }>): boolean {
+  return done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined;
+}

@@ -176,6 +176,7 @@ const commandReasonSchema = z.enum([
   'no-receipt',
   'unexpected-receipt',
   'stream-ended',
+  'doctor-findings',
 ] as const satisfies readonly Reason[]);
 
 const commandBase = {

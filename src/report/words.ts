@@ -79,6 +79,8 @@ function describe(outcome: Outcome): Words {
         message: `internal error: ${outcome.problem}${holdStays(outcome.holdOwner)}`,
         hint: 'this is a bug in reclazz-build: please report it with the output above',
       };
+    case 'doctor-findings':
+      return describeDone(outcome.done);
     case 'stream-ended':
       return {
         message: `the agent on port ${outcome.port} closed the stream after ${outcome.events} event(s): the app stopped or restarted`,

@@ -65,7 +65,7 @@ describe('doctor', () => {
     writeClass(other, 'com.acme.Other', 'x');
     await agentFor(p);
     const run = await runCli(['doctor', '--json'], { cwd: p.dir });
-    expect(run.exitCode).toBe(0);
+    expect(run.exitCode).toBe(75);
     const result = lastJson(run.stdout);
     expect(result.classDirs).toEqual([
       { dir: other, watched: false },
