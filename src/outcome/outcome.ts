@@ -139,7 +139,8 @@ export type Outcome =
   /** `doctor` found what will keep a build's classes from being proven (see {@link doctorBlocks}). */
   | { reason: 'doctor-findings'; done: Extract<Done, { kind: 'doctor' }> }
   | { reason: 'no-agent-build' }
-  | { reason: 'build-failed'; status: number; owner?: string }
+  /** `owner`: the hold stays with that owner; `released`: the build wrote nothing, so BUILD ok released the hold (it captures nothing). */
+  | { reason: 'build-failed'; status: number; owner?: string; released?: boolean }
   | { reason: 'usage'; problem: UsageProblem }
   | { reason: 'nested'; variable: string }
   | { reason: 'command-not-found'; file: string; tool: ToolKind }

@@ -24,11 +24,13 @@ function describe(outcome: Outcome): Words {
     case 'no-agent-build':
       return { message: 'build ok without an agent: nothing is proven live' };
     case 'build-failed':
+      if (outcome.released)
+        return { message: `the build failed (exit status ${outcome.status}) and wrote nothing; hold released (BUILD ok captures nothing)` };
       return outcome.owner === undefined
         ? { message: `build failed (exit status ${outcome.status}) without an agent: nothing is proven live` }
         : {
             message: `the build failed (exit status ${outcome.status}); the agent keeps holding its output for owner ${outcome.owner}`,
-            hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
+            hint: 'fix the build and run again here: the next run reuses the owner and releases the hold (to release it now without a fix: reclazz-build -- true)',
           };
     case 'usage':
       return describeUsage(outcome.problem);

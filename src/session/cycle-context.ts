@@ -31,6 +31,8 @@ export interface Cycle {
    * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
    */
   unheld?: boolean;
+  /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
+  holdBefore?: boolean;
 }
 
 /** The result of `outcome` at the end of this cycle. */

@@ -165,7 +165,10 @@ describe('status, pause, resume', () => {
   it('note that resume does not release a build hold', async () => {
     const p = project();
     await agentFor(p);
-    const held = await runCli(['--owner', 'ide', '--', process.execPath, '-e', 'process.exit(1)'], { cwd: p.dir });
+    // A failed build that wrote a class file: its hold stays (one that wrote nothing is released).
+    const greeter = JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'));
+    const script = `require('fs').writeFileSync(${greeter}, 'half'); process.exit(1)`;
+    const held = await runCli(['--owner', 'ide', '--', process.execPath, '-e', script], { cwd: p.dir });
     expect(held.exitCode).toBe(1);
     const resumed = await runCli(['resume'], { cwd: p.dir });
     expect(resumed.exitCode).toBe(0);

@@ -58,7 +58,7 @@ describe('the owner token of a hold left behind', () => {
 
   it('a different agent session (the app restarted) gets a fresh token', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const before = savedOwner(p);
     await agent.restart();
     const next = await runCli(buildCommand(p), { cwd: p.dir });
@@ -71,7 +71,7 @@ describe('the owner token of a hold left behind', () => {
 
   it('a corrupt owner.json whose session id was cut off: its token is still tried and recovers the hold', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const left = savedOwner(p);
     expect(agent.hold()).toMatchObject({ kind: 'named', owner: left });
     // Cut short right after the token: the session id is gone, the token is whole.
@@ -86,7 +86,7 @@ describe('the owner token of a hold left behind', () => {
 
   it('--owner overrides the saved token, and a run whose started is rejected does not lose the saved one', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const left = savedOwner(p);
     const other = await runCli(['--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
     expect(other.exitCode, other.stderr).toBe(69);
@@ -116,7 +116,7 @@ describe('the owner token of a hold left behind', () => {
     // Written by temp file and rename: nothing else is left in the state folder but the corrupt
     // owner.json, moved aside (never overwritten: it may hold the only recovery token).
     const left = fs.readdirSync(state).sort();
-    expect(left.filter((f) => !f.startsWith('owner.json.corrupt-'))).toEqual(['agent.port', 'classes.idx', 'owner.json']);
+    expect(left.filter((f) => !f.startsWith('owner.json.corrupt-'))).toEqual(['.gitignore', 'agent.port', 'classes.idx', 'owner.json']);
     expect(left.filter((f) => f.startsWith('owner.json.corrupt-'))).toHaveLength(1);
   });
 });
@@ -143,7 +143,7 @@ describe('state files that cannot be written', () => {
 
   it('an owner.json that cannot be read is never replaced: exit 69 before anything is sent, and the hold it names is recovered once readable', async () => {
     const { p, agent } = await setup();
-    const left = await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir });
+    const left = await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir });
     expect(left.exitCode).toBe(1);
     const owner = savedOwner(p);
     const original = fs.readFileSync(ownerFile(p));
