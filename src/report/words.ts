@@ -117,7 +117,7 @@ function describeProof(proof: Proof): Words {
       const all =
         unchanged === 0
           ? `all ${proof.applied} ${verifiable}${changed}class(es) proven live (VERIFY applied, SHA-256 matched)`
-          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`;
+          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${proof.files ? SINCE_START_WHY : UNCHANGED_WHY}`;
       return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
     case 'nothing-to-prove':
@@ -133,8 +133,9 @@ function describeProof(proof: Proof): Words {
   }
 }
 
-/** What `unchanged` classes are, after their count. */
+/** What `unchanged` classes are, after their count: of a build, then of `verify` (commands/verify.ts). */
 const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
+const SINCE_START_WHY = "unchanged since before the app's JVM started (the bytes it runs, nothing to ask)";
 /** The clause for class files whose names VERIFY does not accept (`module-info`, a name with a control character...). */
 function notAccepted(count: number, changed: string): string {
   return `${count} ${changed}class file(s) not verified: no name VERIFY accepts (listed above as skipped)`;
@@ -282,7 +283,7 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       };
     case 'restart-required':
       return {
-        message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
+        message: `${files ? '' : 'build ok, but '}${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
         hint: 'restart the app to load them; a hierarchy change (superclass or interfaces) cannot be reloaded',
       };
     default: {
