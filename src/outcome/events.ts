@@ -15,7 +15,8 @@ type RunEventBody =
   | { type: 'agent'; agent: AgentInfo }
   | { type: 'warning'; message: string }
   | { type: 'waiting'; what: string; elapsedMs: number }
-  | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new' }
+  /** `recovers`: the agent still holds the build an earlier run with this owner token left held (a failed build): this one recovers it. */
+  | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new'; recovers: boolean }
   /**
    * Class output directories taken from the agent's watched directories (translated by
    * --path-map) because discovery did not find them (`fromAgent`), and its watched directories

@@ -231,7 +231,16 @@ export type Outcome =
       unchanged?: number;
       checked?: number;
     }
-  | { reason: 'interrupted'; signal: StopSignal; at: InterruptPoint; holdOwner?: string; events?: number; action?: ReloadAction }
+  /** `holdKept`: BUILD failed was acknowledged, so the agent keeps the hold for `holdOwner` (else it may be left). */
+  | {
+      reason: 'interrupted';
+      signal: StopSignal;
+      at: InterruptPoint;
+      holdOwner?: string;
+      holdKept?: true;
+      events?: number;
+      action?: ReloadAction;
+    }
   | { reason: 'state-error'; problem: string; dir: string; file: string; holdOwner?: string }
   | { reason: 'internal-error'; problem: string; holdOwner?: string }
   /** `events`: the agent ended the stream (the app stopped or restarted). */

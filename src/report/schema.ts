@@ -43,7 +43,13 @@ export const eventLineSchemas = {
   agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
   warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
   waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms, agentSource }),
-  hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']), agentSource }),
+  hold: z.strictObject({
+    type: z.literal('hold'),
+    owner: z.string(),
+    ownerSource: z.enum(['option', 'saved', 'new']),
+    recovers: z.boolean(),
+    agentSource,
+  }),
   agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()), agentSource }),
   buildStart: z.strictObject({
     type: z.literal('build-start'),

@@ -85,7 +85,7 @@ const warnings = {
     }`,
   paused: (pending: number) =>
     `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
-  noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
+  noAgent: (why: string) => `${why} (--allow-no-agent: nothing will be verified)`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
   holdReturned: (source: string) =>
     `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,

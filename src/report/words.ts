@@ -342,9 +342,8 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
 function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {
   if (outcome.at === 'following') return `stopped following after ${outcome.events ?? 0} event(s)`;
   const uncertain = outcome.at === 'reload-receipt' && outcome.action !== undefined ? `: ${reloadUncertain(outcome.action)}` : '';
-  const hold =
-    outcome.holdOwner === undefined
-      ? ''
-      : `; the hold may be left with owner ${outcome.holdOwner}: the next run here reuses it and recovers`;
+  const owner = outcome.holdOwner;
+  const left = outcome.holdKept ? `the agent keeps the hold for owner ${owner}` : `the hold may be left with owner ${owner}`;
+  const hold = owner === undefined ? '' : `; ${left}: the next run here reuses it and recovers`;
   return `interrupted (${outcome.signal}) ${WHEN[outcome.at]}${uncertain}${hold}`;
 }

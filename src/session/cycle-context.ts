@@ -47,7 +47,7 @@ export function end(cycle: Cycle, outcome: Outcome, facts: RunFacts = {}): RunRe
 /** The interrupt outcome at `at`, naming the owner while the hold may be ours. */
 export function interrupted(cycle: Cycle, at: InterruptPoint, facts: RunFacts = {}): RunResult {
   const hold = cycle.session.hold;
-  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner } : {};
+  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner, ...(hold.state === 'left' ? { holdKept: true as const } : {}) } : {};
   return end(cycle, { reason: 'interrupted', signal: signalOf(cycle.session.signal), at, ...holdOwner }, facts);
 }
 

@@ -89,8 +89,7 @@ export interface Ready {
 export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const { session, options } = cycle;
   const holdAtMs = session.host.clock.date().getTime();
-  const saved = session.owner.saved;
-  const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
+  const heldBefore = recoversHold(session);
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
@@ -105,6 +104,12 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
   return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
+}
+
+/** The agent still holds the build an earlier run with this owner left held (saved as held: a failed build): this cycle recovers it. */
+function recoversHold(session: BuildSession): boolean {
+  const saved = session.owner.saved;
+  return session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
 }
 
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
@@ -148,7 +153,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   cycle.unheld = false;
   const { owner, hold } = session;
   cycle.holdBefore = hold.state === 'left' || hold.state === 'unknown' || session.doctor.buildHold !== 'none';
-  session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source });
+  session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source, recovers: recoversHold(session) });
   // Saved before `started` is sent: a lost receipt may still have installed the hold.
   saveHolding(record, session.host.clock.date());
   // Our previous ok only scheduled the agent's capture: let it release the hold before

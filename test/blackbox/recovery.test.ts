@@ -46,7 +46,7 @@ describe('the owner token of a hold left behind', () => {
 
     const next = await runCli(buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } }), { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
-    expect(next.stderr).toContain(`owner token ${owner} (reused from the last run against this agent session)`);
+    expect(next.stderr).toContain(`recovering the build an earlier run left held (owner token ${owner})`);
     expect(agent.hold().kind).toBe('none');
     expect(agent.holdLog.map((h) => `${h.event}:${h.owner}`)).toEqual([
       `acquired:${owner}`,
@@ -61,7 +61,7 @@ describe('the owner token of a hold left behind', () => {
     expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const before = savedOwner(p);
     await agent.restart();
-    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    const next = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
     const after = savedOwner(p);
     expect(after).not.toBe(before);
@@ -76,7 +76,7 @@ describe('the owner token of a hold left behind', () => {
     expect(agent.hold()).toMatchObject({ kind: 'named', owner: left });
     // Cut short right after the token: the session id is gone, the token is whole.
     fs.writeFileSync(ownerFile(p), `{"owner":"${left}","sess`);
-    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    const next = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stderr).toMatch(/owner\.json is corrupt; ignoring it: moved to .*owner\.json\.corrupt-/);
     expect(next.stderr).toContain(`owner token ${left} (reused`);
@@ -88,7 +88,7 @@ describe('the owner token of a hold left behind', () => {
     const { p, agent } = await setup();
     expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const left = savedOwner(p);
-    const other = await runCli(['--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
+    const other = await runCli(['--verbose', '--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
     expect(other.exitCode, other.stderr).toBe(69);
     expect(other.stderr).toContain('owner token someone-else (from --owner)');
     expect(savedOwner(p)).toBe(left);
@@ -157,7 +157,7 @@ describe('state files that cannot be written', () => {
     expect(agent.received.slice(sent).filter((r) => r.line.startsWith('BUILD'))).toEqual([]);
     fs.rmSync(ownerFile(p), { recursive: true });
     fs.writeFileSync(ownerFile(p), original);
-    const again = await runCli(buildCommand(p), { cwd: p.dir });
+    const again = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toContain(`owner token ${owner} (reused from the last run`);
   });
@@ -179,7 +179,7 @@ describe('state files that cannot be written', () => {
     fs.rmSync(path.join(p.dir, '.reclazz', 'classes.idx'), { recursive: true });
     const again = await runCli(buildCommand(p), { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(again.stderr).toContain('reused from the last run');
+    expect(again.stderr).toContain('recovering the build an earlier run left held (owner token');
     await waitFor(() => agent.hold().kind === 'none', 'the hold to be released');
   });
 });

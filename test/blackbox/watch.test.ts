@@ -154,7 +154,9 @@ describe('reclazz-build watch', () => {
     expect(agent.hold().kind).toBe('named');
     const result = w.json.at(-1)!;
     expect(result).toMatchObject({ type: 'result', action: 'watch', reason: 'interrupted', exitCode: 143, cycles: 1, hold: 'held' });
-    expect(String(result.message)).toMatch(/during the build; the hold may be left with owner \S+: the next run here reuses it/);
+    expect(String(result.message)).toMatch(/during the build; the agent keeps the hold for owner \S+: the next run here reuses it/);
+    // The interruption is said once (the watch's last words), then the last cycle's line.
+    expect(w.stderr.filter((l) => l.includes('interrupted (SIGTERM)'))).toEqual([`reclazz-build: ${String(result.message)}`]);
   });
 
   it('started before the app: saves wait for the agent, and are built once it is there', async () => {
