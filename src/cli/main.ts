@@ -20,6 +20,8 @@ import { describeOutcome } from '../report/words.js';
 import type { UsageProblem } from '../outcome/outcome.js';
 import { usageLines } from '../report/json.js';
 import { paletteFor } from '../report/palette.js';
+import { ownOptionAfterToolText, unknownToolText } from '../report/usage-words.js';
+import { closestName, ownOptionIn } from './usage-checks.js';
 import { stdoutBroken, writeStdout } from './stdout.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
@@ -60,7 +62,7 @@ function addAgentOptions(command: Command): Command {
     .option('--config <file>', 'config file (default: reclazz.config.json or package.json "reclazz", here or above)')
     .option('--json', 'JSON lines on stdout (human messages stay on stderr)')
     .option('--verbose', 'more detail')
-    .option('--quiet', "only warnings and the verdict; hide the agent's events");
+    .option('-q, --quiet', "only warnings and the verdict; hide the agent's events");
 }
 
 /** The options of a build, for the build itself and for `watch`. */
@@ -122,8 +124,8 @@ function addWatch(program: Command): void {
     const dashed = at !== -1 && process.argv[at + 1] === words[0];
     if (words.length === 0) usageError('no build command to watch: use gradle, mvn, or put any command after --');
     const tool = !dashed && (words[0] === 'gradle' || words[0] === 'mvn') ? words[0] : dashed ? 'command' : undefined;
-    if (tool === undefined)
-      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+    if (tool === undefined) usageError(unknownToolText(words[0]!, closestName(words[0]!, BUILD_TOOLS)));
+    if (tool !== 'command') refuseOwnOptionAfterTool(tool, words.slice(1), watch, true);
     const { watchAction } = await import('./watch.js');
     await exit(await watchAction(tool, tool === 'command' ? words : words.slice(1), watch.opts<WatchFlags>(), interruptController));
   });
@@ -154,7 +156,15 @@ function buildProgram(aside: { command?: string[] }): Command {
     // Nothing to build: a short usage error, as for any other; --help prints the whole help.
     if (words.length === 0) usageError('no build command: use gradle, mvn, or put any command after --');
     if (!process.argv.includes('--'))
-      usageError(`unknown build tool ${JSON.stringify(words[0])}: use gradle, mvn, or put any other command after --`);
+      usageError(
+        unknownToolText(
+          words[0]!,
+          closestName(
+            words[0]!,
+            program.commands.map((c) => c.name()),
+          ),
+        ),
+      );
     await startBuild('command', words, program.opts<CliOptions>());
   });
   for (const tool of ['gradle', 'mvn'] as const) {
@@ -167,7 +177,10 @@ function buildProgram(aside: { command?: string[] }): Command {
       .allowUnknownOption()
       .allowExcessArguments()
       .argument('[args...]')
-      .action(async (args: string[]) => startBuild(tool, args, program.opts<CliOptions>()));
+      .action(async (args: string[]) => {
+        refuseOwnOptionAfterTool(tool, args, program, false);
+        await startBuild(tool, args, program.opts<CliOptions>());
+      });
   }
   addWatch(program);
   addAgentCommands(program, {
@@ -216,6 +229,14 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
       process.off('SIGTERM', handler);
     },
   };
+}
+
+const BUILD_TOOLS = ['gradle', 'mvn'];
+
+/** A usage error when `args`, the words after `tool`, hold an option only `command` takes (see {@link ownOptionIn}). */
+function refuseOwnOptionAfterTool(tool: string, args: readonly string[], command: Command, watch: boolean): void {
+  const own = ownOptionIn(args, command);
+  if (own !== undefined) usageError(ownOptionAfterToolText(own, tool, watch));
 }
 
 /** The line after every usage error, ours and commander's (an unknown option, a missing value). */

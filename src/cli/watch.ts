@@ -113,8 +113,9 @@ function details(result: RunResult): string {
     .slice(0, MAX_LISTED)
     .map((v) => `  ${v.status} ${visible(v.className)}${v.detail ? `: ${visible(v.detail)}` : ''}\n`);
   const more = notLive.length > MAX_LISTED ? [`  ... and ${notLive.length - MAX_LISTED} more\n`] : [];
+  // A failed build's words are its end line's; an interrupt's are the watch's last words (it ends the watch).
   const words =
-    result.reason === 'build-failed'
+    result.reason === 'build-failed' || result.reason === 'interrupted'
       ? []
       : [`  ${visible(result.message)}\n`, ...(result.hint ? [`  next: ${visible(result.hint)}\n`] : [])];
   return [...listed, ...more, ...words].join('');

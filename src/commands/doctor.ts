@@ -11,7 +11,8 @@ import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
 import { agentWatchOf } from '../session/agent-jvm.js';
 import { closeSession } from '../session/session.js';
 import { openFor } from './open.js';
-import type { Outcome } from '../outcome/outcome.js';
+import { doctorBlocks, type Outcome } from '../outcome/outcome.js';
+import { holdFinding } from '../session/saved-hold.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';
 import type { AgentConnection } from '../agent/connection.js';
@@ -76,8 +77,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       unknown: count(null),
       ...foreign,
       ...(reload?.paused === true ? { paused: reload.pendingClasses } : {}),
+      ...holdFinding(doctor, options.cwd, session.location),
+      ...(doctor.watcherState === 'watching' ? {} : { watcher: doctor.watcherState }),
     };
-    return end({ reason: 'ok', done }, { endpoint, doctor, classDirs, watched, watchedFrom: view.from, reload });
+    const outcome: Outcome = doctorBlocks(done) ? { reason: 'doctor-findings', done } : { reason: 'ok', done };
+    return end(outcome, { endpoint, doctor, classDirs, watched, watchedFrom: view.from, reload });
   } finally {
     await closeSession(session);
   }

@@ -4,24 +4,34 @@
  * and exit statuses as a build (0 all applied, 75 not proven, 69 refused, 2 usage).
  *
  * A point-in-time check: without a build there are no "bytes from before", so a `mismatch`
- * receipt is final here (after a build it may mean "not captured yet").
+ * receipt is final here (after a build it may mean "not captured yet"). Which class files are
+ * live without asking is the build's rule (classes/evidence.ts, through baseline.ts): bytes at
+ * their path since before the app's JVM started are live (`unchanged`), as a build calls them;
+ * the rest are asked and read as a build reads them (session/proof.ts: a change PENDING lists is
+ * `restart-required`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
+import { closeSession, type Session, type SessionHost } from '../session/session.js';
 import { openFor } from './open.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import { declaredClassName } from '../classes/classfile.js';
+import { baselineOf } from '../classes/baseline.js';
+import { emptyIndex, IndexBuilder, shaHex, type ClassIndex } from '../classes/columns.js';
+import { EVIDENCE } from '../classes/evidence.js';
 import { hashFile, listClassFiles } from '../classes/scan.js';
 import { binaryClassName } from '../classes/names.js';
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
-import type { AgentInfo, ChangeSummary, ClassChange } from '../outcome/facts.js';
+import type { AgentInfo, ChangeSummary, ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
+import { REWRITTEN_DETAIL, SINCE_START_DETAIL, warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
+import { findAppStart } from '../session/app-start.js';
+import { proveClasses } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
-import { verifyClasses } from '../verify/verify.js';
 
 /** Options for {@link verifyClassFiles}. */
 export interface VerifyFilesOptions extends Omit<AgentTarget, 'onEvent'> {
@@ -139,25 +149,140 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   const agent = session.agent!;
   known.agent = agent;
   try {
-    const targets = files.filter((f) => f.verifiable).map((f) => ({ className: f.className, path: f.path, sha256: f.after! }));
-    if (targets.length === 0) return end({ reason: 'ok', proof: { kind: 'none-verifiable', files: files.length } });
-    const report = await verifyClasses(session.connection, targets, {
-      sessionId: agent.sessionId,
-      timeoutMs: options.verifyTimeoutMs,
-      onProgress: (p) => emit({ type: 'verify-progress', ...p }),
-      ...(options.signal === undefined ? {} : { signal: options.signal }),
-    });
-    const { verdicts, ...verify } = report;
+    const verifiable = files.filter((f) => f.verifiable);
+    if (verifiable.length === 0) return end({ reason: 'ok', proof: { kind: 'none-verifiable', files: files.length } });
+    const { verdicts, ...verify } = await proveFiles(session, verifiable, options);
     const scope = {
       files: true,
-      skipped: files.length - targets.length,
+      skipped: files.length - verifiable.length,
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     };
-    return end(verdictOutcome(report, scope), {
-      verify,
-      verdicts,
-    });
+    return end(verdictOutcome({ ...verify, verdicts }, scope), { verify, verdicts });
   } finally {
     await closeSession(session);
   }
+}
+
+/**
+ * The verdicts for `files` by the build's rule: live without asking when at their path since
+ * before the app's JVM started (as the record before a build finds them: classes/baseline.ts),
+ * `rewritten` when their bytes moved while read, the rest asked and read as a build reads its
+ * changed classes (session/proof.ts), in the order of their names.
+ */
+async function proveFiles(
+  session: Session<SessionHost>,
+  files: readonly ClassChange[],
+  options: VerifyFilesOptions,
+): Promise<VerifyReport> {
+  const agent = session.agent!;
+  const emit = options.onEvent ?? (() => undefined);
+  const start = await findAppStart(agent.pid, session.view!.workingDirectory);
+  if (start.kind === 'unknown') emit({ type: 'warning', message: warningText.appStartUnknown(start.why) });
+  const scanned = await baselineOf(emptyIndex(agent.sessionId), outermost(files.flatMap(rootOf)), agent.sessionId, start);
+  const index = withRows(scanned.baseline, files);
+  // A file whose bytes moved between its listing and the scan is not judged on bytes it no longer has.
+  const rows = rowsByPath(index);
+  const sameBytes = (f: ClassChange) => rows.has(f.path) && shaHex(index, rows.get(f.path)!) === f.after;
+  const moved = files.filter((f) => !sameBytes(f));
+  const live = files.filter((f) => sameBytes(f) && index.evidence[rows.get(f.path)!] === EVIDENCE.preStart);
+  const asked = files.filter((f) => sameBytes(f) && !live.includes(f));
+  const proof =
+    asked.length === 0
+      ? NOTHING_ASKED
+      : await proveClasses({
+          connection: session.connection,
+          sessionId: agent.sessionId,
+          verifyTimeoutMs: options.verifyTimeoutMs,
+          receiptTimeoutMs: options.timeoutMs,
+          onProgress: (p) => emit({ type: 'verify-progress', ...p }),
+          ...(options.signal === undefined ? {} : { signal: options.signal }),
+          changes: { changed: asked, checks: [] },
+          index,
+          // Nothing is asked once here (no `checks`), and what the agent does not watch is polled as any other.
+          watched: () => false,
+          unwatched: () => undefined,
+        });
+  const verdicts = [...live.map(liveSinceStart), ...moved.map(movedWhileRead), ...proof.verdicts].sort((a, b) =>
+    a.className < b.className ? -1 : a.className > b.className ? 1 : 0,
+  );
+  const { capacityLimited, capacity, requests, lostReplies, elapsedMs, sessionChangedTo } = proof;
+  return {
+    verdicts,
+    capacityLimited,
+    capacity,
+    requests,
+    lostReplies,
+    elapsedMs,
+    ...(sessionChangedTo === undefined ? {} : { sessionChangedTo }),
+  };
+}
+
+/** The report of a round with nothing to ask. */
+const NOTHING_ASKED: VerifyReport = {
+  verdicts: [],
+  capacityLimited: false,
+  capacity: AGENT_RECEIPT_CAPACITY,
+  requests: 0,
+  lostReplies: 0,
+  elapsedMs: 0,
+};
+
+/**
+ * The class output directory of `file`: the folder its binary name is relative to. None when the
+ * file does not lie where its name says (a class file named by the class it declares, elsewhere).
+ */
+function rootOf(file: ClassChange): string[] {
+  let root = file.path;
+  for (let i = 0; i < file.className.split('.').length; i++) root = path.dirname(root);
+  return binaryClassName(root, file.path) === file.className ? [root] : [];
+}
+
+/** `dirs` without duplicates and without any that lies below another (a scan's directories must not nest). */
+function outermost(dirs: readonly string[]): string[] {
+  const unique = [...new Set(dirs)].sort((a, b) => a.length - b.length);
+  return unique.filter((dir, i) => !unique.slice(0, i).some((outer) => dir.startsWith(outer + path.sep)));
+}
+
+/** The row of each path of `index`. */
+function rowsByPath(index: ClassIndex): Map<string, number> {
+  return new Map(index.paths.map((file, row) => [file, row]));
+}
+
+/**
+ * `index` with a row (evidence unknown) for each class file of `files` it lacks (one outside
+ * every class output directory, named by the class it declares), so that an answer for it is
+ * read as any other (session/proof.ts: a file that moved since it was hashed is `rewritten`).
+ * A file that cannot be read now, or whose bytes changed since `after`, gets no row.
+ */
+function withRows(index: ClassIndex, files: readonly ClassChange[]): ClassIndex {
+  const known = new Set(index.paths);
+  const missing = files.filter((f) => !known.has(f.path));
+  if (missing.length === 0) return index;
+  const dirs = [...index.dirs, ...new Set(missing.map((f) => path.dirname(f.path)))];
+  const builder = new IndexBuilder(index.sessionId, dirs, index.paths.length + missing.length);
+  builder.copyRows(index, 0, index.paths.length);
+  for (const file of missing) {
+    const stat = statOf(file.path);
+    if (stat === undefined || hashFile(file.path) !== file.after) continue;
+    builder.add(file.path, dirs.indexOf(path.dirname(file.path)), stat, Buffer.from(file.after!, 'hex'), EVIDENCE.unknown, []);
+  }
+  return builder.finish(index.folders, index.folderHistory);
+}
+
+function statOf(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The verdict of a class file live since before the app's JVM started: `unchanged`, as a build calls it. */
+function liveSinceStart(file: ClassChange): ClassVerdict {
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'unchanged', detail: SINCE_START_DETAIL };
+}
+
+/** The verdict of a class file whose bytes moved while `verify` read it: never live. */
+function movedWhileRead(file: ClassChange): ClassVerdict {
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'rewritten', detail: REWRITTEN_DETAIL };
 }

@@ -15,14 +15,16 @@ type RunEventBody =
   | { type: 'agent'; agent: AgentInfo }
   | { type: 'warning'; message: string }
   | { type: 'waiting'; what: string; elapsedMs: number }
-  | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new' }
+  /** `recovers`: the agent still holds the build an earlier run with this owner token left held (a failed build): this one recovers it. */
+  | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new'; recovers: boolean }
   /**
    * Class output directories taken from the agent's watched directories (translated by
    * --path-map) because discovery did not find them (`fromAgent`), and its watched directories
    * that do not exist here (`missing`). `--verbose` shows it.
    */
   | { type: 'agent-dirs'; fromAgent: string[]; missing: string[] }
-  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; classDirs: string[]; held: boolean }
+  /** `movedFrom`: the folder the run started in, when the build runs in `cwd` instead (`mvn` where the pom.xml is). */
+  | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; movedFrom?: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }
   | { type: 'finish'; state: 'ok' | 'failed'; acknowledged: boolean }
   /** `checks`: class files there before this build that no record shows live, asked once. */

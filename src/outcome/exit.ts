@@ -50,6 +50,7 @@ export const REASON_EXIT: Readonly<Record<Reason, ExitRule>> = {
   'not-safe': EXIT_NOT_SAFE,
   'internal-error': EXIT_NOT_SAFE,
   'verify-incomplete': EXIT_UNPROVEN,
+  'doctor-findings': EXIT_UNPROVEN,
   'command-not-executable': EXIT_NOT_EXECUTABLE,
   'command-not-found': EXIT_COMMAND_NOT_FOUND,
   interrupted: 'signal',
@@ -87,7 +88,7 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     rule: 0,
     build:
       'build ok and acknowledged; every class file is live by evidence: VERIFY applied, unchanged since the app started, new, or identical bytes (or --no-verify, which proves nothing)',
-    verify: 'every class given is applied',
+    verify: 'every class given is live: applied, or unchanged since the app started',
     agent: 'done: the receipt came and says what was asked (events: the agent closed the stream)',
   },
   {
@@ -121,7 +122,9 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     rule: EXIT_UNPROVEN,
     build:
       'build ok, but not every class file is proven live: not applied by the deadline, a restart required, or not checked (no class output directory, unreadable files or folders)',
-    verify: 'not every class was proven applied',
+    verify: 'not every class was proven live (a restart required, not applied by the deadline)',
+    agent:
+      "doctor: something here keeps classes from being proven (a class output directory NOT watched, reloads paused, a hold that is not this checkout's, the watcher not running)",
   },
   { status: '126', rule: EXIT_NOT_EXECUTABLE, build: 'the build command exists but is not executable (chmod +x); nothing was sent' },
   { status: '127', rule: EXIT_COMMAND_NOT_FOUND, build: 'the build command was not found; nothing was sent' },

@@ -58,7 +58,22 @@ export type Done =
    * `foreign`: the agent's working directory, when by its evidence it is another app's (coverage.ts
    * isForeignAgent). `paused`: its reloads are paused (RELOAD status), with that many class files pending.
    */
-  | { kind: 'doctor'; dirs: number; watched: number; unwatched: number; unknown: number; foreign?: string; paused?: number }
+  /**
+   * `hold`: the agent holds a build that this checkout's owner.json does not record as its own
+   * (`not-ours`: the IDE's, another checkout's, or a killed run's whose token is lost), or a
+   * legacy (unowned) one. `watcher`: the agent's watcher state when it is not `watching`.
+   */
+  | {
+      kind: 'doctor';
+      dirs: number;
+      watched: number;
+      unwatched: number;
+      unknown: number;
+      foreign?: string;
+      paused?: number;
+      hold?: 'not-ours' | 'legacy';
+      watcher?: string;
+    }
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
@@ -121,8 +136,11 @@ export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';
 export type Outcome =
   | { reason: 'ok'; proof: Proof }
   | { reason: 'ok'; done: Done }
+  /** `doctor` found what will keep a build's classes from being proven (see {@link doctorBlocks}). */
+  | { reason: 'doctor-findings'; done: Extract<Done, { kind: 'doctor' }> }
   | { reason: 'no-agent-build' }
-  | { reason: 'build-failed'; status: number; owner?: string }
+  /** `owner`: the hold stays with that owner; `released`: the build wrote nothing, so BUILD ok released the hold (it captures nothing). */
+  | { reason: 'build-failed'; status: number; owner?: string; released?: boolean }
   | { reason: 'usage'; problem: UsageProblem }
   | { reason: 'nested'; variable: string }
   | { reason: 'command-not-found'; file: string; tool: ToolKind }
@@ -223,7 +241,16 @@ export type Outcome =
       unchanged?: number;
       checked?: number;
     }
-  | { reason: 'interrupted'; signal: StopSignal; at: InterruptPoint; holdOwner?: string; events?: number; action?: ReloadAction }
+  /** `holdKept`: BUILD failed was acknowledged, so the agent keeps the hold for `holdOwner` (else it may be left). */
+  | {
+      reason: 'interrupted';
+      signal: StopSignal;
+      at: InterruptPoint;
+      holdOwner?: string;
+      holdKept?: true;
+      events?: number;
+      action?: ReloadAction;
+    }
   | { reason: 'state-error'; problem: string; dir: string; file: string; holdOwner?: string }
   | { reason: 'internal-error'; problem: string; holdOwner?: string }
   /** `events`: the agent ended the stream (the app stopped or restarted). */
@@ -234,3 +261,12 @@ export type Reason = Outcome['reason'];
 
 /** The outcome of one reason. */
 export type OutcomeOf<R extends Reason> = Extract<Outcome, { reason: R }>;
+
+/**
+ * Whether what `doctor` found keeps a build's classes from being proven: a class output
+ * directory here NOT watched, reloads paused, a hold that is not this checkout's, or the
+ * agent's watcher not running.
+ */
+export function doctorBlocks(done: Extract<Done, { kind: 'doctor' }>): boolean {
+  return done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined;
+}

@@ -15,7 +15,8 @@ const PREFIX = 'reclazz-build:';
  * The result's facts (DOCTOR fields, paths) are made visible; its words hold nothing to escape.
  */
 export function successText(raw: CommandResult, p: Palette, verbose = false): string | undefined {
-  if (raw.exitCode !== 0) return undefined;
+  // doctor's findings are its answer too: the table, then what keeps classes from being proven.
+  if (raw.exitCode !== 0 && raw.reason !== 'doctor-findings') return undefined;
   const result = visibleFacts(raw);
   const note = result.hint === undefined ? '' : `${p.yellow('note:')} ${result.hint}\n`;
   switch (result.action) {
@@ -35,7 +36,7 @@ export function successText(raw: CommandResult, p: Palette, verbose = false): st
 /** The text for stderr: the refusal or the end of an event stream, with the next step. */
 export function failureText(result: CommandResult, p: Palette): string | undefined {
   if (result.action === 'events' && result.reason === 'interrupted') return undefined;
-  if (result.exitCode === 0 && result.action !== 'events') return undefined;
+  if ((result.exitCode === 0 || result.reason === 'doctor-findings') && result.action !== 'events') return undefined;
   const mark = result.exitCode === 0 ? p.dim('•') : p.boldRed('✘');
   const hint = result.hint === undefined || result.exitCode === 0 ? '' : `${p.dim(PREFIX)} ${p.dim(`next: ${result.hint}`)}\n`;
   // The error, then what to do about it: the order the build's report uses.

@@ -35,13 +35,38 @@ export function describeDone(done: Done): Words {
 }
 
 function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
-  const words = doctorFinding(done);
+  const words = [doctorFinding(done), ...holdAndWatcher(done)].reduce((a, b) => ({
+    message: `${a.message}; ${b.message}`,
+    ...(a.hint === undefined && b.hint === undefined ? {} : { hint: [a.hint, b.hint].filter((h) => h !== undefined).join('; ') }),
+  }));
   if (done.paused === undefined) return words;
   const paused = `automatic reload is PAUSED agent-wide (${done.paused} class file(s) pending): nothing reloads until reclazz-build resume`;
   return {
     message: `${words.message}; ${paused}`,
     hint: words.hint === undefined ? 'reclazz-build resume' : `${words.hint}; then reclazz-build resume`,
   };
+}
+
+/** What else keeps a build's classes from being proven: a hold not this checkout's, the watcher not running. */
+function holdAndWatcher(done: Extract<Done, { kind: 'doctor' }>): Words[] {
+  const found: Words[] = [];
+  if (done.hold === 'legacy')
+    found.push({
+      message: 'the agent holds a legacy (unowned) build: a build here waits for it',
+      hint: 'let the tool that took it finish (its BUILD ok releases it), or restart the app',
+    });
+  if (done.hold === 'not-ours')
+    found.push({
+      message: "the agent holds a named build this checkout's .reclazz/owner.json does not record as its own: a build here waits for it",
+      hint: 'let its owner (the IDE, another terminal) finish; a killed run elsewhere left it: run reclazz-build -- true there, or restart the app',
+    });
+  if (done.watcher !== undefined)
+    found.push({
+      message: `the agent's file watcher is ${done.watcher}, not watching: nothing reloads until it runs`,
+      hint:
+        done.watcher === 'starting' ? 'wait for the app to finish starting (a build can wait: --wait-for-agent <ms>)' : 'restart the app',
+    });
+  return found;
 }
 
 function doctorFinding(done: Extract<Done, { kind: 'doctor' }>): Words {

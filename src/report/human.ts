@@ -38,6 +38,10 @@ const PREFIX = 'reclazz-build:';
  */
 /** With --quiet, waits shorter than this (ms) are not shown. */
 const QUIET_WAIT_MS = 5000;
+/** Where a run's owner token came from (`hold`'s `ownerSource`). */
+const OWNER_FROM = { saved: 'reused from the last run against this agent session', option: 'from --owner', new: 'new' } as const;
+/** Why `mvn` runs elsewhere than the folder the run started in (`build-start`'s `movedFrom`). */
+const movedWhy = 'the nearest folder with a pom.xml: there is none in the folder this run started in';
 
 export class HumanReporter {
   private lastWaitLine: { what: string; atMs: number } | undefined;
@@ -81,22 +85,18 @@ export class HumanReporter {
     switch (event.type) {
       case 'agent': {
         const a = event.agent;
-        if (!quiet)
-          this.line(
-            `agent ${p.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port} from ${a.source}, session ${a.sessionId}`,
-          );
+        // Where it was found and its session matter when something is wrong: --verbose (doctor shows them too).
+        const where = verbose ? ` from ${a.source}, session ${a.sessionId}` : '';
+        if (!quiet) this.line(`agent ${p.bold(a.agentVersion)} (pid ${a.pid}, Java ${a.javaVersion}) on 127.0.0.1:${a.port}${where}`);
         return;
       }
       case 'hold':
-        if (!quiet) {
-          const from =
-            event.ownerSource === 'saved'
-              ? 'reused from the last run against this agent session'
-              : event.ownerSource === 'option'
-                ? 'from --owner'
-                : 'new';
-          this.line(`owner token ${p.bold(event.owner)} (${from}); to recover a held build: --owner ${event.owner}`);
-        }
+        // The owner token matters once a build is held: the run's last words name it then.
+        if (verbose)
+          this.line(
+            `owner token ${p.bold(event.owner)} (${OWNER_FROM[event.ownerSource]}); to recover a held build: --owner ${event.owner}`,
+          );
+        if (event.recovers && !quiet) this.line(`recovering the build an earlier run left held (owner token ${p.bold(event.owner)})`);
         this.live.show('waiting for the BUILD started receipt');
         return;
       case 'warning':
@@ -112,7 +112,7 @@ export class HumanReporter {
         this.live.hide();
         if (!quiet)
           this.line(
-            `${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}`,
+            `${event.held ? 'hold acquired; running' : 'running WITHOUT a hold:'} ${p.bold(event.command)}${event.wrapper ? ' (the project wrapper script)' : ''}${event.movedFrom === undefined ? '' : ` in ${event.cwd} (${movedWhy})`}`,
           );
         if (verbose) this.line(`class output directories: ${event.classDirs.join(', ') || '(none yet)'}`);
         return;

@@ -43,13 +43,20 @@ export const eventLineSchemas = {
   agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
   warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
   waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms, agentSource }),
-  hold: z.strictObject({ type: z.literal('hold'), owner: z.string(), ownerSource: z.enum(['option', 'saved', 'new']), agentSource }),
+  hold: z.strictObject({
+    type: z.literal('hold'),
+    owner: z.string(),
+    ownerSource: z.enum(['option', 'saved', 'new']),
+    recovers: z.boolean(),
+    agentSource,
+  }),
   agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()), agentSource }),
   buildStart: z.strictObject({
     type: z.literal('build-start'),
     command: z.string(),
     wrapper: z.boolean(),
     cwd: z.string(),
+    movedFrom: z.string().optional(),
     classDirs: z.array(z.string()),
     held: z.boolean(),
   }),
@@ -175,6 +182,7 @@ const commandReasonSchema = z.enum([
   'no-receipt',
   'unexpected-receipt',
   'stream-ended',
+  'doctor-findings',
 ] as const satisfies readonly Reason[]);
 
 const commandBase = {

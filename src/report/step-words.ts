@@ -37,6 +37,13 @@ export const neverReloads = {
     visible(`the agent's excludePatterns ${pattern} skips ${fileName}: this change never reloads`),
 };
 
+/** The detail of a class file `verify` finds live without asking: at its path, unchanged, since before the app's JVM started (classes/evidence.ts). */
+export const SINCE_START_DETAIL =
+  "unchanged at this path since before the app's JVM started: the app runs these bytes (or loads them on first use), nothing to ask";
+
+/** The detail of a `rewritten` verdict: the class file moved after it was checked, so the answer is not about what is on disk. */
+export const REWRITTEN_DETAIL = 'the class file changed again after it was checked: run again';
+
 /** The detail of a class whose wait the agent's state ended (session/capture-watch.ts). */
 export const roundEnd = {
   paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
@@ -78,7 +85,7 @@ const warnings = {
     }`,
   paused: (pending: number) =>
     `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
-  noAgent: (why: string) => `${why}\n--allow-no-agent: building WITHOUT a hold; nothing will be verified`,
+  noAgent: (why: string) => `${why} (--allow-no-agent: nothing will be verified)`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
   holdReturned: (source: string) =>
     `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,

@@ -24,11 +24,13 @@ function describe(outcome: Outcome): Words {
     case 'no-agent-build':
       return { message: 'build ok without an agent: nothing is proven live' };
     case 'build-failed':
+      if (outcome.released)
+        return { message: `the build failed (exit status ${outcome.status}) and wrote nothing; hold released (BUILD ok captures nothing)` };
       return outcome.owner === undefined
         ? { message: `build failed (exit status ${outcome.status}) without an agent: nothing is proven live` }
         : {
             message: `the build failed (exit status ${outcome.status}); the agent keeps holding its output for owner ${outcome.owner}`,
-            hint: 'fix the build and run again here: the next run reuses the owner and releases the hold',
+            hint: 'fix the build and run again here: the next run reuses the owner and releases the hold (to release it now without a fix: reclazz-build -- true)',
           };
     case 'usage':
       return describeUsage(outcome.problem);
@@ -79,6 +81,8 @@ function describe(outcome: Outcome): Words {
         message: `internal error: ${outcome.problem}${holdStays(outcome.holdOwner)}`,
         hint: 'this is a bug in reclazz-build: please report it with the output above',
       };
+    case 'doctor-findings':
+      return describeDone(outcome.done);
     case 'stream-ended':
       return {
         message: `the agent on port ${outcome.port} closed the stream after ${outcome.events} event(s): the app stopped or restarted`,
@@ -113,7 +117,7 @@ function describeProof(proof: Proof): Words {
       const all =
         unchanged === 0
           ? `all ${proof.applied} ${verifiable}${changed}class(es) proven live (VERIFY applied, SHA-256 matched)`
-          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`;
+          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${proof.files ? SINCE_START_WHY : UNCHANGED_WHY}`;
       return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
     case 'nothing-to-prove':
@@ -129,8 +133,9 @@ function describeProof(proof: Proof): Words {
   }
 }
 
-/** What `unchanged` classes are, after their count. */
+/** What `unchanged` classes are, after their count: of a build, then of `verify` (commands/verify.ts). */
 const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
+const SINCE_START_WHY = "unchanged since before the app's JVM started (the bytes it runs, nothing to ask)";
 /** The clause for class files whose names VERIFY does not accept (`module-info`, a name with a control character...). */
 function notAccepted(count: number, changed: string): string {
   return `${count} ${changed}class file(s) not verified: no name VERIFY accepts (listed above as skipped)`;
@@ -157,7 +162,7 @@ function describeUsage(problem: UsageProblem): Words {
     case 'never-ending':
       return {
         message: `Gradle's ${problem.argument} never finishes, so the hold could never be released with BUILD ok`,
-        hint: `run single builds instead (drop ${problem.argument})`,
+        hint: `for a build on every save, use reclazz-build watch (reclazz-build watch gradle classes); for one build, drop ${problem.argument}`,
       };
     case 'class-path':
       return { message: problem.text, hint: VERIFY_PATHS_HINT };
@@ -278,7 +283,7 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       };
     case 'restart-required':
       return {
-        message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
+        message: `${files ? '' : 'build ok, but '}${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
         hint: 'restart the app to load them; a hierarchy change (superclass or interfaces) cannot be reloaded',
       };
     default: {
@@ -337,9 +342,8 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
 function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {
   if (outcome.at === 'following') return `stopped following after ${outcome.events ?? 0} event(s)`;
   const uncertain = outcome.at === 'reload-receipt' && outcome.action !== undefined ? `: ${reloadUncertain(outcome.action)}` : '';
-  const hold =
-    outcome.holdOwner === undefined
-      ? ''
-      : `; the hold may be left with owner ${outcome.holdOwner}: the next run here reuses it and recovers`;
+  const owner = outcome.holdOwner;
+  const left = outcome.holdKept ? `the agent keeps the hold for owner ${owner}` : `the hold may be left with owner ${owner}`;
+  const hold = owner === undefined ? '' : `; ${left}: the next run here reuses it and recovers`;
   return `interrupted (${outcome.signal}) ${WHEN[outcome.at]}${uncertain}${hold}`;
 }

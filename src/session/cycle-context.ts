@@ -31,6 +31,8 @@ export interface Cycle {
    * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
    */
   unheld?: boolean;
+  /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
+  holdBefore?: boolean;
 }
 
 /** The result of `outcome` at the end of this cycle. */
@@ -45,7 +47,7 @@ export function end(cycle: Cycle, outcome: Outcome, facts: RunFacts = {}): RunRe
 /** The interrupt outcome at `at`, naming the owner while the hold may be ours. */
 export function interrupted(cycle: Cycle, at: InterruptPoint, facts: RunFacts = {}): RunResult {
   const hold = cycle.session.hold;
-  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner } : {};
+  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner, ...(hold.state === 'left' ? { holdKept: true as const } : {}) } : {};
   return end(cycle, { reason: 'interrupted', signal: signalOf(cycle.session.signal), at, ...holdOwner }, facts);
 }
 

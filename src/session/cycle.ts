@@ -18,6 +18,7 @@ import { EVIDENCE } from '../classes/evidence.js';
 import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
 import { mayBeOurs } from '../hold/machine.js';
+import { nothingToHold } from './unwritten.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AppStart, BuildRun } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
@@ -88,8 +89,7 @@ export interface Ready {
 export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const { session, options } = cycle;
   const holdAtMs = session.host.clock.date().getTime();
-  const saved = session.owner.saved;
-  const heldBefore = session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
+  const heldBefore = recoversHold(session);
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
@@ -105,6 +105,12 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
 }
 
+/** The agent still holds the build an earlier run with this owner left held (saved as held: a failed build): this cycle recovers it. */
+function recoversHold(session: BuildSession): boolean {
+  const saved = session.owner.saved;
+  return session.doctor.buildHold === 'named' && saved?.held === true && saved.owner === session.owner.owner;
+}
+
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
 export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
   if (cycle.unheld !== true) await finish(cycle, 'failed');
@@ -113,7 +119,7 @@ export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
 
 /** The steps after the build: ok or failed and its receipt, then detect and verify. */
 export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult> {
-  const finished = await finishBuild(cycle, build);
+  const finished = await finishBuild(cycle, build, ready);
   if (finished !== undefined) return finished;
   return checkChanges(cycle, build, ready.found, ready.dirs.after(ready.found.dirs), ready.dirs.searchRoot);
 }
@@ -145,7 +151,8 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   }
   cycle.unheld = false;
   const { owner, hold } = session;
-  session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source });
+  cycle.holdBefore = hold.state === 'left' || hold.state === 'unknown' || session.doctor.buildHold !== 'none';
+  session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source, recovers: recoversHold(session) });
   // Saved before `started` is sent: a lost receipt may still have installed the hold.
   saveHolding(record, session.host.clock.date());
   // Our previous ok only scheduled the agent's capture: let it release the hold before
@@ -285,7 +292,7 @@ export async function finish(cycle: Cycle, state: 'ok' | 'failed') {
  * failed by the exit status and its receipt.
  * @returns the result when the cycle ends here; undefined when the build succeeded and ok was acknowledged.
  */
-async function finishBuild(cycle: Cycle, build: BuildRun): Promise<RunResult | undefined> {
+async function finishBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult | undefined> {
   if (cycle.unheld === true) return unheldEnd(cycle, build);
   const { session, record } = cycle;
   const hold: BuildHold = session.hold;
@@ -300,6 +307,10 @@ async function finishBuild(cycle: Cycle, build: BuildRun): Promise<RunResult | u
     return end(cycle, { reason: 'not-safe', owner: hold.owner, what: { kind: 'lost-during-build', found } }, { build });
   }
   const succeeded = build.exitCode === 0;
+  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (unwritten.ts).
+  const { heldBefore, dirs, holdAtMs } = ready.found;
+  const fresh = cycle.holdBefore === false && !heldBefore;
+  if (!succeeded && fresh && (await nothingToHold(session, ready.dirs.after(dirs), dirs, holdAtMs))) return releaseUnwritten(cycle, build);
   const reply = await finish(cycle, succeeded ? 'ok' : 'failed');
   if (reply === 'ack' && succeeded) saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
   if (reply === 'aborted') return interrupted(cycle, succeeded ? 'ok-receipt' : 'failed-receipt', { build });
@@ -313,4 +324,17 @@ async function finishBuild(cycle: Cycle, build: BuildRun): Promise<RunResult | u
   }
   if (!succeeded) return end(cycle, { reason: 'build-failed', status: build.exitCode, owner: hold.owner }, { build });
   return undefined;
+}
+
+/** Releases the hold of a failed build that wrote nothing with `ok`; kept (as for any failed build) when that receipt does not come. */
+async function releaseUnwritten(cycle: Cycle, build: BuildRun): Promise<RunResult> {
+  const { session, record } = cycle;
+  const reply = await finish(cycle, 'ok');
+  if (reply === 'ack') {
+    saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
+    return end(cycle, { reason: 'build-failed', status: build.exitCode, released: true }, { build });
+  }
+  if (!session.connection.closed)
+    session.emit({ type: 'finish', state: 'failed', acknowledged: (await session.hold.cancelLostOk()) === 'ack' });
+  return end(cycle, { reason: 'build-failed', status: build.exitCode, owner: session.hold.owner }, { build });
 }

@@ -13,6 +13,7 @@ import type { ClassIndex } from '../classes/columns.js';
 import { sameStampAsRow } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
+import { REWRITTEN_DETAIL } from '../report/step-words.js';
 import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
 import { verifyClasses } from '../verify/verify.js';
 
@@ -170,7 +171,7 @@ function record(index: ClassIndex, verdicts: ClassVerdict[], asked: ClassChange[
       return verdict;
     }
     if (row === undefined || !stillSame(index, row, verdict.path)) {
-      return { ...verdict, status: 'rewritten' as const, detail: 'the class file changed again after it was checked: run again' };
+      return { ...verdict, status: 'rewritten' as const, detail: REWRITTEN_DETAIL };
     }
     index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : read[i]!.evidence!;
     return verdict;

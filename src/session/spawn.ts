@@ -32,7 +32,8 @@ export async function spawnBuild(
   held: boolean,
 ): Promise<BuildRun> {
   const { host, emit, signal } = place;
-  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, classDirs, held });
+  const moved = command.movedFrom === undefined ? {} : { movedFrom: command.movedFrom };
+  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, ...moved, classDirs, held });
   const build = await runBuild(command, {
     stdoutToStderr: options.buildStdout === 'stderr',
     env: { ...host.env, [NESTED_ENV]: '1' },

@@ -60,6 +60,22 @@ export function existingStateFolder(place: StatePlace, access: 'read' | 'write' 
   return dirs.at(-1);
 }
 
+/** What `.reclazz/.gitignore` says: nothing in the folder, itself included, belongs in version control. */
+const GITIGNORE = '# written by reclazz-build: its state, never to be committed\n*\n';
+
+/**
+ * Writes `.gitignore` into the checkout's `.reclazz/` when it has none (never through a link:
+ * an exclusive create), so the folder keeps itself out of version control. Best effort: a
+ * folder it cannot write to only means the user adds `.reclazz/` to their own `.gitignore`.
+ */
+function ignoreItself(root: string): void {
+  try {
+    fs.writeFileSync(path.join(root, '.gitignore'), GITIGNORE, { flag: 'wx' });
+  } catch {
+    // There already (the user's own, or ours), or not writable: nothing to do.
+  }
+}
+
 /**
  * The state folder of `place`, created (in an existing checkout folder) when missing.
  * @throws StateError when it or a folder above it is a symbolic link or not a folder, or cannot be created.
@@ -79,13 +95,14 @@ export function createStateFolder(place: StatePlace): string {
 }
 
 /**
- * Opens the state folder for a run: creates it when missing and refuses a symbolic link in the
+ * Opens the state folder for a run: creates it when missing (with its `.gitignore`) and refuses a symbolic link in the
  * place of any name reclazz-build keeps there, before anything is read or sent.
  * @returns the folder's path.
  * @throws StateError naming the link (or the folder when it cannot be created).
  */
 export function openStateFolder(checkout: string): string {
   const dir = createStateFolder(checkout);
+  ignoreItself(dir);
   for (const name of OWN_NAMES) refuseLink(path.join(dir, name), 'write');
   return dir;
 }

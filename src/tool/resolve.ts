@@ -17,6 +17,11 @@ export interface BuildCommand {
   wrapper: boolean;
   /** Folder the build runs in. */
   cwd: string;
+  /**
+   * The folder the run was started in, when the build runs elsewhere: `mvn` started below a
+   * Maven project's folder without a `pom.xml` of its own runs where the nearest one is.
+   */
+  movedFrom?: string;
 }
 
 const WRAPPERS: Record<Exclude<ToolKind, 'command'>, { posix: string; windows: string }> = {
@@ -49,8 +54,22 @@ export function resolveBuildCommand(kind: ToolKind, args: string[], options: Res
   const names = WRAPPERS[kind];
   const name = options.platform === 'win32' ? names.windows : names.posix;
   const found = findUpward(options.cwd, name);
-  if (found !== undefined) return { kind, file: found, args, wrapper: true, cwd: options.cwd };
-  return { kind, file: kind, args, wrapper: false, cwd: options.cwd };
+  const where = kind === 'mvn' ? mavenFolder(options.cwd, args) : { cwd: options.cwd };
+  return { kind, file: found ?? kind, args, wrapper: found !== undefined, ...where };
+}
+
+/** Maven's options that name the POM, so that it is not looked for in the folder it runs in. */
+const POM_OPTION = /^(-f|--file)(=|$)/;
+
+/**
+ * Where `mvn` runs: the folder of the run, unless it has no `pom.xml` (Maven would stop at once
+ * with "there is no POM in this directory") and a folder above it, up to the checkout root, has
+ * one; then the nearest such folder, as `cd` to the project would. A POM named with `-f` stays.
+ */
+function mavenFolder(cwd: string, args: readonly string[]): { cwd: string; movedFrom?: string } {
+  const stays = args.some((arg) => POM_OPTION.test(arg)) || ['pom.xml', '.git'].some((name) => fs.existsSync(path.join(cwd, name)));
+  const pom = stays || path.dirname(cwd) === cwd ? undefined : findUpward(path.dirname(cwd), 'pom.xml');
+  return pom === undefined ? { cwd } : { cwd: path.dirname(pom), movedFrom: cwd };
 }
 
 /** The command as a user would type it, for messages (arguments with spaces or quotes are quoted). */

@@ -9,7 +9,7 @@ import type { Outcome } from '../outcome/outcome.js';
 
 /** How the round is judged. */
 export interface VerdictScope {
-  /** `verify` (class files given) rather than a build's changed classes. */
+  /** `verify` (class files given) rather than a build's changed classes: its `unchanged` verdicts are class files unchanged since before the app's JVM started. */
   files: boolean;
   signal?: AbortSignal;
   /** What a reconnect found after the connection was lost during VERIFY (a build asks; `verify` does not). */

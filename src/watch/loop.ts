@@ -87,7 +87,9 @@ function initialClassDirs(options: WatchOptions, host: Host, command: BuildComma
 function finalOutcome(end: Outcome, last: RunResult | undefined): Outcome {
   if (end.reason !== 'interrupted') return end;
   if (last?.outcome.reason === 'interrupted') return last.outcome;
-  return { ...end, ...(last !== undefined && last.hold !== 'none' && last.owner !== undefined ? { holdOwner: last.owner } : {}) };
+  if (last === undefined || last.hold === 'none' || last.owner === undefined) return end;
+  // `held`: the last cycle's BUILD failed was acknowledged, so the agent keeps the hold.
+  return { ...end, holdOwner: last.owner, ...(last.hold === 'held' ? { holdKept: true as const } : {}) };
 }
 
 function watchResult(outcome: Outcome, cycles: number, last: RunResult | undefined, durationMs: number): WatchResult {

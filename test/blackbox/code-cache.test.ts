@@ -213,3 +213,17 @@ describe('--version', () => {
     expect(full.stderr).toContain('launch.cjs');
   });
 });
+
+describe('the code cache folder, as the XDG base directory spec says', () => {
+  it('XDG_CACHE_HOME comes first, also when ~/.cache exists', async () => {
+    const root = tempDir();
+    const home = path.join(root, 'home');
+    const xdg = path.join(root, 'xdg');
+    fs.mkdirSync(path.join(home, '.cache'), { recursive: true });
+    fs.mkdirSync(xdg);
+    const run = await runCli(['status'], { cwd: tempDir(), env: { RECLAZZ_CODE_CACHE_DIR: undefined, HOME: home, XDG_CACHE_HOME: xdg } });
+    expect(run.exitCode, run.stderr).toBe(69);
+    expect(caches(path.join(xdg, 'reclazz-build'))).toHaveLength(1);
+    expect(fs.readdirSync(path.join(home, '.cache'))).toEqual([]);
+  });
+});

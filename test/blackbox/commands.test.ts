@@ -65,7 +65,7 @@ describe('doctor', () => {
     writeClass(other, 'com.acme.Other', 'x');
     await agentFor(p);
     const run = await runCli(['doctor', '--json'], { cwd: p.dir });
-    expect(run.exitCode).toBe(0);
+    expect(run.exitCode).toBe(75);
     const result = lastJson(run.stdout);
     expect(result.classDirs).toEqual([
       { dir: other, watched: false },
@@ -167,7 +167,10 @@ describe('status, pause, resume', () => {
   it('note that resume does not release a build hold', async () => {
     const p = project();
     await agentFor(p);
-    const held = await runCli(['--owner', 'ide', '--', process.execPath, '-e', 'process.exit(1)'], { cwd: p.dir });
+    // A failed build that wrote a class file: its hold stays (one that wrote nothing is released).
+    const greeter = JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'));
+    const script = `require('fs').writeFileSync(${greeter}, 'half'); process.exit(1)`;
+    const held = await runCli(['--owner', 'ide', '--', process.execPath, '-e', script], { cwd: p.dir });
     expect(held.exitCode).toBe(1);
     const resumed = await runCli(['resume'], { cwd: p.dir });
     expect(resumed.exitCode).toBe(0);
@@ -254,11 +257,43 @@ describe('verify', () => {
       expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied', sha256: sha('greeter-v2') }),
     ]);
 
-    // No paths: every class here; Outer$Inner was never reloaded in this session.
-    const all = await runCli(['verify', '--verify-timeout', '400'], { cwd: p.dir });
-    expect(all.exitCode).toBe(75);
+    // No paths: every class here; Outer$Inner was never reloaded in this session, and is at its path since before the app started.
+    const all = await runCli(['verify'], { cwd: p.dir });
     expect(all.stderr).toMatch(/applied\s+com\.acme\.Greeter/);
-    expect(all.stderr).toMatch(/timeout\s+com\.acme\.Outer\$Inner\s+still not_observed at the deadline/);
+    expect(all.stderr).toMatch(/unchanged\s+com\.acme\.Outer\$Inner\s+unchanged at this path since before the app's JVM started/);
+    expect(all.exitCode, all.stderr).toBe(0);
+  });
+
+  it('calls classes unchanged since the app started live, as a build does: no VERIFY for them, no wait, no advice', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    // A build finds nothing to prove: the classes the app started with are live by that evidence.
+    const build = await runCli(['--', 'true'], { cwd: p.dir });
+    expect(build.stderr).toContain('no class that was loaded before changed bytes: nothing to prove');
+    expect(build.exitCode, build.stderr).toBe(0);
+    const sent = agent.received.length;
+    for (const args of [['verify'], ['verify', 'target/classes/com/acme/Greeter.class']]) {
+      // The default deadline (30 s): an answer only at the deadline would outlast the test's own bound.
+      const run = await runCli(args, { cwd: p.dir });
+      expect(run.stderr).toMatch(/unchanged\s+com\.acme\.Greeter\s+unchanged at this path since before the app's JVM started/);
+      expect(run.stderr).toContain('✔ proven live:');
+      expect(run.stderr).toContain("unchanged since before the app's JVM started");
+      expect(run.stderr).not.toContain('--verify-timeout');
+      expect(run.stderr).not.toContain('timeout');
+      expect(run.exitCode, run.stderr).toBe(0);
+    }
+    expect(agent.received.slice(sent).filter((r) => r.line.startsWith('VERIFY '))).toEqual([]);
+  });
+
+  it('says restart-required where a build says it: a hierarchy change PENDING lists', async () => {
+    const p = project();
+    const change = 'superclass com.acme.Base -> com.acme.Other';
+    const agent = await agentFor(p, { restartRequired: (_name, hash) => (hash === sha('greeter-v2') ? change : undefined) });
+    await reload(agent, p, { 'com.acme.Greeter': 'greeter-v2' });
+    const run = await runCli(['verify', 'target/classes/com/acme/Greeter.class'], { cwd: p.dir });
+    expect(run.stderr).toMatch(new RegExp(`restart-required\\s+com\\.acme\\.Greeter\\s+restart required: ${change}`));
+    expect(run.stderr).toContain('1 class(es) need an app restart');
+    expect(run.exitCode, run.stderr).toBe(75);
   });
 
   it('exits 75 when the agent reports a failed reload, with its detail', async () => {

@@ -309,6 +309,17 @@ const cases: Case[] = [
     },
   },
   {
+    reason: 'doctor-findings',
+    how: 'doctor, and a class output directory here the agent does not watch',
+    run: async () => {
+      const p = project();
+      await withAgent(p);
+      fs.mkdirSync(path.join(p.dir, 'build', 'classes', 'java', 'main', 'com'), { recursive: true });
+      fs.writeFileSync(path.join(p.dir, 'build', 'classes', 'java', 'main', 'com', 'Other.class'), 'x');
+      return run(p, ['doctor']);
+    },
+  },
+  {
     reason: 'command-not-found',
     how: 'a build command that is nowhere',
     run: async () => {

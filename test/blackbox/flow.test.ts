@@ -103,12 +103,14 @@ describe('reclazz-build -- <command> against the fake agent', () => {
   it('recovers a held build on the next run without --owner (the owner is saved per agent session)', async () => {
     const p = project();
     const agent = await agentFor(p);
-    expect((await runCli(build(p, {}, 1), { cwd: p.dir })).exitCode).toBe(1);
+    // A failed build that wrote a class file: the agent keeps the hold (one that wrote nothing releases it).
+    expect((await runCli(build(p, { 'com.acme.Greeter': 'half' }, 1), { cwd: p.dir })).exitCode).toBe(1);
     const owner = agent.hold().owner;
     expect(owner).toBeDefined();
     const second = await runCli(build(p, { 'com.acme.Greeter': 'v3' }), { cwd: p.dir });
     expect(second.exitCode).toBe(0);
-    expect(second.stderr).toContain(`owner token ${owner}`);
+    // It says so, naming the token (as a watch's cycle line says "hold recovered").
+    expect(second.stderr).toContain(`reclazz-build: recovering the build an earlier run left held (owner token ${owner})`);
   });
 
   it('counts a same-size, same-mtime rewrite with new bytes as a change', async () => {
@@ -369,7 +371,8 @@ describe('refusals: exit 69 and the build never runs', () => {
   it('a hold owned by someone else, with --wait 0', async () => {
     const p = project();
     const agent = await agentFor(p);
-    const ide = await runCli(['--owner', 'the-ide', ...build(p, {}, 1)], { cwd: p.dir });
+    // A failed build that wrote a class file leaves the hold with its owner.
+    const ide = await runCli(['--owner', 'the-ide', ...build(p, { 'com.acme.Greeter': 'half' }, 1)], { cwd: p.dir });
     expect(ide.exitCode).toBe(1);
     fs.rmSync(p.marker);
     const run = await runCli(['--owner', 'terminal', '--wait', '0', ...build(p, {})], { cwd: p.dir });

@@ -105,7 +105,9 @@ describe('doctor against a hostile peer', () => {
     // Its JVM's options cannot be read (attached at run time): DOCTOR's tainted list is all there is.
     await agentFor(p, { hostile: { doctor: true }, agentOn: 'attached' });
     const run = await runCli(['doctor', '--verbose'], { cwd: p.dir });
-    expect(run.exitCode, run.stderr).toBe(0);
+    // A tainted watcher state is not "watching": a pre-flight finding (exit 75, doctor's own rule).
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stdout).toContain('not watching: nothing reloads until it runs');
     expectSafe(run.stdout, 'stdout');
     expectSafe(run.stderr, 'stderr');
     expect(run.stdout).toMatch(new RegExp(`^agent\\s+1\\.4\\.0-fake${escapeRe(SHOWN)} \\(status protocol 1\\)$`, 'm'));

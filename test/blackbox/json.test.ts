@@ -105,7 +105,14 @@ describe('--json lines match the schema', () => {
   it('a failed build, a refusal, a wait for a busy hold, and a config error', async () => {
     const p = project();
     await agentFor(p);
-    const failed = await runCli(['--json', '--owner', 'ide', ...script('process.exit(3)')], { cwd: p.dir });
+    // It writes a class file before failing: its hold stays (one that wrote nothing is released).
+    const greeter = JSON.stringify(path.join(p.classes, 'com', 'acme', 'Greeter.class'));
+    const failed = await runCli(
+      ['--json', '--owner', 'ide', ...script(`require('fs').writeFileSync(${greeter}, 'half'); process.exit(3)`)],
+      {
+        cwd: p.dir,
+      },
+    );
     expect(failed.exitCode).toBe(3);
     expect(checkLines(failed.stdout).at(-1)).toMatchObject({ reason: 'build-failed', exitCode: 3, hold: 'held', owner: 'ide' });
 

@@ -160,8 +160,32 @@ describe('agents and class directories', () => {
     const run = await runCli(['--allow-no-agent', '--', 'touch', marker], { cwd: dir });
     expect(run.exitCode).toBe(0);
     expect(fs.existsSync(marker)).toBe(true);
-    expect(run.stderr).toContain('WITHOUT a hold');
     expect(run.stderr).toContain('nothing is proven live');
+    // Said once, on a line of its own with the prefix.
+    expect(run.stderr.match(/without a hold/gi)).toHaveLength(1);
+    expect(run.stderr).toContain('reclazz-build: running WITHOUT a hold: touch');
+    expect(run.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('reclazz-build: '))).toEqual([]);
+  });
+
+  it('the lines before the build are short: the agent by version, pid and port, no owner token; --verbose adds where it was found, its session and the token', async () => {
+    const dir = tempDir();
+    withClasses(dir);
+    const agent = await agentIn(dir, {});
+    const run = await runCli(['--', 'true'], { cwd: dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    const before = run.stderr.split('\n').slice(
+      0,
+      run.stderr.split('\n').findIndex((l) => l.includes('running true')),
+    );
+    expect(before).toEqual([expect.stringMatching(/^reclazz-build: agent 1\.4\.0-fake \(pid \d+, Java 21\.0\.4\) on 127\.0\.0\.1:\d+$/)]);
+    for (const line of before) expect(line.length).toBeLessThan(80);
+    expect(run.stderr).not.toContain('owner token');
+    const verbose = await runCli(['--verbose', '--', 'true'], { cwd: dir });
+    expect(verbose.exitCode, verbose.stderr).toBe(0);
+    expect(verbose.stderr).toContain(`from ${path.join(dir, '.reclazz', 'agent.port')}, session ${agent.sessionId}`);
+    expect(verbose.stderr).toMatch(
+      /owner token \S+ \(reused from the last run against this agent session\); to recover a held build: --owner \S+/,
+    );
   });
 
   it('--classes-dir adds a directory; a directory the agent does not watch is warned about and its classes named not watched', async () => {

@@ -46,7 +46,7 @@ describe('the owner token of a hold left behind', () => {
 
     const next = await runCli(buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } }), { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
-    expect(next.stderr).toContain(`owner token ${owner} (reused from the last run against this agent session)`);
+    expect(next.stderr).toContain(`recovering the build an earlier run left held (owner token ${owner})`);
     expect(agent.hold().kind).toBe('none');
     expect(agent.holdLog.map((h) => `${h.event}:${h.owner}`)).toEqual([
       `acquired:${owner}`,
@@ -58,10 +58,10 @@ describe('the owner token of a hold left behind', () => {
 
   it('a different agent session (the app restarted) gets a fresh token', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const before = savedOwner(p);
     await agent.restart();
-    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    const next = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
     const after = savedOwner(p);
     expect(after).not.toBe(before);
@@ -71,12 +71,12 @@ describe('the owner token of a hold left behind', () => {
 
   it('a corrupt owner.json whose session id was cut off: its token is still tried and recovers the hold', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const left = savedOwner(p);
     expect(agent.hold()).toMatchObject({ kind: 'named', owner: left });
     // Cut short right after the token: the session id is gone, the token is whole.
     fs.writeFileSync(ownerFile(p), `{"owner":"${left}","sess`);
-    const next = await runCli(buildCommand(p), { cwd: p.dir });
+    const next = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stderr).toMatch(/owner\.json is corrupt; ignoring it: moved to .*owner\.json\.corrupt-/);
     expect(next.stderr).toContain(`owner token ${left} (reused`);
@@ -86,9 +86,9 @@ describe('the owner token of a hold left behind', () => {
 
   it('--owner overrides the saved token, and a run whose started is rejected does not lose the saved one', async () => {
     const { p, agent } = await setup();
-    expect((await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir })).exitCode).toBe(1);
+    expect((await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir })).exitCode).toBe(1);
     const left = savedOwner(p);
-    const other = await runCli(['--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
+    const other = await runCli(['--verbose', '--owner', 'someone-else', '--wait', '0', ...buildCommand(p)], { cwd: p.dir });
     expect(other.exitCode, other.stderr).toBe(69);
     expect(other.stderr).toContain('owner token someone-else (from --owner)');
     expect(savedOwner(p)).toBe(left);
@@ -116,7 +116,7 @@ describe('the owner token of a hold left behind', () => {
     // Written by temp file and rename: nothing else is left in the state folder but the corrupt
     // owner.json, moved aside (never overwritten: it may hold the only recovery token).
     const left = fs.readdirSync(state).sort();
-    expect(left.filter((f) => !f.startsWith('owner.json.corrupt-'))).toEqual(['agent.port', 'classes.idx', 'owner.json']);
+    expect(left.filter((f) => !f.startsWith('owner.json.corrupt-'))).toEqual(['.gitignore', 'agent.port', 'classes.idx', 'owner.json']);
     expect(left.filter((f) => f.startsWith('owner.json.corrupt-'))).toHaveLength(1);
   });
 });
@@ -143,7 +143,7 @@ describe('state files that cannot be written', () => {
 
   it('an owner.json that cannot be read is never replaced: exit 69 before anything is sent, and the hold it names is recovered once readable', async () => {
     const { p, agent } = await setup();
-    const left = await runCli(buildCommand(p, { exit: 1 }), { cwd: p.dir });
+    const left = await runCli(buildCommand(p, { exit: 1, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir });
     expect(left.exitCode).toBe(1);
     const owner = savedOwner(p);
     const original = fs.readFileSync(ownerFile(p));
@@ -157,7 +157,7 @@ describe('state files that cannot be written', () => {
     expect(agent.received.slice(sent).filter((r) => r.line.startsWith('BUILD'))).toEqual([]);
     fs.rmSync(ownerFile(p), { recursive: true });
     fs.writeFileSync(ownerFile(p), original);
-    const again = await runCli(buildCommand(p), { cwd: p.dir });
+    const again = await runCli(['--verbose', ...buildCommand(p)], { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toContain(`owner token ${owner} (reused from the last run`);
   });
@@ -179,7 +179,7 @@ describe('state files that cannot be written', () => {
     fs.rmSync(path.join(p.dir, '.reclazz', 'classes.idx'), { recursive: true });
     const again = await runCli(buildCommand(p), { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
-    expect(again.stderr).toContain('reused from the last run');
+    expect(again.stderr).toContain('recovering the build an earlier run left held (owner token');
     await waitFor(() => agent.hold().kind === 'none', 'the hold to be released');
   });
 });

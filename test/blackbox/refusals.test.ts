@@ -71,7 +71,9 @@ describe('refused before connecting', () => {
     await listener.close();
     expect(run.exitCode, run.stderr).toBe(2);
     expect(run.stderr).toContain(`✘ not run: Gradle's ${flag} never finishes, so the hold could never be released with BUILD ok\n`);
-    expect(run.stderr).toContain(`next: run single builds instead (drop ${flag})`);
+    expect(run.stderr).toContain(
+      `next: for a build on every save, use reclazz-build watch (reclazz-build watch gradle classes); for one build, drop ${flag}`,
+    );
     expect(listener.connections()).toBe(0);
   });
 });
@@ -106,7 +108,8 @@ describe('the agent closes the connection right after the last receipt the run n
   it('after the failed receipt of a failed build: the build tool’s exit status', async () => {
     const p = project();
     const agent = await closingAfter(p, (line) => isReply(line, 'BUILD_ACK', 'failed'));
-    const run = await runCli(buildCommand(p, { exit: 3 }), { cwd: p.dir });
+    // It wrote a class file, so failed keeps the hold (one that wrote nothing is released with ok).
+    const run = await runCli(buildCommand(p, { exit: 3, writes: { 'com.acme.Outer': 'outer-half' } }), { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(3);
     expect(agent.hold().kind).toBe('named');
   });

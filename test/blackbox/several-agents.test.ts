@@ -343,7 +343,7 @@ describe('where state lives', () => {
     fs.writeFileSync(old, `${JSON.stringify(saved)}\n`);
     const run = await runCli(['--port-file', c.portFile.a, ...build(c, { a: 'a-v2' })], { cwd: c.root });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toContain('owner token left-behind (reused');
+    expect(run.stderr).toContain('recovering the build an earlier run left held (owner token left-behind)');
     expect(run.stderr).toMatch(/moved .*svc-a\/\.reclazz\/owner\.json to .*\.reclazz\/agents\/svc-a-[0-9a-f]{12}\/owner\.json/);
     expect(fs.existsSync(old)).toBe(false);
     expect(a.hold().kind).toBe('none');

@@ -118,8 +118,11 @@ function duringTheBuild(): void {
       const run = await finish(s);
       expect(run.exitCode, run.stderr).toBe(EXIT[sig]);
       expect(run.stderr).toMatch(
-        new RegExp(`interrupted \\(${sig}\\) during the build; the hold may be left with owner ${OWNER}: the next run here reuses it`),
+        new RegExp(`interrupted \\(${sig}\\) during the build; the agent keeps the hold for owner ${OWNER}: the next run here reuses it`),
       );
+      // BUILD failed was acknowledged: the agent has the failed report, and the hold is kept, not "may be left".
+      expect(run.stderr).toContain('BUILD failed acknowledged');
+      expect(run.stderr).not.toContain('may be left');
       expect(hasStackTrace(run.stderr)).toBe(false);
       const ended = buildEnded(s.p)!;
       expect(ended.signals).toEqual([sig]);

@@ -31,7 +31,7 @@ function buildVerbs(agent: FakeAgent): string[] {
 }
 
 describe('reclazz-build watch', () => {
-  it('three edits, one with a compile error: three cycles, 0 / build failed / 0 with the hold recovered, one connection', async () => {
+  it('three edits, one with a compile error: three cycles, 0 / build failed / 0, one connection; the failed compile wrote nothing, so no hold is left', async () => {
     const p = watchProject();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
     const w = watch(p);
@@ -50,12 +50,13 @@ describe('reclazz-build watch', () => {
       ['ok', 0],
     ]);
     expect(cycles[0]!.line).toMatch(/✔ 1 class live in .* \(build .*, verify .*\)$/);
-    expect(cycles[1]!.line).toMatch(/✖ build failed \(exit 1\): the agent keeps holding; fix and save$/);
-    expect(cycles[2]!.line).toMatch(/✔ 1 class live in .*; hold recovered\)$/);
+    // Like javac, the failed compile wrote no class file: BUILD ok released the hold, capturing nothing.
+    expect(cycles[1]!.line).toMatch(/✖ build failed \(exit 1\): fix and save$/);
+    expect(cycles[2]!.line).toMatch(/✔ 1 class live in .* \(build .*, verify .*\)$/);
     for (const c of cycles) expect(c.result.classes.filter((k) => k.className === 'com.acme.Greeter').length).toBeLessThanOrEqual(1);
     expect(cycles[2]!.result.classes).toContainEqual(expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied' }));
     expect(new Set(agent.received.map((r) => r.client)).size).toBe(1);
-    expect(buildVerbs(agent)).toEqual(['started', 'ok', 'started', 'failed', 'started', 'ok']);
+    expect(buildVerbs(agent)).toEqual(['started', 'ok', 'started', 'ok', 'started', 'ok']);
     expect(agent.hold().kind).toBe('none');
     // Exactly one start line and one end line per cycle, which the problem matcher's patterns find.
     expect(w.stderr.filter((l) => CYCLE_BEGINS.test(l))).toHaveLength(3);
@@ -153,7 +154,9 @@ describe('reclazz-build watch', () => {
     expect(agent.hold().kind).toBe('named');
     const result = w.json.at(-1)!;
     expect(result).toMatchObject({ type: 'result', action: 'watch', reason: 'interrupted', exitCode: 143, cycles: 1, hold: 'held' });
-    expect(String(result.message)).toMatch(/during the build; the hold may be left with owner \S+: the next run here reuses it/);
+    expect(String(result.message)).toMatch(/during the build; the agent keeps the hold for owner \S+: the next run here reuses it/);
+    // The interruption is said once (the watch's last words), then the last cycle's line.
+    expect(w.stderr.filter((l) => l.includes('interrupted (SIGTERM)'))).toEqual([`reclazz-build: ${String(result.message)}`]);
   });
 
   it('started before the app: saves wait for the agent, and are built once it is there', async () => {

@@ -34,7 +34,7 @@ describe('temp files of interrupted writes', () => {
     expect(fs.statSync(path.join(state, left[1]!)).size).toBeGreaterThan(fs.statSync(path.join(state, 'classes.idx')).size);
     expect(readClassIndex(project, () => expect.fail('no warning expected')).paths).toEqual(indexOf(3).paths);
     await runOnce(project);
-    expect(names(state)).toEqual(['classes.idx']);
+    expect(names(state)).toEqual(['.gitignore', 'classes.idx']);
   });
 
   it('only our own temp names are removed, and only regular files: never a link, a folder or what a link points to', async () => {
@@ -50,7 +50,7 @@ describe('temp files of interrupted writes', () => {
     fs.writeFileSync(path.join(outside, 'target'), 'kept');
     fs.symlinkSync(path.join(outside, 'target'), path.join(state, 'owner.json.99'));
     await runOnce(project);
-    expect(names(state)).toEqual([...others, 'classes.idx.77', 'owner.json.99'].sort());
+    expect(names(state)).toEqual(['.gitignore', ...others, 'classes.idx.77', 'owner.json.99'].sort());
     expect(fs.readFileSync(path.join(state, 'classes.idx.77', 'inside'), 'utf8')).toBe('kept');
     expect(fs.readFileSync(path.join(outside, 'target'), 'utf8')).toBe('kept');
     expect(fs.lstatSync(path.join(state, 'owner.json.99')).isSymbolicLink()).toBe(true);

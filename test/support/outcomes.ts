@@ -20,6 +20,10 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['scan', { reason: 'ok', done: { kind: 'scan', delivered: true, hold: 'none' } }],
   ['no agent build', { reason: 'no-agent-build' }],
   ['stream ended', { reason: 'stream-ended', port: 4711, events: 12 }],
+  [
+    'doctor findings',
+    { reason: 'doctor-findings', done: { kind: 'doctor', dirs: 1, watched: 1, unwatched: 0, unknown: 0, paused: 3, hold: 'not-ours' } },
+  ],
   ['build failed', { reason: 'build-failed', status: 3, owner: 'owner-1' }],
   ['usage', { reason: 'usage', problem: { kind: 'input', text: 'no build command given after --', forBuild: true } }],
   ['config', { reason: 'usage', problem: { kind: 'config', text: 'invalid config in /p/reclazz.config.json: key "timeoutMs"' } }],

@@ -1,0 +1,102 @@
+/**
+ * A failed build that wrote nothing need not leave the agent holding: Maven's "there is no POM
+ * in this directory", Gradle's "Task 'classes' not found", an option the tool does not know.
+ * Left held, every reload (the IDE's too) waits until the next good build. This decides when
+ * `BUILD ok` may release it instead: it captures nothing, since nothing was written.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentConnection } from '../agent/connection.js';
+import type { Session } from './session.js';
+import { doctorLine, newToken, parseTokenJson } from '../agent/protocol.js';
+import { COARSE_CLOCK_MS } from '../classes/evidence.js';
+
+/**
+ * How long after the hold the agent has dispatched every file event from before it, in ms: its
+ * pending set goes out once its oldest event is `max(1000, debounceMs)` old (debounceMs 500 by
+ * default; agent-facts.md "Debounce and batching"), polled every 100 ms.
+ */
+const AGENT_DISPATCH_MS = 1100;
+
+/** HEALTH's line while held (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"). */
+const HOLDING_LINE = /^Build holding (\d+) class files since /;
+
+/**
+ * Whether nothing below the class output directories `dirs` was added, removed or changed since
+ * `sinceMs` (epoch ms): no file or folder there has a ctime that late (adding or removing an
+ * entry moves its folder's), and every one of `dirsBefore` is still there. A folder that cannot
+ * be read counts as written.
+ */
+async function wroteNothingSince(dirs: readonly string[], dirsBefore: readonly string[], sinceMs: number): Promise<boolean> {
+  const cut = sinceMs - COARSE_CLOCK_MS;
+  const pending = [...new Set([...dirs, ...dirsBefore])];
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      if ((await fs.promises.lstat(dir)).ctimeMs >= cut) return false;
+      for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) pending.push(file);
+        else if ((await fs.promises.lstat(file)).ctimeMs >= cut) return false;
+      }
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * How many class files the agent holds, by HEALTH read once its watcher has dispatched what came
+ * before the hold (at `holdAtMs` + {@link AGENT_DISPATCH_MS}); a DOCTOR after it marks the end of
+ * HEALTH's lines (as requests.ts askReloadCount does).
+ * @returns the count; undefined when HEALTH gave no holding line (then it is not known to be 0).
+ */
+async function heldClassFiles(
+  connection: AgentConnection,
+  holdAtMs: number,
+  nowMs: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
+  const wait = holdAtMs + AGENT_DISPATCH_MS - nowMs;
+  let held: number | undefined;
+  try {
+    if (wait > 0) await sleep(wait, undefined, { signal });
+    const token = newToken();
+    connection.send('HEALTH');
+    await connection.request(
+      doctorLine(token),
+      (event) => {
+        const line = event.level === 'INFO' ? HOLDING_LINE.exec(event.message) : null;
+        if (line !== null) held = Math.max(held ?? 0, Number(line[1]));
+        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
+      },
+      'DOCTOR_RESULT after HEALTH',
+      timeoutMs,
+      signal,
+    );
+  } catch {
+    return undefined;
+  }
+  return held;
+}
+
+/**
+ * Whether a failed build held since `holdAtMs` (epoch ms) wrote nothing below `dirs` (the class
+ * output directories after it; `dirsBefore` before it) and the agent holds no class file, read
+ * once its watcher dispatched what came before the hold; the folders are looked at again after
+ * that (a slow build's last child, or the IDE, may write meanwhile).
+ */
+export async function nothingToHold(
+  session: Session,
+  dirs: readonly string[],
+  dirsBefore: readonly string[],
+  holdAtMs: number,
+): Promise<boolean> {
+  if (session.signal?.aborted || !(await wroteNothingSince(dirs, dirsBefore, holdAtMs))) return false;
+  const now = session.host.clock.date().getTime();
+  const held = await heldClassFiles(session.connection, holdAtMs, now, session.timeoutMs, session.signal);
+  return held === 0 && (await wroteNothingSince(dirs, dirsBefore, holdAtMs));
+}
