@@ -42,7 +42,10 @@ describe('beginCycle', () => {
       const start = await beginCycle([session]);
       if (start.kind !== 'ready') throw new Error(start.kind);
       expect(fs.existsSync(lock)).toBe(true);
-      const failing = { tool: 'command' as const, args: [process.execPath, '-e', 'process.exit(1)'] };
+      // A failed build that wrote a class file: the hold stays (one that wrote nothing is released).
+      const greeter = path.join(classes, 'com', 'acme', 'Greeter.class');
+      const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); process.exit(1)`;
+      const failing = { tool: 'command' as const, args: [process.execPath, '-e', script] };
       const prepared = await prepareBuild(failing, host);
       if (prepared.kind !== 'ok') throw new Error(prepared.outcome.reason);
       const failed = await runCycle(session, prepared.command, failing);
