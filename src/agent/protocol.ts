@@ -141,10 +141,15 @@ const ASCII_JAVA_IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 // name is ASCII.
 let javaIdentifier: RegExp | undefined;
 
-/** A Java identifier as the agent reads one (letters, digits, `_` and `$`, not starting with a digit). */
+/**
+ * A Java identifier as the agent reads one (Character.isJavaIdentifierStart, then
+ * isJavaIdentifierPart): a letter, letter number, currency symbol (`$`, `€`) or connector
+ * punctuation (`_`, `‿`) first, then those, digits and combining marks; never an
+ * identifier-ignorable format or control character, which the agent refuses.
+ */
 function isJavaIdentifier(part: string): boolean {
   if (ASCII_JAVA_IDENTIFIER.test(part)) return true;
-  javaIdentifier ??= /^[\p{L}\p{Nl}_$][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}_$]*$/u;
+  javaIdentifier ??= /^[\p{L}\p{Nl}\p{Sc}\p{Pc}][\p{L}\p{Nl}\p{Sc}\p{Pc}\p{Nd}\p{Mn}\p{Mc}]*$/u;
   return javaIdentifier.test(part);
 }
 const RESERVED_FILE_NAMES = new Set(['module-info', 'package-info']);
