@@ -171,7 +171,12 @@ export type Outcome =
       flag: 'buildOwnershipSupported' | 'verifySupported' | 'scanSupported';
       offerNoVerify?: boolean;
     }
-  | { reason: 'hold-busy'; waitedMs: number }
+  /**
+   * Another client holds the build. `legacy`: an unowned hold (buildHold "legacy": a client that
+   * names no owner took it), which an unowned `BUILD ok` releases (protocol.md "Legacy holds");
+   * `port` is the agent's.
+   */
+  | { reason: 'hold-busy'; waitedMs: number; legacy?: { port: number } }
   /** An awaited receipt did not come in time: the outcome of what it answers is uncertain. */
   | {
       reason: 'no-receipt';

@@ -34,6 +34,12 @@ export function describeAgentOutcome(outcome: AgentOutcome): Words {
     case 'unsupported':
       return describeUnsupported(outcome);
     case 'hold-busy':
+      if (outcome.legacy !== undefined) {
+        return {
+          message: `an unowned (legacy) build hold is still held after ${outcome.waitedMs} ms: a client that names no owner took it; the build did not run`,
+          hint: `let that build (an older IDE plugin or wrapper) finish, or raise --wait <ms>; if it is gone, an unowned BUILD ok releases the hold once the output is good (exec 3<>/dev/tcp/127.0.0.1/${outcome.legacy.port}; printf 'BUILD ok\\n' >&3), and so does restarting the app`,
+        };
+      }
       return {
         message: `another owner still holds the agent's build hold after ${outcome.waitedMs} ms; the build did not run`,
         hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { agentClassDirs, missingWatchedDirs, watchCoverage } from '../classes/coverage.js';
-import { quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
+import { heldBy, quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
 import { askDoctor } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
@@ -164,9 +164,13 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
     case 'busy':
       // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
       restoreSaved(record, owner);
-      return acquired.kind === 'busy'
-        ? { reason: 'hold-busy', waitedMs: acquired.waitedMs }
-        : { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
+      if (acquired.kind === 'interrupted-waiting')
+        return { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
+      return {
+        reason: 'hold-busy',
+        waitedMs: acquired.waitedMs,
+        ...((await heldBy(session)) === 'legacy' ? { legacy: { port: record.port } } : {}),
+      };
     case 'old-style':
       return { reason: 'old-agent', port: record.port, need: 'owned builds', evidence: 'unowned-receipt' };
     case 'lost': {

@@ -7,8 +7,10 @@
  * unowned `BUILD ok` releases it; class names take every Java identifier character.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { buildCommand } from '../support/project.js';
+import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { buildCommand, until } from '../support/project.js';
 import { classFile, run, sha, useProjects } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
@@ -24,5 +26,34 @@ describe('class names', () => {
     expect(result.stderr).toMatch(/applied\s+com\.acme\.Price€/);
     expect(result.stderr).toMatch(/applied\s+com\.acme\.tie‿Knot/);
     expect(agent.received.some((r) => r.line.endsWith(` com.acme.Price€ ${sha('price-v2')}`))).toBe(true);
+  });
+});
+
+/** Sends `line` to `agent` on a connection of its own, as a client that names no owner would, and closes it once received. */
+async function sendUnowned(agent: FakeAgent, line: string): Promise<void> {
+  const socket = net.connect({ host: '127.0.0.1', port: agent.port });
+  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+  const seen = agent.received.length;
+  socket.write(`${line}\n`);
+  await until(() => agent.received.slice(seen).some((r) => r.line === line), `the agent to read ${line}`);
+  socket.destroy();
+}
+
+describe('a legacy (unowned) hold', () => {
+  it('is named as such, with the unowned BUILD ok that releases it; once sent, the next run builds', async () => {
+    const { p, agent } = await projectWithAgent();
+    await sendUnowned(agent, 'BUILD started');
+    await until(() => agent.hold().kind === 'legacy', 'the legacy hold');
+    const busy = await run(p, ['--wait', '0', ...buildCommand(p)]);
+    expect(busy.exitCode, busy.stderr).toBe(69);
+    expect(busy.stderr).toContain('an unowned (legacy) build hold is still held');
+    expect(busy.stderr).toContain(
+      `an unowned BUILD ok releases the hold once the output is good (exec 3<>/dev/tcp/127.0.0.1/${agent.port}; printf 'BUILD ok\\n' >&3)`,
+    );
+    expect(busy.stderr).not.toContain('restart the app if its owner is gone');
+    await sendUnowned(agent, 'BUILD ok');
+    await until(() => agent.hold().kind === 'none', 'the unowned ok to release it');
+    const built = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(built.exitCode, built.stderr).toBe(0);
   });
 });

@@ -48,6 +48,7 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['no owned builds', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'buildOwnershipSupported' }],
   ['no VERIFY', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'verifySupported', offerNoVerify: true }],
   ['hold busy', { reason: 'hold-busy', waitedMs: 30000 }],
+  ['legacy hold busy', { reason: 'hold-busy', waitedMs: 30000, legacy: { port: 4711 } }],
   [
     'no started receipt',
     { reason: 'no-receipt', awaited: { kind: 'build-started', owner: 'owner-1', detail: 'no BUILD started receipt within 5000 ms' } },
