@@ -61,6 +61,7 @@ interface Settings {
   failCapture?: FakeAgentOptions['failCapture'];
   unreadableClassFile?: FakeAgentOptions['unreadableClassFile'];
   restartRequired?: FakeAgentOptions['restartRequired'];
+  newBean?: FakeAgentOptions['newBean'];
   standInJvm: boolean;
   appDir: string;
   reportedPid?: string;
@@ -113,6 +114,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     scanCache: (options.scanCache ?? false) || (options.autoReload ?? false),
     unreadableClassFile: options.unreadableClassFile,
     restartRequired: options.restartRequired,
+    newBean: options.newBean,
     standInJvm: options.standInJvm ?? true,
     appDir,
     reportedPid: options.reportedPid,
@@ -201,6 +203,7 @@ class FakeAgentServer implements FakeAgent {
       verifyStatus: settings.verifyStatus,
       unreadableClassFile: settings.unreadableClassFile,
       restartRequired: settings.restartRequired,
+      newBean: settings.newBean,
       reportPath: settings.reportPath,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
@@ -639,11 +642,17 @@ class FakeAgentServer implements FakeAgent {
     this.broadcast('INFO', this.settings.hostile.healthText(message));
   }
 
+  /**
+   * PENDING (agent StatusServer): once RELOAD control is wired, the queue's state line, then the
+   * restart ledger's digest (restart-ledger.ts), which ends with one of its two closing sentences.
+   */
   private onPending(): void {
-    this.report(`Pending: ${this.reloader.countChanged()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`);
-    const notes = this.reloader.restartNotes;
-    if (notes.size === 0) this.report('No restart-required changes recorded in this session');
-    for (const [className, change] of notes) this.report(`Restart required: ${className}: ${change}`);
+    if (this.wiring === 'all') {
+      this.report(
+        `Automatic reload: paused=${this.paused} pendingClasses=${this.reloader.countChanged()} pendingActions=0 buildHold=${this.holdState.kind}`,
+      );
+    }
+    for (const line of this.reloader.restarts.digest()) this.report(line);
   }
 
   /**
@@ -664,7 +673,7 @@ class FakeAgentServer implements FakeAgent {
         ? { directories: this.watching ? registeredDirectories(this.roots).length : 0, files: this.reloader.knownFiles }
         : undefined;
     const { reloader } = this;
-    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restartNotes.size)) this.report(line);
+    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restarts.size)) this.report(line);
   }
 
   private onDiagnose(className: string): void {

@@ -82,7 +82,7 @@ export interface FakeAgentOptions {
   notReady?: boolean;
   /**
    * Final status of a reload attempt of a class that was loaded at start; `undefined` => `'applied'`.
-   * Classes not loaded before the reload are always `'unverified'`. A returned `'unverified'`
+   * Classes not loaded before the reload are never `'applied'` (see `newBean`). A returned `'unverified'`
    * broadcasts a WARN during the batch, making every class of it `unverified` (protocol.md,
    * "VERIFY"); a `'failed'` class's ERROR is reported after the batch and taints nothing else.
    * Also decides the classes the watcher reloads on its own (`autoReload`).
@@ -231,14 +231,25 @@ export interface FakeAgentOptions {
    */
   unreadableClassFile?: (path: string, className: string) => boolean;
   /**
-   * A description of the hierarchy change of `className` with these bytes (e.g. `superclass a.Base
-   * -> a.Other`), or undefined. Real class files are also compared by themselves: a superclass or
-   * interface list that differs from the one loaded at start counts. A change broadcasts a WARN
-   * during the batch ("Hierarchy of <class> changed (...); restart required"), so the batch is
-   * `unverified` with that WARN as detail, and PENDING lists the class as restart-required
-   * ("Restart required: <class>: <change>") until restart().
+   * The superclass change of `className` with these bytes (binary names `from` and `to`), or
+   * undefined. Real class files are also compared by themselves: a superclass that differs from
+   * the one loaded at start counts. As the agent's StructuralReloader does: the method bodies are
+   * salvaged and a WARN during the batch (`<class>: superclass change not applied; restart
+   * required. Still extends <From> instead of <To>. ...`) makes the batch `unverified` with that
+   * WARN as detail; with `refused` (why the rest of the class cannot be applied without the new
+   * superclass) the save is refused instead: `failed`, with the agent's sentence ending `This
+   * save was refused; restart required to pick it up.` (cut to 200 characters). Either way
+   * PENDING lists the class for the rest of the agent session (agent ui/RestartLedger.java).
    */
-  restartRequired?: (className: string, sha256: string) => string | undefined;
+  restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  /**
+   * A class the application had not loaded that the agent registers as a new Spring bean (agent
+   * SpringNewBeanRegistrar): `registered` (its receipt `unverified`, and the JVM has loaded it
+   * since), or `refused` (its receipt `failed`, with the registration's description). Default: a
+   * plain new class (ClassReloader.handleNewClass: `New class detected: <class>`, `unverified`, not
+   * loaded until the application first uses it). Registrations are not counted in HEALTH.
+   */
+  newBean?: (className: string) => 'registered' | 'refused' | undefined;
   /**
    * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): a change
    * in a watched directory with no hold, no pause and wired handlers is captured and reloaded
@@ -255,6 +266,15 @@ export interface FakeAgentOptions {
 
   /** Misbehave on purpose: each switch is independent. Default: none. */
   hostile?: HostileOptions;
+}
+
+/** A superclass change the agent cannot apply without a restart (see {@link FakeAgentOptions.restartRequired}). */
+export interface SuperclassChange {
+  /** The superclass the application loaded, and the one these bytes name (binary names). */
+  from: string;
+  to: string;
+  /** Why the rest of the class cannot be applied without the new superclass: the save is refused (`failed`). */
+  refused?: string;
 }
 
 /** DOCTOR string fields a hostile peer can taint (requestId and status never are). */
