@@ -45,8 +45,12 @@ export type Proof =
    * `skipped`: changed class files besides them whose names VERIFY does not accept, so they were not asked about.
    */
   | { kind: 'proven'; applied: number; unchanged?: number; files?: boolean; skipped?: number }
-  /** Every class file is live by evidence already recorded, or new: nothing to ask; but for `skipped` whose names VERIFY does not accept. */
-  | { kind: 'nothing-to-prove'; skipped?: number }
+  /**
+   * Every class file is live by evidence already recorded, or new: nothing to ask; but for
+   * `skipped` whose names VERIFY does not accept. `added`: new classes asked once that the JVM
+   * has not loaded (DIAGNOSE), so they load on first use.
+   */
+  | { kind: 'nothing-to-prove'; skipped?: number; added?: number }
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
   /** `verify`: none of the files has a name VERIFY accepts. */

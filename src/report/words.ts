@@ -116,12 +116,14 @@ function describeProof(proof: Proof): Words {
           : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${UNCHANGED_WHY}`;
       return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
-    case 'nothing-to-prove':
+    case 'nothing-to-prove': {
+      const added = proof.added ? `${proof.added} new class(es) the JVM has not loaded (DIAGNOSE), which load on first use; ` : '';
       return {
         message: proof.skipped
-          ? `build ok and acknowledged; ${notAccepted(proof.skipped, 'changed ')}, and no other class that was loaded before changed bytes: nothing to prove`
-          : 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove',
+          ? `build ok and acknowledged; ${added}${notAccepted(proof.skipped, 'changed ')}, and no other class that was loaded before changed bytes: nothing to prove`
+          : `build ok and acknowledged; ${added}no class that was loaded before changed bytes: nothing to prove`,
       };
+    }
     case 'not-verified':
       return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
     case 'none-verifiable':

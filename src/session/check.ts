@@ -8,7 +8,8 @@ import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { askDoctor } from '../agent/requests.js';
 import { classWatched, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
-import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
+import { isDescriptorClassName } from '../agent/protocol.js';
+import { batchWideCause } from '../agent/reports.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
@@ -99,7 +100,9 @@ async function verifyChanges(
   // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
   const checks = changes.checks.filter((c) => c.verifiable);
   const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
-  const asked = changes.changed.length - notVerifiable.length + checks.length;
+  // A class new to the JVM is asked once too: the agent may have failed to register it (proof.ts).
+  const added = changes.added.filter((c) => c.verifiable);
+  const asked = changes.changed.length - notVerifiable.length + checks.length + added.length;
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   const facts = { build, changes: summary };
@@ -111,10 +114,8 @@ async function verifyChanges(
   }
   if (asked === 0) {
     const readable = unread.unreadable + unread.folders === 0;
-    if (readable && unprovable === 0) {
-      const skipped = notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
-      return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skipped } }, facts);
-    }
+    if (readable && unprovable === 0)
+      return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skippedOf(notVerifiable) } }, facts);
     const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
   }
@@ -127,7 +128,7 @@ async function verifyChanges(
     receiptTimeoutMs: session.timeoutMs,
     onProgress: (p) => session.emit({ type: 'verify-progress', ...p }),
     ...(session.signal === undefined ? {} : { signal: session.signal }),
-    changes: { changed: changes.changed, checks },
+    changes: { changed: changes.changed, checks, added },
     index: detected.index,
     watched: (file) => watch(file) === true,
     unwatched: never,
@@ -138,11 +139,15 @@ async function verifyChanges(
     }),
     ...(quiet === undefined ? {} : { quiet }),
   });
-  const { verdicts, checked, ...verify } = report;
+  const { verdicts, checked, added: stayNew, ...verify } = report;
+  const kept = { build, changes: { ...summary, added: stayNew } };
   warnBatchWide(session, verdicts);
   const watcherStarting = cycle.unheld === true && verdicts.some((v) => v.status === 'timeout') && (await stillStarting(session));
   const lost = verdicts.some((v) => v.status === 'connection-lost');
   const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
+  // Every class asked is new and stays new: nothing that was loaded changed.
+  if (verdicts.length === 0 && unread.unreadable + unread.folders === 0 && unprovable === 0)
+    return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', added: stayNew.length, ...skippedOf(notVerifiable) } }, kept);
   const outcome = verdictOutcome(report, {
     files: false,
     signal: session.signal,
@@ -155,7 +160,7 @@ async function verifyChanges(
     ...neverReloaded(session.view, verdicts, dirs, watch),
     ...(watcherStarting ? { watcherStarting } : {}),
   });
-  return end(cycle, outcome, { ...facts, verify, verdicts });
+  return end(cycle, outcome, { ...kept, verify, verdicts });
 }
 
 /**
@@ -190,6 +195,11 @@ async function diagnoseUndecided(session: BuildSession, changes: readonly ClassC
   const undecided = changes.filter((c) => c.verifiable && classWatched(view, c.path) === null);
   if (undecided.length === 0 || view.autoCompile || !session.doctor.verifySupported) return new Map();
   return diagnoseFolders(session.connection, undecided, view, session.timeoutMs, session.signal);
+}
+
+/** The changed class files VERIFY does not accept, as a proof counts them. */
+function skippedOf(notVerifiable: readonly ClassChange[]): { skipped?: number } {
+  return notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
 }
 
 /** The class output directory of `dirs` that `file` lies in. */
@@ -241,7 +251,7 @@ function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: rea
 
 /** Names a batch-wide `unverified` as such, with its likely cause (agent/protocol.ts), once per cause. */
 function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[]): void {
-  const counts = new Map<'ambiguous' | 'slow-client', number>();
+  const counts = new Map<'not-unique' | 'slow-client', number>();
   for (const v of verdicts) {
     const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
     if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);

@@ -29,6 +29,41 @@ describe('class names', () => {
   });
 });
 
+describe("restart-required, in the agent's words", () => {
+  it('from the receipt, then from PENDING (its history), until an applied for the bytes on disk wins over the old entry', async () => {
+    const base = { from: 'com.acme.Base', to: 'com.acme.Other' };
+    const { p } = await projectWithAgent({
+      restartRequired: (name, hash) =>
+        (name === 'com.acme.Greeter' && hash === sha('greeter-v2')) || (name === 'com.acme.Outer' && hash === sha('outer-v2'))
+          ? base
+          : undefined,
+    });
+    const first = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(first.stderr).toMatch(
+      /restart-required\s+com\.acme\.Greeter\s+WARN: com\.acme\.Greeter: superclass change not applied; restart required/,
+    );
+    expect(first.exitCode, first.stderr).toBe(75);
+    // Outer's warning makes the batch unverified; Greeter's receipt names Outer, PENDING still names Greeter.
+    const second = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v3', 'com.acme.Outer': 'outer-v2' } }));
+    expect(second.stderr).toMatch(/restart-required\s+com\.acme\.Outer\s+WARN: com\.acme\.Outer: superclass change not applied/);
+    expect(second.stderr).toMatch(
+      /restart-required\s+com\.acme\.Greeter\s+PENDING lists it as needing a restart: "com\.acme\.Greeter: superclass change not applied; restart required"/,
+    );
+    expect(second.exitCode, second.stderr).toBe(75);
+    const third = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v4', 'com.acme.Outer': 'outer-v3' } }));
+    expect(third.stderr).toMatch(/applied\s+com\.acme\.Greeter/);
+    expect(third.exitCode, third.stderr).toBe(0);
+  });
+
+  it("a failed verdict comes with DIAGNOSE's words", async () => {
+    const { p } = await projectWithAgent({ verifyStatus: (_name, hash) => (hash === sha('greeter-v2') ? 'failed' : undefined) });
+    const result = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(result.stderr).toMatch(/failed\s+com\.acme\.Greeter\s+the reload attempt reported failure \(fake\); DIAGNOSE: Compiled file: /);
+    expect(result.stderr).toContain('Loaded and prepared by the agent, so a reload of it would be applied.');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
 /** Sends `line` to `agent` on a connection of its own, as a client that names no owner would, and closes it once received. */
 async function sendUnowned(agent: FakeAgent, line: string): Promise<void> {
   const socket = net.connect({ host: '127.0.0.1', port: agent.port });

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 const BATCH_WIDE =
-  /warning: \d+ class\(es\) were marked unverified together, for their whole reload batch \("input class names were ambiguous"\): likely a class file the agent could not read, or two class files with the same binary name in one capture/;
+  /warning: \d+ class\(es\) are unverified with the agent's detail "Class was not uniquely loaded before the batch, or input class names were ambiguous": each was not loaded exactly once before its reload \(a class the app had not loaded, or one loaded by two class loaders\), or its whole batch was ambiguous/;
 
 describe('one binary name in two class output directories', () => {
   it('is warned about before the build, naming both paths', async () => {
@@ -57,7 +57,7 @@ describe('an unreadable class file in the batch', () => {
     const run = await runCli(['--verify-timeout', '3000', ...build], { cwd: p.dir });
     expect(run.exitCode, run.stderr).toBe(75);
     expect(run.stderr).toMatch(/unverified +com\.acme\.Greeter/);
-    expect(run.stderr).toMatch(/warning: 1 class\(es\) were marked unverified together/);
+    expect(run.stderr).toMatch(/warning: 1 class\(es\) are unverified with the agent's detail/);
     expect(run.stderr).toMatch(BATCH_WIDE);
   });
 });
