@@ -120,9 +120,16 @@ function freePort() {
   });
 }
 
-/** Copies fixtures/`name` to `to`, without build output or state a local run left there. */
-function copyFixture(name, to) {
+/**
+ * Copies fixtures/`name` to `to`, without build output or state a local run left there, and
+ * compiles it with Maven: the classes its app starts with.
+ * @param {string} name a Maven fixture
+ * @param {string} to the folder to make
+ * @param {Record<string, string | undefined>} env Maven's environment
+ */
+async function compileFixture(name, to, env) {
   fs.cpSync(path.join(ROOT, 'fixtures', name), to, { recursive: true, filter: (src) => !/[\\/](target|\.reclazz)$/.test(src) });
+  execFileSync('mvn', ['-q', 'compile'], { cwd: to, env, stdio: 'ignore' });
 }
 
 /**
@@ -140,17 +147,19 @@ function editGreeting(app, text, expression = JSON.stringify(text)) {
  * Records every sample. Needs the built CLI (`npm run build`) and Maven on PATH; takes about
  * 50 s (ten Maven compiles). Leaves nothing behind: the work folder and the agents are gone
  * when it returns or throws.
+ * @param {(name: string, to: string, env: Record<string, string | undefined>) => Promise<void>} [compiled]
+ *   makes `to` a compiled copy of fixtures/`name` (default: copy and compile it here; the tests
+ *   hand over the copies they compiled once for the whole run)
  * @returns {Promise<Record<string, string>>} sample id -> its Markdown block
  */
-export async function recordSamples() {
+export async function recordSamples(compiled = compileFixture) {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-docs-'));
   const app = path.join(work, 'shop');
   const env = sampleEnv();
   /** @type {import('execa').ResultPromise | undefined} */
   let agent;
   try {
-    copyFixture('maven-app', app);
-    execFileSync('mvn', ['-q', 'compile'], { cwd: app, env, stdio: 'ignore' });
+    await compiled('maven-app', app, env);
     await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
 
     const elsewhere = path.join(work, 'other');
@@ -212,8 +221,8 @@ export async function recordSamples() {
     fs.writeFileSync(path.join(elsewhere, '.reclazz', 'agent.port'), String(facts.stalePort));
     samples['stale-port'] = (await cli(['mvn', '-q', 'compile'], undefined, elsewhere)).block;
 
-    Object.assign(samples, await recordSeveralApps(work, env, facts, cli));
-    samples['not-watched'] = await recordNotWatched(work, env, facts, cli);
+    Object.assign(samples, await recordSeveralApps(work, env, facts, cli, compiled));
+    samples['not-watched'] = await recordNotWatched(work, env, facts, cli, compiled);
     return samples;
   } finally {
     agent?.kill('SIGTERM');
@@ -238,11 +247,10 @@ function editSource(file, from, to) {
  * receipts arrive, which no recording can repeat. The agents are stopped before it returns.
  * @returns {Promise<Record<string, string>>} the samples `ambiguous-agent` and `several-apps`
  */
-async function recordSeveralApps(work, env, facts, cli) {
+async function recordSeveralApps(work, env, facts, cli, compiled) {
   const checkout = path.join(work, 'checkout');
-  copyFixture('two-services', checkout);
+  await compiled('two-services', checkout, env);
   fs.mkdirSync(path.join(checkout, '.git'));
-  execFileSync('mvn', ['-q', 'compile'], { cwd: checkout, env, stdio: 'ignore' });
   await new Promise((resolve) => setTimeout(resolve, 50)); // the apps start after their classes are written
   facts.dirs.push(fs.realpathSync(checkout), checkout);
   /** @type {import('execa').ResultPromise[]} */
@@ -315,11 +323,10 @@ async function recordWatch(app, env, facts) {
  * returns.
  * @returns {Promise<string>} the sample `not-watched`
  */
-async function recordNotWatched(work, env, facts, cli) {
+async function recordNotWatched(work, env, facts, cli, compiled) {
   const reactor = path.join(work, 'reactor');
-  copyFixture('maven-reactor', reactor);
+  await compiled('maven-reactor', reactor, env);
   fs.mkdirSync(path.join(reactor, '.git'));
-  execFileSync('mvn', ['-q', 'compile'], { cwd: reactor, env, stdio: 'ignore' });
   await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
   facts.dirs.push(fs.realpathSync(reactor), reactor);
   const agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes'], {

@@ -4,6 +4,16 @@
  */
 import type { Host } from '../session/options.js';
 
+/**
+ * What must run when this process exits (each running build's kill of its process group): one
+ * `exit` listener for them all, however many builds a library user runs at once.
+ */
+const atExit = new Set<() => void>();
+
+function runAtExit(): void {
+  for (const listener of atExit) listener();
+}
+
 /** This process as a {@link Host}. */
 export function processHost(): Host {
   return {
@@ -23,8 +33,13 @@ export function processHost(): Host {
       }
     },
     onExit: (listener) => {
-      process.once('exit', listener);
-      return () => process.off('exit', listener);
+      const wrapped = (): void => listener();
+      if (atExit.size === 0) process.on('exit', runAtExit);
+      atExit.add(wrapped);
+      return () => {
+        atExit.delete(wrapped);
+        if (atExit.size === 0) process.off('exit', runAtExit);
+      };
     },
   };
 }

@@ -793,9 +793,17 @@ function reservePort(port: number): Promise<number> {
   });
 }
 
-/** Send `events` INFO events to `client` as fast as its socket drains, bypassing the outbox. */
+/** Lines of a flood between two turns of the event loop. */
+const FLOOD_SLICE = 1000;
+
+/**
+ * Send `events` INFO events to `client` as fast as its socket drains, bypassing the outbox.
+ * A turn of the event loop every {@link FLOOD_SLICE} lines: a reader as fast as the flood never
+ * makes a write wait, and the loop would otherwise starve this agent's timers and replies.
+ */
 async function floodClient(client: StatusClient, events: number, eol: string): Promise<void> {
   for (let i = 1; i <= events && !client.isClosed; i++) {
+    if (i % FLOOD_SLICE === 0) await new Promise((resolveTurn) => setImmediate(resolveTurn));
     if (!client.writeRaw(formatEvent('INFO', `flood ${i} of ${events}`) + eol)) {
       await new Promise<void>((resolveDrain) => {
         const done = (): void => {

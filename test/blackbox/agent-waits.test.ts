@@ -9,9 +9,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeAgent, FakeAgentOptions } from '../../src/fake-agent/index.js';
-import { runCli } from '../support/cli.js';
+import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { jsonResult, runCli, startCli, type CliRun } from '../support/cli.js';
 import { agentFor, buildCommand, buildRan, hasStackTrace, project, type Project } from '../support/project.js';
+import { Lines, waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 const sockets: net.Socket[] = [];
@@ -29,20 +30,40 @@ async function setUp(options: FakeAgentOptions = {}): Promise<{ p: Project; agen
 
 const PROVEN = /✔ proven live: all 1 changed class\(es\) proven live/;
 
+/**
+ * Starts the CLI with `args`; once it says `waiting` on stderr (it waits for what the test holds
+ * back), runs `then` (the test lets it happen) and returns the finished run.
+ */
+async function whenWaiting(p: Project, args: string[], waiting: RegExp, then: () => unknown): Promise<CliRun> {
+  const cli = startCli(args, { cwd: p.dir });
+  const stderr = new Lines(cli.stderr!);
+  try {
+    await stderr.line(waiting);
+  } finally {
+    await then();
+  }
+  const result = await cli;
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
 describe('an agent still starting', () => {
   it('waits while DOCTOR shows the starting shape, then builds and proves', async () => {
-    const { p, agent, build } = await setUp({ startingMs: 1500, startingDoctor: 'observed' });
-    const run = await runCli(build, { cwd: p.dir });
+    const { p, agent, build } = await setUp({ startingMs: Infinity, startingDoctor: 'observed' });
+    const waiting = new RegExp(`waiting for the agent on port ${agent.port} to finish starting`);
+    const run = await whenWaiting(p, build, waiting, () => agent.finishStarting());
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for the agent on port ${agent.port} to finish starting`));
     expect(run.stderr).toMatch(PROVEN);
   });
 
   it('waits while DOCTOR gets no answer, asking again, then builds and proves', async () => {
-    const { p, agent, build } = await setUp({ startingMs: 1500, startingDoctor: 'silent' });
-    const run = await runCli(['--timeout', '400', ...build], { cwd: p.dir });
+    const { p, agent, build } = await setUp({ startingMs: Infinity, startingDoctor: 'silent' });
+    const waiting = new RegExp(`waiting for the agent on port ${agent.port} to finish starting`);
+    const run = await whenWaiting(p, ['--timeout', '400', ...build], waiting, async () => {
+      // Asked again while still silent, then it finishes starting.
+      await expect.poll(() => agent.received.filter((r) => r.line.startsWith('DOCTOR ')).length).toBeGreaterThanOrEqual(2);
+      agent.finishStarting();
+    });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for the agent on port ${agent.port} to finish starting`));
     expect(run.stderr).toMatch(PROVEN);
     expect(agent.received.filter((r) => r.line.startsWith('DOCTOR ')).length).toBeGreaterThanOrEqual(2);
   });
@@ -58,28 +79,39 @@ describe('an agent still starting', () => {
 });
 
 describe('--wait-for-agent', () => {
+  /** The agent's port file written only once the CLI says it waits for it (the app still starting). */
+  const portFileLate = async (args: string[], config?: object) => {
+    const { p, agent, build } = await setUp({ portFile: undefined });
+    if (config) fs.writeFileSync(path.join(p.dir, 'reclazz.config.json'), JSON.stringify(config));
+    return whenWaiting(p, [...args, ...build], /waiting for the agent's port file to appear \(--wait-for-agent\)/, () => {
+      fs.mkdirSync(path.dirname(p.portFile), { recursive: true });
+      fs.writeFileSync(p.portFile, String(agent.port));
+    });
+  };
+
   it('waits for a port file that appears late', async () => {
-    const { p, build } = await setUp({ portFileDelayMs: 1500 });
-    expect(fs.existsSync(p.portFile)).toBe(false);
-    const run = await runCli(['--wait-for-agent', '8000', ...build], { cwd: p.dir });
+    const run = await portFileLate(['--wait-for-agent', '30000']);
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(/waiting for the agent's port file to appear \(--wait-for-agent\)/);
     expect(run.stderr).toMatch(PROVEN);
   });
 
   it('is also read from the config file (waitForAgentMs)', async () => {
-    const { p, build } = await setUp({ portFileDelayMs: 1500 });
-    fs.writeFileSync(path.join(p.dir, 'reclazz.config.json'), JSON.stringify({ waitForAgentMs: 8000 }));
-    const run = await runCli(build, { cwd: p.dir });
+    const run = await portFileLate([], { waitForAgentMs: 30000 });
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).toMatch(PROVEN);
   });
 
   it('waits for the port in the port file to answer', async () => {
-    const { p, agent, build } = await setUp({ listenDelayMs: 1500 });
-    const run = await runCli(['--wait-for-agent', '8000', ...build], { cwd: p.dir });
+    // The port file names a port nothing listens on until the CLI says it waits for an answer.
+    const { p, agent, build } = await setUp();
+    const port = agent.port;
+    await agent.stop();
+    fs.writeFileSync(p.portFile, String(port));
+    const waiting = new RegExp(`waiting for the agent to answer on port ${port} \\(--wait-for-agent\\)`);
+    const run = await whenWaiting(p, ['--wait-for-agent', '30000', ...build], waiting, async () => {
+      agents.push(await startFakeAgent({ port, watchDirs: [p.classes], captureDelayMs: 20, reloadMs: 20, heartbeatMs: 0 }));
+    });
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for the agent to answer on port ${agent.port} \\(--wait-for-agent\\)`));
     expect(run.stderr).toMatch(PROVEN);
   });
 
@@ -102,18 +134,17 @@ describe('--wait-for-agent', () => {
   });
 
   it('without it, a missing or stale port file is refused at once, as before', async () => {
+    // At once: the run's own time (start-up aside) is far below what a wait would take.
     const missing = await setUp({ portFileDelayMs: 60_000 });
-    let started = Date.now();
-    const none = await runCli(missing.build, { cwd: missing.p.dir });
+    const none = await runCli(['--json', ...missing.build], { cwd: missing.p.dir });
     expect(none.exitCode, none.stderr).toBe(69);
     expect(none.stderr).toMatch(/no running agent found/);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(jsonResult(none).durationMs).toBeLessThan(3000);
     const stale = await setUp({ listenDelayMs: 60_000 });
-    started = Date.now();
-    const silent = await runCli(stale.build, { cwd: stale.p.dir });
+    const silent = await runCli(['--json', ...stale.build], { cwd: stale.p.dir });
     expect(silent.exitCode, silent.stderr).toBe(69);
     expect(silent.stderr).toMatch(/nothing is listening on port \d+/);
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(jsonResult(silent).durationMs).toBeLessThan(3000);
   });
 });
 
@@ -129,14 +160,18 @@ function client(port: number): Promise<net.Socket> {
 
 describe('lingering client slots', () => {
   it('retries a connection closed before CONNECTED while closed clients still take the slots', async () => {
-    const { p, agent, build } = await setUp({ lingeringSlots: true, heartbeatMs: 1500 });
+    const { p, agent, build } = await setUp({ lingeringSlots: true, heartbeatMs: 0 });
     const five = await Promise.all(Array.from({ length: 5 }, () => client(agent.port)));
     for (const socket of five) socket.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(agent.slotsInUse()).toBe(5);
-    const run = await runCli(build, { cwd: p.dir });
+    // The agent notices a closed client when a write to it fails: its heartbeats, sent once the CLI waits.
+    const waiting = new RegExp(`waiting for a free client slot on the agent on port ${agent.port}`);
+    const heartbeats = () => {
+      agent.broadcast('HEARTBEAT', '');
+      return agent.slotsInUse() < 5;
+    };
+    const run = await whenWaiting(p, build, waiting, () => waitFor(heartbeats, 'a slot to free', { pollMs: 100 }));
     expect(run.exitCode, run.stderr).toBe(0);
-    expect(run.stderr).toMatch(new RegExp(`waiting for a free client slot on the agent on port ${agent.port}`));
     expect(run.stderr).toMatch(PROVEN);
   });
 

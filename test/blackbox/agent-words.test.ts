@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { buildCommand, until } from '../support/project.js';
+import { buildCommand } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 import { classFile, run, sha, useProjects } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
@@ -70,7 +71,7 @@ async function sendUnowned(agent: FakeAgent, line: string): Promise<void> {
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   const seen = agent.received.length;
   socket.write(`${line}\n`);
-  await until(() => agent.received.slice(seen).some((r) => r.line === line), `the agent to read ${line}`);
+  await waitFor(() => agent.received.slice(seen).some((r) => r.line === line), `the agent to read ${line}`);
   socket.destroy();
 }
 
@@ -78,7 +79,7 @@ describe('a legacy (unowned) hold', () => {
   it('is named as such, with the unowned BUILD ok that releases it; once sent, the next run builds', async () => {
     const { p, agent } = await projectWithAgent();
     await sendUnowned(agent, 'BUILD started');
-    await until(() => agent.hold().kind === 'legacy', 'the legacy hold');
+    await waitFor(() => agent.hold().kind === 'legacy', 'the legacy hold');
     const busy = await run(p, ['--wait', '0', ...buildCommand(p)]);
     expect(busy.exitCode, busy.stderr).toBe(69);
     expect(busy.stderr).toContain('an unowned (legacy) build hold is still held');
@@ -87,7 +88,7 @@ describe('a legacy (unowned) hold', () => {
     );
     expect(busy.stderr).not.toContain('restart the app if its owner is gone');
     await sendUnowned(agent, 'BUILD ok');
-    await until(() => agent.hold().kind === 'none', 'the unowned ok to release it');
+    await waitFor(() => agent.hold().kind === 'none', 'the unowned ok to release it');
     const built = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
     expect(built.exitCode, built.stderr).toBe(0);
   });

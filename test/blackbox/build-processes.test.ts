@@ -9,8 +9,9 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { cliCommand, cliEnv, runCli, runInTerminal, startCli } from '../support/cli.js';
-import { agentFor, hasStackTrace, processGone, project, until, type Project } from '../support/project.js';
+import { cliCommand, cliEnv, jsonResult, runCli, runInTerminal, startCli } from '../support/cli.js';
+import { agentFor, hasStackTrace, processGone, project, release, type Project } from '../support/project.js';
+import { Lines, waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 /** Processes (or, negative, process groups) a test leaves running on purpose: killed after it. */
@@ -25,6 +26,15 @@ afterEach(async () => {
   }
   await Promise.all(agents.splice(0).map((a) => a.stop()));
 });
+
+/** How long a lingering process would run by itself, in s: far longer than the 5 s it is given. */
+const SLEEPER_S = 60;
+
+/** A run that stopped it is over well before it would have ended (a bound with room for a loaded machine). */
+const STOPPED_BY_MS = 30_000;
+
+/** Shell: wait until the file `go` exists in the working folder (the test lets the build go on). */
+const UNTIL_GO = 'while [ ! -e go ]; do sleep 0.05; done';
 
 /** A project with its agent, and `new.class` beside it: new bytes for com.acme.Greeter. */
 async function setUp(): Promise<{ p: Project; agent: FakeAgent; greeter: string }> {
@@ -42,7 +52,7 @@ async function killHard(cli: ReturnType<typeof startCli>): Promise<void> {
   const pid = cli.pid!;
   cli.kill('SIGKILL');
   void cli.catch(() => undefined);
-  await until(() => processGone(pid), 'the killed CLI to be gone');
+  await waitFor(() => processGone(pid), 'the killed CLI to be gone');
 }
 
 function readPid(file: string): number {
@@ -65,24 +75,29 @@ describe('a build is over when its process group has exited', () => {
     const pidFile = path.join(p.dir, 'sleeper.pid');
     const started = Date.now();
     // The sleeper inherits the run's stdout: `| cat` ends only when it is gone.
-    const run = await execa('sh', ['-c', `${cliCommand(['--', 'sh', '-c', `sleep 8 & echo $! > ${pidFile}; echo done`])} | cat`], {
-      cwd: p.dir,
-      env: cliEnv(),
-      extendEnv: false,
-      reject: false,
-      stdin: 'ignore',
-      timeout: 30_000,
-    });
+    const run = await execa(
+      'sh',
+      ['-c', `${cliCommand(['--', 'sh', '-c', `sleep ${SLEEPER_S} & echo $! > ${pidFile}; echo done`])} | cat`],
+      {
+        cwd: p.dir,
+        env: cliEnv(),
+        extendEnv: false,
+        reject: false,
+        stdin: 'ignore',
+        timeout: 2 * SLEEPER_S * 1000,
+      },
+    );
     const elapsed = Date.now() - started;
     const sleeper = readPid(pidFile);
     strays.push(sleeper);
     expect(run.exitCode, String(run.stderr)).toBe(0);
-    expect(elapsed).toBeGreaterThanOrEqual(4500);
-    expect(elapsed).toBeLessThan(7500);
+    // The 5 s after the command exited, and then the stop: long before the sleeper would have ended.
+    expect(elapsed).toBeGreaterThanOrEqual(5000);
+    expect(elapsed).toBeLessThan(STOPPED_BY_MS);
     expect(String(run.stdout)).toBe('done');
     expect(String(run.stderr)).toMatch(
       new RegExp(
-        `warning: 1 process\\(es\\) of the build still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep 8`,
+        `warning: 1 process\\(es\\) of the build still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep ${SLEEPER_S}`,
       ),
     );
     expect(processGone(sleeper)).toBe(true);
@@ -93,16 +108,17 @@ describe('a build is over when its process group has exited', () => {
     const { p } = await setUp();
     const pidFile = path.join(p.dir, 'sleeper.pid');
     const started = Date.now();
-    const run = await runInTerminal(cliCommand(['--', 'sh', '-c', `sleep 8 & echo $! > ${pidFile}; echo done`]), {
+    const run = await runInTerminal(cliCommand(['--', 'sh', '-c', `sleep ${SLEEPER_S} & echo $! > ${pidFile}; echo done`]), {
       cwd: p.dir,
       env: { CI: 'true', NO_COLOR: '1' },
+      timeoutMs: 2 * SLEEPER_S * 1000,
     });
     const sleeper = readPid(pidFile);
     strays.push(sleeper);
     expect(run.exitCode, run.output).toBe(0);
-    expect(Date.now() - started).toBeLessThan(7500);
+    expect(Date.now() - started).toBeLessThan(STOPPED_BY_MS);
     expect(run.output).toMatch(
-      new RegExp(`still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep 8`),
+      new RegExp(`still ran 5 s after its command exited, so they were stopped \\(SIGTERM, then SIGKILL\\): ${sleeper} sleep ${SLEEPER_S}`),
     );
     expect(processGone(sleeper)).toBe(true);
   });
@@ -111,16 +127,15 @@ describe('a build is over when its process group has exited', () => {
   it('leaves alone a daemon that detached into a session of its own (setsid), and does not wait for it', async () => {
     const { p } = await setUp();
     const pidFile = path.join(p.dir, 'daemon.pid');
-    const started = Date.now();
-    const run = await runCli(['--', 'sh', '-c', `setsid sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`], {
+    const run = await runCli(['--json', '--', 'sh', '-c', `setsid sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`], {
       cwd: p.dir,
     });
-    const elapsed = Date.now() - started;
     const daemon = readPid(pidFile);
     strays.push(daemon);
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stderr).not.toMatch(/still ran/);
-    expect(elapsed).toBeLessThan(4000);
+    // Not the 5 s a build's lingering process gets (the run's own time, start-up aside).
+    expect(jsonResult(run).durationMs).toBeLessThan(5000);
     expect(processGone(daemon)).toBe(false);
   });
 });
@@ -128,9 +143,9 @@ describe('a build is over when its process group has exited', () => {
 describe('a build that outlived a killed run', () => {
   it('keeps the next run from building, and from saying ✔, while it may still write; it waits within --wait, then refuses 69 naming it', async () => {
     const { p, greeter } = await setUp();
-    const first = startCli(['--', 'sh', '-c', `sleep 4; cp new.class ${greeter}; sleep 1`], { cwd: p.dir });
+    const first = startCli(['--', 'sh', '-c', `${UNTIL_GO}; cp new.class ${greeter}; sleep 1`], { cwd: p.dir });
     const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
-    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
     const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
     strays.push(-pgid);
     await killHard(first);
@@ -140,31 +155,31 @@ describe('a build that outlived a killed run', () => {
     expect(second.stderr).not.toMatch(/✔/);
     expect(fs.existsSync(path.join(p.dir, 'second-ran'))).toBe(false);
     expect(second.stderr).toMatch(
-      new RegExp(`waiting for the build of an earlier run that is gone to end \\(process group ${pgid}: sh -c 'sleep 4`),
+      new RegExp(`waiting for the build of an earlier run that is gone to end \\(process group ${pgid}: sh -c 'while`),
     );
     expect(second.stderr).toMatch(
-      new RegExp(
-        `the build of an earlier run that is gone \\(killed\\?\\) still runs after \\d+ ms: process group ${pgid}, sh -c 'sleep 4; cp new\\.class`,
-      ),
+      new RegExp(`the build of an earlier run that is gone \\(killed\\?\\) still runs after \\d+ ms: process group ${pgid}, sh -c 'while`),
     );
-    // Never signalled: the orphan is still there, and goes on to write.
+    // Never signalled: the orphan is still there, and goes on to write once let go.
     expect(processGone(pgid)).toBe(false);
-    await until(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the orphan to write', 10_000);
+    release(path.join(p.dir, 'go'));
+    await waitFor(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the orphan to write');
     expect(hasStackTrace(second.stderr)).toBe(false);
   });
 
   it('goes on once that build has ended within --wait', async () => {
     const { p } = await setUp();
-    const first = startCli(['--', 'sh', '-c', 'sleep 2'], { cwd: p.dir });
+    const first = startCli(['--', 'sh', '-c', UNTIL_GO], { cwd: p.dir });
     const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
-    await until(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
+    await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the build recorded with the lock');
     const pgid = (JSON.parse(fs.readFileSync(holder, 'utf8')) as { build: { pgid: number } }).build.pgid;
     strays.push(-pgid);
     await killHard(first);
-    const started = Date.now();
-    const second = await runCli(['--wait', '10000', '--', 'true'], { cwd: p.dir });
-    expect(second.exitCode, second.stderr).toBe(0);
-    expect(second.stderr).toMatch(/waiting for the build of an earlier run that is gone to end/);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    const second = startCli(['--wait', '30000', '--', 'true'], { cwd: p.dir });
+    // It waits; the orphan ends only once that was said.
+    await new Lines(second.stderr!).line(/waiting for the build of an earlier run that is gone to end/);
+    release(path.join(p.dir, 'go'));
+    const ended = await second;
+    expect(ended.exitCode, String(ended.stderr)).toBe(0);
   });
 });

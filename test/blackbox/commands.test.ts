@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const agentFor = useFakeAgents({ heartbeatMs: 200 });
 
@@ -33,15 +34,7 @@ async function reload(agent: FakeAgent, p: Project, writes: Record<string, strin
   for (const [name, bytes] of Object.entries(writes)) writeClass(p.classes, name, bytes);
   const scan = await runCli(['scan'], { cwd: p.dir });
   expect(scan.exitCode).toBe(0);
-  await waitUntil(() => agent.captures > 0);
-}
-
-async function waitUntil(condition: () => boolean, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(() => agent.captures > 0, 'a capture');
 }
 
 describe('doctor', () => {
@@ -211,7 +204,7 @@ describe('scan', () => {
     expect(run.stdout).toContain('SCAN sent and read by the agent');
     expect(run.stdout).toContain('SCAN has no reply');
     expect(agent.received.map((r) => r.line.split(' ')[0])).toEqual(['SCAN', 'DOCTOR']);
-    await waitUntil(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
   });
 
   it('to an old agent: sent, nothing confirms it', async () => {
@@ -220,7 +213,7 @@ describe('scan', () => {
     const run = await runCli(['scan', '--json'], { cwd: p.dir });
     expect(run.exitCode).toBe(0);
     expect(lastJson(run.stdout)).toMatchObject({ action: 'scan', sent: true, delivered: false });
-    await waitUntil(() => agent.received.length === 1);
+    await waitFor(() => agent.received.length === 1, 'the command');
     expect(agent.received[0]!.line).toBe('SCAN');
   });
 
@@ -306,10 +299,10 @@ describe('events', () => {
     const child = startCli(['events'], { cwd: p.dir });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitUntil(() => agent.clientCount() === 1);
+    await waitFor(() => agent.clientCount() === 1, 'the follower to connect');
     agent.broadcast('RELOAD', 'Reloaded com.acme.Greeter (3ms)');
     agent.broadcast('WARN', 'something odd');
-    await waitUntil(() => out.includes('something odd'));
+    await waitFor(() => out.includes('something odd'), 'the odd event');
     await agent.stop();
     const run = await child;
     expect(run.exitCode).toBe(0);
@@ -325,9 +318,9 @@ describe('events', () => {
     const child = startCli(['events', '--json'], { cwd: p.dir });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    await waitUntil(() => agent.clientCount() === 1);
+    await waitFor(() => agent.clientCount() === 1, 'the follower to connect');
     agent.broadcast('STRUCTURAL_RELOAD', 'Redefined com.acme.Greeter', { type: 'structural' });
-    await waitUntil(() => out.includes('Redefined') && out.includes('HEARTBEAT'));
+    await waitFor(() => out.includes('Redefined') && out.includes('HEARTBEAT'), 'the reload and the heartbeat');
     child.kill('SIGINT');
     const run = await child;
     expect(run.exitCode).toBe(130);

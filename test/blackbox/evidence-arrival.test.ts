@@ -7,8 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'vitest';
-import { buildCommand, until, type Project } from '../support/project.js';
-import { classFile, expectNotLive, failing, run, script, sleep, useProjects, WATCHER } from '../support/evidence.js';
+import { buildCommand, type Project } from '../support/project.js';
+import { sleep, waitFor } from '../support/wait.js';
+import { classFile, expectNotLive, failing, run, script, useProjects, WATCHER } from '../support/evidence.js';
 import { writeClass } from '../support/cli.js';
 
 const projectWithAgent = useProjects();
@@ -65,7 +66,7 @@ describe('old files brought to a path after the app started, before the first ru
     const { p, agent } = await projectWithAgent({ ...WATCHER, ...failing('greeter-staged') }, (project) => (staging = stage(project)));
     fs.rmSync(p.classes, { recursive: true });
     fs.renameSync(staging, p.classes);
-    await until(() => agent.captures >= 1, "the agent's watcher to take the swapped folder");
+    await waitFor(() => agent.captures >= 1, "the agent's watcher to take the swapped folder");
     await sleep(100); // its reload (20 ms) has failed
     const first = await run(p, buildCommand(p));
     expectNotLive(first, 'com.acme.Greeter', 'failed');
@@ -78,7 +79,7 @@ describe('old files brought to a path after the app started, before the first ru
     const { p, agent } = await projectWithAgent({ ...WATCHER, ...failing('greeter-older') }, (project) => (files = linked(project)));
     fs.rmSync(files.link);
     fs.symlinkSync(files.older, files.link);
-    await until(() => agent.captures >= 1, "the agent's watcher to take the re-pointed link");
+    await waitFor(() => agent.captures >= 1, "the agent's watcher to take the re-pointed link");
     await sleep(100);
     const first = await run(p, buildCommand(p));
     expectNotLive(first, 'com.acme.Greeter', 'failed');

@@ -6,8 +6,9 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCommand, until } from '../support/project.js';
-import { compileOutside, expectNotLive, failing, run, sleep, useProjects, WATCHER } from '../support/evidence.js';
+import { buildCommand } from '../support/project.js';
+import { sleep, waitFor } from '../support/wait.js';
+import { compileOutside, expectNotLive, failing, run, useProjects, WATCHER } from '../support/evidence.js';
 import { writeClass } from '../support/cli.js';
 
 const projectWithAgent = useProjects();
@@ -35,10 +36,10 @@ describe("a receipt pushed out of the agent's 512", () => {
     );
     let captures = agent.captures;
     compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => agent.captures > captures, "the agent's watcher to take the outside compile");
+    await waitFor(() => agent.captures > captures, "the agent's watcher to take the outside compile");
     captures = agent.captures;
     for (const name of fillers) writeClass(elsewhere(p.dir), name, 'v2');
-    await until(() => agent.captures > captures, "the agent's watcher to take the other module's rewrite");
+    await waitFor(() => agent.captures > captures, "the agent's watcher to take the other module's rewrite");
     await sleep(NOTICED_MS); // the reloads (20 ms) ended, and Greeter's rewrite is old enough to have been noticed
     const first = await run(p, buildCommand(p));
     expectNotLive(first, 'com.acme.Greeter', 'not-observed');

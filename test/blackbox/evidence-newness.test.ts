@@ -8,8 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildCommand, until } from '../support/project.js';
-import { classFile, compileOutside, expectNotLive, failing, run, sha, sleep, useProjects, WATCHER } from '../support/evidence.js';
+import { buildCommand } from '../support/project.js';
+import { sleep, waitFor } from '../support/wait.js';
+import { classFile, compileOutside, expectNotLive, failing, run, sha, useProjects, WATCHER } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
 
@@ -53,7 +54,7 @@ describe('a class the app loaded, deleted outside reclazz-build, then rebuilt', 
     expect(recorded.exitCode, recorded.stderr).toBe(0);
     const captures = agent.captures;
     compileOutside(p, 'com.acme.Fresh', 'fresh-v1');
-    await until(() => agent.captures > captures, "the agent's watcher to take the outside compile");
+    await waitFor(() => agent.captures > captures, "the agent's watcher to take the outside compile");
     await sleep(100); // its reload (20 ms) has ended
     fs.rmSync(classFile(p, 'com.acme.Fresh'));
     const rebuilt = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v2' } }));

@@ -6,8 +6,9 @@
  */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { buildCommand, until, type Project } from '../support/project.js';
-import { classFile, compileOutside, expectNotLive, run, script, sha, sleep, useProjects, WATCHER } from '../support/evidence.js';
+import { buildCommand, type Project } from '../support/project.js';
+import { sleep, waitFor } from '../support/wait.js';
+import { classFile, compileOutside, expectNotLive, run, script, sha, useProjects, WATCHER } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
 
@@ -36,7 +37,7 @@ describe('a proof recorded earlier, after the JVM moved on', () => {
       const captures = agent.captures;
       putBack = bytes === 'greeter-v2';
       compileOutside(p, 'com.acme.Greeter', bytes);
-      await until(() => agent.captures > captures, `the agent's watcher to take ${bytes}`);
+      await waitFor(() => agent.captures > captures, `the agent's watcher to take ${bytes}`);
       await sleep(100); // its reload (20 ms) has ended
     }
     const next = await run(p, buildCommand(p));

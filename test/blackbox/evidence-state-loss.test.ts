@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
-import { buildCommand, until, type Project } from '../support/project.js';
-import { classFile, compileOutside, giveToNobody, run, sha, sleep, useProjects } from '../support/evidence.js';
+import { buildCommand, type Project } from '../support/project.js';
+import { classFile, compileOutside, giveToNobody, reloadsEnded, run, sha, useProjects } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
 
@@ -58,9 +58,8 @@ describe('state loss never shows a failed reload as live', () => {
     });
     const first = await run(p, buildCommand(p));
     expect(first.exitCode, first.stderr).toBe(0);
-    compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => agent.captures >= 1, "the agent's watcher to try the outside compile");
-    await sleep(100);
+    // The agent's watcher tries the outside compile, and its reload fails.
+    await reloadsEnded(agent, ['com.acme.Greeter'], () => compileOutside(p, 'com.acme.Greeter', 'greeter-v2'));
     damage(p);
     const second = await run(p, buildCommand(p), options);
     expect(second.stderr).not.toContain('✔');

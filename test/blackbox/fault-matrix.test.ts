@@ -12,11 +12,24 @@
  */
 import fs from 'node:fs';
 import net from 'node:net';
+import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { FakeAgent, FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { runCli } from '../support/cli.js';
-import { agentFor, buildCommand, buildRan, flow, hasStackTrace, info, project, requestToken, type Project } from '../support/project.js';
+import {
+  agentFor,
+  buildCommand,
+  buildRan,
+  flow,
+  hasStackTrace,
+  info,
+  project,
+  release,
+  requestToken,
+  type Project,
+} from '../support/project.js';
 import { isReply, messageOf, startProxy, type LineAction, type Proxy, type ProxyRules } from '../support/proxy.js';
+import { waitFor } from '../support/wait.js';
 
 const STEPS = ['connect', 'handshake', 'doctor', 'started', 'build', 'finish', 'verify'] as const;
 const FAULTS = ['silence', 'disconnect', 'rejection', 'garbage', 'late', 'wrong-token', 'crlf'] as const;
@@ -24,12 +37,15 @@ type Step = (typeof STEPS)[number];
 type Fault = (typeof FAULTS)[number];
 
 const OWNER = 'matrix-owner';
-/** --timeout per receipt, ms: small, so silence costs little, with room for a loaded 2-core machine. */
-const T = 1500;
+/**
+ * --timeout per receipt, ms: small, so silence costs little, with room for a 2-core machine
+ * running other test files at once (a reply that does come is never near it).
+ */
+const T = 2000;
 /** A late reply arrives this long after its request, ms: well past T and past VERIFY's 1 s re-ask. */
-const LATE = 3200;
+const LATE = 4000;
 /** --verify-timeout, ms. */
-const V = 4000;
+const V = 5000;
 const WRITES = { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer$Inner': 'inner-v2' };
 
 const FULL = ['DOCTOR', 'BUILD started', 'BUILD ok', 'VERIFY...'];
@@ -63,8 +79,8 @@ interface Cell {
   proxy?: (ctx: Context) => ProxyRules;
   /** Before the run; may replace the port file (return its content) or prepare the agent. */
   setup?: (ctx: Context, proxy: Proxy) => Promise<string | void> | string | void;
-  /** Build sleeps this long, ms (faults "during the build" need a window). */
-  sleepMs?: number;
+  /** The fault comes during the build: the build runs until the proxy has acted (afterStarted). */
+  during?: boolean;
   expect: Expectation;
 }
 
@@ -198,14 +214,27 @@ function silentAfterStarted(): FakeAgentOptions {
   };
 }
 
-/** After the started receipt passes: run `then` 100 ms later (the build sleeps 400 ms). */
+/** The file a build of a cell with `during` waits for (afterStarted writes it once it has acted). */
+const goFile = (p: Project): string => path.join(p.dir, 'go');
+
+/**
+ * After the started receipt passes, once the build has started: run `then` (and wait for what it
+ * returns), and let the build end (it waits for that: `during`).
+ */
 function afterStarted(
-  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => void,
+  ctx: Context,
+  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => unknown,
   rest?: ProxyRules['fromAgent'],
 ): ProxyRules {
   return {
     fromAgent: (line, connection) => {
-      if (isReply(line, 'BUILD_ACK', 'started')) setTimeout(() => then(connection, line), 100);
+      if (isReply(line, 'BUILD_ACK', 'started')) {
+        void (async () => {
+          await waitFor(() => buildRan(ctx.p), 'the build to start');
+          await then(connection, line);
+          release(goFile(ctx.p));
+        })();
+      }
       return rest?.(line, connection);
     },
   };
@@ -218,7 +247,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'the port accepts TCP but nothing ever speaks (a hung agent, or another program)',
       proxy: () => ({ onAccept: () => 'silent' }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: new RegExp(String.raw`sent no CONNECTED line within ${T} ms`) },
     },
     disconnect: {
       mapping: "the agent's sixth client: five clients already connected, the sixth is accepted and closed before CONNECTED",
@@ -294,7 +323,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'the CONNECTED line stalls half-way (no newline ever comes)',
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? [Buffer.from(line.slice(0, 25))] : undefined) }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: new RegExp(String.raw`sent no CONNECTED line within ${T} ms`) },
     },
     disconnect: {
       proxy: () => ({
@@ -319,7 +348,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     late: {
       proxy: () => ({ fromAgent: (line, c) => (c.agentLines === 0 ? { delayMs: LATE, lines: [line] } : undefined) }),
-      expect: { exit: 69, built: false, flow: [], hold: 'none', says: /sent no CONNECTED line within 1500 ms/ },
+      expect: { exit: 69, built: false, flow: [], hold: 'none', says: new RegExp(String.raw`sent no CONNECTED line within ${T} ms`) },
     },
     'wrong-token': {
       mapping: 'CONNECTED with a wrong-typed field (version "1"): not a valid greeting',
@@ -341,7 +370,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR'],
         hold: 'none',
-        says: /did not answer DOCTOR within 1500 ms: it is not ready \(still starting\)/,
+        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms: it is not ready \(still starting\)`),
       },
     },
     disconnect: {
@@ -371,7 +400,13 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
           (line) => isReply(line, 'DOCTOR_RESULT'),
           (line) => [...HOSTILE, line.slice(0, line.length - 40)],
         ),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR'],
+        hold: 'none',
+        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms`),
+      },
     },
     late: {
       proxy: () =>
@@ -379,7 +414,13 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
           (line) => isReply(line, 'DOCTOR_RESULT'),
           (line) => ({ delayMs: LATE, lines: [line] }),
         ),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR'],
+        hold: 'none',
+        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms`),
+      },
     },
     'wrong-token': {
       proxy: () =>
@@ -390,7 +431,13 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
             return [line.replaceAll(token, `x${token.slice(1)}`), line.replaceAll(token, token.toUpperCase())];
           },
         ),
-      expect: { exit: 69, built: false, flow: ['DOCTOR'], hold: 'none', says: /did not answer DOCTOR within 1500 ms/ },
+      expect: {
+        exit: 69,
+        built: false,
+        flow: ['DOCTOR'],
+        hold: 'none',
+        says: new RegExp(String.raw`did not answer DOCTOR within ${T} ms`),
+      },
     },
     crlf: {
       proxy: () =>
@@ -414,7 +461,9 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR', 'BUILD started'],
         hold: 'ours',
-        says: /the agent did not acknowledge BUILD started \(no BUILD started receipt from the agent on port \d+ within 1500 ms\); the build did not run/,
+        says: new RegExp(
+          String.raw`the agent did not acknowledge BUILD started \(no BUILD started receipt from the agent on port \d+ within ${T} ms\); the build did not run`,
+        ),
         also: (ctx, err) => {
           expect(err).toMatch(/the next run here reuses that owner and recovers it/);
           expect(JSON.parse(fs.readFileSync(`${ctx.p.dir}/.reclazz/owner.json`, 'utf8'))).toMatchObject({
@@ -458,7 +507,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR', 'BUILD started'],
         hold: 'ours',
-        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+        says: new RegExp(String.raw`did not acknowledge BUILD started \(no BUILD started receipt .*within ${T} ms\)`),
       },
     },
     late: {
@@ -472,7 +521,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR', 'BUILD started'],
         hold: 'ours',
-        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+        says: new RegExp(String.raw`did not acknowledge BUILD started \(no BUILD started receipt .*within ${T} ms\)`),
       },
     },
     'wrong-token': {
@@ -486,7 +535,7 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
         built: false,
         flow: ['DOCTOR', 'BUILD started'],
         hold: 'ours',
-        says: /did not acknowledge BUILD started \(no BUILD started receipt .*within 1500 ms\)/,
+        says: new RegExp(String.raw`did not acknowledge BUILD started \(no BUILD started receipt .*within ${T} ms\)`),
       },
     },
     crlf: {
@@ -502,7 +551,6 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     silence: {
       mapping: 'from the started receipt on, the agent answers nothing (hung): the build runs to its end, ok and failed get no receipt',
       agent: silentAfterStarted,
-      sleepMs: 400,
       expect: {
         exit: 70,
         built: true,
@@ -513,8 +561,8 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     disconnect: {
       mapping: 'the connection drops during the build while the app keeps running',
-      proxy: () => afterStarted((c) => c.close()),
-      sleepMs: 400,
+      proxy: (ctx) => afterStarted(ctx, (c) => c.close()),
+      during: true,
       expect: {
         exit: 70,
         built: true,
@@ -526,8 +574,8 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     rejection: {
       mapping: 'the app restarts during the build: hold and connection are gone, a new session answers',
-      proxy: (ctx) => afterStarted(() => void ctx.agent.restart()),
-      sleepMs: 400,
+      proxy: (ctx) => afterStarted(ctx, () => ctx.agent.restart()),
+      during: true,
       expect: {
         exit: 70,
         built: true,
@@ -537,43 +585,44 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       },
     },
     garbage: {
-      proxy: () => afterStarted((c) => HOSTILE.forEach((line) => c.write(typeof line === 'string' ? `${line}\n` : line))),
-      sleepMs: 400,
+      proxy: (ctx) => afterStarted(ctx, (c) => HOSTILE.forEach((line) => c.write(typeof line === 'string' ? `${line}\n` : line))),
+      during: true,
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
     late: {
       mapping:
         "a stale receipt replayed during the build (the started request's token, state ok) while the real ok receipt is lost: it must not count",
-      proxy: () =>
+      proxy: (ctx) =>
         afterStarted(
+          ctx,
           (c, started) => c.write(`${rewrite(started, messageOf(started)!.replace(' started ', ' ok '))}\n`),
           (line) => (isBuildReceipt(line, 'ok') ? [] : undefined),
         ),
-      sleepMs: 400,
+      during: true,
       expect: { exit: 70, built: true, flow: LOST_OK, hold: 'none', says: /the BUILD ok receipt was lost: not completed safely/ },
     },
     'wrong-token': {
       mapping: "other clients' receipts during the build (other request tokens, our owner): ignored",
-      proxy: () =>
-        afterStarted((c) =>
+      proxy: (ctx) =>
+        afterStarted(ctx, (c) =>
           [
             info(`BUILD_ACK someone-else ok owner=${OWNER}`),
             info(`BUILD_REJECTED someone-else started owner=${OWNER}`),
             info(`VERIFY_RESULT someone-else {"status":"applied"}`),
           ].forEach((line) => c.write(`${line}\n`)),
         ),
-      sleepMs: 400,
+      during: true,
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
     crlf: {
       mapping: 'CRLF-terminated broadcasts during the build',
-      proxy: () =>
-        afterStarted((c) =>
+      proxy: (ctx) =>
+        afterStarted(ctx, (c) =>
           [info('Compiling'), JSON.stringify({ level: 'RELOAD', message: 'Reloaded x', timestamp: 'now' })].forEach((l) =>
             c.write(`${l}\r\n`),
           ),
         ),
-      sleepMs: 400,
+      during: true,
       expect: { exit: 0, built: true, flow: FULL, hold: 'none', says: /all 2 changed class\(es\) proven live/ },
     },
   },
@@ -743,8 +792,9 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
 
 let ran = 0;
 
-// Most cells wait on a bound rather than compute: run more at once than the default 5.
-vi.setConfig({ maxConcurrency: 8 });
+// Most cells wait on a bound rather than compute: run more at once than the default 5, not so many
+// that this worker (each cell's agent and proxy run in it) answers late on a loaded machine.
+vi.setConfig({ maxConcurrency: 6 });
 
 afterAll(() => {
   console.log(`fault matrix: ${ran} of ${STEPS.length * FAULTS.length} cells ran (${STEPS.length} steps x ${FAULTS.length} faults)`);
@@ -776,7 +826,7 @@ describe.concurrent('fault matrix (step x fault) through the real binary', () =>
               String(V),
               '--wait',
               '0',
-              ...buildCommand(p, { writes: WRITES, sleepMs: cell.sleepMs ?? 0 }),
+              ...buildCommand(p, { writes: WRITES, ...(cell.during ? { until: goFile(p) } : {}) }),
             ],
             { cwd: p.dir },
           );
@@ -788,7 +838,7 @@ describe.concurrent('fault matrix (step x fault) through the real binary', () =>
           expect(buildRan(p), 'build ran').toBe(e.built);
           expect(flow(agent, ctx.from), 'what the agent received').toEqual(e.flow);
           // An acknowledged ok schedules the capture; the agent releases the hold when it has run.
-          if (e.hold === 'none') await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
+          if (e.hold === 'none') await waitFor(() => agent.hold().kind === 'none', 'the capture to release the hold');
           const hold = agent.hold();
           if (e.hold !== 'none') expect(hold).toMatchObject({ kind: 'named', owner: e.hold === 'ours' ? OWNER : 'the-ide' });
           e.also?.(ctx, run.stderr);

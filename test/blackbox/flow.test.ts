@@ -5,10 +5,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
-import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -141,7 +141,8 @@ describe('reclazz-build -- <command> against the fake agent', () => {
 describe('back-to-back runs', () => {
   it("waits for the previous run's capture to release the hold before sending started", async () => {
     const p = project();
-    const agent = await agentFor(p, { captureDelayMs: 600 });
+    // A capture later than the first run's end and exit, even on a loaded machine.
+    const agent = await agentFor(p, { captureDelayMs: 3000 });
     const first = await runCli(['--no-verify', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
     expect(first.exitCode).toBe(0);
     expect(agent.hold().kind).toBe('named'); // the ok receipt only scheduled the capture
@@ -161,7 +162,7 @@ describe('a run killed mid-build', () => {
     const script = `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2'); require('fs').writeFileSync(${JSON.stringify(p.marker)}, String(process.pid)); setTimeout(() => {}, 60000);`;
     const child = startCli(['--', process.execPath, '-e', script], { cwd: p.dir });
     const buildPid = () => (fs.existsSync(p.marker) ? Number(fs.readFileSync(p.marker, 'utf8')) : 0);
-    await vi.waitFor(() => expect(buildPid()).toBeGreaterThan(0), { timeout: 10_000 });
+    await expect.poll(() => buildPid()).toBeGreaterThan(0);
     child.kill('SIGKILL');
     // The orphaned build still holds the output pipes: end it too, by its pid (a pattern such as
     // pkill -f would also hit other tests' processes whose command lines hold the same words).
@@ -221,10 +222,10 @@ describe('what the next run takes as live', () => {
     const agent = await agentFor(p, { captureDelayMs: 600_000 });
     const first = await runCli(['--verify-timeout', '1500', ...build(p, { 'com.acme.Greeter': 'greeter-v2' })], { cwd: p.dir });
     expect(first.exitCode, first.stderr).toBe(75);
-    const begun = Date.now();
-    const second = await runCli(['--wait', '0', '--verify-timeout', '30000', ...build(p, {})], { cwd: p.dir });
+    const second = await runCli(['--json', '--wait', '0', '--verify-timeout', '30000', ...build(p, {})], { cwd: p.dir });
     expect(second.exitCode, second.stderr).toBe(75);
-    expect(Date.now() - begun).toBeLessThan(15_000);
+    // Not the 30 s deadline (the run's own time, start-up aside).
+    expect(jsonResult(second).durationMs).toBeLessThan(15_000);
     expect(second.stderr).toContain('no reload attempt with these bytes in this agent session');
     expect(agent.received.filter((r) => r.line.includes(` com.acme.Greeter ${sha('greeter-v2')}`)).length).toBeGreaterThanOrEqual(2);
     // A rebuild of the class is a fresh change again: the whole deadline applies.

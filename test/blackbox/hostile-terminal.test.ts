@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { HOSTILE_PAYLOAD, type FakeAgent, type HostileOptions } from '../../src/fake-agent/index.js';
 import { useFakeAgents } from '../support/agents.js';
 import { cliCommand, runCli, runInTerminal, startCli, writeClass } from '../support/cli.js';
-import { until } from '../support/project.js';
 import { rawControlIn, scratchDir } from '../support/scratch.js';
+import { Lines, waitFor } from '../support/wait.js';
 
 const agentFor = useFakeAgents({ heartbeatMs: 0 });
 
@@ -53,10 +53,12 @@ function expectSafe(text: string, what: string): void {
 
 /** `events` until the agent stops, after it broadcast `message` at `level`. */
 async function follow(agent: FakeAgent, dir: string, args: string[], level: string, message: string) {
-  const run = startCli(['events', ...args], { cwd: dir, timeoutMs: 20_000 });
-  await until(() => agent.clientCount() === 1, 'the follower to connect');
+  const run = startCli(['events', ...args], { cwd: dir, timeoutMs: 30_000 });
+  const out = new Lines(run.stdout!);
+  await waitFor(() => agent.clientCount() === 1, 'the follower to connect');
   agent.broadcast(level, message);
-  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The agent stops once the follower has passed the message on (escaped, but with its text).
+  await waitFor(() => out.all.some((line) => line.includes(message)), 'the message on stdout');
   await agent.stop();
   const result = await run;
   return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
@@ -174,7 +176,7 @@ describe('a build against a hostile peer', () => {
     // Reload it once (SCAN), so that VERIFY has a receipt to tell.
     writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
     expect((await runCli(['scan'], { cwd: p.dir })).exitCode).toBe(0);
-    await until(() => agent.captures > 0, 'the capture');
+    await waitFor(() => agent.captures > 0, 'the capture');
     const run = await runCli(['verify', '--verify-timeout', '3000'], { cwd: p.dir });
     expectSafe(run.stderr, 'stderr');
     expect(run.stderr).toMatch(new RegExp(`^ {2}applied +com\\.acme\\.Greeter {2}.*${escapeRe(SHOWN)}$`, 'm'));

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { useFakeAgents } from '../support/agents.js';
 import { agentLineSchema, jsonLineSchema } from '../../src/report/schema.js';
 import { BIN, cliEnv, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { waitFor } from '../support/wait.js';
 
 const agentFor = useFakeAgents({ heartbeatMs: 100 });
 
@@ -144,15 +145,19 @@ describe('--json lines match the schema', () => {
 
   it('verify and the agent subcommands', async () => {
     const p = project();
-    // The reload takes two seconds: its RELOAD event arrives while verify is connected.
-    const agent = await agentFor(p, { reloadMs: 2000 });
+    const agent = await agentFor(p);
     writeClass(p.classes, 'com.acme.Greeter', 'greeter-v2');
-    expect((await runCli(['scan', '--json'], { cwd: p.dir })).exitCode).toBe(0);
-    const verify = await runCli(
+    // verify asks while the agent has not captured the change; the SCAN that makes it reload comes
+    // once it asks, so the RELOAD event arrives while verify is connected.
+    const verifying = startCli(
       ['verify', '--json', 'target/classes/com/acme/Greeter.class', 'target/classes/com/acme/package-info.class'],
       { cwd: p.dir },
     );
-    expect(verify.exitCode).toBe(0);
+    await waitFor(() => agent.received.some((r) => r.line.startsWith('VERIFY ')), 'verify to ask');
+    expect((await runCli(['scan', '--json'], { cwd: p.dir })).exitCode).toBe(0);
+    const ended = await verifying;
+    const verify = { exitCode: ended.exitCode, stdout: String(ended.stdout) };
+    expect(verify.exitCode, String(ended.stderr)).toBe(0);
     const lines = checkLines(verify.stdout);
     expect(lines.some((l) => l.type === 'agent-event' && l.level === 'RELOAD')).toBe(true);
     expect(lines.at(-1)).toMatchObject({ action: 'verify', reason: 'ok', provenLive: true });
@@ -175,7 +180,7 @@ describe('--json lines match the schema', () => {
     const child = startCli(['events', '--json'], { cwd: p.dir });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    while (out.split('\n').length < 4) await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => out.split('\n').length >= 4, 'three agent lines');
     await agent.stop();
     const run = await child;
     expect(run.exitCode).toBe(0);

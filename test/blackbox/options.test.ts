@@ -200,11 +200,11 @@ describe('agents and class directories', () => {
     for (const name of names) writeClass(classes, name, `v1 ${name}`);
     await agentIn(dir, { watchDirs: [classes] });
     const script = `const fs=require('fs'),path=require('path');for(const n of ${JSON.stringify(names)})fs.writeFileSync(path.join(${JSON.stringify(classes)},...n.split('.'))+'.class','v2 '+n)`;
-    const started = Date.now();
     const run = await runCli(['--json', '--', process.execPath, '-e', script], { cwd: dir });
     expect(run.exitCode).toBe(75);
-    expect(Date.now() - started).toBeLessThan(20_000);
     const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    // Stopped once 512 were final, not at the 30 s deadline (the run's own time; bench/ measures how fast).
+    expect(result.durationMs).toBeLessThan(20_000);
     expect(result.message).toContain('512');
     const statuses = result.classes.map((c: { status: string }) => c.status);
     expect(statuses.filter((s: string) => s === 'applied').length).toBe(512);

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { runCli } from '../support/cli.js';
 import { LineClient } from '../fake-agent/line-client.js';
-import { agentFor, buildCommand, buildRan, hasStackTrace, project, requestToken, until, type Project } from '../support/project.js';
+import { agentFor, buildCommand, buildRan, hasStackTrace, project, requestToken, type Project } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -79,7 +80,7 @@ describe('the owner token of a hold left behind', () => {
     expect(next.exitCode, next.stderr).toBe(0);
     expect(next.stderr).toMatch(/owner\.json is corrupt; ignoring it: moved to .*owner\.json\.corrupt-/);
     expect(next.stderr).toContain(`owner token ${left} (reused`);
-    await until(() => agent.hold().kind === 'none', 'the capture to release the hold', 2000);
+    await waitFor(() => agent.hold().kind === 'none', 'the capture to release the hold');
     expect(agent.holdLog.filter((h) => h.event === 'released').map((h) => h.owner)).toEqual([left]);
   });
 
@@ -94,7 +95,7 @@ describe('the owner token of a hold left behind', () => {
     const recovered = await runCli(buildCommand(p), { cwd: p.dir });
     expect(recovered.exitCode, recovered.stderr).toBe(0);
     // Nothing changed, so nothing to VERIFY: the run ends at the ok receipt, before the capture releases the hold.
-    await until(() => agent.hold().kind === 'none', 'the capture to release the hold', 2000);
+    await waitFor(() => agent.hold().kind === 'none', 'the capture to release the hold');
     expect(agent.holdLog.filter((h) => h.event === 'released').map((h) => h.owner)).toEqual([left]);
   });
 
@@ -179,7 +180,7 @@ describe('state files that cannot be written', () => {
     const again = await runCli(buildCommand(p), { cwd: p.dir });
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toContain('reused from the last run');
-    await until(() => agent.hold().kind === 'none', 'the hold to be released');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be released');
   });
 });
 
@@ -197,7 +198,7 @@ describe('a hold owned by someone else (the IDE)', () => {
     const from = agent.received.length;
     const running = runCli(['--wait', '15000', ...buildCommand(p, { writes: { 'com.acme.Greeter': 'v2' } })], { cwd: p.dir });
     // The IDE finishes only once our run has been turned away at least once.
-    await until(() => agent.holdLog.some((h) => h.event === 'rejected'), 'our started to be rejected', 15_000);
+    await waitFor(() => agent.holdLog.some((h) => h.event === 'rejected'), 'our started to be rejected');
     ide.send('BUILD ok request=ide-2 owner=the-ide');
     const run = await running;
     ide.close();

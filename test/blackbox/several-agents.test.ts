@@ -13,6 +13,7 @@ import { jsonLineSchema } from '../../src/report/schema.js';
 import { LineClient } from '../fake-agent/line-client.js';
 import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { release } from '../support/project.js';
 
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
@@ -50,18 +51,22 @@ async function agents(c: Checkout): Promise<{ a: FakeAgent; b: FakeAgent }> {
   return { a, b };
 }
 
-/** `-- node -e`: writes the marker, then new bytes for the classes named (key -> bytes), then exits. */
+/**
+ * `-- node -e`: writes the marker, then (once the file `until` exists, when given) new bytes for
+ * the classes named (key -> bytes), then exits.
+ */
 function build(
   c: Checkout,
   writes: Partial<Record<'a' | 'b' | 'shared', string>>,
-  options: { exit?: number; sleepMs?: number } = {},
+  options: { exit?: number; until?: string } = {},
 ): string[] {
   const files = Object.entries(writes).map(([key, bytes]) => [
     path.join(c.classes[key as 'a'], ...NAMES[key as 'a'].split('.')) + '.class',
     bytes,
   ]);
   const script = `const fs=require('fs');fs.writeFileSync(${JSON.stringify(c.marker)},String(Date.now()));
-    setTimeout(()=>{for(const [f,b] of ${JSON.stringify(files)})fs.writeFileSync(f,b);process.exit(${options.exit ?? 0})},${options.sleepMs ?? 0});`;
+    const end=()=>{for(const [f,b] of ${JSON.stringify(files)})fs.writeFileSync(f,b);process.exit(${options.exit ?? 0})};
+    const poll=()=>(${JSON.stringify(options.until ?? '')}===''||fs.existsSync(${JSON.stringify(options.until ?? '')})?end():setTimeout(poll,20));poll();`;
   return ['--', process.execPath, '-e', script];
 }
 
@@ -225,11 +230,13 @@ describe('two services with an agent each, and a shared module', () => {
     const c = checkout();
     await agents(c);
     fs.mkdirSync(path.join(c.root, '.git'));
-    const first = startCli(['--port-file', c.portFile.a, ...build(c, { shared: 'shared-v2' }, { sleepMs: 1500 })], { cwd: c.root });
-    await expect.poll(() => fs.existsSync(c.marker), { timeout: 10_000 }).toBe(true);
+    const go = path.join(c.root, 'go');
+    const first = startCli(['--port-file', c.portFile.a, ...build(c, { shared: 'shared-v2' }, { until: go })], { cwd: c.root });
+    await expect.poll(() => fs.existsSync(c.marker)).toBe(true);
     const second = await runCli(['--wait', '0', '--port-file', c.portFile.b, ...build(c, { shared: 'shared-v3' })], {
       cwd: path.join(c.root, 'svc-b'),
     });
+    release(go);
     expect(second.exitCode).toBe(69);
     expect(second.stderr).toContain(
       `another reclazz-build run in this checkout still holds ${path.join(c.root, '.reclazz', 'build.lock')}`,

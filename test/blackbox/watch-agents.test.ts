@@ -10,7 +10,7 @@ import { expect, it } from 'vitest';
 import { sha256Hex } from '../../src/fake-agent/index.js';
 import { useFakeAgents } from '../support/agents.js';
 import { startCli, tempDir, writeClass } from '../support/cli.js';
-import { until } from '../support/project.js';
+import { waitFor } from '../support/wait.js';
 
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
@@ -33,10 +33,10 @@ it('every cycle holds both agents, builds once, and each agent proves the shared
   readline.createInterface({ input: cli.stdout! }).on('line', (line) => json.push(JSON.parse(line) as Record<string, unknown>));
   const cycles = () => json.filter((j) => j.type === 'cycle') as { line: string; result: { reason: string; exitCode: number } }[];
   try {
-    await until(() => json.some((j) => j.type === 'news' && j.news === 'watching'), 'the watch to start', 30_000);
+    await waitFor(() => json.some((j) => j.type === 'news' && j.news === 'watching'), 'the watch to start');
     for (const n of [2, 3]) {
       fs.writeFileSync(source, `money-v${n}`);
-      await until(() => cycles().length === n - 1, `cycle ${n - 1}`, 30_000);
+      await waitFor(() => cycles().length === n - 1, `cycle ${n - 1}`);
     }
   } finally {
     cli.kill('SIGINT');

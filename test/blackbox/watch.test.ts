@@ -8,8 +8,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { CYCLE_BEGINS, CYCLE_ENDS } from '../../src/watch/lines.js';
-import { agentFor, until } from '../support/project.js';
-import { builds, editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
+import { agentFor } from '../support/project.js';
+import { builds, editSource, holdBuilds, type RunningWatch, startWatch, watchProject } from '../support/watch.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
 const watches: RunningWatch[] = [];
@@ -71,16 +72,18 @@ describe('reclazz-build watch', () => {
     const agent = await agentFor(p, agents, { portFile: p.portFile });
     const w = watch(p);
     await w.watching();
-    fs.writeFileSync(path.join(p.dir, 'build-sleep-ms'), '1500');
+    const release = holdBuilds(p);
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => builds(p).length === 1, 'the first build to start');
+    await waitFor(() => builds(p).length === 1, 'the first build to start');
+    // Edits while it still runs (it waits for the release), apart by more than the file system's clock.
     for (const n of [3, 4, 5]) {
       editSource(p, 'com.acme.Greeter', `greeter-v${n}`);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      await sleep(150);
     }
+    release();
     const cycles = await w.cyclesEnded(2);
-    // Nothing more comes: the edits during the first build were one cycle.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Nothing more comes: the edits during the first build were one cycle (a window for one that must not come).
+    await sleep(1500);
     expect(w.cycles()).toHaveLength(2);
     await w.stop('SIGTERM');
     expect(cycles.map((c) => c.result.reason)).toEqual(['ok', 'ok']);
@@ -101,11 +104,7 @@ describe('reclazz-build watch', () => {
     const [first] = await w.cyclesEnded(1);
     const before = agent.sessionId;
     await agent.restart();
-    await until(
-      () => w.json.some((j) => j.type === 'news' && j.news === 'new-app-session'),
-      `the new session${w.stderr.join('\n')}`,
-      15_000,
-    );
+    await waitFor(() => w.json.some((j) => j.type === 'news' && j.news === 'new-app-session'), `the new session${w.stderr.join('\n')}`);
     expect(w.json.filter((j) => j.type === 'news').map((j) => j.news)).toEqual(['watching', 'agent-lost', 'new-app-session']);
     editSource(p, 'com.acme.Greeter', 'greeter-v3');
     const cycles = await w.cyclesEnded(2);
@@ -131,7 +130,7 @@ describe('reclazz-build watch', () => {
     await w.cyclesEnded(1);
     // A plain compile in another terminal: no hold, the agent reloads it on its own, and fails.
     fs.writeFileSync(path.join(p.classes, 'com', 'acme', 'Outer.class'), 'outer-v2');
-    await until(() => agent.captures >= 2, 'the agent to reload the outside compile');
+    await waitFor(() => agent.captures >= 2, 'the agent to reload the outside compile');
     editSource(p, 'com.acme.Greeter', 'greeter-v3');
     const cycles = await w.cyclesEnded(2);
     await w.stop();
@@ -147,7 +146,7 @@ describe('reclazz-build watch', () => {
     await w.watching();
     fs.writeFileSync(path.join(p.dir, 'build-sleep-ms'), '20000');
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
-    await until(() => builds(p).length === 1, 'the build to start');
+    await waitFor(() => builds(p).length === 1, 'the build to start');
     const exit = await w.stop('SIGTERM');
     expect(exit.exitCode).toBe(143);
     expect(buildVerbs(agent)).toEqual(['started', 'failed']);
@@ -163,7 +162,8 @@ describe('reclazz-build watch', () => {
     await w.watching();
     expect(w.json.filter((j) => j.type === 'news').map((j) => j.news)).toEqual(['no-agent-yet', 'watching']);
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // A window for a cycle that must not come without an agent.
+    await sleep(500);
     expect(w.cycles()).toHaveLength(0);
     await agentFor(p, agents, { portFile: p.portFile });
     const [cycle] = await w.cyclesEnded(1);

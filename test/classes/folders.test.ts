@@ -119,7 +119,11 @@ describe('folder stamps', () => {
     const dir = tempDir();
     const classes = path.join(dir, 'classes');
     writeClass(classes, 'p.A', 'a-1');
+    // The listing's clock within the coarse clock of the folder's change, however long writing it took here.
+    const changedAt = fs.statSync(path.join(classes, 'p')).ctimeMs;
+    vi.spyOn(Date, 'now').mockReturnValue(Math.ceil(changedAt) + 1);
     const first = await detectChanges(emptyIndex('s1'), [classes], afterBuild(undefined, [classes]));
+    vi.restoreAllMocks();
     const p = first.index.folders.paths.indexOf(path.join(classes, 'p'));
     expect(Number.isNaN(first.index.folders.stamps[3 * p])).toBe(true);
     const build = afterBuild(first.index);

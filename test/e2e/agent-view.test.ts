@@ -1,7 +1,9 @@
 /**
- * What the agent watches, seen from here, on real builds through the real binary: class output
- * directories taken from the agent, an app in a container (--path-map), another app's agent
- * behind a stale port file, and what doctor says of each.
+ * What the agent watches, seen from here, through the real binary on a compiled Maven project:
+ * class output directories taken from the agent (a javac build), an app in a container
+ * (--path-map), another app's agent behind a stale port file, and what doctor says of each.
+ * Where Maven adds nothing to what is tested, the build is `-- sh -c` copying a prepared
+ * class file in; the --path-map run builds with the real Maven.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +13,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli, tempDir, writeClass } from '../support/cli.js';
-import { copyFixture, editGreeting, removeFixtureCopies } from '../support/fixtures.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { editGreeting } from '../support/fixtures.js';
 
 const REAL_BUILD_TIMEOUT_MS = 240_000;
 const CLI_TIMEOUT_MS = 200_000;
@@ -43,11 +46,28 @@ function classEntry(root: string, name: string): string {
 
 const sent = (agent: FakeAgent, verb: string) => agent.received.some((r) => r.line.startsWith(`${verb} `));
 
-/** The maven-app fixture compiled once: the classes the app starts with. */
+/** A compiled copy of the maven-app fixture: the classes the app starts with. */
 async function mavenApp(): Promise<{ dir: string; classes: string }> {
-  const dir = await copyFixture('maven-app');
-  await execa('mvn', ['-q', 'compile'], { cwd: dir });
+  const dir = await compiledFixture('maven-app');
   return { dir, classes: path.join(dir, 'target', 'classes') };
+}
+
+/** The greeting Greeter.class returns in the fixture. */
+const GREETING = 'Hello, world';
+
+/**
+ * `-- sh -c` that copies in a Greeter.class returning `greeting` (as many bytes as the
+ * fixture's, so the class file stays valid): a build whose only change is Greeter, javac's
+ * bytes but for the literal, without a compiler's start-up.
+ */
+function greeterBuild(classes: string, greeting: string): string[] {
+  const greeter = path.join(classes, 'com', 'acme', 'Greeter.class');
+  const bytes = fs.readFileSync(greeter);
+  const at = bytes.indexOf(GREETING);
+  if (at < 0 || Buffer.byteLength(greeting) !== GREETING.length) throw new Error(`cannot make a Greeter.class returning "${greeting}"`);
+  const prepared = path.join(tempDir('reclazz-test-prepared-'), 'Greeter.class');
+  fs.writeFileSync(prepared, Buffer.concat([bytes.subarray(0, at), Buffer.from(greeting), bytes.subarray(at + GREETING.length)]));
+  return ['--', 'sh', '-c', `cp '${prepared}' '${greeter}'`];
 }
 
 describe('class output directories from the agent', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
@@ -127,21 +147,22 @@ describe('an app in a container: the agent reports /app paths', { timeout: REAL_
       watchDirs: [classes],
       pathMap: { '/app': dir },
     });
-    await editGreeting(dir, 'Hello from a container');
+    const containerBuild = greeterBuild(classes, 'Hello, Earth');
 
-    const unmapped = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    const unmapped = await runCli(containerBuild, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(unmapped.exitCode).toBe(69);
     expect(unmapped.stderr).toContain(`is another app's: pid ${agent.jvm!.pid}, working directory /app, watching /app/target/classes`);
     expect(unmapped.stderr).toContain('map its paths with --path-map <agent path>=<local path>');
     expect(sent(agent, 'BUILD')).toBe(false);
 
     fs.writeFileSync(path.join(dir, 'reclazz.config.json'), JSON.stringify({ pathMap: { '/app': '.' } }));
-    const configured = await runCli(MVN, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    const configured = await runCli(containerBuild, { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(configured.exitCode).toBe(0);
     expect(verified(agent)).toContain(classEntry(classes, 'com.acme.Greeter'));
 
     fs.rmSync(path.join(dir, 'reclazz.config.json'));
     await editGreeting(dir, 'Hello again from a container');
+    // The real Maven here: the class output directory it writes is the one the map resolves.
     const flagged = await runCli(['--path-map', `/app=${dir}`, ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(flagged.exitCode).toBe(0);
     expect(verified(agent)).toContain(classEntry(classes, 'com.acme.Greeter'));
@@ -202,8 +223,8 @@ describe("another app's agent behind this project's port file", { timeout: REAL_
   });
 
   it('with a truncated sample and no command line to read: a warning, and the build runs', async () => {
-    const { dir, other, agent } = await staleProject({ forceWatchSampleTruncated: true, agentOn: 'attached' });
-    const run = await runCli(['--no-verify', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
+    const { dir, classes, other, agent } = await staleProject({ forceWatchSampleTruncated: true, agentOn: 'attached' });
+    const run = await runCli(['--no-verify', ...greeterBuild(classes, 'Hello, stale')], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(
       `warning: the agent runs in ${other}, outside this project, and none of the watched directories it lists is this project's`,
     );
@@ -225,9 +246,7 @@ describe("another app's agent behind this project's port file", { timeout: REAL_
 
 describe("doctor: the agent's view of this project", { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
   it("says per class output directory whether the agent watches it, and for its watched directories which are this project's", async () => {
-    const dir = await copyFixture('maven-app');
-    await execa('mvn', ['-q', 'compile'], { cwd: dir });
-    const classes = path.join(dir, 'target', 'classes');
+    const { dir, classes } = await mavenApp();
     const outside = tempDir('reclazz-test-outside-');
     writeClass(path.join(outside, 'classes'), 'x.Y', 'y');
     await agentFor({ portFile: path.join(dir, '.reclazz', 'agent.port'), watchDirs: [classes, path.join(outside, 'classes')] });

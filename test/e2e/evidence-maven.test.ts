@@ -8,13 +8,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
 import { expectNotLive } from '../support/evidence.js';
-import { CLASS_OUTPUT_DIR, copyFixture, editGreeting, removeFixtureCopies } from '../support/fixtures.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { CLASS_OUTPUT_DIR, editGreeting } from '../support/fixtures.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -28,8 +28,7 @@ const REAL_BUILD_TIMEOUT_MS = 240_000;
 
 /** The maven-app fixture compiled (the app's starting classes), and the fake agent of its app, started after. */
 async function runningApp(options: (greeterSha: string) => FakeAgentOptions = () => ({})): Promise<{ dir: string; agent: FakeAgent }> {
-  const dir = await copyFixture('maven-app');
-  await execa('mvn', ['-q', 'compile'], { cwd: dir, stdio: 'inherit' });
+  const dir = await compiledFixture('maven-app');
   const classes = path.join(dir, CLASS_OUTPUT_DIR['maven-app']);
   const greeter = createHash('sha256')
     .update(fs.readFileSync(path.join(classes, 'com', 'acme', 'Greeter.class')))

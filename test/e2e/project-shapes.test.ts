@@ -2,17 +2,17 @@
  * The project shapes users have, each built by its real tool and run through the real binary
  * against the fake agent: a Maven reactor whose app runs from one module, a Gradle
  * multi-project build, Kotlin's class names, and an SAP Commerce tree built with ant from
- * `hybris/bin/platform`. A missing tool fails these tests (fixture-build.ts says how to install it).
+ * `hybris/bin/platform`. A missing tool fails these tests (fixture-cache.ts says how to install it).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
-import { build, copyFixture, editSource, removeFixtureCopies } from '../fixtures/fixture-build.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { changedClasses, classHashes, editSource, waitPastAntGranularity } from '../fixtures/fixture-build.js';
 
 // Real Maven, Gradle, kotlinc and ant runs on a shared 2-core machine: generous bounds.
 const REAL_BUILD_TIMEOUT_MS = 240_000;
@@ -79,8 +79,7 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
   const GREETING = 'lib/src/main/java/com/acme/lib/Greeting.java';
 
   async function reactor(watch: (dir: string) => string[]) {
-    const dir = await copyFixture('maven-reactor');
-    await build(dir, 'mvn', MVN);
+    const dir = await compiledFixture('maven-reactor');
     const agent = await agentFor({ portFile: path.join(dir, 'app', '.reclazz', 'agent.port'), watchDirs: watch(dir) });
     await editSource(dir, GREETING, '"Hello from lib"', '"Hello from lib, edited"');
     return { dir, agent, lib: path.join(dir, 'lib', 'target', 'classes'), app: path.join(dir, 'app', 'target', 'classes') };
@@ -108,10 +107,13 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
       path.join(d, 'lib', 'target', 'classes'),
     ]);
     const before = classFiles([app, lib]);
+    const hashesBefore = classHashes(dir);
     const run = await runCli(['mvn', ...MVN], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain('proven live');
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toMatch(/applied\s+com\.acme\.lib\.Greeting/);
+    // What Maven did, by the bytes: this edit changed that one class file and no other.
+    expect(changedClasses(hashesBefore, classHashes(dir))).toEqual(['lib/target/classes/com/acme/lib/Greeting.class']);
     expect(verified(agent)).toEqual(written(before, [app, lib]));
   });
 });
@@ -119,8 +121,7 @@ describe('a Maven reactor: the app runs from app/, a class in lib changes', { ti
 describe('a Gradle multi-project build: port file in web/.reclazz, run from the root', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
   it('finds the classes of core and web and verifies the changed ones (and asks once about any written again)', async () => {
     const GRADLE = ['--offline', '-q', 'classes'];
-    const dir = await copyFixture('gradle-multi');
-    await build(dir, 'gradle', GRADLE);
+    const dir = await compiledFixture('gradle-multi');
     const core = path.join(dir, 'core', 'build', 'classes', 'java', 'main');
     const web = path.join(dir, 'web', 'build', 'classes', 'java', 'main');
     const agent = await agentFor({ portFile: path.join(dir, 'web', '.reclazz', 'agent.port'), watchDirs: [web, core] });
@@ -138,19 +139,22 @@ describe('a Gradle multi-project build: port file in web/.reclazz, run from the 
 });
 
 describe("Kotlin's class output directories and names", { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
-  it("build/classes/kotlin/main counts like Java's; the lambda Foo$bar$1 and the file facade FooKt are verified by those names", async () => {
-    const dir = await copyFixture('kotlin-classes');
-    await build(dir, 'sh', ['build.sh']);
+  it("build/classes/kotlin/main counts like Java's; the lambda Foo$bar$1 and the file facade FooKt are verified by those names (the edit changed only them)", async () => {
+    const dir = await compiledFixture('kotlin-classes');
     const kotlin = path.join(dir, 'build', 'classes', 'kotlin', 'main');
     const java = path.join(dir, 'build', 'classes', 'java', 'main');
     const agent = await agentFor({ portFile: path.join(dir, '.reclazz', 'agent.port'), watchDirs: [kotlin, java] });
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello from a lambda"', '"Hello from an edited lambda"');
     await editSource(dir, 'src/main/kotlin/com/acme/Foo.kt', '"Hello, $name"', '"Hi, $name"');
     const before = classFiles([kotlin, java].filter((d) => fs.existsSync(d)));
+    const hashesBefore = classHashes(dir);
     const run = await runCli(['--', 'sh', 'build.sh'], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toMatch(/applied\s+com\.acme\.Foo\$bar\$1/);
     expect(run.stderr).toMatch(/applied\s+com\.acme\.FooKt/);
     expect(run.exitCode).toBe(0);
+    // What kotlinc did, by the bytes: an edited lambda and top-level function change only Foo$bar$1 and FooKt.
+    const KOTLIN = 'build/classes/kotlin/main/com/acme';
+    expect(changedClasses(hashesBefore, classHashes(dir))).toEqual([`${KOTLIN}/Foo$bar$1.class`, `${KOTLIN}/FooKt.class`]);
     expect(verified(agent)).toEqual(
       written(
         before,
@@ -165,12 +169,11 @@ describe('SAP Commerce: built with ant from hybris/bin/platform', { timeout: REA
   const STORE_WEB = 'hybris/bin/custom/acmestorefront/web/src/com/acme/storefront/web/CheckoutController.java';
   const CORE_SRC = 'hybris/bin/custom/acmecore/src/com/acme/core/service/ReviewService.java';
 
-  /** The copy built once, its class output directories, and the platform folder users build from. */
+  /** A compiled copy, its class output directories, and the platform folder users build from. */
   async function sapTree() {
-    const dir = await copyFixture('sap-commerce');
+    const dir = await compiledFixture('sap-commerce');
     const hybris = path.join(dir, 'hybris');
     const platform = path.join(hybris, 'bin', 'platform');
-    await build(platform, 'sh', ['-c', '. ./setantenv.sh && ant build']);
     const custom = path.join(hybris, 'bin', 'custom');
     const classDirs = [
       path.join(custom, 'acmecore', 'classes'),
@@ -185,8 +188,7 @@ describe('SAP Commerce: built with ant from hybris/bin/platform', { timeout: REA
   it('<hybris>/.reclazz/agent.port and every class output directory are found by themselves; the changed classes are verified', async () => {
     const { hybris, platform, classDirs } = await sapTree();
     const agent = await agentFor({ portFile: path.join(hybris, '.reclazz', 'agent.port'), appDir: platform, watchDirs: classDirs });
-    // Ant's javac compiles only sources more than 1 s newer than their class file.
-    await sleep(1_100);
+    await waitPastAntGranularity(path.dirname(hybris));
     await editSource(path.dirname(hybris), STORE_WEB, '"Checkout: "', '"Checkout, edited: "');
     await editSource(path.dirname(hybris), CORE_SRC, '"/5)"', '" of 5)"');
     const before = classFiles(classDirs.filter((d) => fs.existsSync(d)));

@@ -1,28 +1,21 @@
 /**
- * The main job on real Maven and Gradle builds: a fixture is copied, compiled once (the app's
- * starting classes), the fake agent watches its class output directory, a source is edited, and
- * the real binary runs the real build tool. A missing mvn or gradle FAILS these tests
- * (copyFixture throws): `bash .ci/install-build-tools.sh` installs them.
+ * The main job on real Maven and Gradle builds: a compiled copy of a fixture (the app's starting
+ * classes), the fake agent watching its class output directory, a source is edited, and the real
+ * binary runs the real build tool. A missing mvn or gradle FAILS these tests (compiledFixture
+ * throws): `bash .ci/install-build-tools.sh` installs them.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { runCli } from '../support/cli.js';
-import {
-  CLASS_OUTPUT_DIR,
-  copyFixture,
-  editGreeting,
-  fixCompileError,
-  introduceCompileError,
-  removeFixtureCopies,
-  type FixtureName,
-} from '../support/fixtures.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { CLASS_OUTPUT_DIR, editGreeting, fixCompileError, introduceCompileError, type AppFixture } from '../support/fixtures.js';
 
-const TOOL_ARGS: Record<FixtureName, { tool: 'mvn' | 'gradle'; args: string[] }> = {
+const TOOL_ARGS: Record<AppFixture, { tool: 'mvn' | 'gradle'; args: string[] }> = {
   'maven-app': { tool: 'mvn', args: ['-q', 'compile'] },
   'gradle-app': { tool: 'gradle', args: ['--offline', '-q', 'classes'] },
 };
@@ -55,10 +48,8 @@ function stamps(dir: string): Map<string, string> {
   return out;
 }
 
-async function prepare(name: FixtureName): Promise<{ dir: string; classes: string; agent: FakeAgent }> {
-  const dir = await copyFixture(name);
-  const { tool, args } = TOOL_ARGS[name];
-  await execa(tool, args, { cwd: dir, stdio: 'inherit' });
+async function prepare(name: AppFixture): Promise<{ dir: string; classes: string; agent: FakeAgent }> {
+  const dir = await compiledFixture(name);
   const classes = path.join(dir, CLASS_OUTPUT_DIR[name]);
   await appStartsLater();
   const agent = await startFakeAgent({
@@ -118,7 +109,7 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_BUILD_
   it(`${tool}: a compile error ends with the tool's exit status, no VERIFY, hold kept; the fixed rerun recovers it`, async () => {
     // The tool's own exit status for this error, from a separate copy (a failed Maven build
     // deletes class files, which must not happen outside the hold in the copy under test).
-    const reference = await copyFixture(name);
+    const reference = await compiledFixture(name);
     await introduceCompileError(reference);
     const direct = await execa(tool, args, { cwd: reference, reject: false, stdio: 'ignore' });
     expect(direct.exitCode).not.toBe(0);
@@ -136,7 +127,7 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_BUILD_
     const fixed = await runCli(['--owner', 'dev-1', tool, ...args], { cwd: dir });
     expect(fixed.exitCode).toBe(0);
     // The ok receipt means "capture scheduled": the agent releases the hold once it has captured.
-    await vi.waitFor(() => expect(agent.hold().kind).toBe('none'), { timeout: 3000 });
+    await expect.poll(() => agent.hold().kind).toBe('none');
     expect(commandWords(agent).slice(3, 6)).toEqual(['DOCTOR', 'BUILD started', 'BUILD ok']);
     // The failed build deleted or rewrote class files while held; the agent still has the
     // pre-failure Greeter live, so the recovered build's Greeter is a change and is verified.

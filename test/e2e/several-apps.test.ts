@@ -13,7 +13,8 @@ import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { LineClient } from '../fake-agent/line-client.js';
 import { runCli } from '../support/cli.js';
-import { build, copyFixture, editSource, removeFixtureCopies } from '../fixtures/fixture-build.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { editSource } from '../fixtures/fixture-build.js';
 
 const MVN_ARGS = ['-q', '-o', 'compile'];
 const REAL_BUILD_TIMEOUT_MS = 240_000;
@@ -24,11 +25,10 @@ afterEach(async () => {
 });
 afterAll(removeFixtureCopies);
 
-/** The checkout, built once (the apps' starting classes), with an agent per service. */
+/** The checkout, compiled (the apps' starting classes), with an agent per service. */
 async function prepare(): Promise<{ dir: string; a: FakeAgent; b: FakeAgent }> {
-  const dir = await copyFixture('two-services');
+  const dir = await compiledFixture('two-services');
   fs.mkdirSync(path.join(dir, '.git'));
-  await build(dir, 'mvn', MVN_ARGS);
   await appStartsLater();
   const shared = path.join(dir, 'shared', 'target', 'classes');
   const start = async (service: string) => {

@@ -2,26 +2,18 @@
  * Watch mode on the real Maven and Gradle fixtures: the watch is started, Greeter.java is edited
  * three times (a change, a compile error, the fix), and each save makes one cycle of the real
  * build tool on one connection: verdicts 0, build failed (the agent keeps holding), 0 with the
- * hold recovered. A missing mvn or gradle FAILS these tests (copyFixture throws).
+ * hold recovered. A missing mvn or gradle FAILS these tests (compiledFixture throws).
  */
 import path from 'node:path';
-import { execa } from 'execa';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startFakeAgent, type FakeAgent } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { startCli } from '../support/cli.js';
-import {
-  CLASS_OUTPUT_DIR,
-  copyFixture,
-  editGreeting,
-  fixCompileError,
-  introduceCompileError,
-  removeFixtureCopies,
-  type FixtureName,
-} from '../support/fixtures.js';
-import { until } from '../support/project.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import { CLASS_OUTPUT_DIR, editGreeting, fixCompileError, introduceCompileError, type AppFixture } from '../support/fixtures.js';
+import { sleep, waitFor } from '../support/wait.js';
 
-const TOOL_ARGS: Record<FixtureName, { tool: 'mvn' | 'gradle'; args: string[] }> = {
+const TOOL_ARGS: Record<AppFixture, { tool: 'mvn' | 'gradle'; args: string[] }> = {
   'maven-app': { tool: 'mvn', args: ['-q', 'compile'] },
   'gradle-app': { tool: 'gradle', args: ['--offline', '-q', 'classes'] },
 };
@@ -41,8 +33,7 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_WATCH_
   const { tool, args } = TOOL_ARGS[name];
 
   it(`watch ${tool}: three saves, three cycles: 0 / build failed / 0 with the hold recovered, on one connection`, async () => {
-    const dir = await copyFixture(name);
-    await execa(tool, args, { cwd: dir, stdio: 'inherit' });
+    const dir = await compiledFixture(name);
     await appStartsLater();
     const agent = await startFakeAgent({
       portFile: path.join(dir, '.reclazz', 'agent.port'),
@@ -62,8 +53,16 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_WATCH_
     cli.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     const cycles = () =>
       json.filter((j) => j.type === 'cycle') as { line: string; result: { reason: string; exitCode: number; hold: string } }[];
-    const ended = (n: number) => until(() => cycles().length >= n, `cycle ${n} of watch ${tool}:\n${stderr}`, 240_000);
-    await until(() => json.some((j) => j.type === 'news' && j.news === 'watching'), `the watch to start:\n${stderr}`, 30_000);
+    const ended = (n: number) =>
+      waitFor(
+        () => cycles().length >= n,
+        () => `cycle ${n} of watch ${tool}:\n${stderr}`,
+        { timeoutMs: 240_000 },
+      );
+    await waitFor(
+      () => json.some((j) => j.type === 'news' && j.news === 'watching'),
+      () => `the watch to start:\n${stderr}`,
+    );
 
     await editGreeting(dir, `Hello from ${name}, watched`);
     await ended(1);
@@ -73,7 +72,8 @@ describe.each(['maven-app', 'gradle-app'] as const)('%s', { timeout: REAL_WATCH_
     await fixCompileError(dir);
     await editGreeting(dir, `Hello from ${name}, fixed`);
     await ended(3);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // A window for a fourth cycle that must not come (the watch seeing its own build's output).
+    await sleep(1000);
     cli.kill('SIGINT');
     const exit = await cli;
 

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, doctor, finalVerify, tempDir, writeClass } from './fixture.js';
-import { until } from './line-client.js';
+import { waitFor } from '../support/wait.js';
 
 const SCAN_FAILED =
   'Accepting build output failed: IllegalStateException: Build scan did not finish; build remains held (caused by TimeoutException)';
@@ -70,7 +70,7 @@ describe("DOCTOR's watched directories: a sample of the watcher's registrations"
     expect((result.watchedDirectories as string[]).some((dir) => dir.startsWith(late))).toBe(false);
     client.send('BUILD ok request=k');
     await client.reply('BUILD_ACK', 'k');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'the capture');
     expect((await client.verify('v', 'x.C', '0'.repeat(64))).status).toBe('not_observed');
   });
 });
@@ -98,7 +98,7 @@ describe('start-up wiring order', () => {
     client.send('DOCTOR marker');
     await client.reply('DOCTOR_RESULT', 'marker');
     expect(client.infos().some((m) => /^(BUILD_ACK|BUILD_REJECTED|RELOAD_STATE) /.test(m))).toBe(false);
-    await until(() => !agent.starting);
+    await waitFor(() => !agent.starting, 'the agent to wire itself');
     expect(await doctor(client, 'd2')).toMatchObject({ buildOwnershipSupported: true, buildHold: 'none', watcherState: 'watching' });
   });
 });
@@ -191,7 +191,7 @@ describe('pause', () => {
       /^Build holding 1 class files since \S+; waiting for BUILD ok\. Automatic reload paused; pending class files=1, pending actions=0$/,
     );
     await client.ask('BUILD ok request=b2 owner=o', 'BUILD_ACK', 'b2');
-    await until(() => agent.hold().kind === 'none');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to end');
     expect(await client.ask('RELOAD status request=s', 'RELOAD_STATE', 's')).toBe(
       'RELOAD_STATE s status paused=true pendingClasses=1 pendingActions=0 buildHold=none',
     );

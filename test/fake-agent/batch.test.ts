@@ -4,14 +4,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readHierarchy } from '../../src/fake-agent/classfile.js';
 import { agentFor, classBytes, clientOf, finalVerify, tempDir, writeClass } from './fixture.js';
-import { until, type LineClient } from './line-client.js';
+import { type LineClient } from './line-client.js';
+import { waitFor } from '../support/wait.js';
 
 const AMBIGUOUS = 'Class was not uniquely loaded before the batch, or input class names were ambiguous';
 
 /** SCAN and wait for capture number `n`. */
 async function scan(client: LineClient, agent: { captures: number }, n: number): Promise<void> {
   client.send('SCAN');
-  await until(() => agent.captures === n, 2000, `capture ${n}`);
+  await waitFor(() => agent.captures === n, `capture ${n}`);
 }
 
 describe('batch-wide verdicts', () => {

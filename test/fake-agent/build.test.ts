@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf, tempDir, writeClass } from './fixture.js';
-import { sleep, until, type LineClient } from './line-client.js';
+import { type LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 
 /** Wait for whichever receipt (ACK or REJECTED) for `req` comes. */
@@ -66,7 +67,7 @@ describe('BUILD grammar', () => {
     const a = await clientOf(agent);
     const b = await clientOf(agent);
     a.send('BUILD started');
-    await until(() => agent.hold().kind === 'legacy');
+    await waitFor(() => agent.hold().kind === 'legacy', 'the hold to be legacy');
     expect(await receipt(a, 'BUILD started request=r2', 'r2')).toBe('BUILD_ACK r2 started');
     await b.next((e) => e.message.startsWith('Build started; holding'));
     expect(await b.never((e) => e.message.startsWith('BUILD_'), 30)).toBe(true);
@@ -157,7 +158,7 @@ describe('hold rules', () => {
     await receipt(client, 'BUILD started request=r4 owner=alice', 'r4');
     writeClass(dir, 'B.class', 'new');
     await receipt(client, 'BUILD ok request=r5 owner=alice', 'r5');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     expect(agent.hold()).toEqual({ kind: 'none', files: 0 });
   });
 
@@ -166,15 +167,14 @@ describe('hold rules', () => {
     const client = await clientOf(agent);
     await receipt(client, 'BUILD started request=r1 owner=alice', 'r1');
     expect(await receipt(client, 'BUILD ok request=r2 owner=alice', 'r2')).toBe('BUILD_ACK r2 ok owner=alice');
-    const okAt = Date.now();
     expect(agent.hold().kind).toBe('named');
     expect(await receipt(client, 'BUILD started request=r3 owner=bob', 'r3')).toBe('BUILD_REJECTED r3 started owner=bob');
-    await until(() => agent.hold().kind === 'none');
-    expect(Date.now() - okAt).toBeGreaterThanOrEqual(120);
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be none');
     expect(agent.captures).toBe(1);
     expect(agent.holdLog.map((h) => h.event)).toEqual(['acquired', 'capture-scheduled', 'rejected', 'released']);
     const released = agent.holdLog[3];
     expect(released.owner).toBe('alice');
+    // The capture delay, dated by the agent itself (its timer counts from its event loop's clock, a few ms earlier at most).
     expect(released.atMs - agent.holdLog[1].atMs).toBeGreaterThanOrEqual(140);
     await client.next((e) => e.message.startsWith('Build hold released'));
     expect(await receipt(client, 'BUILD started request=r4 owner=bob', 'r4')).toBe('BUILD_ACK r4 started owner=bob');
@@ -219,7 +219,7 @@ describe('legacy (unowned) builds', () => {
     expect(await receipt(client, 'BUILD started request=r2', 'r2')).toBe('BUILD_ACK r2 started');
     expect(await receipt(client, 'BUILD ok request=r3', 'r3')).toBe('BUILD_ACK r3 ok');
     expect(agent.hold().kind).toBe('legacy');
-    await until(() => agent.hold().kind === 'none');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be none');
     expect(agent.holdLog.map((h) => h.event)).toEqual(['acquired', 'reacquired', 'capture-scheduled', 'released']);
   });
 
@@ -227,9 +227,9 @@ describe('legacy (unowned) builds', () => {
     const agent = await agentFor();
     const client = await clientOf(agent);
     client.send('BUILD started');
-    await until(() => agent.hold().kind === 'legacy');
+    await waitFor(() => agent.hold().kind === 'legacy', 'the hold to be legacy');
     client.send('build OK');
-    await until(() => agent.hold().kind === 'none');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be none');
     expect(client.infos().filter((m) => m.startsWith('BUILD_'))).toEqual([]);
   });
 
@@ -255,7 +255,7 @@ describe('legacy (unowned) builds', () => {
     const agent = await agentFor();
     const client = await clientOf(agent);
     expect(await receipt(client, 'BUILD ok request=r1', 'r1')).toBe('BUILD_ACK r1 ok');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     expect(agent.hold().kind).toBe('none');
   });
 });

@@ -17,7 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFakeAgentCli } from '../../src/fake-agent/cli-run.js';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { doctor, finalVerify, isRunning, onCleanup, sha, tempDir, writeClass } from './fixture.js';
-import { LineClient, sleep, until } from './line-client.js';
+import { LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -127,7 +128,7 @@ describe('runFakeAgentCli', () => {
     client.send('PENDING');
     await client.next((e) => e.message === 'Nothing from this session needs a restart.');
     expect(client.infos().some((m) => m.startsWith('DOCTOR_RESULT'))).toBe(false);
-    await until(() => existsSync(join(dir, 'agent.port')));
+    await waitFor(() => existsSync(join(dir, 'agent.port')), 'the port file');
     const late = (await run(['--port-file', join(tempDir(), 'agent.port'), '--listen-delay-ms', '100', '--starting-ms', '50'])).agent;
     await expect(LineClient.connect(late.port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
     await late.listening;
@@ -156,7 +157,7 @@ describe('runFakeAgentCli', () => {
     const client = await connected(agent);
     const v2 = writeClass(dir, 'p/ATest.class', 'v2');
     client.send('SCAN');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'the capture');
     expect((await client.verify('v', 'p.ATest', v2)).status).toBe('not_observed');
   });
 
@@ -182,7 +183,7 @@ describe('runFakeAgentCli', () => {
     expect((await finalVerify(client, 'p.Bean', bean)).status).toBe('failed');
     const second = await connected(agent);
     second.close();
-    await until(() => agent.clientCount() === 1);
+    await waitFor(() => agent.clientCount() === 1, '1 clients');
     expect(agent.slotsInUse()).toBe(2);
   });
 
@@ -256,7 +257,7 @@ describe('reclazz-fake-agent binary', () => {
       child.stdout.on('data', (d) => (stdout += d));
       child.stderr.on('data', (d) => (stderr += d));
       const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
-      await until(() => stdout.includes('\n'), 10_000, 'the ready line');
+      await waitFor(() => stdout.includes('\n'), 'the ready line');
       const portFile = join(cwd, '.reclazz', 'agent.port');
       const port = Number(readFileSync(portFile, 'utf8'));
       expect(stdout).toBe(`fake agent listening on 127.0.0.1:${port} (port file ${portFile})\n`);
@@ -268,7 +269,7 @@ describe('reclazz-fake-agent binary', () => {
         watchedDirectories: [join(cwd, 'classes')],
         workingDirectory: realpathSync(cwd),
       });
-      await until(() => stderr.includes('DOCTOR d1'), 2000, 'the logged command');
+      await waitFor(() => stderr.includes('DOCTOR d1'), 'the logged command');
       expect(stderr).toBe('[client 1] DOCTOR d1\n');
 
       child.kill(signal);
@@ -298,7 +299,7 @@ describe('reclazz-fake-agent binary', () => {
     onCleanup(() => void child.kill('SIGKILL'));
     let stdout = '';
     child.stdout.on('data', (d) => (stdout += d));
-    await until(() => stdout.includes('\n'), 10_000, 'the ready line');
+    await waitFor(() => stdout.includes('\n'), 'the ready line');
     const client = await LineClient.ready(Number(readFileSync(join(cwd, '.reclazz', 'agent.port'), 'utf8')));
     onCleanup(() => client.close());
     const result = await doctor(client, 'd');
@@ -307,6 +308,6 @@ describe('reclazz-fake-agent binary', () => {
     expect(result.workingDirectory).toBe(realpathSync(cwd));
     expect(isRunning(pid)).toBe(true);
     child.kill('SIGKILL');
-    await until(() => !isRunning(pid), 5000, 'the stand-in to exit');
+    await waitFor(() => !isRunning(pid), 'the stand-in to exit');
   }, 20_000);
 });

@@ -2,7 +2,7 @@ import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, doctor, tempDir, writeClass } from './fixture.js';
-import { sleep, until } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 describe('DOCTOR', () => {
   it('answers the requester with every observed field', async () => {
@@ -81,7 +81,7 @@ describe('DOCTOR', () => {
     const agent = await agentFor();
     const client = await clientOf(agent);
     client.send('BUILD started');
-    await until(() => agent.hold().kind === 'legacy');
+    await waitFor(() => agent.hold().kind === 'legacy', 'the hold to be legacy');
     expect((await doctor(client, 'd')).buildHold).toBe('legacy');
   });
 
@@ -137,7 +137,7 @@ describe('RELOAD', () => {
     writeClass(dir, 'A.class', 'v2');
     client.send('BUILD ok request=b2 owner=o');
     await client.reply('BUILD_ACK', 'b2');
-    await until(() => agent.hold().kind === 'none');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be none');
     expect(await client.ask('RELOAD status request=s', 'RELOAD_STATE', 's')).toBe(
       'RELOAD_STATE s status paused=true pendingClasses=1 pendingActions=0 buildHold=none',
     );

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { HOSTILE_PAYLOAD, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf, doctor, finalVerify, onCleanup, tempDir, writeClass } from './fixture.js';
-import { LineClient, sleep, until } from './line-client.js';
+import { LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const P = HOSTILE_PAYLOAD;
 
@@ -130,27 +131,27 @@ describe('broken connections', () => {
   it('oversizedLine: 1 MiB without a newline right after CONNECTED', async () => {
     const agent = await agentFor({ hostile: { oversizedLine: true } });
     const client = await raw(agent.port);
-    await until(() => client.rawText.length >= 1024 * 1024, 5000, 'the oversized line');
+    await waitFor(() => client.rawText.length >= 1024 * 1024, 'the oversized line');
     await sleep(20);
     expect(client.lines).toHaveLength(1);
     expect(client.rawText.length - client.lines[0].length - 1).toBe(1024 * 1024);
     // The next real line ends it: one line of more than 1 MiB.
     agent.broadcast('INFO', 'after');
-    await until(() => client.lines.length === 2);
+    await waitFor(() => client.lines.length === 2, 'two lines');
     expect(client.lines[1].length).toBeGreaterThan(1024 * 1024);
   });
 
   it('oversizedLine with a size and a newline', async () => {
     const agent = await agentFor({ hostile: { oversizedLine: { bytes: 30_000, newline: true } } });
     const client = await raw(agent.port);
-    await until(() => client.lines.length === 2);
+    await waitFor(() => client.lines.length === 2, 'two lines');
     expect(client.lines[1]).toHaveLength(30_000);
   });
 
   it('flood: as many events as asked, as fast as the reader takes them', async () => {
     const agent = await agentFor({ hostile: { flood: { events: 20_000 } } });
     const client = await raw(agent.port);
-    await until(() => client.lines.length === 20_001, 10_000, 'the flood');
+    await waitFor(() => client.lines.length === 20_001, 'the flood');
     expect(JSON.parse(client.lines[20_000]).message).toBe('flood 20000 of 20000');
   });
 
@@ -169,7 +170,7 @@ describe('broken connections', () => {
   it('halfLine: half a CONNECTED line, then silence; a predicate picks the connections', async () => {
     const agent = await agentFor({ heartbeatMs: 30, hostile: { halfLine: (n) => n === 1 } });
     const first = await raw(agent.port);
-    await until(() => first.rawText.length > 0);
+    await waitFor(() => first.rawText.length > 0, 'bytes on the first connection');
     await sleep(100);
     expect(first.rawText.startsWith('{"level":"CONNECTED"')).toBe(true);
     expect(first.rawText).not.toContain('\n');

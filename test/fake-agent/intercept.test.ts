@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { formatEvent, type InterceptAction, type InterceptCommand } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf } from './fixture.js';
-import { sleep, until } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 describe('intercept', () => {
   it('sees every line with verb upper-cased, words as sent and the client id', async () => {
@@ -41,7 +41,7 @@ describe('intercept', () => {
     client.send('BUILD started request=r1 owner=o');
     await client.closed;
     expect(agent.hold().kind).toBe('none');
-    await until(() => agent.clientCount() === 0);
+    await waitFor(() => agent.clientCount() === 0, '0 clients');
   });
 
   it('reply: sends raw lines instead of processing', async () => {
@@ -50,7 +50,7 @@ describe('intercept', () => {
     const client = await clientOf(agent);
     client.send('BUILD started request=r1 owner=o');
     expect(await client.reply('BUILD_ACK', 'r1')).toBe('BUILD_ACK r1 started');
-    await until(() => client.lines.includes('not json'));
+    await waitFor(() => client.lines.includes('not json'), 'the line that is not JSON');
     expect(agent.hold().kind).toBe('none');
   });
 
@@ -84,8 +84,9 @@ describe('intercept', () => {
     const client = await clientOf(agent);
     const sent = Date.now();
     client.send('BUILD started request=r1 owner=o');
-    await until(() => agent.hold().kind === 'named');
-    expect(Date.now() - sent).toBeLessThan(80);
+    await waitFor(() => agent.hold().kind === 'named', 'the hold to be named');
+    // Held, and no reply yet: this poll is a timer of the agent's own event loop, due long before the delayed reply.
+    expect(client.infos().filter((m) => m.startsWith('BUILD_ACK'))).toEqual([]);
     await client.reply('BUILD_ACK', 'r1');
     expect(Date.now() - sent).toBeGreaterThanOrEqual(90);
   });
@@ -94,7 +95,7 @@ describe('intercept', () => {
     const agent = await agentFor({ intercept: () => ({ kind: 'delay', ms: 50 }) });
     const client = await clientOf(agent);
     client.send('DOCTOR d');
-    await until(() => agent.received.length === 1);
+    await waitFor(() => agent.received.length === 1, 'command 1 received');
     await agent.stop();
     await sleep(80);
     expect(client.infos()).toEqual([]);

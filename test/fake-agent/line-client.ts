@@ -4,6 +4,10 @@
  * of the reclazz-build client in src/.
  */
 import { connect, type Socket } from 'node:net';
+import { sleep } from '../support/wait.js';
+
+/** How long a reply is awaited by default: only a bound on a hang, below the test's own timeout. */
+const HANG_MS = 20_000;
 
 /** One parsed status event, plus the raw line it came from. */
 export interface Event {
@@ -87,9 +91,10 @@ export class LineClient {
 
   /**
    * Wait for the next line (after the last one `next` returned) whose event matches `pred`;
-   * lines before it are skipped. Rejects after `timeoutMs` or when the connection closes.
+   * lines before it are skipped. Rejects when the connection closes, or after `timeoutMs`
+   * (default 20 s: a bound on a hang, not a margin).
    */
-  async next(pred: (e: Event) => boolean, timeoutMs = 2000): Promise<Event> {
+  async next(pred: (e: Event) => boolean, timeoutMs = HANG_MS): Promise<Event> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       while (this.cursor < this.lines.length) {
@@ -110,7 +115,7 @@ export class LineClient {
   }
 
   /** Wait for the requester-only INFO message starting with `${word} ${token} ` (or equal to it). */
-  async reply(word: string, token: string, timeoutMs = 2000): Promise<string> {
+  async reply(word: string, token: string, timeoutMs = HANG_MS): Promise<string> {
     const event = await this.next(
       (e) => e.level === 'INFO' && (e.message === `${word} ${token}` || e.message.startsWith(`${word} ${token} `)),
       timeoutMs,
@@ -119,7 +124,7 @@ export class LineClient {
   }
 
   /** Send a command and wait for its reply message. */
-  async ask(line: string, word: string, token: string, timeoutMs = 2000): Promise<string> {
+  async ask(line: string, word: string, token: string, timeoutMs = HANG_MS): Promise<string> {
     this.send(line);
     return this.reply(word, token, timeoutMs);
   }
@@ -156,18 +161,5 @@ export class LineClient {
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Wait until `check()` is true, polling every 5 ms; throws after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 2000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
   }
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf, finalVerify, tempDir, writeClass } from './fixture.js';
-import { sleep, until, type LineClient } from './line-client.js';
+import { type LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 /** Broadcast until client `id`'s socket stops draining and its outbox holds exactly `limit` lines, none dropped yet. */
 async function fillOutbox(agent: FakeAgent, id: number, limit: number): Promise<void> {
@@ -21,7 +22,7 @@ async function fillOutbox(agent: FakeAgent, id: number, limit: number): Promise<
 async function batchOfThree(agent: FakeAgent, reader: LineClient, dir: string): Promise<string[]> {
   const hashes = ['A', 'B', 'C'].map((name) => writeClass(dir, `${name}.class`, `${name} v2`));
   reader.send('SCAN');
-  await until(() => agent.captures === 1);
+  await waitFor(() => agent.captures === 1, 'capture 1');
   const results = [];
   for (const [i, name] of ['A', 'B', 'C'].entries()) results.push(await finalVerify(reader, name, hashes[i], 5000));
   return results.map((r) => `${r.status}: ${r.detail}`);
@@ -54,7 +55,7 @@ describe('a client that stops reading', () => {
     for (let i = 0; i < 200; i++) agent.broadcast('INFO', 'z'.repeat(4000));
     const verdicts = await batchOfThree(agent, reader, dir);
     expect(verdicts.every((v) => v.startsWith('applied: '))).toBe(true);
-    await until(() => slow.lines.length >= 200 + 4);
+    await waitFor(() => slow.lines.length >= 200 + 4, 'the slow client\'s 204 lines');
     expect(agent.clients().map((c) => c.dropped)).toEqual([0, 0]);
   });
 
@@ -66,9 +67,9 @@ describe('a client that stops reading', () => {
     await fillOutbox(agent, 1, 5);
     for (let i = 0; i < 2000; i++) agent.broadcast('INFO', `extra ${i}`);
     stuck.send('DOCTOR lost');
-    await until(() => agent.received.length === 1);
+    await waitFor(() => agent.received.length === 1, 'command 1 received');
     const warns = () => reader.events().filter((e) => e.level === 'WARN').map((e) => e.message);
-    await until(() => warns().length === 3, 2000, 'three warnings');
+    await waitFor(() => warns().length === 3, 'three warnings');
     expect(warns()).toEqual([1, 1000, 2000].map((n) => `Status client 1 is not keeping up; dropped ${n} event(s)`));
     expect(agent.clients()[0].dropped).toBeGreaterThan(2000);
     stuck.socket.resume();

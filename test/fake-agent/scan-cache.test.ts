@@ -2,7 +2,7 @@ import { statSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, tempDir, writeClass } from './fixture.js';
-import { until } from './line-client.js';
+import { waitFor } from '../support/wait.js';
 
 describe('scanCache', () => {
   it('still captures a same-size, same-mtime rewrite with new bytes (ctime moved) and VERIFY reads applied', async () => {
@@ -24,7 +24,7 @@ describe('scanCache', () => {
     expect(agent.hold().files).toBe(1);
     client.send('BUILD ok request=k1 owner=o1');
     await client.reply('BUILD_ACK', 'k1');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     await client.next((e) => e.level === 'RELOAD');
     expect(await client.verify('q1', 'com.acme.A', v2)).toMatchObject({ status: 'applied', observedSha256: v2 });
     expect(await client.verify('q2', 'com.acme.B', v2)).toMatchObject({ status: 'not_observed' });

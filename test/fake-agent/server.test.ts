@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatEvent } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf, onCleanup, tempDir } from './fixture.js';
-import { LineClient, sleep, until } from './line-client.js';
+import { LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const ISO_MS_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -146,7 +147,7 @@ describe('clients', () => {
     const agent = await agentFor({ maxClients: 1 });
     const first = await clientOf(agent);
     first.close();
-    await until(() => agent.clientCount() === 0);
+    await waitFor(() => agent.clientCount() === 0, '0 clients');
     const second = await clientOf(agent);
     expect(second.lines).toHaveLength(1);
   });
@@ -203,9 +204,9 @@ describe('clients', () => {
     const a = await clientOf(agent);
     const b = await clientOf(agent);
     a.send('SCAN');
-    await until(() => agent.received.length === 1);
+    await waitFor(() => agent.received.length === 1, 'command 1 received');
     b.send('PENDING');
-    await until(() => agent.received.length === 2);
+    await waitFor(() => agent.received.length === 2, 'command 2 received');
     expect(agent.received.map(({ client, line }) => ({ client, line }))).toEqual([
       { client: 1, line: 'SCAN' },
       { client: 2, line: 'PENDING' },
@@ -231,7 +232,7 @@ describe('outbox', () => {
     }
     // Receipts are dropped too: the stuck client asks, but its answer cannot be queued.
     stuck.send('DOCTOR lost1');
-    await until(() => agent.received.length === 1);
+    await waitFor(() => agent.received.length === 1, 'command 1 received');
     expect(reader.events().filter((e) => e.level === 'WARN')).toHaveLength(1);
     // The reader is unaffected and still answered.
     expect(await reader.ask('DOCTOR fine', 'DOCTOR_RESULT', 'fine')).toMatch(/^DOCTOR_RESULT fine \{/);

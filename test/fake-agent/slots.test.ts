@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, onCleanup } from './fixture.js';
-import { LineClient, until } from './line-client.js';
+import { LineClient } from './line-client.js';
+import { waitFor } from '../support/wait.js';
 
 async function refusedConnection(port: number): Promise<LineClient> {
   const client = await LineClient.connect(port);
@@ -17,7 +18,7 @@ describe('lingering slots', () => {
     const [gone, watcher] = clients;
     await watcher.next((e) => e.level === 'HEARTBEAT');
     gone.close();
-    await until(() => agent.clientCount() === 4, 2000, 'the close');
+    await waitFor(() => agent.clientCount() === 4, 'the close');
     expect(agent.slotsInUse()).toBe(5);
     expect(agent.clients().find((c) => c.id === 1)).toMatchObject({ open: false });
 
@@ -29,7 +30,7 @@ describe('lingering slots', () => {
     expect(agent.slotsInUse()).toBe(5);
     expect((await refusedConnection(agent.port)).rawText).toBe('');
     await watcher.next((e) => e.level === 'HEARTBEAT');
-    await until(() => agent.slotsInUse() === 4, 500, 'the slot to free');
+    await waitFor(() => agent.slotsInUse() === 4, 'the slot to free');
     const sixth = await clientOf(agent);
     expect(sixth.lines).toHaveLength(1);
   });
@@ -38,7 +39,7 @@ describe('lingering slots', () => {
     const agent = await agentFor({ lingeringSlots: true, maxClients: 1 });
     const first = await clientOf(agent);
     first.close();
-    await until(() => agent.clientCount() === 0);
+    await waitFor(() => agent.clientCount() === 0, '0 clients');
     expect((await refusedConnection(agent.port)).rawText).toBe('');
     agent.broadcast('INFO', 'one');
     expect(agent.slotsInUse()).toBe(1);
@@ -50,7 +51,7 @@ describe('lingering slots', () => {
   it('without lingeringSlots a slot frees when its client closes', async () => {
     const agent = await agentFor({ maxClients: 1 });
     (await clientOf(agent)).close();
-    await until(() => agent.slotsInUse() === 0);
+    await waitFor(() => agent.slotsInUse() === 0, '0 slots in use');
     expect((await clientOf(agent)).lines).toHaveLength(1);
   });
 });

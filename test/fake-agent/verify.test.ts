@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, finalVerify, sha, tempDir, writeClass } from './fixture.js';
-import { sleep, until, type LineClient } from './line-client.js';
+import { type LineClient } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const VERIFY_FIELDS = [
   'requestId',
@@ -35,7 +36,7 @@ describe('capture and VERIFY', () => {
     const before = await client.verify('q0', 'com.acme.Outer$Inner', v2);
     expect(before).toMatchObject({ status: 'not_observed', observedSha256: '', completedAt: '' });
 
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     const running = await client.verify('q1', 'com.acme.Outer$Inner', v2);
     expect(Object.keys(running)).toEqual(VERIFY_FIELDS);
     expect(running).toMatchObject({
@@ -100,7 +101,7 @@ describe('capture and VERIFY', () => {
     let v3 = '';
     await ownedBuild(client, 'o1', 2, () => (v3 = writeClass(dir, 'p/A.class', 'v3')));
     expect(await client.verify('m1', 'p.A', v3)).toMatchObject({ status: 'mismatch', observedSha256: v2 });
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     await client.next((e) => e.level === 'RELOAD');
     expect(await client.verify('a3', 'p.A', v3)).toMatchObject({ status: 'applied', observedSha256: v3 });
   });
@@ -129,7 +130,7 @@ describe('capture and VERIFY', () => {
     await client.next((e) => e.level === 'RELOAD');
     const first = await client.verify('a1', 'A', v2);
     await ownedBuild(client, 'o', 2, () => writeClass(dir, 'A.class', 'v2'));
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     await sleep(60);
     expect(await client.verify('a2', 'A', v2)).toEqual({ ...first, requestId: 'a2' });
   });
@@ -140,7 +141,7 @@ describe('capture and VERIFY', () => {
     const client = await clientOf(agent);
     let fresh = '';
     await ownedBuild(client, 'o', 1, () => (fresh = writeClass(dir, 'n/New.class', 'new')));
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     expect((await client.verify('r', 'n.New', fresh)).status).toBe('running');
     await client.next((e) => e.message === 'New class detected: n.New');
     const result = await finalVerify(client, 'n.New', fresh);
@@ -200,7 +201,7 @@ describe('capture and VERIFY', () => {
       v2 = writeClass(one, 'A.class', 'v2');
       writeClass(two, 'A.class', 'v2');
     });
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     await sleep(60);
     expect(await client.verify('d', 'A', v2)).toMatchObject({ status: 'unverified' });
   });
@@ -229,23 +230,25 @@ describe('capture and VERIFY', () => {
   it('a late completion of an earlier attempt never completes a newer attempt with the same bytes', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], captureDelayMs: 1, reloadMs: 250 });
+    // Three captures within the first attempt's reload, the third a second after the first: the
+    // first attempt ends a second before the third, time enough to ask in between.
+    const agent = await agentFor({ watchDirs: [dir], captureDelayMs: 1, reloadMs: 2000 });
     const client = await clientOf(agent);
     const v2 = writeClass(dir, 'A.class', 'v2');
     client.send('SCAN');
-    await until(() => agent.captures === 1);
-    const firstAt = Date.now();
+    await waitFor(() => agent.captures === 1, 'capture 1');
+    await sleep(1000);
     writeClass(dir, 'A.class', 'v3');
     client.send('SCAN');
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     writeClass(dir, 'A.class', 'v2');
     client.send('SCAN');
-    await until(() => agent.captures === 3);
+    await waitFor(() => agent.captures === 3, 'capture 3');
+    expect(client.events().filter((e) => e.level === 'RELOAD')).toEqual([]);
     // The first attempt (v2) completes now; the third (also v2) is still running.
     await client.next((e) => e.level === 'RELOAD');
-    expect(Date.now() - firstAt).toBeLessThan(400);
     expect((await client.verify('r', 'A', v2)).status).toBe('running');
-    await until(() => client.events().filter((e) => e.level === 'RELOAD').length === 3, 2000, 'three reloads');
+    await waitFor(() => client.events().filter((e) => e.level === 'RELOAD').length === 3, 'three reloads');
     expect((await client.verify('a', 'A', v2)).status).toBe('applied');
   });
 
@@ -310,13 +313,13 @@ describe('ledger', () => {
     // First batch: C0..C9 only.
     for (let i = 0; i < 10; i++) writeClass(dir, `p/C${i}.class`, `v2-${i}`);
     client.send('SCAN');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     await client.next((e) => e.level === 'RELOAD');
     // Second batch: the other 510 classes, and C0 again (updated most recently).
     for (let i = 10; i < 520; i++) writeClass(dir, `p/C${i}.class`, `v2-${i}`);
     writeClass(dir, 'p/C0.class', 'v3-0');
     client.send('SCAN');
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     await sleep(80);
     // 511 classes from batch 2 + 9 from batch 1 = 520 > 512: 8 of C1..C9 evicted, one kept.
     const early = [];
@@ -334,13 +337,13 @@ describe('ledger', () => {
     const client = await clientOf(agent);
     writeClass(dir, 'C0.class', 'b');
     client.send('SCAN');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     writeClass(dir, 'C1.class', 'b');
     client.send('SCAN');
-    await until(() => agent.captures === 2);
+    await waitFor(() => agent.captures === 2, 'capture 2');
     writeClass(dir, 'C2.class', 'b');
     client.send('SCAN');
-    await until(() => agent.captures === 3);
+    await waitFor(() => agent.captures === 3, 'capture 3');
     await sleep(60);
     expect((await client.verify('a', 'C0', sha('b'))).status).toBe('not_observed');
     expect((await client.verify('b', 'C1', sha('b'))).status).toBe('applied');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, finalVerify, tempDir, writeClass } from './fixture.js';
-import { sleep, until } from './line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 describe('the watcher (autoReload)', () => {
   it('reloads an outside compile on its own after the debounce, with no BUILD or SCAN', async () => {
@@ -38,7 +38,8 @@ describe('the watcher (autoReload)', () => {
   it('waits until writes stop for the debounce time', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 250, watchPollMs: 20 });
+    // Writes 100 ms apart, well inside a debounce of 1 s even on a loaded machine.
+    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 1000, watchPollMs: 20 });
     const client = await clientOf(agent);
     for (let i = 2; i < 6; i++) {
       writeClass(dir, 'A.class', `v${i}`);
@@ -54,13 +55,13 @@ describe('the watcher (autoReload)', () => {
   it('leaves held output alone, and stays idle while paused or still starting', async () => {
     const dir = tempDir();
     writeClass(dir, 'A.class', 'v1');
-    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 50, watchPollMs: 10, startingMs: 200 });
+    const agent = await agentFor({ watchDirs: [dir], autoReload: true, watchDebounceMs: 50, watchPollMs: 10, startingMs: Infinity });
     const client = await clientOf(agent);
     const v2 = writeClass(dir, 'A.class', 'v2');
     await sleep(150);
     expect(agent.captures).toBe(0);
     // When the watcher starts, the change made while the JVM was starting is reloaded by its start-up dispatch, not a capture.
-    await until(() => agent.watching);
+    agent.finishStarting();
     expect((await finalVerify(client, 'A', v2)).status).toBe('applied');
     expect(agent.captures).toBe(0);
     await client.ask('BUILD started request=s1 owner=o', 'BUILD_ACK', 's1');
@@ -69,7 +70,7 @@ describe('the watcher (autoReload)', () => {
     expect(agent.captures).toBe(0);
     await client.ask('RELOAD pause request=p1', 'RELOAD_STATE', 'p1');
     await client.ask('BUILD ok request=k1 owner=o', 'BUILD_ACK', 'k1');
-    await until(() => agent.captures === 1);
+    await waitFor(() => agent.captures === 1, 'capture 1');
     const v4 = writeClass(dir, 'A.class', 'v4');
     await sleep(150);
     expect(agent.captures).toBe(1);

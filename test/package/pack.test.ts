@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack`, installed into an empty folder from the tarball
  * (dependencies from the npm cache where it has them), then `npx reclazz-build --help`, a run
- * against the shipped fake agent, the library import and its type declarations; and installed
+ * against the shipped fake agent, the library import and its type declarations (with the
+ * README's library examples, type-checked in the same compile); and installed
  * globally (`npm install -g`, into a temp prefix), run from a Java project that it leaves free
  * of Node files (README "Install").
  *
@@ -126,7 +127,24 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(String(lib.stdout).trim().split('\n'), String(lib.stderr)).toEqual(['changed 1', 'ok 0 applied']);
   }, 120_000);
 
-  it('type-checks a consumer against the shipped declarations', async () => {
+  it("type-checks a consumer and the README's library examples against the shipped declarations", async () => {
+    // The README's "Library use" examples, with what they take from their surroundings: an editor's API, a source watcher.
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const library = readme.slice(readme.indexOf('\n## Library use\n'), readme.indexOf('\n## Troubleshooting\n'));
+    const examples = [...library.matchAll(/^```(?:js|ts)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    fs.writeFileSync(
+      path.join(consumer, 'surroundings.d.ts'),
+      `declare const workspaceFolder: string;
+       declare const statusBar: { text: string };
+       declare function showWarning(message: string): void;
+       declare function log(value: unknown): void;
+       declare function sourceChanges(): AsyncIterable<string>;`,
+    );
+    const exampleFiles = examples.map((code, i) => {
+      fs.writeFileSync(path.join(consumer, `example${i}.ts`), code);
+      return `example${i}.ts`;
+    });
     fs.writeFileSync(
       path.join(consumer, 'consumer.ts'),
       `import { runSafeBuild, runDoctor, jsonLineSchema, type RunResult, type RunEvent, type SafeBuildOptions } from 'reclazz-build';
@@ -160,6 +178,8 @@ describe('the packed tarball, installed into an empty folder', () => {
         '--typeRoots',
         path.join(ROOT, 'node_modules', '@types'),
         'consumer.ts',
+        'surroundings.d.ts',
+        ...exampleFiles,
       ],
       consumer,
     );

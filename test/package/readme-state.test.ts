@@ -58,7 +58,7 @@ describe('README: where state lives', () => {
       ['--port-file', '.reclazz/agent.port', '--port-file', 'svc-a/.reclazz/agent.port', '--', process.execPath, '-e', script],
       { cwd: root },
     );
-    await expect.poll(() => fs.existsSync(marker), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => fs.existsSync(marker)).toBe(true);
     const during = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
     const result = await run;
     expect(result.exitCode, String(result.stderr)).toBe(0);

@@ -3,18 +3,21 @@
  * generated terminal sample is what a real run prints today (recorded again here with
  * scripts/samples.mjs; `npm run docs` rewrites them), every command line in a code block names
  * a command and options that exist, every `npm run` names a script of package.json, the
- * README's config example is a valid config, its library examples type-check, and every link
- * between the documents reaches a file and heading that exist.
+ * README's config example is a valid config, and every link between the documents reaches a
+ * file and heading that exist. That its library examples type-check against the declarations
+ * the package ships is test/package/pack.test.ts (one compile with the consumer's).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documents, readBlocks } from '../../scripts/docs-blocks.mjs';
 import { recordSamples } from '../../scripts/samples.mjs';
 import { benchBlock } from '../../scripts/bench-block.mjs';
 import { cliEnv, runCli, tempDir } from '../support/cli.js';
+import { compiledFixture, removeFixtureCopies } from '../support/fixture-cache.js';
+import type { FixtureName } from '../support/fixture-compile.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const DOCS = documents(ROOT).map((name) => ({ name, text: fs.readFileSync(path.join(ROOT, name), 'utf8') }));
@@ -70,8 +73,10 @@ function leadingOptions(words: string[], valued: Set<string>): { options: string
 describe('the samples in the documents', () => {
   let recorded: Record<string, string>;
   beforeAll(async () => {
-    recorded = await recordSamples();
+    // The projects compiled once for the whole run (test/support/fixture-cache.ts), moved into place.
+    recorded = await recordSamples(async (name, to) => fs.renameSync(await compiledFixture(name as FixtureName), to));
   }, 180_000);
+  afterAll(removeFixtureCopies);
 
   it.each(DOCS)('$name shows what real runs print (npm run docs rewrites the samples)', ({ text }) => {
     for (const { id, body } of readBlocks(text).filter((b) => !NOT_RECORDED.has(b.id))) {
@@ -161,38 +166,6 @@ describe("the README's config example", () => {
     expect(run.stderr).not.toContain('invalid config');
     expect(run.exitCode, run.stderr).toBe(69);
   });
-});
-
-describe("the README's library examples", () => {
-  it('type-check against the declarations the package ships', async () => {
-    const readme = DOCS.find((d) => d.name === 'README.md')!.text;
-    const library = readme.slice(readme.indexOf('\n## Library use\n'), readme.indexOf('\n## Troubleshooting\n'));
-    const blocks = [...library.matchAll(/^```(?:js|ts)\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-    expect(blocks.length).toBeGreaterThanOrEqual(3);
-    const dir = tempDir();
-    fs.writeFileSync(path.join(dir, 'package.json'), '{"type":"module"}');
-    fs.mkdirSync(path.join(dir, 'node_modules'));
-    fs.symlinkSync(ROOT, path.join(dir, 'node_modules', 'reclazz-build'));
-    // What the examples take from their surroundings: an editor's API, a source watcher.
-    fs.writeFileSync(
-      path.join(dir, 'surroundings.d.ts'),
-      `declare const workspaceFolder: string;
-       declare const statusBar: { text: string };
-       declare function showWarning(message: string): void;
-       declare function log(value: unknown): void;
-       declare function sourceChanges(): AsyncIterable<string>;`,
-    );
-    const files = blocks.map((code, i) => {
-      fs.writeFileSync(path.join(dir, `example${i}.ts`), code);
-      return `example${i}.ts`;
-    });
-    const tsc = path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-    const flags = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext'];
-    const types = ['--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types')];
-    const checked = await execa(process.execPath, [tsc, ...flags, ...types, 'surroundings.d.ts', ...files], { cwd: dir, reject: false });
-    expect(String(checked.stdout) + String(checked.stderr)).toBe('');
-    expect(checked.exitCode).toBe(0);
-  }, 60_000);
 });
 
 describe('the Performance tables of the README', () => {

@@ -62,6 +62,11 @@ export function startCli(args: string[], options: CliOptions): ResultPromise<{ r
   }) as unknown as ResultPromise<{ reject: false }>;
 }
 
+/** The `--json` result line of a finished run (its last line on stdout). */
+export function jsonResult(run: CliRun): { reason: string; exitCode: number; durationMs: number } & Record<string, unknown> {
+  return JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+}
+
 /** Runs the CLI to its end. */
 export async function runCli(args: string[], options: CliOptions): Promise<CliRun> {
   const result = await startCli(args, options);

@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect } from 'vitest';
 import type { FakeAgent, FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { LineClient } from '../fake-agent/line-client.js';
+import { waitFor } from './wait.js';
 import { readClassIndex } from '../../src/state/store.js';
 import { runCli, type CliRun } from './cli.js';
 import { agentFor, project, type Project } from './project.js';
@@ -116,5 +118,20 @@ export function indexRows(p: Project): Map<string, { gone: boolean }> {
   return new Map(index.paths.map((file, row) => [file, { gone: index.gone[row] === 1 }]));
 }
 
-/** Waits `ms`. */
-export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Runs `trigger` (an outside compile, a restart's writes) and resolves once the agent has
+ * said, for each class named, that its reload ended: `Reloaded <class>` or `Reload failed for
+ * <class>` (its VERIFY answers from then on). The agent's broadcast, awaited on a connection
+ * of its own.
+ */
+export async function reloadsEnded(agent: FakeAgent, classNames: string[], trigger: () => unknown): Promise<void> {
+  const events = await LineClient.ready(agent.port);
+  try {
+    await trigger();
+    const ended = (name: string) =>
+      events.events().some((e) => e.message.startsWith(`Reloaded ${name} `) || e.message.startsWith(`Reload failed for ${name} `));
+    await waitFor(() => classNames.every(ended), `the reloads of ${classNames.join(', ')} to end`);
+  } finally {
+    events.close();
+  }
+}

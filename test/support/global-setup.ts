@@ -1,4 +1,4 @@
-/** Once per `vitest run`: the CLI's code cache the tests used is removed at the end. */
+/** Once per `vitest run`, whichever projects run: at the end the CLI's code cache the tests used is removed. */
 import fs from 'node:fs';
 import { TEST_CODE_CACHE_DIR } from './cli.js';
 

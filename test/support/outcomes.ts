@@ -1,6 +1,6 @@
 /**
  * One outcome of every kind the code can end with: each reason, and each variant of its facts
- * that has words of its own. The words and exit-status tests run over all of them.
+ * that has words of its own. The words tests run over all of them.
  */
 import type { Outcome } from '../../src/outcome/outcome.js';
 

@@ -57,8 +57,13 @@ export interface BuildOptions {
   writes?: Record<string, string>;
   /** Exit status (default 0). */
   exit?: number;
-  /** Sleep this long before exiting, in ms (default 0). */
+  /** Sleep this long before exiting, in ms (default 0): for a build whose length is what is tested. */
   sleepMs?: number;
+  /**
+   * Run until this file exists (checked every 20 ms), then exit: a build the test ends when it
+   * is ready, never a guessed sleep. {@link release} writes it.
+   */
+  until?: string;
   /**
    * Record SIGINT/SIGTERM and exit 128+N on the first one (default), or ignore them
    * (`'ignore'`: only SIGKILL ends it). A grandchild in the same process group records what
@@ -69,7 +74,7 @@ export interface BuildOptions {
 
 /** `-- node -e <script>`: the build command for the CLI. */
 export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
-  const { writes = {}, exit = 0, sleepMs = 0, signals } = options;
+  const { writes = {}, exit = 0, sleepMs = 0, signals, until } = options;
   const grandchild = `process.on('SIGINT',()=>{console.log('SIGINT');process.exit(0)});process.on('SIGTERM',()=>{console.log('SIGTERM');process.exit(0)});setTimeout(()=>{},60000);console.log('ready')`;
   const script = `
     const fs = require('fs'), path = require('path'), cp = require('child_process');
@@ -95,10 +100,20 @@ export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
         fs.mkdirSync(path.dirname(file), { recursive: true });
         fs.writeFileSync(file, bytes);
       }
-      setTimeout(() => { if (gc) { gc.kill(); } process.exit(${exit}); }, ${sleepMs});
+      const end = () => { if (gc) { gc.kill(); } process.exit(${exit}); };
+      ${
+        until === undefined
+          ? `setTimeout(end, ${sleepMs});`
+          : `const poll = () => (fs.existsSync(${JSON.stringify(until)}) ? end() : setTimeout(poll, 20)); poll();`
+      }
     };
     if (gc) gc.stdout.once('data', start); else start();`;
   return ['--', process.execPath, '-e', script];
+}
+
+/** Writes the file a build waits for (`until`), so that it goes on and exits. */
+export function release(file: string): void {
+  fs.writeFileSync(file, '');
 }
 
 /** What a signal-aware build recorded (see {@link BuildOptions.signals}), or undefined if it never ended by itself. */
@@ -158,15 +173,6 @@ export function requestToken(line: string): string | undefined {
 /** An INFO event line as the agent formats it. */
 export function info(message: string): string {
   return JSON.stringify({ level: 'INFO', message, timestamp: new Date().toISOString() });
-}
-
-/** Polls `check` every 10 ms until it is true; throws after `timeoutMs`. */
-export async function until(check: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** True when `stderr` holds a JavaScript stack trace (or the CLI's internal-error line). */

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { startCli } from './cli.js';
-import { project, until, type Project } from './project.js';
+import { project, type Project } from './project.js';
+import { waitFor } from './wait.js';
 
 /** A project for watch mode: {@link Project} plus its sources and build log. */
 export interface WatchProject extends Project {
@@ -19,7 +20,11 @@ export interface WatchProject extends Project {
   build: string[];
 }
 
-/** The fake compiler, run as `node <script> <project>`; it sleeps `<project>/build-sleep-ms` ms when that file exists. */
+/**
+ * The fake compiler, run as `node <script> <project>`; it sleeps `<project>/build-sleep-ms` ms
+ * when that file exists, and while `<project>/build-held` exists it waits until
+ * `<project>/build-go` does ({@link holdBuilds}).
+ */
 const COMPILER = `
 const fs = require('fs'), path = require('path');
 const [dir] = process.argv.slice(2);
@@ -27,7 +32,9 @@ const log = (line) => fs.appendFileSync(path.join(dir, 'builds.log'), line + '\\
 log('start ' + Date.now());
 const sleepFile = path.join(dir, 'build-sleep-ms');
 const sleepMs = fs.existsSync(sleepFile) ? Number(fs.readFileSync(sleepFile, 'utf8')) : 0;
-setTimeout(() => {
+const held = fs.existsSync(path.join(dir, 'build-held'));
+const go = (then) => (!held || fs.existsSync(path.join(dir, 'build-go')) ? then() : setTimeout(() => go(then), 20));
+go(() => setTimeout(() => {
   const src = path.join(dir, 'src', 'main', 'java');
   let status = 0;
   for (const entry of fs.readdirSync(src, { recursive: true })) {
@@ -40,7 +47,7 @@ setTimeout(() => {
   }
   log('end ' + Date.now() + ' ' + status);
   process.exit(status);
-}, sleepMs);
+}, sleepMs));
 `;
 
 /** A {@link project} whose Greeter has a source, and the fake compiler for it. */
@@ -52,6 +59,18 @@ export function watchProject(): WatchProject {
   const script = path.join(p.dir, 'compile.cjs');
   fs.writeFileSync(script, COMPILER);
   return { ...p, sources, buildLog: path.join(p.dir, 'builds.log'), build: ['--', process.execPath, script, p.dir] };
+}
+
+/**
+ * Holds the builds that start from now on until the returned release is called (then the held
+ * ones go on and later ones do not wait): a build the test knows is still running.
+ */
+export function holdBuilds(p: WatchProject): () => void {
+  fs.writeFileSync(path.join(p.dir, 'build-held'), '');
+  return () => {
+    fs.rmSync(path.join(p.dir, 'build-held'));
+    fs.writeFileSync(path.join(p.dir, 'build-go'), '');
+  };
 }
 
 /** Writes `text` as the source of `className` (com.acme.Greeter -> src/main/java/com/acme/Greeter.java). */
@@ -120,12 +139,20 @@ export function startWatch(p: WatchProject, args: string[] = []): RunningWatch {
     stderr,
     cycles,
     async cyclesEnded(n, timeoutMs = 30_000) {
-      await until(() => cycles().length >= n || cli.exitCode !== null, `${n} cycles${dump()}`, timeoutMs);
+      await waitFor(
+        () => cycles().length >= n || cli.exitCode !== null,
+        () => `${n} cycles${dump()}`,
+        { timeoutMs },
+      );
       if (cycles().length < n) throw new Error(`the watch ended after ${cycles().length} cycles${dump()}`);
       return cycles();
     },
     async watching(timeoutMs = 30_000) {
-      await until(() => json.some((j) => j.type === 'news' && j.news === 'watching'), `the watch to start${dump()}`, timeoutMs);
+      await waitFor(
+        () => json.some((j) => j.type === 'news' && j.news === 'watching'),
+        () => `the watch to start${dump()}`,
+        { timeoutMs },
+      );
     },
     async stop(signal = 'SIGINT') {
       cli.kill(signal);

@@ -18,7 +18,13 @@ describe('running the build command', () => {
       wrapper: false,
       cwd: dir,
     };
-    const run = await runBuild(command, { env: { ONLY_THIS: 'yes' }, process: control, sharesTerminal: true, platform: 'linux' });
+    const run = await runBuild(command, {
+      env: { ONLY_THIS: 'yes' },
+      process: control,
+      sharesTerminal: true,
+      platform: 'linux',
+      self: process.pid,
+    });
     expect(run.exitCode).toBe(0);
     expect(fs.readFileSync(out, 'utf8')).toBe('yes|');
   });
@@ -42,6 +48,7 @@ describe('running the build command', () => {
       process: recording,
       sharesTerminal: false,
       platform: 'linux',
+      self: process.pid,
       signal: stop.signal,
     });
     await new Promise((resolve) => setTimeout(resolve, 200));

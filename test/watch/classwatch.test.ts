@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FULL_PASS_EVERY_MS, watchClassDirs, type ClassWatch, type ClassWatchOptions } from '../../src/watch/classwatch.js';
-import { mkdirs, put, sleep, tempTree, until } from './tmp.js';
+import { mkdirs, put, tempTree } from './tmp.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const open: ClassWatch[] = [];
 afterEach(async () => {
@@ -17,13 +18,39 @@ async function start(options: ClassWatchOptions): Promise<ClassWatch> {
   return watch;
 }
 
+/**
+ * Writes `text` to `file` again and again until the watch reports its folder dirty, then waits a
+ * little longer and takes the dirty set: a folder the watch took up after an event of its own
+ * (a recheck, a new folder) is watched once that has run, not after a guessed time.
+ */
+async function rewriteUntilDirty(watch: ClassWatch, file: string, text: string): Promise<string[]> {
+  const seen = new Set<string>();
+  const folder = path.dirname(file);
+  await waitFor(
+    () => {
+      for (const dirty of watch.takeDirtyFolders()) seen.add(dirty);
+      if (seen.has(folder)) return true;
+      fs.writeFileSync(file, text);
+      return false;
+    },
+    `dirty ${folder}`,
+    { pollMs: 50 },
+  );
+  await sleep(100);
+  for (const dirty of watch.takeDirtyFolders()) seen.add(dirty);
+  return [...seen].sort();
+}
+
 /** Waits until `folders` are all dirty, then a little longer, and takes the dirty set. */
 async function take(watch: ClassWatch, folders: string[]): Promise<string[]> {
   const seen = new Set<string>();
-  await until(`dirty ${folders.join(', ')}`, () => {
-    for (const folder of watch.takeDirtyFolders()) seen.add(folder);
-    return folders.every((folder) => seen.has(folder));
-  });
+  await waitFor(
+    () => {
+      for (const folder of watch.takeDirtyFolders()) seen.add(folder);
+      return folders.every((folder) => seen.has(folder));
+    },
+    `dirty ${folders.join(', ')}`,
+  );
   await sleep(100);
   for (const folder of watch.takeDirtyFolders()) seen.add(folder);
   return [...seen].sort();
@@ -125,7 +152,7 @@ describe('watchClassDirs: full passes', () => {
     expect(watch.fullPassDue()).toBe(false);
     now = 2000;
     fs.symlinkSync('loop', path.join(classes, 'loop')); // stat fails with ELOOP
-    await until('the error', () => watch.errorCount === 1);
+    await waitFor(() => watch.errorCount === 1, 'the error');
     expect((watch.lastError as NodeJS.ErrnoException).code).toBe('ELOOP');
     expect(errors).toHaveLength(1);
     expect(watch.fullPassDue()).toBe(true);
@@ -144,13 +171,12 @@ describe('watchClassDirs: full passes', () => {
     watch.markFullPass(now);
     now = 2000;
     const a = put(classes, 'com/A.class');
-    await until('the class folder', () => watch.fullPassDue());
+    await waitFor(() => watch.fullPassDue(), 'the class folder');
     expect(watch.takeDirtyFolders()).toContain(classes);
     watch.markFullPass((now = 3000));
     await sleep(100);
     watch.takeDirtyFolders();
-    fs.writeFileSync(a, 'v2');
-    expect(await take(watch, [path.dirname(a)])).toEqual([path.dirname(a)]);
+    expect(await rewriteUntilDirty(watch, a, 'v2')).toEqual([path.dirname(a)]);
     expect(watch.fullPassDue()).toBe(false);
   });
 
@@ -164,13 +190,13 @@ describe('watchClassDirs: full passes', () => {
     now = 2000;
     fs.rmSync(path.join(root, 'target'), { recursive: true });
     const a = put(classes, 'com/A.class', 'recompiled');
-    await until('the full pass flag', () => watch.fullPassDue());
-    await sleep(100); // the recheck finds the new folder
+    await waitFor(() => watch.fullPassDue(), 'the full pass flag');
+    await sleep(100);
     watch.markFullPass((now = 3000));
     watch.takeDirtyFolders();
     expect(watch.fullPassDue()).toBe(false);
-    fs.writeFileSync(a, 'v3');
-    expect(await take(watch, [path.dirname(a)])).toEqual([path.dirname(a)]);
+    // Seen once the recheck found the new folder.
+    expect(await rewriteUntilDirty(watch, a, 'v3')).toEqual([path.dirname(a)]);
   });
 
   it('sees again a package folder removed and made at once (rm -rf, then a compile), and asks for a full pass', async () => {
@@ -184,12 +210,11 @@ describe('watchClassDirs: full passes', () => {
     now = 2000;
     fs.rmSync(acme, { recursive: true });
     const a = put(acme, 'A.class', 'recompiled'); // the new folder may even reuse the inode
-    await until('the full pass flag', () => watch.fullPassDue());
+    await waitFor(() => watch.fullPassDue(), 'the full pass flag');
     await sleep(100);
     watch.markFullPass((now = 3000));
     watch.takeDirtyFolders();
-    fs.writeFileSync(a, 'v3');
-    expect(await take(watch, [acme])).toEqual([acme]);
+    expect(await rewriteUntilDirty(watch, a, 'v3')).toEqual([acme]);
     expect(watch.fullPassDue()).toBe(false);
   });
 

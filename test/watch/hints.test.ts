@@ -8,7 +8,8 @@ import { detectChanges } from '../../src/classes/snapshot.js';
 import { staleFolders } from '../../src/session/stale-folders.js';
 import { writeClassIndex } from '../../src/state/store.js';
 import { classHints, type ClassHints } from '../../src/watch/hints.js';
-import { mkdirs, put, sleep, tempTree, until } from './tmp.js';
+import { mkdirs, put, tempTree } from './tmp.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const open: ClassHints[] = [];
 afterEach(async () => {
@@ -19,6 +20,31 @@ afterEach(async () => {
 function next(h: ClassHints, dirs: string[], full: boolean) {
   h.startCycle();
   return h.changedFolders(dirs, full);
+}
+
+/**
+ * Cycles until the class watch is ready: until then every pass is full (a pass marked before it
+ * was ready is followed by one more), however long its folders take to be watched. The folders
+ * of the first cycle that is not a full pass.
+ */
+async function untilReady(h: ClassHints, dirs: string[]): Promise<ReadonlySet<string>> {
+  let folders: ReadonlySet<string> | undefined;
+  await waitFor(async () => (folders = await next(h, dirs, false)) !== undefined, 'the class watch to be ready', { pollMs: 50 });
+  return folders!;
+}
+
+/** Cycles until the folders the cycles gave (together) hold `folder`; all they gave. */
+async function untilSeen(h: ClassHints, dirs: string[], folder: string): Promise<Set<string>> {
+  const seen = new Set<string>();
+  await waitFor(
+    async () => {
+      for (const dirty of (await next(h, dirs, false)) ?? []) seen.add(dirty);
+      return seen.has(folder);
+    },
+    `${folder} in a cycle's folders`,
+    { pollMs: 50 },
+  );
+  return seen;
 }
 
 function hints(options: Partial<Parameters<typeof classHints>[0]> = {}): ClassHints {
@@ -36,12 +62,9 @@ describe('classHints', () => {
     const h = hints();
     await h.watch([classes]);
     expect(await next(h, [classes], false)).toBeUndefined();
-    // A pass marked before the watch was ready is followed by one more full pass.
-    await sleep(200);
-    await next(h, [classes], false);
+    expect(await untilReady(h, [classes])).toEqual(new Set());
     fs.writeFileSync(a, 'a-2');
-    await sleep(200);
-    expect(await next(h, [classes], false)).toEqual(new Set([path.dirname(a)]));
+    expect(await untilSeen(h, [classes], path.dirname(a))).toEqual(new Set([path.dirname(a)]));
     fs.writeFileSync(a, 'a-3');
     await sleep(200);
     expect(await next(h, [classes], true)).toBeUndefined();
@@ -54,9 +77,8 @@ describe('classHints', () => {
     const two = mkdirs(root, 'b/target/classes');
     const h = hints();
     await h.watch([one]);
-    await next(h, [one], false);
-    await sleep(200);
-    await next(h, [one], false);
+    expect(await next(h, [one], false)).toBeUndefined();
+    expect(await untilReady(h, [one])).toEqual(new Set());
     expect(await next(h, [one], false)).toEqual(new Set());
     expect(await next(h, [one, two], false)).toBeUndefined();
   });
@@ -77,10 +99,12 @@ describe('classHints', () => {
     });
     await h.watch([classes]);
     await next(h, [classes], false);
-    await sleep(100);
-    await next(h, [classes], false);
-    await until('a background pass', () => passes > 0, 3000);
-    expect(await next(h, [classes], false)).toEqual(new Set([stale]));
+    // A background pass before the watch is ready is covered by a full pass; then one that marks folders.
+    const seen = new Set(await untilReady(h, [classes]));
+    const passesWhenReady = passes;
+    await waitFor(() => passes > passesWhenReady, 'a background pass');
+    for (const dirty of (await next(h, [classes], false)) ?? []) seen.add(dirty);
+    expect(seen).toEqual(new Set([stale]));
   });
 });
 

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { measureWatchDetection } from '../../src/watch/bench.js';
 import { watchClassDirs } from '../../src/watch/classwatch.js';
 import { watchSources } from '../../src/watch/watcher.js';
-import { put, sleep, tempTree } from './tmp.js';
+import { put, tempTree } from './tmp.js';
+import { sleep } from '../support/wait.js';
 
 const linux = process.platform === 'linux';
 

@@ -1,4 +1,4 @@
-/** Temp trees for the watch tests, removed after each test, and a bounded wait. */
+/** Temp trees for the watch tests, removed after each test. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,17 +30,4 @@ export function mkdirs(root: string, relative: string): string {
   const dir = path.join(root, relative);
   fs.mkdirSync(dir, { recursive: true });
   return dir;
-}
-
-/** Resolves once `check()` is true, polling every 10 ms; rejects after `timeoutMs`, naming `what`. */
-export async function until(what: string, check: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isEditorTemporary, watchErrorHint, watchSources, type SourceWatcher } from '../../src/watch/watcher.js';
-import { mkdirs, put, sleep, tempTree, until } from './tmp.js';
+import { mkdirs, put, tempTree } from './tmp.js';
+import { sleep, waitFor } from '../support/wait.js';
 
 const open: SourceWatcher[] = [];
 afterEach(async () => {
@@ -20,9 +21,39 @@ async function start(roots: string[], ignoreDirs: string[] = [], recheckMs?: num
   return { watcher, changed, errors };
 }
 
+/**
+ * Once the watcher is quiet, clears what was reported, writes `text` to `file` again and again
+ * until it is reported, then waits a little longer and returns all that was reported: a folder the
+ * watcher takes up after an event of its own (a new folder, a root back) is watched once that has
+ * run, not after a guessed time.
+ */
+async function rewriteUntilSeen(changed: Set<string>, file: string, text: string): Promise<string[]> {
+  // What came before (a new folder's burst of events) is over first: nothing new for 300 ms.
+  let size = -1;
+  let still = 0;
+  const quiet = () => {
+    still = changed.size === size ? still + 1 : 0;
+    size = changed.size;
+    return still >= 3;
+  };
+  await waitFor(quiet, 'the watcher to go quiet', { pollMs: 100 });
+  changed.clear();
+  await waitFor(
+    () => {
+      if (changed.has(file)) return true;
+      fs.writeFileSync(file, text);
+      return false;
+    },
+    `a change of ${file}`,
+    { pollMs: 50 },
+  );
+  await sleep(150);
+  return [...changed].sort();
+}
+
 /** Waits for `file` to be reported, then a little longer, and returns all that was reported. */
 async function settle(changed: Set<string>, file: string): Promise<string[]> {
-  await until(`a change of ${file}`, () => changed.has(file));
+  await waitFor(() => changed.has(file), `a change of ${file}`);
   await sleep(150);
   return [...changed].sort();
 }
@@ -48,11 +79,9 @@ describe('watchSources', () => {
     const src = mkdirs(root, 'src/main/java');
     const { changed } = await start([src]);
     const deep = put(src, 'com/acme/billing/Invoice.java');
-    await until('the new package', () => changed.has(path.join(src, 'com')));
-    await sleep(150); // chokidar watches the new folders
-    changed.clear();
-    fs.writeFileSync(deep, 'class Invoice { }');
-    expect(await settle(changed, deep)).toEqual([deep]);
+    await waitFor(() => changed.has(path.join(src, 'com')), 'the new package');
+    // Seen once chokidar watches the new folders.
+    expect(await rewriteUntilSeen(changed, deep, 'class Invoice { }')).toEqual([deep]);
   });
 
   it("reports only the saved file for vim's rename-save (swap, probes, write test, backup), as recorded from vim 9", async () => {
@@ -108,7 +137,7 @@ describe('watchSources', () => {
     fs.renameSync(path.join(root, '.goutputstream-3XK0Q1'), e);
     put(root, 'E.java.tmp', 'temp');
     put(root, '.DS_Store', 'finder');
-    await until('all three saves', () => changed.has(c) && changed.has(d) && changed.has(e));
+    await waitFor(() => changed.has(c) && changed.has(d) && changed.has(e), 'all three saves');
     await sleep(150);
     expect([...changed].sort()).toEqual([c, d, e].sort());
   });
@@ -150,12 +179,9 @@ describe('watchSources', () => {
     const { watcher, changed } = await start([kotlin], [], 30);
     expect(watcher.missingRoots()).toEqual([kotlin]);
     const file = put(kotlin, 'K.kt');
-    await until('the new root', () => changed.has(kotlin));
+    await waitFor(() => changed.has(kotlin), 'the new root');
     expect(watcher.missingRoots()).toEqual([]);
-    await sleep(100);
-    changed.clear();
-    fs.writeFileSync(file, 'class K');
-    expect(await settle(changed, file)).toEqual([file]);
+    expect(await rewriteUntilSeen(changed, file, 'class K')).toEqual([file]);
   });
 
   it('keeps watching a root that was removed and made again', async () => {
@@ -163,13 +189,10 @@ describe('watchSources', () => {
     const src = mkdirs(root, 'src/main/java');
     const { watcher, changed } = await start([src], [], 30);
     fs.rmSync(src, { recursive: true });
-    await until('the root going away', () => changed.has(src) && watcher.missingRoots().length === 1);
+    await waitFor(() => changed.has(src) && watcher.missingRoots().length === 1, 'the root going away');
     const file = put(src, 'A.java');
-    await until('the root back', () => watcher.missingRoots().length === 0);
-    await sleep(100);
-    changed.clear();
-    fs.writeFileSync(file, 'class A { }');
-    expect(await settle(changed, file)).toEqual([file]);
+    await waitFor(() => watcher.missingRoots().length === 0, 'the root back');
+    expect(await rewriteUntilSeen(changed, file, 'class A { }')).toEqual([file]);
   });
 
   it('sees again a package folder removed and made at once (a branch switch)', async () => {
@@ -180,11 +203,8 @@ describe('watchSources', () => {
     const { changed } = await start([src]);
     fs.rmSync(acme, { recursive: true });
     const a = put(acme, 'A.java', 'class A { }');
-    await until('the replaced folder', () => changed.has(acme));
-    await sleep(100);
-    changed.clear();
-    fs.writeFileSync(a, 'class A { int x; }');
-    expect(await settle(changed, a)).toEqual([a]);
+    await waitFor(() => changed.has(acme), 'the replaced folder');
+    expect(await rewriteUntilSeen(changed, a, 'class A { int x; }')).toEqual([a]);
   });
 
   it('surfaces watcher errors and keeps watching', async () => {
