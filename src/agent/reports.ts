@@ -129,3 +129,15 @@ export function batchWideCause(detail: string): 'not-unique' | 'slow-client' | u
   if (detail.includes('not keeping up')) return 'slow-client';
   return undefined;
 }
+
+/** The agent's ERROR when its capture cannot read a pending class file (agent ReloadQueue.capture, exact prefix). */
+const READ_FAILED = /^Failed to read class file (.+?): [A-Z][A-Za-z0-9_$]*(?:Exception|Error)\b/;
+
+/**
+ * The path in the agent's ERROR `Failed to read class file <path>: <exception>[: <message>]`
+ * (its watcher's path; relative when `watchDirs` was), or undefined for any other message. A held
+ * capture that fails so keeps the hold with its owner although `ok` was acknowledged.
+ */
+export function unreadClassFile(message: string): string | undefined {
+  return READ_FAILED.exec(message)?.[1];
+}

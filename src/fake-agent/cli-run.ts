@@ -167,7 +167,7 @@ function createProgram(): Command {
     .option('--port-file-delay-ms <n>', 'write the port file only n ms after start', nonNegativeInt)
     .option('--listen-delay-ms <n>', 'write the port file at once but listen only n ms after start', nonNegativeInt)
     .option('--lingering-slots', 'a closed client keeps its slot until the second write to it (about two heartbeats)')
-    .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: its whole batch is unverified; repeatable', collect, [])
+    .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: a held capture fails and the hold stays; repeatable', collect, [])
     .option('--restart-required <class[=from->to]>', 'class whose reload changes its superclass (restart required); repeatable', collect, [])
     .option('--new-bean <class[=refused]>', 'a new class the agent registers as a Spring bean (or refuses to); repeatable', collect, [])
     .option('--auto-reload', "the agent's own watcher: reload changes with no BUILD or SCAN after a debounce")

@@ -33,8 +33,6 @@ export interface ReloaderOptions {
   scanCache?: boolean;
   /** Final status of a loaded class's attempt; undefined -> applied. */
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
-  /** See FakeAgentOptions.unreadableClassFile. */
-  unreadableClassFile?: (path: string, className: string) => boolean;
   /** See FakeAgentOptions.restartRequired. */
   restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
   /** See FakeAgentOptions.newBean. */
@@ -54,7 +52,7 @@ type Attempt = ClassFile;
 interface Batch {
   number: number;
   attempts: Attempt[];
-  /** An unreadable class file, or two files with one binary name: every class is `unverified`. */
+  /** Two files with one binary name: every class is `unverified`. */
   ambiguous: boolean;
   /** The first WARN or ERROR broadcast while the batch was open, as `LEVEL: message`. */
   warning?: string;
@@ -147,8 +145,8 @@ export class ClassReloader {
   /**
    * Admit `changed` as one reload batch. Older receipts read from the same files are forgotten;
    * each class gets a `running` receipt for its new bytes now and its final status after
-   * reloadMs. An unreadable class file (no receipt of its own) or two files with one binary
-   * name (the later one is attempted) make the input ambiguous: every class is `unverified`.
+   * reloadMs. Two files with one binary name (the later one is attempted) make the input
+   * ambiguous: every class is `unverified`.
    */
   admit(changed: ClassFile[]): void {
     if (changed.length === 0) return;
@@ -157,10 +155,6 @@ export class ClassReloader {
     for (const file of changed) {
       this.known.set(file.path, file.sha256);
       this.ledger.forgetSource(this.options.reportPath(file.path));
-      if (this.options.unreadableClassFile?.(file.path, file.className)) {
-        ambiguous = true;
-        continue;
-      }
       if (byName.has(file.className)) ambiguous = true;
       byName.set(file.className, file);
     }

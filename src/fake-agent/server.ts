@@ -5,7 +5,7 @@
  * the stand-in JVM (jvm.ts) and the hostile-peer switches (hostile.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { delimiter, resolve } from 'node:path';
 import { agentArguments, agentJarPath, excludedBy } from './agent-options.js';
@@ -162,6 +162,13 @@ class FakeAgentServer implements FakeAgent {
   private markListening: (error?: Error) => void = () => {};
   private portValue = 0;
   private capturesValue = 0;
+  /**
+   * Class file paths pending for the hold (agent ReloadQueue): noted at each started/failed and
+   * capture, kept until a capture succeeds. A DELETE event is ignored, so a path the build then
+   * deleted stays pending and fails every later capture (agent-facts, "A capture that cannot
+   * read a held class file").
+   */
+  private readonly heldPaths = new Set<string>();
   private readonly server: Server;
   private readonly clientMap = new Map<number, StatusClient>();
   /** Sockets refused for being one too many, or held open by a hostile switch, until they close. */
@@ -201,7 +208,6 @@ class FakeAgentServer implements FakeAgent {
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
       verifyStatus: settings.verifyStatus,
-      unreadableClassFile: settings.unreadableClassFile,
       restartRequired: settings.restartRequired,
       newBean: settings.newBean,
       reportPath: settings.reportPath,
@@ -362,7 +368,7 @@ class FakeAgentServer implements FakeAgent {
     }
     if (changed.length > 0) {
       this.broadcast('INFO', `${changed.length} class file(s) changed while the JVM was starting — reloading them so the running code matches disk`);
-      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(changed);
+      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(this.readable(changed));
     }
     if (this.scanWaiting) {
       this.scanWaiting = false;
@@ -404,6 +410,7 @@ class FakeAgentServer implements FakeAgent {
     this.clearTimers();
     this.session = randomUUID();
     this.holdState = NO_HOLD;
+    this.heldPaths.clear();
     this.paused = false;
     await this.standIn?.stop();
     await this.startApplication();
@@ -606,10 +613,8 @@ class FakeAgentServer implements FakeAgent {
       this.cancel(this.pendingCapture);
       this.pendingCapture = undefined;
       this.scanWaiting = false;
-      this.broadcast(
-        'INFO',
-        `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`,
-      );
+      for (const file of this.changedOrNone()) this.heldPaths.add(file.path);
+      this.broadcast('INFO', `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`);
     }
     this.restartHoldWarning();
     if (command.request) reply(`BUILD_ACK ${command.request} ${command.state}${suffix}`);
@@ -766,6 +771,16 @@ class FakeAgentServer implements FakeAgent {
       return;
     }
     if (this.holdState.kind !== 'none') {
+      // A held capture reads every pending file; the first it cannot read fails it whole: the
+      // batch is put back and the hold stays with its owner (agent ReloadQueue.acceptBuild, capture).
+      for (const file of changed) this.heldPaths.add(file.path);
+      const unreadable = this.unreadableOf(changed)[0];
+      if (unreadable !== undefined) {
+        this.logHold('capture-failed', this.holdState.owner);
+        this.broadcast('ERROR', unreadable);
+        return;
+      }
+      this.heldPaths.clear();
       this.logHold('released', this.holdState.owner);
       this.holdState = NO_HOLD;
       this.restartHoldWarning();
@@ -776,7 +791,38 @@ class FakeAgentServer implements FakeAgent {
       if (changed.length > 0) this.broadcast('INFO', `Automatic reload paused; ${changed.length} class files stay pending`);
       return;
     }
-    this.reloader.admit(changed);
+    this.reloader.admit(this.readable(changed));
+  }
+
+  /** The changed class files, or none when the scan fails. */
+  private changedOrNone(): ClassFile[] {
+    try {
+      return this.reloader.changedFiles();
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * The agent's ERROR for each pending path it cannot read: a held path gone from disk
+   * (NoSuchFileException), or a file `unreadableClassFile` names (AccessDeniedException). Exact
+   * words: `Failed to read class file <path>: <Failures.describe>` (agent ReloadQueue.capture).
+   */
+  private unreadableOf(changed: readonly ClassFile[]): string[] {
+    const { unreadableClassFile, reportPath } = this.settings;
+    const gone = [...this.heldPaths].filter((file) => !existsSync(file)).map((file) => [file, 'NoSuchFileException'] as const);
+    const denied = changed.filter((f) => unreadableClassFile?.(f.path, f.className) === true).map((f) => [f.path, 'AccessDeniedException'] as const);
+    return [...gone, ...denied].map(([file, why]) => `Failed to read class file ${reportPath(file)}: ${why}: ${reportPath(file)}`);
+  }
+
+  /**
+   * A watcher batch without a hold skips each file it cannot read, with the same ERROR, and
+   * reloads the rest: the read comes before the reload, so the batch is not made `unverified`.
+   */
+  private readable(changed: ClassFile[]): ClassFile[] {
+    const { unreadableClassFile } = this.settings;
+    for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
+    return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
   }
 }
 

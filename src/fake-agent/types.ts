@@ -224,10 +224,14 @@ export interface FakeAgentOptions {
   // ---- reload batches (protocol.md, "Batch-wide verdicts", "VERIFY") ------------------------
 
   /**
-   * True for a class file whose bytes the agent cannot read as a class (corrupt, truncated):
-   * it gets no receipt, and every class of its batch is `unverified` ("input class names were
-   * ambiguous"), as when two class files of one batch have the same binary name. Called with
-   * the absolute local path and the binary name from the path. Default: none.
+   * True for a class file the agent cannot read (agent ReloadQueue.capture: an IOException,
+   * here `AccessDeniedException`), as for a held path gone from disk (`NoSuchFileException`;
+   * the agent ignores DELETE events, so a held path the build deleted stays pending). A held
+   * capture broadcasts ERROR `Failed to read class file <path>: ...`, puts its batch back and
+   * keeps the hold with its owner, although `ok` was acknowledged; every later capture fails
+   * the same way until the file reads again. A watcher batch without a hold skips the file with
+   * the same ERROR and reloads the rest. Called with the absolute local path and the binary name
+   * from the path. Default: none.
    */
   unreadableClassFile?: (path: string, className: string) => boolean;
   /**

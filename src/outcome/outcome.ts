@@ -82,6 +82,12 @@ export type Shortfall =
    * watches is known.
    */
   | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] }
+  /**
+   * The agent's capture of this build could not read `file` (a held class file the build
+   * deleted, say), so it reloaded nothing and still holds the build for `owner`, although `ok`
+   * was acknowledged: every later ok fails on that path until a class file exists there again.
+   */
+  | { kind: 'hold-kept'; file: string; owner: string }
   /** Automatic reload is paused (by `reclazz-build pause`, the IDE, anyone): `classes` classes wait as pending until resume. */
   | { kind: 'paused'; classes: number }
   /** The agent's file watcher had not started by the deadline (an unheld build): `classes` classes reload when it starts. */

@@ -304,3 +304,11 @@ export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watch
     hint: `${fixes.join('; ')}, then run again`,
   };
 }
+
+/** A build whose capture could not read a held class file: the agent still holds it for our owner. */
+export function holdKeptWords(shortfall: Extract<Shortfall, { kind: 'hold-kept' }>): Words {
+  return {
+    message: `build ok, but the agent could not read ${shortfall.file} when it captured this build: it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}, and every later ok fails on that path until a class file exists there again or the app restarts: not proven live`,
+    hint: 'rebuild that class (or put a class file back at that path), then run again here: the next run recovers the hold with the same owner',
+  };
+}

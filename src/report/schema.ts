@@ -86,6 +86,7 @@ export const classStatusSchema = z.enum([
   'rewritten',
   'not-watched',
   'paused',
+  'hold-kept',
   'added',
   'removed',
   'not-verifiable',

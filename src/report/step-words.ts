@@ -42,7 +42,8 @@ export const roundEnd = {
   paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
   unseen:
     "no reload attempt with these bytes once the agent's capture of this build was over: the agent does not see this file (a folder it does not watch, or a name it excludes)",
-} as const;
+  holdKept: (file: string) => visible(`the agent's capture of this build could not read ${file}: nothing of this build reloaded`),
+};
 
 /** A wait for the build a run that is gone left running (`waiting` events' `what`). */
 export function waitingForOrphan(group: BuildGroup): string {

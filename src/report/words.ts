@@ -8,7 +8,7 @@
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
-import { describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
+import { describeAgentAfterLoss, describeAgentOutcome, holdKeptWords, notWatchedWords, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -273,6 +273,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
         message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
         hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
       };
+    case 'hold-kept':
+      return holdKeptWords(shortfall);
     case 'paused':
       return {
         message: `build ok, but automatic reload is PAUSED agent-wide (by reclazz-build pause, the IDE or another client): ${shortfall.classes} changed class(es) wait as pending and reload only on resume, not proven live`,

@@ -5,7 +5,9 @@
  */
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { askDoctor } from '../agent/requests.js';
+import { askDoctor, askReload } from '../agent/requests.js';
+import { saveHolding } from '../hold/owner.js';
+import type { Outcome } from '../outcome/outcome.js';
 import { classWatched, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
@@ -112,13 +114,7 @@ async function verifyChanges(
     const shortfall = { kind: 'no-class-files' as const, dirs: dirs.length };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
   }
-  if (asked === 0) {
-    const readable = unread.unreadable + unread.folders === 0;
-    if (readable && unprovable === 0)
-      return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skippedOf(notVerifiable) } }, facts);
-    const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
-    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
-  }
+  if (asked === 0) return end(cycle, await keptHold(cycle, nothingAsked(unread, unprovable, notVerifiable)), facts);
   const agent = session.agent;
   const { watch, never } = await watchingOf(session, [...changes.changed, ...checks], dirs);
   const report = await proveClasses({
@@ -135,6 +131,7 @@ async function verifyChanges(
     watch: captureWatch(session.connection, {
       timeoutMs: session.timeoutMs,
       watcherStarting: session.doctor.watcherState !== 'watching',
+      ...(cycle.readFailure === undefined ? {} : { readFailure: cycle.readFailure }),
       ...(session.signal === undefined ? {} : { signal: session.signal }),
     }),
     ...(quiet === undefined ? {} : { quiet }),
@@ -147,7 +144,11 @@ async function verifyChanges(
   const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
   // Every class asked is new and stays new: nothing that was loaded changed.
   if (verdicts.length === 0 && unread.unreadable + unread.folders === 0 && unprovable === 0)
-    return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', added: stayNew.length, ...skippedOf(notVerifiable) } }, kept);
+    return end(
+      cycle,
+      await keptHold(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', added: stayNew.length, ...skippedOf(notVerifiable) } }),
+      kept,
+    );
   const outcome = verdictOutcome(report, {
     files: false,
     signal: session.signal,
@@ -160,7 +161,7 @@ async function verifyChanges(
     ...neverReloaded(session.view, verdicts, dirs, watch),
     ...(watcherStarting ? { watcherStarting } : {}),
   });
-  return end(cycle, outcome, { ...kept, verify, verdicts });
+  return end(cycle, await keptHold(cycle, outcome), { ...kept, verify, verdicts });
 }
 
 /**
@@ -177,6 +178,32 @@ async function watchingOf(session: BuildSession, changes: readonly ClassChange[]
     return state !== null && state !== true ? neverReloads.excluded(state.excludedBy, path.basename(file)) : undefined;
   };
   return { watch, never };
+}
+
+/** The outcome when nothing needs asking: every class file live by the record, or what leaves that unproven. */
+function nothingAsked(unread: { unreadable: number; folders: number }, unprovable: number, notVerifiable: readonly ClassChange[]): Outcome {
+  const readable = unread.unreadable + unread.folders === 0;
+  if (readable && unprovable === 0) return { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skippedOf(notVerifiable) } };
+  const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
+  return { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true };
+}
+
+/**
+ * `outcome`, unless the agent said its capture of this build could not read a held class file
+ * and RELOAD status still shows the named hold: then the agent kept the hold for our owner
+ * although `ok` was acknowledged (protocol.md "What the agent's source shows"), owner.json says
+ * so again, and the cycle ends naming the file (75).
+ */
+async function keptHold(cycle: Cycle, outcome: Outcome): Promise<Outcome> {
+  const { session } = cycle;
+  const file = cycle.readFailure?.();
+  if (file === undefined) return outcome;
+  const state = await askReload(session.connection, 'status', session.timeoutMs, session.signal).catch(() => undefined);
+  if (state?.buildHold !== 'named') return outcome;
+  session.hold.keptAfterOk();
+  saveAfterOk(session, () => saveHolding(cycle.record, session.host.clock.date()));
+  const { applied, total } = outcome.reason === 'verify-incomplete' ? outcome : { applied: 0, total: 0 };
+  return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'hold-kept', file, owner: session.hold.owner } };
 }
 
 /** True when DOCTOR still shows the agent's file watcher starting. */

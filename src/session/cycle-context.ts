@@ -31,6 +31,8 @@ export interface Cycle {
    * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
    */
   unheld?: boolean;
+  /** The class file the agent's capture of this build said it could not read, from before `ok` on (capture-watch.ts). */
+  readFailure?: () => string | undefined;
 }
 
 /** The result of `outcome` at the end of this cycle. */

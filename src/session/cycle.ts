@@ -25,6 +25,7 @@ import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
+import { readFailures } from './capture-watch.js';
 import { checkChanges, type Before } from './check.js';
 import { end, interrupted, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { failureOutcome } from './failure.js';
@@ -114,9 +115,16 @@ export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
 
 /** The steps after the build: ok or failed and its receipt, then detect and verify. */
 export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult> {
-  const finished = await finishBuild(cycle, build);
-  if (finished !== undefined) return finished;
-  return checkChanges(cycle, build, ready.found, ready.dirs.after(ready.found.dirs), ready.dirs.searchRoot);
+  // From before ok: a capture that cannot read a held class file says so once, maybe before the proof starts.
+  const reads = readFailures(cycle.session.connection);
+  cycle.readFailure = reads.path;
+  try {
+    const finished = await finishBuild(cycle, build);
+    if (finished !== undefined) return finished;
+    return await checkChanges(cycle, build, ready.found, ready.dirs.after(ready.found.dirs), ready.dirs.searchRoot);
+  } finally {
+    reads.stop();
+  }
 }
 
 /**

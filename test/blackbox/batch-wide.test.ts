@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { runCli, writeClass } from '../support/cli.js';
-import { agentFor, buildCommand, hasStackTrace, project } from '../support/project.js';
+import { agentFor, hasStackTrace, project } from '../support/project.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -46,18 +46,5 @@ describe('one binary name in two class output directories', () => {
     expect(run.stderr).toMatch(/warning: com\.acme\.Outer is in 2 class output directories/);
     expect(run.stderr).toMatch(BATCH_WIDE);
     expect(run.stderr).not.toMatch(/✔/);
-  });
-});
-
-describe('an unreadable class file in the batch', () => {
-  it('makes its batch unverified, reported as such with the likely cause (75)', async () => {
-    const p = project();
-    await agentFor(p, agents, { portFile: p.portFile, unreadableClassFile: (_file, name) => name === 'com.acme.Outer' });
-    const build = buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer': 'outer-v2' } });
-    const run = await runCli(['--verify-timeout', '3000', ...build], { cwd: p.dir });
-    expect(run.exitCode, run.stderr).toBe(75);
-    expect(run.stderr).toMatch(/unverified +com\.acme\.Greeter/);
-    expect(run.stderr).toMatch(/warning: 1 class\(es\) are unverified with the agent's detail/);
-    expect(run.stderr).toMatch(BATCH_WIDE);
   });
 });
