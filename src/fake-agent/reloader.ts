@@ -3,6 +3,7 @@
  * VERIFY ledger (protocol.md, "VERIFY": receipts, running -> final status, not-loaded classes,
  * batch warnings; "Batch-wide verdicts").
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
 import { readHierarchy, superclassChange, type Hierarchy } from './classfile.js';
@@ -35,6 +36,8 @@ export interface ReloaderOptions {
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
   /** See FakeAgentOptions.restartRequired. */
   restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  /** See FakeAgentOptions.autoCompile: receipts carry the agent's own compiled bytes. */
+  autoCompile?: boolean;
   /** See FakeAgentOptions.newBean. */
   newBean?: (className: string) => 'registered' | 'refused' | undefined;
   /** A class file's path as the agent reports it (VERIFY `source`). */
@@ -160,7 +163,7 @@ export class ClassReloader {
     }
     const batch: Batch = {
       number: ++this.batches,
-      attempts: [...byName.values()],
+      attempts: [...byName.values()].map((file) => (this.options.autoCompile === true ? { ...file, sha256: ownBytes(file.sha256) } : file)),
       ambiguous,
     };
     for (const attempt of batch.attempts) {
@@ -295,4 +298,9 @@ function refusedSuperclass(className: string, change: SuperclassChange): string 
 
 function simpleName(binaryName: string): string {
   return binaryName.slice(binaryName.lastIndexOf('.') + 1);
+}
+
+/** The hash of what the agent compiled itself from the source of a class file whose bytes hash to `sha256` (never the build's). */
+function ownBytes(sha256: string): string {
+  return createHash('sha256').update(`compiled by the agent from the source of ${sha256}`).digest('hex');
 }

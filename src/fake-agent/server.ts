@@ -62,6 +62,7 @@ interface Settings {
   unreadableClassFile?: FakeAgentOptions['unreadableClassFile'];
   restartRequired?: FakeAgentOptions['restartRequired'];
   newBean?: FakeAgentOptions['newBean'];
+  autoCompile: boolean;
   standInJvm: boolean;
   appDir: string;
   reportedPid?: string;
@@ -115,6 +116,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     unreadableClassFile: options.unreadableClassFile,
     restartRequired: options.restartRequired,
     newBean: options.newBean,
+    autoCompile: options.autoCompile ?? false,
     standInJvm: options.standInJvm ?? true,
     appDir,
     reportedPid: options.reportedPid,
@@ -210,6 +212,7 @@ class FakeAgentServer implements FakeAgent {
       verifyStatus: settings.verifyStatus,
       restartRequired: settings.restartRequired,
       newBean: settings.newBean,
+      autoCompile: settings.autoCompile,
       reportPath: settings.reportPath,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
@@ -316,6 +319,7 @@ class FakeAgentServer implements FakeAgent {
         watchDirs: settings.watchDirs.map(settings.reportPath),
         excludePatterns: settings.excludePatterns,
         watcherStartMs: settings.watcherStartMs,
+        autoCompile: settings.autoCompile,
       });
     const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
     const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);

@@ -159,6 +159,13 @@ export interface FakeAgentOptions {
    * fake still watches `watchDirs`: keep the two consistent unless a test wants them apart.
    */
   agentArgs?: string;
+  /**
+   * `autoCompile=true` (agent ReclazzAgent.handleJavaBatch, IncrementalCompiler): the agent
+   * compiles the sources itself, so each receipt carries its own compiled bytes, never the
+   * build's (a build's hash reads `mismatch`); the default `agentArgs` then end with
+   * `autoCompile=true`. Only the receipts are modelled: the fake still captures the class files.
+   */
+  autoCompile?: boolean;
   /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
   classPath?: string[];
   /**

@@ -88,6 +88,12 @@ export type Shortfall =
    * was acknowledged: every later ok fails on that path until a class file exists there again.
    */
   | { kind: 'hold-kept'; file: string; owner: string }
+  /**
+   * The agent compiles the sources itself (`autoCompile=true`), outside the hold, and loads its
+   * own bytes, not the build's: known `from` its options on its JVM's command line, or from
+   * `receipts`, every one of which names other bytes than the build's.
+   */
+  | { kind: 'auto-compile'; from: 'options' | 'receipts' }
   /** Automatic reload is paused (by `reclazz-build pause`, the IDE, anyone): `classes` classes wait as pending until resume. */
   | { kind: 'paused'; classes: number }
   /** The agent's file watcher had not started by the deadline (an unheld build): `classes` classes reload when it starts. */

@@ -305,10 +305,41 @@ export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watch
   };
 }
 
-/** A build whose capture could not read a held class file: the agent still holds it for our owner. */
-export function holdKeptWords(shortfall: Extract<Shortfall, { kind: 'hold-kept' }>): Words {
-  return {
-    message: `build ok, but the agent could not read ${shortfall.file} when it captured this build: it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}, and every later ok fails on that path until a class file exists there again or the app restarts: not proven live`,
-    hint: 'rebuild that class (or put a class file back at that path), then run again here: the next run recovers the hold with the same owner',
-  };
+/** The shortfalls that come from the agent's own state: its hold, its compiles, its pause, its watcher, its restart notes. */
+type AgentShortfall = Extract<Shortfall, { kind: 'hold-kept' | 'auto-compile' | 'paused' | 'watcher-starting' | 'restart-required' }>;
+
+/** The words of a build that ended unproven for a reason in the agent's state. */
+export function agentShortfallWords(shortfall: AgentShortfall): Words {
+  switch (shortfall.kind) {
+    case 'hold-kept':
+      return {
+        message: `build ok, but the agent could not read ${shortfall.file} when it captured this build: it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}, and every later ok fails on that path until a class file exists there again or the app restarts: not proven live`,
+        hint: 'rebuild that class (or put a class file back at that path), then run again here: the next run recovers the hold with the same owner',
+      };
+    case 'auto-compile': {
+      const known =
+        shortfall.from === 'options'
+          ? 'its options say autoCompile=true'
+          : "every receipt names bytes other than this build's, as an agent with autoCompile=true gives";
+      return {
+        message: `build ok, but the agent compiles the sources by itself (${known}), outside the build hold: the build's class files are not what it loads, so nothing the build wrote can be proven live`,
+        hint: 'run the app without autoCompile=true in the agent options to have reclazz-build prove what the build wrote; with it, the agent reloads its own compiles and no build is needed',
+      };
+    }
+    case 'paused':
+      return {
+        message: `build ok, but automatic reload is PAUSED agent-wide (by reclazz-build pause, the IDE or another client): ${shortfall.classes} changed class(es) wait as pending and reload only on resume, not proven live`,
+        hint: 'reclazz-build resume (then reclazz-build verify, or run the build again, to prove them)',
+      };
+    case 'watcher-starting':
+      return {
+        message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
+        hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
+      };
+    case 'restart-required':
+      return {
+        message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (its words are above: "superclass change not applied; restart required", or its PENDING entry)`,
+        hint: 'restart the app to load them: the agent cannot change the superclass of a loaded class (PENDING lists what waits on a restart)',
+      };
+  }
 }

@@ -8,7 +8,7 @@
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
-import { describeAgentAfterLoss, describeAgentOutcome, holdKeptWords, notWatchedWords, reloadUncertain } from './agent-words.js';
+import { agentShortfallWords, describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -268,23 +268,12 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       };
     case 'not-watched':
       return notWatchedWords(shortfall, live, total);
-    case 'watcher-starting':
-      return {
-        message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
-        hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
-      };
     case 'hold-kept':
-      return holdKeptWords(shortfall);
+    case 'auto-compile':
     case 'paused':
-      return {
-        message: `build ok, but automatic reload is PAUSED agent-wide (by reclazz-build pause, the IDE or another client): ${shortfall.classes} changed class(es) wait as pending and reload only on resume, not proven live`,
-        hint: 'reclazz-build resume (then reclazz-build verify, or run the build again, to prove them)',
-      };
+    case 'watcher-starting':
     case 'restart-required':
-      return {
-        message: `build ok, but ${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
-        hint: 'restart the app to load them; a hierarchy change (superclass or interfaces) cannot be reloaded',
-      };
+      return agentShortfallWords(shortfall);
     default: {
       const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;

@@ -20,7 +20,7 @@ import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outc
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
-import { verdictOutcome } from '../verify/verdict.js';
+import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
 import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 import { captureWatch } from './capture-watch.js';
@@ -108,6 +108,8 @@ async function verifyChanges(
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   const facts = { build, changes: summary };
+  // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
+  if (session.view.autoCompile) return end(cycle, autoCompiled('options', asked), facts);
   if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: asked } }, facts);
   const unread = { unreadable: unreadable.length, folders: unreadableDirs.length };
   if (changes.total === 0 && unread.folders === 0) {
@@ -149,18 +151,20 @@ async function verifyChanges(
       await keptHold(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', added: stayNew.length, ...skippedOf(notVerifiable) } }),
       kept,
     );
-  const outcome = verdictOutcome(report, {
-    files: false,
-    signal: session.signal,
-    unreadable: unread.unreadable,
-    unreadableDirs: unread.folders,
-    checked,
-    skipped: notVerifiable.length,
-    unprovable,
-    ...(found === undefined ? {} : { found }),
-    ...neverReloaded(session.view, verdicts, dirs, watch),
-    ...(watcherStarting ? { watcherStarting } : {}),
-  });
+  const outcome = otherBytesEverywhere(verdicts)
+    ? autoCompiled('receipts', verdicts.length)
+    : verdictOutcome(report, {
+        files: false,
+        signal: session.signal,
+        unreadable: unread.unreadable,
+        unreadableDirs: unread.folders,
+        checked,
+        skipped: notVerifiable.length,
+        unprovable,
+        ...(found === undefined ? {} : { found }),
+        ...neverReloaded(session.view, verdicts, dirs, watch),
+        ...(watcherStarting ? { watcherStarting } : {}),
+      });
   return end(cycle, await keptHold(cycle, outcome), { ...kept, verify, verdicts });
 }
 

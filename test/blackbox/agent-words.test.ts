@@ -65,6 +65,27 @@ describe("restart-required, in the agent's words", () => {
   });
 });
 
+describe('an agent with autoCompile=true (issue 24, item 4; agent ReclazzAgent.handleJavaBatch)', () => {
+  const writes = { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Outer': 'outer-v2' };
+
+  it('known from its command line: the run says it compiles by itself, asks nothing, and ends 75', async () => {
+    const { p, agent } = await projectWithAgent({ autoCompile: true });
+    const result = await run(p, buildCommand(p, { writes }));
+    expect(result.stderr).toContain('the agent compiles the sources by itself (its options say autoCompile=true)');
+    expect(result.stderr).not.toContain('✔');
+    expect(result.exitCode, result.stderr).toBe(75);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+  });
+
+  it('known from its receipts alone (its command line does not say): every one names other bytes, so 75', async () => {
+    const { p } = await projectWithAgent((q) => ({ autoCompile: true, agentArgs: `watchDirs=${q.classes}` }));
+    const result = await run(p, buildCommand(p, { writes }));
+    expect(result.stderr).toMatch(/mismatch\s+com\.acme\.Greeter/);
+    expect(result.stderr).toContain("every receipt names bytes other than this build's, as an agent with autoCompile=true gives");
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
 /** Sends `line` to `agent` on a connection of its own, as a client that names no owner would, and closes it once received. */
 async function sendUnowned(agent: FakeAgent, line: string): Promise<void> {
   const socket = net.connect({ host: '127.0.0.1', port: agent.port });

@@ -72,6 +72,23 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['paused', { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'paused', classes: 2 } }],
   ['watcher starting', { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'watcher-starting', classes: 1 } }],
   [
+    'hold kept after ok',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 1,
+      shortfall: { kind: 'hold-kept', file: '/p/target/classes/a/Foo$1.class', owner: 'o1' },
+    },
+  ],
+  [
+    'autoCompile, from its options',
+    { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'auto-compile', from: 'options' } },
+  ],
+  [
+    'autoCompile, from receipts',
+    { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'auto-compile', from: 'receipts' } },
+  ],
+  [
     'not watched',
     {
       reason: 'verify-incomplete',
