@@ -63,6 +63,7 @@ interface Settings {
   restartRequired?: FakeAgentOptions['restartRequired'];
   newBean?: FakeAgentOptions['newBean'];
   autoCompile: boolean;
+  testRunner?: FakeAgentOptions['testRunner'];
   standInJvm: boolean;
   appDir: string;
   reportedPid?: string;
@@ -117,6 +118,7 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     restartRequired: options.restartRequired,
     newBean: options.newBean,
     autoCompile: options.autoCompile ?? false,
+    testRunner: options.testRunner,
     standInJvm: options.standInJvm ?? true,
     appDir,
     reportedPid: options.reportedPid,
@@ -323,7 +325,7 @@ class FakeAgentServer implements FakeAgent {
       });
     const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
     const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
-    const options = classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : [];
+    const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
     if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
     if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
     return { options, env: {} };
@@ -828,6 +830,17 @@ class FakeAgentServer implements FakeAgent {
     for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
     return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
   }
+}
+
+/**
+ * What a test JVM's command line says after its options: Surefire's manifest-only booter jar
+ * (`-jar <basedir>/target/surefire/surefirebooter-<stamp>.jar`, its default), or Gradle's test
+ * worker main class with its `'Gradle Test Executor <n>'` argument.
+ */
+function testRunnerLine(runner: FakeAgentOptions['testRunner'], appDir: string): string[] {
+  if (runner === 'surefire') return ['-jar', resolve(appDir, 'target', 'surefire', 'surefirebooter-20261202013000000_3.jar')];
+  if (runner === 'gradle') return ['worker.org.gradle.process.internal.worker.GradleWorkerMain', 'Gradle Test Executor 1'];
+  return [];
 }
 
 /** Bind `port` (0: any) on 127.0.0.1 for a moment and return the port it got. */

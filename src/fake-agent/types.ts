@@ -166,6 +166,12 @@ export interface FakeAgentOptions {
    * `autoCompile=true`. Only the receipts are modelled: the fake still captures the class files.
    */
   autoCompile?: boolean;
+  /**
+   * The stand-in is a test JVM the attach plugins put the agent on: Maven Surefire's forked
+   * booter (`-jar .../surefirebooter-<stamp>.jar`) or Gradle's test worker (its main class). Its
+   * agent is a full agent with its own port file (agent-facts "Test JVMs").
+   */
+  testRunner?: 'surefire' | 'gradle';
   /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
   classPath?: string[];
   /**

@@ -156,7 +156,15 @@ export type Outcome =
    * own DOCTOR evidence, another app's. `portFiles`: every other port file found around the
    * working directory, for the advice.
    */
-  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number; foreign?: ForeignAgent; portFiles?: string[] }
+  /** `testJvm`: the agent answering there runs in a test JVM (`runner`, in words), never held or asked. */
+  | {
+      reason: 'stale-port';
+      place: PortPlace;
+      waitedMs?: number;
+      foreign?: ForeignAgent;
+      testJvm?: { pid: string; runner: string };
+      portFiles?: string[];
+    }
   | {
       reason: 'handshake';
       place: PortPlace;

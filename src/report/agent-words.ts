@@ -247,11 +247,16 @@ function describeNotSafe(outcome: OutcomeOf<'not-safe'>): Words {
 
 /** Nothing listens on the port, or another app's agent does; names every other port file found and the next step. */
 function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
-  const { place, foreign, portFiles } = outcome;
+  const { place, foreign, testJvm, portFiles } = outcome;
   const others =
     portFiles === undefined || portFiles.length === 0
       ? ''
       : `; other port files here: ${portFiles.join(', ')} (pick one with --port-file <file>)`;
+  if (testJvm !== undefined)
+    return {
+      message: `the agent on ${where(place)} runs in a test JVM (${testJvm.runner}, pid ${testJvm.pid}), not in the app: reclazz-build never holds or asks it, so the build did not run`,
+      hint: `a test JVM's agent overwrites the app's port file and deletes it when the tests end, while the app's agent keeps listening: let the tests end and restart the app (or pass its --port); keep test JVMs away from the app's port file (the Maven plugin's reclazz.propertyName, or portFile= in its agentArgs)${others}`,
+    };
   if (foreign !== undefined) {
     const watched = foreign.watched.length === 0 ? 'no directory' : foreign.watched.join(', ');
     const file = place.portFile === undefined ? 'the port' : `the port file ${place.portFile}`;
