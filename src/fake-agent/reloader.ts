@@ -198,7 +198,7 @@ export class ClassReloader {
       let { status } = outcome;
       let detail = outcome.detail ?? `reloaded in ${elapsedMs}ms`;
       // Failed takes priority; an unverified detail is the batch's first warning before anything else.
-      if (status === 'failed') after.push(['ERROR', `Reload failed for ${attempt.className}: ${detail}`]);
+      if (status === 'failed') after.push(['ERROR', `Reload failed for ${attempt.className} (${detail})`]);
       else if (batch.warning !== undefined) [status, detail] = ['unverified', batch.warning];
       // Counted per class attempt, as the agent's ReloadQueue reports each class of a batch to
       // SessionReport; a new bean's registration is not (it records its outcome without it).
