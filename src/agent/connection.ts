@@ -43,6 +43,7 @@ export class AgentConnection {
   private readonly decoder = new TextDecoder('utf-8', { fatal: true });
   private onEvent: ((event: AgentEvent) => void) | undefined;
   private closeListeners: (() => void)[] = [];
+  private listeners = new Set<(event: AgentEvent) => void>();
 
   private constructor(
     private readonly socket: net.Socket,
@@ -178,6 +179,12 @@ export class AgentConnection {
       .finally(() => this.waiters.delete(waiter));
   }
 
+  /** Calls `listener` with every event from now on, until the returned function is called. */
+  listen(listener: (event: AgentEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   /** Calls `listener` once the socket has closed, from either side (at once when it already has). */
   onClose(listener: () => void): void {
     if (this.isClosed) listener();
@@ -286,6 +293,7 @@ export class AgentConnection {
 
   private dispatch(event: AgentEvent): void {
     this.onEvent?.(event);
+    for (const listener of [...this.listeners]) listener(event);
     for (const waiter of [...this.waiters]) {
       let matched = false;
       try {

@@ -84,6 +84,22 @@ export interface JvmFacts {
   classPath: string[] | undefined;
   /** A SAP Commerce marker is set (`-DHYBRIS_BIN_DIR`, `-Dplatform.home`, or `HYBRIS_BIN_DIR` in the environment). */
   hybris: boolean;
+  /** The test runner this JVM runs ({@link testRunnerOf}), if any: a test JVM, not the app's. */
+  testRunner?: string;
+}
+
+/**
+ * The test runner a JVM's arguments show, in words, or undefined: Maven Surefire's or
+ * Failsafe's forked booter (`-jar .../surefirebooter-<stamp>.jar` by default, else its main
+ * class `org.apache.maven.surefire.booter.ForkedBooter`), or Gradle's test worker (main class
+ * `worker.org.gradle.process.internal.worker.GradleWorkerMain`). The attach plugins put the agent
+ * on these JVMs too (protocol.md "The port file is anyone's to delete").
+ */
+function testRunnerOf(args: readonly string[]): string | undefined {
+  if (args.some((arg) => arg === 'org.apache.maven.surefire.booter.ForkedBooter' || /surefirebooter[^/\\]*\.jar$/.test(arg)))
+    return "Maven Surefire's forked test JVM";
+  if (args.includes('worker.org.gradle.process.internal.worker.GradleWorkerMain')) return "Gradle's test worker";
+  return undefined;
 }
 
 /** How an argument file (`@file`) reads: its text, or undefined when it cannot be read. */
@@ -134,7 +150,13 @@ export function readJvm(
   }
   for (const arg of splitOptions(env?.[AFTER_COMMAND_LINE])) takeVmOption(arg, classPath);
   const ours = agents.map(agentOptionString).filter((options): options is string => options !== undefined);
-  return { agentArgs: ours.length === 1 ? ours[0] : undefined, classPath: classPath.value, hybris };
+  const testRunner = testRunnerOf(line);
+  return {
+    agentArgs: ours.length === 1 ? ours[0] : undefined,
+    classPath: classPath.value,
+    hybris,
+    ...(testRunner === undefined ? {} : { testRunner }),
+  };
 }
 
 /** The option string of a `-javaagent` value when its jar is reclazz's (its file name says so), else undefined. */
@@ -184,13 +206,15 @@ export interface AgentWatch {
   from: 'watchDirs' | 'class-path' | 'working-directory';
   /** Its `excludePatterns=` globs: class file names it never reloads. */
   excludePatterns: string[];
-  /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories (issue 24 reads this). */
+  /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories. */
   autoCompile: boolean;
   /**
    * The directories on its JVM's class path (absolute, those that may be directories): the roots
    * its app loads classes from, watched or not. Empty when the class path cannot be told.
    */
   classPath: string[];
+  /** Its JVM runs a test runner (JvmFacts `testRunner`): a test JVM, never the app's. */
+  testRunner?: string;
 }
 
 /**
@@ -208,7 +232,7 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   const autoCompile = (options.get('autoCompile') ?? '').toLowerCase() === 'true';
   const absolute = (entry: string) => path.resolve(userDir, entry);
   const classPath = [...new Set((jvm.classPath ?? []).map(absolute).filter(isDir))];
-  const base = { excludePatterns, autoCompile, classPath };
+  const base = { excludePatterns, autoCompile, classPath, ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }) };
   // Given entries that are no directories are dropped, and with none left nothing is watched.
   const given = entries(options.get('watchDirs')).map(absolute);
   if (given.length > 0) return { roots: given.filter(isDir), from: 'watchDirs', ...base };

@@ -96,35 +96,6 @@ export function diagnoseLine(className: string): string {
 }
 
 /**
- * What the agent's DIAGNOSE lines say of the class files under its watched class output
- * directories (agent ReloadDiagnostics.explain): after `Reclazz diagnosis for <name>`, either
- * `No compiled .class file for this name under any watched directory.` or one
- * `Compiled file: <path> (last built ...)` line per file. Call with each broadcast INFO message
- * in order; `files` gives each name's files as the agent names them (empty: none).
- */
-export class DiagnosisReader {
-  private current: string | undefined;
-  readonly files = new Map<string, string[]>();
-
-  read(message: string): void {
-    if (message.startsWith(DIAGNOSIS_HEADER)) {
-      this.current = message.slice(DIAGNOSIS_HEADER.length);
-      return;
-    }
-    if (this.current === undefined) return;
-    if (message === NO_CLASS_FILE) this.files.set(this.current, []);
-    else if (message.startsWith(COMPILED_FILE)) {
-      const cut = message.lastIndexOf(' (last built ');
-      const file = message.slice(COMPILED_FILE.length, cut < 0 ? undefined : cut);
-      this.files.set(this.current, [...(this.files.get(this.current) ?? []), file]);
-    }
-  }
-}
-const DIAGNOSIS_HEADER = 'Reclazz diagnosis for ';
-const NO_CLASS_FILE = 'No compiled .class file for this name under any watched directory.';
-const COMPILED_FILE = 'Compiled file: ';
-
-/**
  * `VERIFY <token> <binary class name> <sha256>`. The caller must have checked the name with
  * {@link isVerifiableClassName} and the hash with {@link isSha256}: the agent never answers
  * an invalid VERIFY, so sending one would only burn the deadline. Throws on invalid input.
@@ -141,10 +112,15 @@ const ASCII_JAVA_IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 // name is ASCII.
 let javaIdentifier: RegExp | undefined;
 
-/** A Java identifier as the agent reads one (letters, digits, `_` and `$`, not starting with a digit). */
+/**
+ * A Java identifier as the agent reads one (Character.isJavaIdentifierStart, then
+ * isJavaIdentifierPart): a letter, letter number, currency symbol (`$`, `€`) or connector
+ * punctuation (`_`, `‿`) first, then those, digits and combining marks; never an
+ * identifier-ignorable format or control character, which the agent refuses.
+ */
 function isJavaIdentifier(part: string): boolean {
   if (ASCII_JAVA_IDENTIFIER.test(part)) return true;
-  javaIdentifier ??= /^[\p{L}\p{Nl}_$][\p{L}\p{Nl}\p{Mn}\p{Mc}\p{Nd}\p{Pc}_$]*$/u;
+  javaIdentifier ??= /^[\p{L}\p{Nl}\p{Sc}\p{Pc}][\p{L}\p{Nl}\p{Sc}\p{Pc}\p{Nd}\p{Mn}\p{Mc}]*$/u;
   return javaIdentifier.test(part);
 }
 const RESERVED_FILE_NAMES = new Set(['module-info', 'package-info']);
@@ -221,16 +197,4 @@ export function parseReloadState(message: string, token: string): ReloadState | 
     pendingActions: Number(match[5]),
     buildHold: match[6] as ReloadState['buildHold'],
   };
-}
-
-/**
- * Why the agent marked a class `unverified` together with its whole batch, from the receipt's
- * `detail` (protocol.md "Batch-wide verdicts", "A client that stops reading harms others"):
- * `ambiguous` for a batch holding an unreadable class file or two with one binary name, `warn`
- * for a WARN during the batch (a client that stopped reading, for one); undefined otherwise.
- */
-export function batchWideCause(detail: string): 'ambiguous' | 'slow-client' | undefined {
-  if (detail.includes('input class names were ambiguous')) return 'ambiguous';
-  if (detail.includes('not keeping up')) return 'slow-client';
-  return undefined;
 }

@@ -5,19 +5,14 @@
 import type { AgentConnection } from './connection.js';
 import { doctorObservedSchema, type DoctorObserved } from '../outcome/doctor.js';
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';
-import {
-  DiagnosisReader,
-  diagnoseLine,
-  doctorLine,
-  doctorUnavailableSchema,
-  newToken,
-  parseReloadState,
-  parseTokenJson,
-  reloadLine,
-} from './protocol.js';
+import { diagnoseLine, doctorLine, doctorUnavailableSchema, newToken, parseReloadState, parseTokenJson, reloadLine } from './protocol.js';
+import { DiagnosisReader, PendingReader, type Diagnosis } from './reports.js';
 
-/** A PENDING line naming a change the agent cannot apply without a restart: `Restart required: <class>: <change>`. */
-const RESTART_LINE = /^Restart required: (\S+): (.+)$/;
+/**
+ * Names asked of DIAGNOSE before each end marker: each answer is about 5 lines broadcast to every
+ * client, far below a client's 1000-line outbox at the agent (a slow IDE must not overflow).
+ */
+const DIAGNOSE_CHUNK = 16;
 /**
  * HEALTH's count of what the agent reloaded since it started (its SessionReport, protocol.md "SCAN,
  * PENDING, HEALTH, DIAGNOSE"): `<R> reload(s): <S> structural, <B> method bodies[, and <F> failure(s)].`
@@ -71,104 +66,88 @@ export function askReload(
 
 /**
  * Sends `DIAGNOSE <name>` for each of `classNames` (binary names VERIFY accepts), whose INFO
- * lines go to every client with no token and no end marker, then a DOCTOR that marks their end
- * as for PENDING ({@link askRestartRequired}). Before VERIFY is wired the agent does not answer
- * DIAGNOSE.
- * @param timeoutMs bound for the DOCTOR reply, in ms.
- * @returns per name, the class files the agent found under its watched class output directories
- *   (its paths; empty: none); a name it did not answer is missing. Undefined when the marker did not come.
+ * lines go to every client with no token and no end marker, each {@link DIAGNOSE_CHUNK} of them
+ * followed by a DOCTOR that marks their end (the agent answers a client's commands in order).
+ * Before VERIFY is wired the agent does not answer DIAGNOSE.
+ * @param timeoutMs bound for each DOCTOR reply, in ms.
+ * @returns per name, what the agent said (reports.ts); a name it did not answer is missing.
+ *   Undefined when a marker did not come.
  */
 export async function askDiagnose(
   connection: AgentConnection,
   classNames: readonly string[],
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<Map<string, string[]> | undefined> {
-  const token = newToken();
+): Promise<Map<string, Diagnosis> | undefined> {
   const reader = new DiagnosisReader();
-  try {
-    for (const name of classNames) connection.send(diagnoseLine(name));
-    await connection.request(
-      doctorLine(token),
-      (event) => {
-        if (event.level !== 'INFO') return undefined;
-        reader.read(event.message);
-        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
-      },
-      'DOCTOR_RESULT after DIAGNOSE',
-      timeoutMs,
-      signal,
-    );
-  } catch {
-    return undefined;
+  for (let at = 0; at < classNames.length; at += DIAGNOSE_CHUNK) {
+    const chunk = classNames.slice(at, at + DIAGNOSE_CHUNK);
+    const marked = await untilMarker(connection, chunk.map(diagnoseLine), (message) => reader.read(message), 'DIAGNOSE', timeoutMs, signal);
+    if (!marked) return undefined;
   }
-  return reader.files;
+  return reader.diagnoses;
 }
 
 /**
  * Sends `PENDING`, whose INFO lines go to every client with no token and no end marker
  * (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR: the agent answers commands in
- * order and writes a client's lines in order, so the DOCTOR_RESULT marks the end of PENDING's
- * lines. Collects the `Restart required: <class>: <change>` lines seen before it.
+ * order and writes a client's lines in order, so the DOCTOR_RESULT marks the end of PENDING's lines.
  * @param timeoutMs bound for the DOCTOR reply, in ms.
- * @returns class name -> the change the agent cannot apply; undefined when the marker did not come.
+ * @returns the digest's entries (reports.ts `PendingReader`); undefined when the marker did not come.
  */
-export async function askRestartRequired(
+export async function askPending(connection: AgentConnection, timeoutMs: number, signal?: AbortSignal): Promise<string[] | undefined> {
+  const reader = new PendingReader();
+  const marked = await untilMarker(connection, ['PENDING'], (message) => reader.read(message), 'PENDING', timeoutMs, signal);
+  return marked ? reader.entries : undefined;
+}
+
+/**
+ * Sends `lines`, then a DOCTOR whose reply marks the end of what the agent broadcast for them;
+ * every INFO message before it goes to `read`. False when the marker did not come.
+ */
+async function untilMarker(
   connection: AgentConnection,
+  lines: readonly string[],
+  read: (message: string) => void,
+  what: string,
   timeoutMs: number,
   signal?: AbortSignal,
-): Promise<Map<string, string> | undefined> {
+): Promise<boolean> {
   const token = newToken();
-  const notes = new Map<string, string>();
   try {
-    connection.send('PENDING');
+    for (const line of lines) connection.send(line);
     await connection.request(
       doctorLine(token),
       (event) => {
         if (event.level !== 'INFO') return undefined;
-        const note = RESTART_LINE.exec(event.message);
-        if (note !== null) notes.set(note[1]!, note[2]!);
+        read(event.message);
         return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
       },
-      'DOCTOR_RESULT after PENDING',
+      `DOCTOR_RESULT after ${what}`,
       timeoutMs,
       signal,
     );
+    return true;
   } catch {
-    return undefined;
+    return false;
   }
-  return notes;
 }
 
 /**
  * Sends `HEALTH`, whose INFO lines go to every client with no token and no end marker (protocol.md
  * "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR whose reply marks the end of them (as for
- * {@link askRestartRequired}), and reads the agent's count of reload attempts since it started:
+ * {@link askPending}), and reads the agent's count of reload attempts since it started:
  * reloads plus failures, each counted per class. Several counts (another client asked too) give
  * the largest: the count only grows.
  * @param timeoutMs bound for the DOCTOR reply, in ms.
  * @returns the count; undefined when no count line came before the marker (an agent without it) or the marker did not come.
  */
 export async function askReloadCount(connection: AgentConnection, timeoutMs: number, signal?: AbortSignal): Promise<number | undefined> {
-  const token = newToken();
   let count: number | undefined;
-  try {
-    connection.send('HEALTH');
-    await connection.request(
-      doctorLine(token),
-      (event) => {
-        if (event.level !== 'INFO') return undefined;
-        const line = RELOADS_LINE.exec(event.message);
-        const seen = line !== null ? Number(line[1]) + Number(line[4] ?? 0) : event.message === NOTHING_RELOADED ? 0 : undefined;
-        if (seen !== undefined) count = Math.max(count ?? 0, seen);
-        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
-      },
-      'DOCTOR_RESULT after HEALTH',
-      timeoutMs,
-      signal,
-    );
-  } catch {
-    return undefined;
-  }
-  return count;
+  const read = (message: string) => {
+    const line = RELOADS_LINE.exec(message);
+    const seen = line !== null ? Number(line[1]) + Number(line[4] ?? 0) : message === NOTHING_RELOADED ? 0 : undefined;
+    if (seen !== undefined) count = Math.max(count ?? 0, seen);
+  };
+  return (await untilMarker(connection, ['HEALTH'], read, 'HEALTH', timeoutMs, signal)) ? count : undefined;
 }

@@ -10,7 +10,9 @@
  *   when nothing shows that it arrived after the JVM started: its own stamp, its link's and
  *   its folders' ({@link folderBefore}).
  * - A class file is new to the JVM only when the record shows that its path held no class in
- *   this agent session: its folder's history is whole (history.ts). Otherwise it is asked.
+ *   this agent session: its folder's history is whole (history.ts). Otherwise it is asked. A new
+ *   one is asked once too: the agent may register it (a new Spring bean) and fail, and a class
+ *   the JVM has loaded since runs the bytes it loaded ({@link keptBy}).
  * - Bytes known live whose file was rewritten since (its stamp moved) are asked once: the
  *   answer keeps the evidence or takes it away ({@link keptBy}).
  * - A `not_observed` reads as "identical bytes" only while no receipt can have been evicted:
@@ -29,7 +31,10 @@ export const EVIDENCE = {
   proven: 1,
   /** At their path, unchanged, since before the app's JVM started (first seen in the session). */
   preStart: 2,
-  /** Written by a build at a path that held no class in this agent session: the JVM loads them on first use. */
+  /**
+   * Written by a build at a path that held no class in this agent session, asked once: no receipt
+   * says otherwise and DIAGNOSE says the JVM has not loaded the class, so it loads them on first use.
+   */
   added: 3,
   /** Asked once, `not_observed`, and the agent's watcher had nothing pending: identical bytes rewritten. */
   unchanged: 4,
@@ -112,7 +117,8 @@ export type Decision =
    * build, so the agent has had its chance (ask once). `liveUnknown`: nothing records what the
    * app has for this file, so `not_observed` may mean the agent saw identical bytes. `keeps`:
    * the bytes are known live by this code, but the file was rewritten since: the answer keeps
-   * it or takes it away ({@link keptBy}).
+   * it or takes it away ({@link keptBy}). A file without a row that `keeps` `added` is new to the
+   * JVM by the record: asked once, and `added` only as {@link keptBy} reads the answer.
    */
   | { kind: 'verify'; by: 'build' | 'once'; liveUnknown: boolean; keeps?: LiveEvidence };
 
@@ -125,14 +131,15 @@ export type Decision =
  * - other bytes the row has are asked once; changed bytes are asked: polled when this build
  *   wrote them, asked once when they were there before it (an outside compile between runs);
  * - a file without a row is new to the JVM only when the record shows its path held no class
- *   in this session; otherwise it is asked like any other.
+ *   in this session, and then asked once to keep `added`; otherwise it is asked like any other.
  * A stamp within the clock's coarseness of the hold counts as after it, which errs towards polling.
  */
 export function decide(file: FileFacts, cuts: Cuts): Decision {
   const duringBuild = file.scannedBeforeBuild || file.ctimeMs >= cuts.holdAtMs - COARSE_CLOCK_MS;
   const by = duringBuild ? 'build' : 'once';
   const { recorded } = file;
-  if (recorded === undefined) return file.newInSession ? live(EVIDENCE.added) : ask(by, true);
+  if (recorded === undefined)
+    return file.newInSession ? { kind: 'verify', by: 'once', liveUnknown: false, keeps: EVIDENCE.added } : ask(by, true);
   const known = isLive(recorded) ? recorded : recheckOf(recorded);
   if (file.sameBytes && known !== undefined) {
     return file.sameStamp && !file.gone && known === recorded
@@ -239,21 +246,33 @@ export function judgeOnce(context: OnceContext): 'unchanged' | 'not-observed' {
   return context.liveUnknown && context.watched && noticed ? 'unchanged' : 'not-observed';
 }
 
+/** What the agent said of a class besides its receipt. */
+export interface AnswerFacts {
+  /** A receipt may have been evicted ({@link mayBeEvicted}). */
+  evicted: boolean;
+  /** DIAGNOSE: false when it said the JVM has not loaded the class, true when it said it has; undefined: no word. */
+  loaded?: boolean;
+}
+
 /**
- * What a single ask of a rewritten file whose bytes are known live by `keeps` leaves it: `applied`
- * proves them; `not_observed` keeps `keeps` (the agent skips identical bytes: it made no attempt
- * since), unless a receipt may have been evicted; `unverified` keeps `added` (a class the JVM had
- * not loaded is never `applied`: protocol.md "VERIFY"); anything else (`mismatch`: the agent's
- * latest attempt was other bytes; `failed`; `unverified`) takes the evidence away: undefined.
+ * What a single ask of bytes known live by `keeps` leaves them (a rewritten file, or a class new
+ * to the JVM by the record, which keeps `added`): `applied` proves them. For `added`, an
+ * `unverified` receipt (the agent never applies a class the JVM had not loaded: it is
+ * `unverified`, or `failed` when it refused to register it as a bean) or no answer keeps it only
+ * when DIAGNOSE says the JVM has not loaded the class, which then loads these bytes on first use;
+ * a class it has loaded runs the bytes it loaded, which no receipt proves. Otherwise
+ * `not_observed` keeps `keeps` (the agent skips identical bytes: it made no attempt since),
+ * unless a receipt may have been evicted. Anything else (`mismatch`: the agent's latest attempt
+ * was other bytes; `failed`; `unverified`) takes the evidence away: undefined.
  */
 export function keptBy(
   keeps: LiveEvidence,
   answer: 'applied' | 'not-observed' | 'unverified' | 'other',
-  evicted: boolean,
+  facts: AnswerFacts,
 ): LiveEvidence | undefined {
   if (answer === 'applied') return EVIDENCE.proven;
-  if (answer === 'not-observed') return evicted ? undefined : keeps;
-  return answer === 'unverified' && keeps === EVIDENCE.added ? keeps : undefined;
+  if (keeps === EVIDENCE.added) return answer !== 'other' && facts.loaded === false ? keeps : undefined;
+  return answer === 'not-observed' && !facts.evicted ? keeps : undefined;
 }
 
 /** The evidence a row gets for `decision`: its live code, a live code to keep ({@link RECHECK}), or what a `not_observed` for its bytes would mean. */

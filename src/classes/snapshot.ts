@@ -14,7 +14,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
-import { EVIDENCE, evidenceFor, isLive, type Decision, type FileFacts } from './evidence.js';
+import { evidenceFor, isLive, type Decision, type FileFacts } from './evidence.js';
 import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
 import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
@@ -318,9 +318,10 @@ async function scanMoved(
   if (decision.kind === 'verify') {
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
     const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
-    (decision.by === 'build' ? changes.changed : changes.checks).push(classChange(file, dir, facts));
-  } else if (decision.evidence === EVIDENCE.added && row === undefined) {
-    changes.added.push(classChange(file, dir, { after }));
+    // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts decide).
+    const list =
+      row === undefined && decision.keeps !== undefined ? changes.added : decision.by === 'build' ? changes.changed : changes.checks;
+    list.push(classChange(file, dir, facts));
   }
   return true;
 }

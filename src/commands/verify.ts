@@ -196,7 +196,7 @@ async function proveFiles(
           receiptTimeoutMs: options.timeoutMs,
           onProgress: (p) => emit({ type: 'verify-progress', ...p }),
           ...(options.signal === undefined ? {} : { signal: options.signal }),
-          changes: { changed: asked, checks: [] },
+          changes: { changed: asked, checks: [], added: [] },
           index,
           // Nothing is asked once here (no `checks`), and what the agent does not watch is polled as any other.
           watched: () => false,

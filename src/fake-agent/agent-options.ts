@@ -20,6 +20,8 @@ export interface ArgumentFacts {
   excludePatterns: readonly string[];
   /** The watcher's start delay, in ms (shown as whole seconds, `startupDelaySec`). */
   watcherStartMs: number;
+  /** `autoCompile=true` (shown last). */
+  autoCompile?: boolean;
 }
 
 /**
@@ -33,6 +35,7 @@ export function agentArguments(facts: ArgumentFacts): string {
   if (Number.isFinite(facts.watcherStartMs) && facts.watcherStartMs > 0) {
     pairs.push(`startupDelaySec=${Math.ceil(facts.watcherStartMs / 1000)}`);
   }
+  if (facts.autoCompile === true) pairs.push('autoCompile=true');
   return pairs.join(',');
 }
 

@@ -1,6 +1,6 @@
 /**
  * Just enough of the class file format (JVMS §4.1, §4.4) to read a class's superclass and
- * interfaces: a JVM cannot redefine a class with another hierarchy, so the agent reports such
+ * interfaces: a JVM cannot redefine a class with another superclass, so the agent reports such
  * a change as needing a restart (protocol.md, "VERIFY": a superclass change is `unverified`).
  */
 
@@ -55,14 +55,10 @@ export function readHierarchy(bytes: Buffer): Hierarchy | null {
 }
 
 /**
- * What changed from `before` to `after`, e.g. `superclass a.Base -> a.Other; interfaces [] -> [a.I]`,
- * or undefined when the hierarchies are the same.
+ * The superclass change from `before` to `after` (binary names), or undefined when it is the
+ * same. The agent cannot apply a superclass change without a restart (agent
+ * reload/StructuralReloader.java); interfaces and members it reloads.
  */
-export function describeHierarchyChange(before: Hierarchy, after: Hierarchy): string | undefined {
-  const parts: string[] = [];
-  if (before.superclass !== after.superclass) parts.push(`superclass ${before.superclass || '(none)'} -> ${after.superclass || '(none)'}`);
-  const was = before.interfaces.join(', ');
-  const now = after.interfaces.join(', ');
-  if (was !== now) parts.push(`interfaces [${was}] -> [${now}]`);
-  return parts.length > 0 ? parts.join('; ') : undefined;
+export function superclassChange(before: Hierarchy, after: Hierarchy): { from: string; to: string } | undefined {
+  return before.superclass === after.superclass ? undefined : { from: before.superclass || 'java.lang.Object', to: after.superclass || 'java.lang.Object' };
 }

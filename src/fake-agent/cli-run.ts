@@ -46,6 +46,7 @@ interface CliOptions {
   lingeringSlots?: boolean;
   unreadableClass: string[];
   restartRequired: string[];
+  newBean: string[];
   autoReload?: boolean;
   watchDebounceMs?: number;
   hostile: HostileFeature[];
@@ -88,16 +89,29 @@ function msOrForever(value: string): number {
   return value === 'forever' ? Infinity : nonNegativeInt(value);
 }
 
-/** The `<class>[=<change>]` entries of --restart-required as a lookup. */
+/**
+ * The `<class>[=<from>-><to>]` entries of --restart-required as a lookup: a superclass change of
+ * that class (default: from `<package>.Base` to `<package>.OtherBase`).
+ */
 function restartRequiredOf(entries: string[]): FakeAgentOptions['restartRequired'] {
   if (entries.length === 0) return undefined;
   const changes = new Map(
     entries.map((entry) => {
       const eq = entry.indexOf('=');
-      return eq < 0 ? [entry, 'hierarchy changed (configured)'] : [entry.slice(0, eq), entry.slice(eq + 1)];
+      const className = eq < 0 ? entry : entry.slice(0, eq);
+      const pkg = className.includes('.') ? className.slice(0, className.lastIndexOf('.') + 1) : '';
+      const [from, to] = eq < 0 ? [`${pkg}Base`, `${pkg}OtherBase`] : entry.slice(eq + 1).split('->');
+      return [className, { from: from!.trim(), to: (to ?? '').trim() || 'java.lang.Object' }];
     }),
   );
   return (className) => changes.get(className);
+}
+
+/** The `<class>[=refused]` entries of --new-bean as a lookup. */
+function newBeanOf(entries: string[]): FakeAgentOptions['newBean'] {
+  if (entries.length === 0) return undefined;
+  const beans = new Map(entries.map((entry) => (entry.endsWith('=refused') ? [entry.slice(0, -'=refused'.length), 'refused' as const] : [entry, 'registered' as const])));
+  return (className) => beans.get(className);
 }
 
 function nonNegativeInt(value: string): number {
@@ -153,8 +167,9 @@ function createProgram(): Command {
     .option('--port-file-delay-ms <n>', 'write the port file only n ms after start', nonNegativeInt)
     .option('--listen-delay-ms <n>', 'write the port file at once but listen only n ms after start', nonNegativeInt)
     .option('--lingering-slots', 'a closed client keeps its slot until the second write to it (about two heartbeats)')
-    .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: its whole batch is unverified; repeatable', collect, [])
-    .option('--restart-required <class[=change]>', 'class whose reload is a hierarchy change (restart required); repeatable', collect, [])
+    .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: a held capture fails and the hold stays; repeatable', collect, [])
+    .option('--restart-required <class[=from->to]>', 'class whose reload changes its superclass (restart required); repeatable', collect, [])
+    .option('--new-bean <class[=refused]>', 'a new class the agent registers as a Spring bean (or refuses to); repeatable', collect, [])
     .option('--auto-reload', "the agent's own watcher: reload changes with no BUILD or SCAN after a debounce")
     .option('--watch-debounce-ms <n>', 'debounce of --auto-reload in ms (default 500)', nonNegativeInt)
     .addOption(
@@ -272,6 +287,7 @@ export async function runFakeAgentCli(argv: string[], out: Writable = process.st
     lingeringSlots: options.lingeringSlots,
     unreadableClassFile: options.unreadableClass.length > 0 ? (_path, className) => options.unreadableClass.includes(className) : undefined,
     restartRequired: restartRequiredOf(options.restartRequired),
+    newBean: newBeanOf(options.newBean),
     autoReload: options.autoReload,
     watchDebounceMs: options.watchDebounceMs,
     hostile: hostileOptions(options.hostile),

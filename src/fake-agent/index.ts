@@ -30,6 +30,7 @@ export type {
   InterceptAction,
   InterceptCommand,
   ReceivedLine,
+  SuperclassChange,
   VerifyStatus,
 } from './types.js';
 export type { VerifyResult } from './ledger.js';

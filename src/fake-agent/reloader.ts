@@ -3,16 +3,24 @@
  * VERIFY ledger (protocol.md, "VERIFY": receipts, running -> final status, not-loaded classes,
  * batch warnings; "Batch-wide verdicts").
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
-import { describeHierarchyChange, readHierarchy, type Hierarchy } from './classfile.js';
+import { readHierarchy, superclassChange, type Hierarchy } from './classfile.js';
 import { SessionCounts } from './health.js';
 import { VerifyLedger, receiptText } from './ledger.js';
 import type { PathReporter } from './paths.js';
-import type { FinalStatus } from './types.js';
+import { RestartLedger } from './restart-ledger.js';
+import type { FinalStatus, SuperclassChange } from './types.js';
 
-/** Detail of a class that was not loaded exactly once, or of a batch with ambiguous input (protocol.md, "Batch-wide verdicts"). */
-const AMBIGUOUS_DETAIL = 'class was not loaded exactly once before the batch, or input class names were ambiguous';
+/**
+ * Detail of a class that was not loaded exactly once before its batch (new to the JVM, or loaded
+ * by two class loaders), and of every class of a batch with ambiguous input (agent
+ * ReloadVerification.java, exact; protocol.md, "Batch-wide verdicts").
+ */
+const NON_UNIQUE_DETAIL = 'Class was not uniquely loaded before the batch, or input class names were ambiguous';
+/** The reason PENDING gives for a superclass change (agent reload/StructuralReloader.java, exact). */
+const SUPERCLASS_REASON = 'superclass change not applied; restart required';
 
 /** Settings and side-effect hooks of a {@link ClassReloader}. Durations in ms. */
 export interface ReloaderOptions {
@@ -26,10 +34,12 @@ export interface ReloaderOptions {
   scanCache?: boolean;
   /** Final status of a loaded class's attempt; undefined -> applied. */
   verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
-  /** See FakeAgentOptions.unreadableClassFile. */
-  unreadableClassFile?: (path: string, className: string) => boolean;
   /** See FakeAgentOptions.restartRequired. */
-  restartRequired?: (className: string, sha256: string) => string | undefined;
+  restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  /** See FakeAgentOptions.autoCompile: receipts carry the agent's own compiled bytes. */
+  autoCompile?: boolean;
+  /** See FakeAgentOptions.newBean. */
+  newBean?: (className: string) => 'registered' | 'refused' | undefined;
   /** A class file's path as the agent reports it (VERIFY `source`). */
   reportPath: PathReporter;
   /** Run `run` after `ms` (cancelled when the agent stops or restarts). */
@@ -39,15 +49,14 @@ export interface ReloaderOptions {
 }
 
 /** One class of a reload batch. */
-interface Attempt extends ClassFile {
-  /** Loaded exactly once before the batch, and the batch's input was unambiguous. */
-  unique: boolean;
-}
+type Attempt = ClassFile;
 
 /** One admitted reload batch, open from admission until its statuses are final. */
 interface Batch {
   number: number;
   attempts: Attempt[];
+  /** Two files with one binary name: every class is `unverified`. */
+  ambiguous: boolean;
   /** The first WARN or ERROR broadcast while the batch was open, as `LEVEL: message`. */
   warning?: string;
 }
@@ -59,8 +68,8 @@ interface Batch {
 export class ClassReloader {
   /** Latest receipt per class, answered by VERIFY and DIAGNOSE. */
   readonly ledger: VerifyLedger;
-  /** Restart-required changes of this session, per class (PENDING). */
-  readonly restartNotes = new Map<string, string>();
+  /** What needs a restart in this session (PENDING). */
+  readonly restarts = new RestartLedger();
   /** What was reloaded and failed since the (re)start, per class attempt (HEALTH). */
   counts = new SessionCounts();
   /** sha256 of the bytes last admitted, per absolute class file path. */
@@ -90,7 +99,7 @@ export class ClassReloader {
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
-    this.restartNotes.clear();
+    this.restarts.clear();
     this.counts = new SessionCounts();
     this.open.clear();
     for (const file of this.scan(true)) {
@@ -139,8 +148,8 @@ export class ClassReloader {
   /**
    * Admit `changed` as one reload batch. Older receipts read from the same files are forgotten;
    * each class gets a `running` receipt for its new bytes now and its final status after
-   * reloadMs. An unreadable class file (no receipt of its own) or two files with one binary
-   * name (the later one is attempted) make the input ambiguous: every class is `unverified`.
+   * reloadMs. Two files with one binary name (the later one is attempted) make the input
+   * ambiguous: every class is `unverified`.
    */
   admit(changed: ClassFile[]): void {
     if (changed.length === 0) return;
@@ -149,16 +158,13 @@ export class ClassReloader {
     for (const file of changed) {
       this.known.set(file.path, file.sha256);
       this.ledger.forgetSource(this.options.reportPath(file.path));
-      if (this.options.unreadableClassFile?.(file.path, file.className)) {
-        ambiguous = true;
-        continue;
-      }
       if (byName.has(file.className)) ambiguous = true;
       byName.set(file.className, file);
     }
     const batch: Batch = {
       number: ++this.batches,
-      attempts: [...byName.values()].map((file) => ({ ...file, unique: !ambiguous && this.loaded.has(file.className) })),
+      attempts: [...byName.values()].map((file) => (this.options.autoCompile === true ? { ...file, sha256: ownBytes(file.sha256) } : file)),
+      ambiguous,
     };
     for (const attempt of batch.attempts) {
       this.ledger.record(attempt.className, {
@@ -175,41 +181,31 @@ export class ClassReloader {
     this.options.later(this.options.reloadMs, () => this.complete(batch, Date.now() - startedMs));
   }
 
-  /** Apply the batch (its events are broadcast while it is still open), then record final statuses. */
+  /**
+   * Apply the batch (its events are broadcast while it is still open), then record final
+   * statuses: a class loaded once before is reloaded by `verifyStatus`, a superclass change
+   * salvaged (WARN: the batch is unverified) or refused (failed); a class the application had not
+   * loaded is a new class or bean (`newBean`), never applied; an ambiguous batch is unverified whole.
+   */
   private complete(batch: Batch, elapsedMs: number): void {
-    const statuses = new Map<Attempt, FinalStatus>();
-    for (const attempt of batch.attempts) {
-      const status = attempt.unique ? (this.options.verifyStatus?.(attempt.className, attempt.sha256) ?? 'applied') : 'unverified';
-      statuses.set(attempt, status);
-      const change = attempt.unique ? this.hierarchyChange(attempt) : undefined;
-      if (change !== undefined) {
-        this.restartNotes.set(attempt.className, change);
-        this.options.broadcast('WARN', `Hierarchy of ${attempt.className} changed (${change}); restart required to apply it`);
-      }
-      if (status === 'unverified' && attempt.unique) this.options.broadcast('WARN', `Reload of ${attempt.className} finished with a warning (fake)`);
-      else if (status === 'applied' && change === undefined) this.options.broadcast('RELOAD', `Reloaded ${attempt.className} (${elapsedMs}ms)`);
-    }
+    const outcomes = new Map<Attempt, { status: FinalStatus; detail?: string; counted: boolean }>();
+    for (const attempt of batch.attempts) outcomes.set(attempt, this.attempt(attempt, elapsedMs, batch.ambiguous));
     this.open.delete(batch);
     const completedAt = new Date().toISOString();
     const after: Array<[string, string]> = [];
     for (const attempt of batch.attempts) {
-      let status = statuses.get(attempt) as FinalStatus;
-      let detail: string;
-      if (status === 'failed') {
-        detail = 'the reload attempt reported failure (fake)';
-        after.push(['ERROR', `Reload failed for ${attempt.className} (fake)`]);
-      } else if (!attempt.unique) {
-        detail = AMBIGUOUS_DETAIL;
-        after.push(['INFO', `${attempt.className}: ${detail}`]);
-      } else if (batch.warning !== undefined) {
-        status = 'unverified';
-        detail = batch.warning;
-      } else {
-        detail = `reloaded in ${elapsedMs}ms`;
+      const outcome = outcomes.get(attempt)!;
+      let { status } = outcome;
+      let detail = outcome.detail ?? `reloaded in ${elapsedMs}ms`;
+      // Failed takes priority; an unverified detail is the batch's first warning before anything else.
+      if (status === 'failed') after.push(['ERROR', `Reload failed for ${attempt.className} (${detail})`]);
+      else if (batch.warning !== undefined) [status, detail] = ['unverified', batch.warning];
+      // Counted per class attempt, as the agent's ReloadQueue reports each class of a batch to
+      // SessionReport; a new bean's registration is not (it records its outcome without it).
+      if (outcome.counted) {
+        if (status === 'failed') this.counts.failed();
+        else this.counts.reloaded(elapsedMs);
       }
-      // Counted per class attempt, as the agent's ReloadQueue reports each class of a batch to SessionReport.
-      if (status === 'failed') this.counts.failed();
-      else this.counts.reloaded(elapsedMs);
       // A newer attempt (even with the same bytes), or a forgotten receipt, stays as it is.
       const current = this.ledger.get(attempt.className);
       if (current?.batch === batch.number && current.sha256 === attempt.sha256) {
@@ -219,13 +215,52 @@ export class ClassReloader {
     for (const [level, message] of after) this.options.broadcast(level, message);
   }
 
-  /** The hierarchy change of `attempt` against the class as loaded at start, if any. */
-  private hierarchyChange(attempt: Attempt): string | undefined {
+  /**
+   * One class's attempt while its batch is open: its status, and its own detail when the
+   * batch's first warning does not decide it (undefined: applied, or unverified by that warning).
+   */
+  private attempt(attempt: Attempt, elapsedMs: number, ambiguous: boolean): { status: FinalStatus; detail?: string; counted: boolean } {
+    const { className } = attempt;
+    if (ambiguous) return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true };
+    if (!this.loaded.has(className)) return this.newClass(attempt);
+    const status = this.options.verifyStatus?.(className, attempt.sha256) ?? 'applied';
+    const change = this.superclassChangeOf(attempt);
+    if (change !== undefined) {
+      this.restarts.note(className, SUPERCLASS_REASON);
+      if (change.refused !== undefined) return { status: 'failed', detail: receiptText(refusedSuperclass(className, change)), counted: true };
+      // The StructuralReloader's warning: the batch's first WARN becomes every class's detail.
+      this.options.broadcast('WARN', salvagedSuperclass(className, change));
+      return { status: status === 'failed' ? 'failed' : 'unverified', counted: true };
+    }
+    if (status === 'failed') return { status, detail: 'the reload attempt reported failure (fake)', counted: true };
+    if (status === 'unverified') this.options.broadcast('WARN', `Reload of ${className} finished with a warning (fake)`);
+    else this.options.broadcast('RELOAD', `Reloaded ${className} (${elapsedMs}ms)`);
+    return { status, counted: true };
+  }
+
+  /** A class the application had not loaded: a new bean registered or refused, or a plain new class the JVM loads on first use. */
+  private newClass(attempt: Attempt): { status: FinalStatus; detail?: string; counted: boolean } {
+    const { className } = attempt;
+    const bean = this.options.newBean?.(className);
+    if (bean === 'refused') {
+      return { status: 'failed', detail: `New bean ${className} was not registered: the context refused it (fake)`, counted: false };
+    }
+    if (bean === 'registered') {
+      this.loaded.set(className, this.hierarchyOf(attempt));
+      this.options.broadcast('INFO', `Registered new bean ${className}`);
+      return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: false };
+    }
+    this.options.broadcast('INFO', `New class detected: ${className}`);
+    return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true };
+  }
+
+  /** The superclass change of `attempt` against the class as loaded at start, if any. */
+  private superclassChangeOf(attempt: Attempt): SuperclassChange | undefined {
     const configured = this.options.restartRequired?.(attempt.className, attempt.sha256);
     if (configured !== undefined) return configured;
     const before = this.loaded.get(attempt.className);
     const after = this.hierarchyOf(attempt);
-    return before && after ? describeHierarchyChange(before, after) : undefined;
+    return before && after ? superclassChange(before, after) : undefined;
   }
 
   private scan(withExcluded = false): ClassFile[] {
@@ -249,4 +284,23 @@ export class ClassReloader {
       return null;
     }
   }
+}
+
+/** The agent's StructuralReloader warning for a superclass change whose method bodies are salvaged (exact words). */
+function salvagedSuperclass(className: string, change: SuperclassChange): string {
+  return `${className}: ${SUPERCLASS_REASON}. Still extends ${simpleName(change.from)} instead of ${simpleName(change.to)}. Eligible method bodies will be attempted separately.`;
+}
+
+/** The agent's detail for a superclass change whose save is refused (exact words). */
+function refusedSuperclass(className: string, change: SuperclassChange): string {
+  return `${className} changed its superclass, and the rest of the class cannot be applied without it (${change.refused}). Reclazz keeps the loaded superclass. This save was refused; restart required to pick it up.`;
+}
+
+function simpleName(binaryName: string): string {
+  return binaryName.slice(binaryName.lastIndexOf('.') + 1);
+}
+
+/** The hash of what the agent compiled itself from the source of a class file whose bytes hash to `sha256` (never the build's). */
+function ownBytes(sha256: string): string {
+  return createHash('sha256').update(`compiled by the agent from the source of ${sha256}`).digest('hex');
 }

@@ -5,7 +5,7 @@
  * the stand-in JVM (jvm.ts) and the hostile-peer switches (hostile.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { delimiter, resolve } from 'node:path';
 import { agentArguments, agentJarPath, excludedBy } from './agent-options.js';
@@ -61,6 +61,9 @@ interface Settings {
   failCapture?: FakeAgentOptions['failCapture'];
   unreadableClassFile?: FakeAgentOptions['unreadableClassFile'];
   restartRequired?: FakeAgentOptions['restartRequired'];
+  newBean?: FakeAgentOptions['newBean'];
+  autoCompile: boolean;
+  testRunner?: FakeAgentOptions['testRunner'];
   standInJvm: boolean;
   appDir: string;
   reportedPid?: string;
@@ -113,6 +116,9 @@ function settingsFrom(options: FakeAgentOptions): Settings {
     scanCache: (options.scanCache ?? false) || (options.autoReload ?? false),
     unreadableClassFile: options.unreadableClassFile,
     restartRequired: options.restartRequired,
+    newBean: options.newBean,
+    autoCompile: options.autoCompile ?? false,
+    testRunner: options.testRunner,
     standInJvm: options.standInJvm ?? true,
     appDir,
     reportedPid: options.reportedPid,
@@ -160,6 +166,13 @@ class FakeAgentServer implements FakeAgent {
   private markListening: (error?: Error) => void = () => {};
   private portValue = 0;
   private capturesValue = 0;
+  /**
+   * Class file paths pending for the hold (agent ReloadQueue): noted at each started/failed and
+   * capture, kept until a capture succeeds. A DELETE event is ignored, so a path the build then
+   * deleted stays pending and fails every later capture (agent-facts, "A capture that cannot
+   * read a held class file").
+   */
+  private readonly heldPaths = new Set<string>();
   private readonly server: Server;
   private readonly clientMap = new Map<number, StatusClient>();
   /** Sockets refused for being one too many, or held open by a hostile switch, until they close. */
@@ -199,8 +212,9 @@ class FakeAgentServer implements FakeAgent {
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
       verifyStatus: settings.verifyStatus,
-      unreadableClassFile: settings.unreadableClassFile,
       restartRequired: settings.restartRequired,
+      newBean: settings.newBean,
+      autoCompile: settings.autoCompile,
       reportPath: settings.reportPath,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
@@ -307,10 +321,11 @@ class FakeAgentServer implements FakeAgent {
         watchDirs: settings.watchDirs.map(settings.reportPath),
         excludePatterns: settings.excludePatterns,
         watcherStartMs: settings.watcherStartMs,
+        autoCompile: settings.autoCompile,
       });
     const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
     const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
-    const options = classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : [];
+    const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
     if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
     if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
     return { options, env: {} };
@@ -359,7 +374,7 @@ class FakeAgentServer implements FakeAgent {
     }
     if (changed.length > 0) {
       this.broadcast('INFO', `${changed.length} class file(s) changed while the JVM was starting — reloading them so the running code matches disk`);
-      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(changed);
+      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(this.readable(changed));
     }
     if (this.scanWaiting) {
       this.scanWaiting = false;
@@ -401,6 +416,7 @@ class FakeAgentServer implements FakeAgent {
     this.clearTimers();
     this.session = randomUUID();
     this.holdState = NO_HOLD;
+    this.heldPaths.clear();
     this.paused = false;
     await this.standIn?.stop();
     await this.startApplication();
@@ -603,10 +619,8 @@ class FakeAgentServer implements FakeAgent {
       this.cancel(this.pendingCapture);
       this.pendingCapture = undefined;
       this.scanWaiting = false;
-      this.broadcast(
-        'INFO',
-        `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`,
-      );
+      for (const file of this.changedOrNone()) this.heldPaths.add(file.path);
+      this.broadcast('INFO', `Build ${command.state}; holding ${this.reloader.countChanged()} class files until BUILD ok`);
     }
     this.restartHoldWarning();
     if (command.request) reply(`BUILD_ACK ${command.request} ${command.state}${suffix}`);
@@ -639,11 +653,17 @@ class FakeAgentServer implements FakeAgent {
     this.broadcast('INFO', this.settings.hostile.healthText(message));
   }
 
+  /**
+   * PENDING (agent StatusServer): once RELOAD control is wired, the queue's state line, then the
+   * restart ledger's digest (restart-ledger.ts), which ends with one of its two closing sentences.
+   */
   private onPending(): void {
-    this.report(`Pending: ${this.reloader.countChanged()} class files, 0 actions; paused=${this.paused}; build hold ${this.holdState.kind}`);
-    const notes = this.reloader.restartNotes;
-    if (notes.size === 0) this.report('No restart-required changes recorded in this session');
-    for (const [className, change] of notes) this.report(`Restart required: ${className}: ${change}`);
+    if (this.wiring === 'all') {
+      this.report(
+        `Automatic reload: paused=${this.paused} pendingClasses=${this.reloader.countChanged()} pendingActions=0 buildHold=${this.holdState.kind}`,
+      );
+    }
+    for (const line of this.reloader.restarts.digest()) this.report(line);
   }
 
   /**
@@ -664,7 +684,7 @@ class FakeAgentServer implements FakeAgent {
         ? { directories: this.watching ? registeredDirectories(this.roots).length : 0, files: this.reloader.knownFiles }
         : undefined;
     const { reloader } = this;
-    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restartNotes.size)) this.report(line);
+    for (const line of reloader.counts.lines(this.settings.agentVersion ?? 'unknown', watch, reloader.restarts.size)) this.report(line);
   }
 
   private onDiagnose(className: string): void {
@@ -757,6 +777,16 @@ class FakeAgentServer implements FakeAgent {
       return;
     }
     if (this.holdState.kind !== 'none') {
+      // A held capture reads every pending file; the first it cannot read fails it whole: the
+      // batch is put back and the hold stays with its owner (agent ReloadQueue.acceptBuild, capture).
+      for (const file of changed) this.heldPaths.add(file.path);
+      const unreadable = this.unreadableOf(changed)[0];
+      if (unreadable !== undefined) {
+        this.logHold('capture-failed', this.holdState.owner);
+        this.broadcast('ERROR', unreadable);
+        return;
+      }
+      this.heldPaths.clear();
       this.logHold('released', this.holdState.owner);
       this.holdState = NO_HOLD;
       this.restartHoldWarning();
@@ -767,8 +797,50 @@ class FakeAgentServer implements FakeAgent {
       if (changed.length > 0) this.broadcast('INFO', `Automatic reload paused; ${changed.length} class files stay pending`);
       return;
     }
-    this.reloader.admit(changed);
+    this.reloader.admit(this.readable(changed));
   }
+
+  /** The changed class files, or none when the scan fails. */
+  private changedOrNone(): ClassFile[] {
+    try {
+      return this.reloader.changedFiles();
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * The agent's ERROR for each pending path it cannot read: a held path gone from disk
+   * (NoSuchFileException), or a file `unreadableClassFile` names (AccessDeniedException). Exact
+   * words: `Failed to read class file <path>: <Failures.describe>` (agent ReloadQueue.capture).
+   */
+  private unreadableOf(changed: readonly ClassFile[]): string[] {
+    const { unreadableClassFile, reportPath } = this.settings;
+    const gone = [...this.heldPaths].filter((file) => !existsSync(file)).map((file) => [file, 'NoSuchFileException'] as const);
+    const denied = changed.filter((f) => unreadableClassFile?.(f.path, f.className) === true).map((f) => [f.path, 'AccessDeniedException'] as const);
+    return [...gone, ...denied].map(([file, why]) => `Failed to read class file ${reportPath(file)}: ${why}: ${reportPath(file)}`);
+  }
+
+  /**
+   * A watcher batch without a hold skips each file it cannot read, with the same ERROR, and
+   * reloads the rest: the read comes before the reload, so the batch is not made `unverified`.
+   */
+  private readable(changed: ClassFile[]): ClassFile[] {
+    const { unreadableClassFile } = this.settings;
+    for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
+    return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
+  }
+}
+
+/**
+ * What a test JVM's command line says after its options: Surefire's manifest-only booter jar
+ * (`-jar <basedir>/target/surefire/surefirebooter-<stamp>.jar`, its default), or Gradle's test
+ * worker main class with its `'Gradle Test Executor <n>'` argument.
+ */
+function testRunnerLine(runner: FakeAgentOptions['testRunner'], appDir: string): string[] {
+  if (runner === 'surefire') return ['-jar', resolve(appDir, 'target', 'surefire', 'surefirebooter-20261202013000000_3.jar')];
+  if (runner === 'gradle') return ['worker.org.gradle.process.internal.worker.GradleWorkerMain', 'Gradle Test Executor 1'];
+  return [];
 }
 
 /** Bind `port` (0: any) on 127.0.0.1 for a moment and return the port it got. */

@@ -82,7 +82,7 @@ export interface FakeAgentOptions {
   notReady?: boolean;
   /**
    * Final status of a reload attempt of a class that was loaded at start; `undefined` => `'applied'`.
-   * Classes not loaded before the reload are always `'unverified'`. A returned `'unverified'`
+   * Classes not loaded before the reload are never `'applied'` (see `newBean`). A returned `'unverified'`
    * broadcasts a WARN during the batch, making every class of it `unverified` (protocol.md,
    * "VERIFY"); a `'failed'` class's ERROR is reported after the batch and taints nothing else.
    * Also decides the classes the watcher reloads on its own (`autoReload`).
@@ -159,6 +159,19 @@ export interface FakeAgentOptions {
    * fake still watches `watchDirs`: keep the two consistent unless a test wants them apart.
    */
   agentArgs?: string;
+  /**
+   * `autoCompile=true` (agent ReclazzAgent.handleJavaBatch, IncrementalCompiler): the agent
+   * compiles the sources itself, so each receipt carries its own compiled bytes, never the
+   * build's (a build's hash reads `mismatch`); the default `agentArgs` then end with
+   * `autoCompile=true`. Only the receipts are modelled: the fake still captures the class files.
+   */
+  autoCompile?: boolean;
+  /**
+   * The stand-in is a test JVM the attach plugins put the agent on: Maven Surefire's forked
+   * booter (`-jar .../surefirebooter-<stamp>.jar`) or Gradle's test worker (its main class). Its
+   * agent is a full agent with its own port file (agent-facts "Test JVMs").
+   */
+  testRunner?: 'surefire' | 'gradle';
   /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
   classPath?: string[];
   /**
@@ -224,21 +237,36 @@ export interface FakeAgentOptions {
   // ---- reload batches (protocol.md, "Batch-wide verdicts", "VERIFY") ------------------------
 
   /**
-   * True for a class file whose bytes the agent cannot read as a class (corrupt, truncated):
-   * it gets no receipt, and every class of its batch is `unverified` ("input class names were
-   * ambiguous"), as when two class files of one batch have the same binary name. Called with
-   * the absolute local path and the binary name from the path. Default: none.
+   * True for a class file the agent cannot read (agent ReloadQueue.capture: an IOException,
+   * here `AccessDeniedException`), as for a held path gone from disk (`NoSuchFileException`;
+   * the agent ignores DELETE events, so a held path the build deleted stays pending). A held
+   * capture broadcasts ERROR `Failed to read class file <path>: ...`, puts its batch back and
+   * keeps the hold with its owner, although `ok` was acknowledged; every later capture fails
+   * the same way until the file reads again. A watcher batch without a hold skips the file with
+   * the same ERROR and reloads the rest. Called with the absolute local path and the binary name
+   * from the path. Default: none.
    */
   unreadableClassFile?: (path: string, className: string) => boolean;
   /**
-   * A description of the hierarchy change of `className` with these bytes (e.g. `superclass a.Base
-   * -> a.Other`), or undefined. Real class files are also compared by themselves: a superclass or
-   * interface list that differs from the one loaded at start counts. A change broadcasts a WARN
-   * during the batch ("Hierarchy of <class> changed (...); restart required"), so the batch is
-   * `unverified` with that WARN as detail, and PENDING lists the class as restart-required
-   * ("Restart required: <class>: <change>") until restart().
+   * The superclass change of `className` with these bytes (binary names `from` and `to`), or
+   * undefined. Real class files are also compared by themselves: a superclass that differs from
+   * the one loaded at start counts. As the agent's StructuralReloader does: the method bodies are
+   * salvaged and a WARN during the batch (`<class>: superclass change not applied; restart
+   * required. Still extends <From> instead of <To>. ...`) makes the batch `unverified` with that
+   * WARN as detail; with `refused` (why the rest of the class cannot be applied without the new
+   * superclass) the save is refused instead: `failed`, with the agent's sentence ending `This
+   * save was refused; restart required to pick it up.` (cut to 200 characters). Either way
+   * PENDING lists the class for the rest of the agent session (agent ui/RestartLedger.java).
    */
-  restartRequired?: (className: string, sha256: string) => string | undefined;
+  restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  /**
+   * A class the application had not loaded that the agent registers as a new Spring bean (agent
+   * SpringNewBeanRegistrar): `registered` (its receipt `unverified`, and the JVM has loaded it
+   * since), or `refused` (its receipt `failed`, with the registration's description). Default: a
+   * plain new class (ClassReloader.handleNewClass: `New class detected: <class>`, `unverified`, not
+   * loaded until the application first uses it). Registrations are not counted in HEALTH.
+   */
+  newBean?: (className: string) => 'registered' | 'refused' | undefined;
   /**
    * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): a change
    * in a watched directory with no hold, no pause and wired handlers is captured and reloaded
@@ -255,6 +283,15 @@ export interface FakeAgentOptions {
 
   /** Misbehave on purpose: each switch is independent. Default: none. */
   hostile?: HostileOptions;
+}
+
+/** A superclass change the agent cannot apply without a restart (see {@link FakeAgentOptions.restartRequired}). */
+export interface SuperclassChange {
+  /** The superclass the application loaded, and the one these bytes name (binary names). */
+  from: string;
+  to: string;
+  /** Why the rest of the class cannot be applied without the new superclass: the save is refused (`failed`). */
+  refused?: string;
 }
 
 /** DOCTOR string fields a hostile peer can taint (requestId and status never are). */

@@ -156,6 +156,11 @@ export class BuildHold {
     return result;
   }
 
+  /** After an acknowledged `ok` whose capture could not read a held class file: the agent keeps the hold for this owner. */
+  keptAfterOk(): void {
+    this.state = nextHold(this.state, 'kept');
+  }
+
   /**
    * After a lost `ok` receipt: sends `failed`, which cancels a capture the `ok` may have
    * scheduled (protocol.md "BUILD"). Whatever its receipt, the hold stays unknown.

@@ -3,11 +3,12 @@
  *
  *   none ──start──▶ acquiring ──acquired──▶ held ──finish──▶ finishing ──released──▶ released
  *                      │  └──refused──▶ none                   │        └──kept──────▶ left
- *                      └──lost──▶ unknown                      └──lost──▶ unknown
+ *                      └──lost──▶ unknown                      └──lost──▶ unknown    released ──kept──▶ left
  *
  * `released`: our `BUILD ok` was acknowledged (the agent releases the hold once its capture
  * ran). `left`: our `BUILD failed` was acknowledged, so the agent keeps holding for our owner
- * token. `unknown`: a receipt was lost or the agent went away: the hold may or may not be ours.
+ * token; or our ok's capture could not read a held class file, so the agent kept the hold
+ * (agent ReloadQueue.acceptBuild). `unknown`: a receipt was lost or the agent went away: the hold may or may not be ours.
  * A new cycle may start from none, released, left or unknown (the same owner may send
  * `started` again). Pure: the BUILD exchange itself is in hold.ts.
  */
@@ -28,7 +29,7 @@ export type HoldEvent =
   | 'finish'
   /** The `ok` receipt came: released once the agent's capture runs. */
   | 'released'
-  /** The `failed` receipt came: the agent keeps holding for our owner. */
+  /** The `failed` receipt came, or our ok's capture failed: the agent keeps holding for our owner. */
   | 'kept'
   /** A receipt was lost or rejected, the reply was not an owned one, or the connection closed. */
   | 'lost';
@@ -38,7 +39,7 @@ const TRANSITIONS: Readonly<Record<HoldState, Partial<Record<HoldEvent, HoldStat
   acquiring: { acquired: 'held', refused: 'none', lost: 'unknown' },
   held: { finish: 'finishing', lost: 'unknown' },
   finishing: { released: 'released', kept: 'left', lost: 'unknown' },
-  released: { start: 'acquiring' },
+  released: { start: 'acquiring', kept: 'left' },
   left: { start: 'acquiring', finish: 'finishing', lost: 'unknown' },
   unknown: { start: 'acquiring', finish: 'finishing', lost: 'unknown' },
 };

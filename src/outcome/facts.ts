@@ -143,7 +143,8 @@ export interface ChangeSummary {
  * `rewritten`: the file changed again after it was checked; `not-watched`: the agent never
  * reloads it (its folder is not watched, its name excluded, or the agent's capture of this
  * build was over without an attempt of it): asked once, not proven; `paused`: automatic reload
- * is paused, so the agent keeps it pending until resume.
+ * is paused, so the agent keeps it pending until resume; `hold-kept`: the agent's capture of this
+ * build could not read a held class file, so it reloaded nothing and still holds the build.
  */
 /** The verdicts that make a class live: VERIFY applied, or the same bytes rewritten (see `VerdictStatus`). */
 export const LIVE_VERDICTS: ReadonlySet<string> = new Set(['applied', 'unchanged']);
@@ -163,7 +164,8 @@ export type VerdictStatus =
   | 'restart-required'
   | 'rewritten'
   | 'not-watched'
-  | 'paused';
+  | 'paused'
+  | 'hold-kept';
 
 /** VERIFY_RESULT JSON (protocol.md "VERIFY"): every field is a string. */
 export interface VerifyReceipt {

@@ -45,8 +45,12 @@ export type Proof =
    * `skipped`: changed class files besides them whose names VERIFY does not accept, so they were not asked about.
    */
   | { kind: 'proven'; applied: number; unchanged?: number; files?: boolean; skipped?: number }
-  /** Every class file is live by evidence already recorded, or new: nothing to ask; but for `skipped` whose names VERIFY does not accept. */
-  | { kind: 'nothing-to-prove'; skipped?: number }
+  /**
+   * Every class file is live by evidence already recorded, or new: nothing to ask; but for
+   * `skipped` whose names VERIFY does not accept. `added`: new classes asked once that the JVM
+   * has not loaded (DIAGNOSE), so they load on first use.
+   */
+  | { kind: 'nothing-to-prove'; skipped?: number; added?: number }
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
   /** `verify`: none of the files has a name VERIFY accepts. */
@@ -93,6 +97,18 @@ export type Shortfall =
    * watches is known.
    */
   | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] }
+  /**
+   * The agent's capture of this build could not read `file` (a held class file the build
+   * deleted, say), so it reloaded nothing and still holds the build for `owner`, although `ok`
+   * was acknowledged: every later ok fails on that path until a class file exists there again.
+   */
+  | { kind: 'hold-kept'; file: string; owner: string }
+  /**
+   * The agent compiles the sources itself (`autoCompile=true`), outside the hold, and loads its
+   * own bytes, not the build's: known `from` its options on its JVM's command line, or from
+   * `receipts`, every one of which names other bytes than the build's.
+   */
+  | { kind: 'auto-compile'; from: 'options' | 'receipts' }
   /** Automatic reload is paused (by `reclazz-build pause`, the IDE, anyone): `classes` classes wait as pending until resume. */
   | { kind: 'paused'; classes: number }
   /** The agent's file watcher had not started by the deadline (an unheld build): `classes` classes reload when it starts. */
@@ -158,7 +174,15 @@ export type Outcome =
    * own DOCTOR evidence, another app's. `portFiles`: every other port file found around the
    * working directory, for the advice.
    */
-  | { reason: 'stale-port'; place: PortPlace; waitedMs?: number; foreign?: ForeignAgent; portFiles?: string[] }
+  /** `testJvm`: the agent answering there runs in a test JVM (`runner`, in words), never held or asked. */
+  | {
+      reason: 'stale-port';
+      place: PortPlace;
+      waitedMs?: number;
+      foreign?: ForeignAgent;
+      testJvm?: { pid: string; runner: string };
+      portFiles?: string[];
+    }
   | {
       reason: 'handshake';
       place: PortPlace;
@@ -199,7 +223,12 @@ export type Outcome =
       flag: 'buildOwnershipSupported' | 'verifySupported' | 'scanSupported';
       offerNoVerify?: boolean;
     }
-  | { reason: 'hold-busy'; waitedMs: number }
+  /**
+   * Another client holds the build. `legacy`: an unowned hold (buildHold "legacy": a client that
+   * names no owner took it), which an unowned `BUILD ok` releases (protocol.md "Legacy holds");
+   * `port` is the agent's.
+   */
+  | { reason: 'hold-busy'; waitedMs: number; legacy?: { port: number } }
   /** An awaited receipt did not come in time: the outcome of what it answers is uncertain. */
   | {
       reason: 'no-receipt';

@@ -3,7 +3,7 @@
  * and DOCTOR, the hold, the receipts, and what a reconnect found after a loss.
  */
 import type { AgentAfterLoss, PortPlace } from '../outcome/facts.js';
-import type { OutcomeOf, Shortfall } from '../outcome/outcome.js';
+import type { OutcomeOf } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 
 /** The reasons whose words are here. */
@@ -34,6 +34,12 @@ export function describeAgentOutcome(outcome: AgentOutcome): Words {
     case 'unsupported':
       return describeUnsupported(outcome);
     case 'hold-busy':
+      if (outcome.legacy !== undefined) {
+        return {
+          message: `an unowned (legacy) build hold is still held after ${outcome.waitedMs} ms: a client that names no owner took it; the build did not run`,
+          hint: `let that build (an older IDE plugin or wrapper) finish, or raise --wait <ms>; if it is gone, an unowned BUILD ok releases the hold once the output is good (exec 3<>/dev/tcp/127.0.0.1/${outcome.legacy.port}; printf 'BUILD ok\\n' >&3), and so does restarting the app`,
+        };
+      }
       return {
         message: `another owner still holds the agent's build hold after ${outcome.waitedMs} ms; the build did not run`,
         hint: 'let that build (IDE or terminal) finish, raise --wait <ms>, or restart the app if its owner is gone',
@@ -263,11 +269,16 @@ function describeNotSafe(outcome: OutcomeOf<'not-safe'>): Words {
 
 /** Nothing listens on the port, or another app's agent does; names every other port file found and the next step. */
 function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
-  const { place, foreign, portFiles } = outcome;
+  const { place, foreign, testJvm, portFiles } = outcome;
   const others =
     portFiles === undefined || portFiles.length === 0
       ? ''
       : `; other port files here: ${portFiles.join(', ')} (pick one with --port-file <file>)`;
+  if (testJvm !== undefined)
+    return {
+      message: `the agent on ${where(place)} runs in a test JVM (${testJvm.runner}, pid ${testJvm.pid}), not in the app: reclazz-build never holds or asks it, so the build did not run`,
+      hint: `a test JVM's agent overwrites the app's port file and deletes it when the tests end, while the app's agent keeps listening: let the tests end and restart the app (or pass its --port); keep test JVMs away from the app's port file (the Maven plugin's reclazz.propertyName, or portFile= in its agentArgs)${others}`,
+    };
   if (foreign !== undefined) {
     const watched = foreign.watched.length === 0 ? 'no directory' : foreign.watched.join(', ');
     const file = place.portFile === undefined ? 'the port' : `the port file ${place.portFile}`;
@@ -285,38 +296,5 @@ function describeStalePort(outcome: OutcomeOf<'stale-port'>): Words {
       (place.portFile === undefined
         ? 'check the port'
         : `the port file is stale (left by a killed app): start the app with the agent, or delete ${place.portFile}`) + others,
-  };
-}
-
-/** Changed classes the agent never reloads (folders it does not watch, names it excludes), and the agent option that fixes it. */
-export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watched' }>, live: number, total: number): Words {
-  const others = total - shortfall.classes;
-  const rest = others === 0 ? '' : `; ${live} of the other ${others} class(es) checked are live`;
-  const { dirs, watchDirs, excludedBy = [], unseen = [] } = shortfall;
-  const where = [
-    ...(dirs.length > 0 ? [`lie in ${dirs.join(', ')}, which the agent does not watch`] : []),
-    ...(excludedBy.length > 0 ? [`match the agent's excludePatterns ${excludedBy.join(', ')}`] : []),
-    ...(unseen.length > 0
-      ? [
-          `lie in ${unseen.join(', ')}, where the agent attempted nothing once its capture of this build was over (not watched, or excluded)`,
-        ]
-      : []),
-  ].join(' or ');
-  const addDirs =
-    watchDirs !== undefined
-      ? `restart the app with the agent option watchDirs=${watchDirs} (directories separated by ';', so quote it in a shell: -javaagent:reclazz-agent.jar='watchDirs=...'; Maven's prepare-agent: -Dreclazz.watchDirs='...')`
-      : `add ${dirs.join(', ')} to the agent option watchDirs= (directories separated by ';', with the ones it watches now) and restart the app`;
-  const fixes = [
-    ...(dirs.length > 0 ? [addDirs] : []),
-    ...(excludedBy.length > 0 ? [`restart the app without ${excludedBy.join(', ')} in the agent option excludePatterns=`] : []),
-    ...(unseen.length > 0
-      ? [
-          `see what the agent watches with reclazz-build doctor; add ${unseen.join(', ')} to its watchDirs= option (or take the class out of its excludePatterns=) and restart the app`,
-        ]
-      : []),
-  ];
-  return {
-    message: `build ok, but ${shortfall.classes} changed class(es) ${where}: they never reload, not proven live${rest}`,
-    hint: `${fixes.join('; ')}, then run again`,
   };
 }

@@ -9,6 +9,7 @@ import type { RunResult } from '../outcome/result.js';
 import { LiveLine } from './live.js';
 import { levelColour, palette, type Palette } from './palette.js';
 import { visible, visibleFacts } from './visible.js';
+import { verdictWords } from './verdict-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
 const MAX_LISTED = 20;
@@ -202,7 +203,11 @@ export class HumanReporter {
     if (!quiet && result.changes !== undefined) {
       const c = result.changes;
       for (const change of c.added.slice(0, MAX_LISTED))
-        this.detail('added', change.className, 'new class: nothing was loaded to replace, not verified');
+        this.detail(
+          'added',
+          change.className,
+          change.verifiable ? verdictWords.loadsOnFirstUse : 'new class: nothing was loaded to replace, not verified',
+        );
       more(c.added.length, (n) => this.detail('added', `… and ${n} more`, ''));
       for (const change of c.removed.slice(0, MAX_LISTED)) this.detail('removed', change.className, 'class file deleted');
       more(c.removed.length, (n) => this.detail('removed', `… and ${n} more`, ''));

@@ -9,6 +9,7 @@ import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './visible.js';
 import { describeOutcome } from './words.js';
+import { verdictWords } from './verdict-words.js';
 
 /** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
 export interface JsonClass {
@@ -92,7 +93,8 @@ function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
     });
   return [
     ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
-    ...(c?.added.map(listed('added', 'new class: nothing was loaded to replace')) ?? []),
+    ...(c?.added.map((a) => listed('added', a.verifiable ? verdictWords.loadsOnFirstUse : 'new class: nothing was loaded to replace')(a)) ??
+      []),
     ...(c?.removed.map(listed('removed', 'class file deleted')) ?? []),
     ...(c?.notVerifiable.map(listed('not-verifiable', 'not a name VERIFY accepts')) ?? []),
   ];

@@ -93,6 +93,7 @@ export const classStatusSchema = z.enum([
   'rewritten',
   'not-watched',
   'paused',
+  'hold-kept',
   'added',
   'removed',
   'not-verifiable',

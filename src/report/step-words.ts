@@ -49,7 +49,8 @@ export const roundEnd = {
   paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
   unseen:
     "no reload attempt with these bytes once the agent's capture of this build was over: the agent does not see this file (a folder it does not watch, or a name it excludes)",
-} as const;
+  holdKept: (file: string) => visible(`the agent's capture of this build could not read ${file}: nothing of this build reloaded`),
+};
 
 /** A wait for the build a run that is gone left running (`waiting` events' `what`). */
 export function waitingForOrphan(group: BuildGroup): string {
@@ -102,9 +103,9 @@ const warnings = {
     `cannot record the build's process group ${pgid} with the run lock: if this run is killed, the next one will not wait for its build`,
   sameBinaryName: (className: string, paths: readonly string[]) =>
     `${className} is in ${paths.length} class output directories (${paths.join(', ')}): a capture holding both makes the agent mark its whole batch unverified; remove the stale output (a clean build)`,
-  batchUnverified: (count: number, cause: 'ambiguous' | 'slow-client') =>
-    cause === 'ambiguous'
-      ? `${count} class(es) were marked unverified together, for their whole reload batch ("input class names were ambiguous"): likely a class file the agent could not read, or two class files with the same binary name in one capture`
+  batchUnverified: (count: number, cause: 'not-unique' | 'slow-client') =>
+    cause === 'not-unique'
+      ? `${count} class(es) are unverified with the agent's detail "Class was not uniquely loaded before the batch, or input class names were ambiguous": each was not loaded exactly once before its reload (a class the app had not loaded, or one loaded by two class loaders), or its whole batch was ambiguous (two class files with one binary name, or one that is not valid class bytes); DIAGNOSE's words, where shown, say which`
       : `${count} class(es) were marked unverified together, for their whole reload batch: the agent warned that a status client was not keeping up (one that stopped reading) while the batch ran`,
   notSaved: (problem: string) => `${problem}: the next run may verify classes this one already proved`,
   missingWatch: (entry: string) => `--watch ${entry} does not exist: it is watched once it does`,

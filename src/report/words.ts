@@ -8,7 +8,8 @@
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
-import { describeAgentAfterLoss, describeAgentOutcome, notWatchedWords, reloadUncertain } from './agent-words.js';
+import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
+import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -120,12 +121,14 @@ function describeProof(proof: Proof): Words {
           : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${proof.files ? SINCE_START_WHY : UNCHANGED_WHY}`;
       return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
-    case 'nothing-to-prove':
+    case 'nothing-to-prove': {
+      const added = proof.added ? `${proof.added} new class(es) the JVM has not loaded (DIAGNOSE), which load on first use; ` : '';
       return {
         message: proof.skipped
-          ? `build ok and acknowledged; ${notAccepted(proof.skipped, 'changed ')}, and no other class that was loaded before changed bytes: nothing to prove`
-          : 'build ok and acknowledged; no class that was loaded before changed bytes: nothing to prove',
+          ? `build ok and acknowledged; ${added}${notAccepted(proof.skipped, 'changed ')}, and no other class that was loaded before changed bytes: nothing to prove`
+          : `build ok and acknowledged; ${added}no class that was loaded before changed bytes: nothing to prove`,
       };
+    }
     case 'not-verified':
       return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
     case 'none-verifiable':
@@ -271,21 +274,12 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       };
     case 'not-watched':
       return notWatchedWords(shortfall, live, total);
-    case 'watcher-starting':
-      return {
-        message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
-        hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
-      };
+    case 'hold-kept':
+    case 'auto-compile':
     case 'paused':
-      return {
-        message: `build ok, but automatic reload is PAUSED agent-wide (by reclazz-build pause, the IDE or another client): ${shortfall.classes} changed class(es) wait as pending and reload only on resume, not proven live`,
-        hint: 'reclazz-build resume (then reclazz-build verify, or run the build again, to prove them)',
-      };
+    case 'watcher-starting':
     case 'restart-required':
-      return {
-        message: `${files ? '' : 'build ok, but '}${shortfall.classes} class(es) need an app restart: the agent cannot apply their change (see its detail above)`,
-        hint: 'restart the app to load them; a hierarchy change (superclass or interfaces) cannot be reloaded',
-      };
+      return agentShortfallWords(shortfall, files === true);
     default: {
       const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;

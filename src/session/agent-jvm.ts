@@ -8,6 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { agentWatch, readJvm, type AgentWatch } from '../agent/jvm-options.js';
 import { toLocal, type PathMapEntry } from '../agent/path-map.js';
+import { isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
+import { findClassDirs } from '../classes/dirs.js';
 import type { DoctorObserved } from '../outcome/doctor.js';
 import { localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 import { findAppStart } from './app-start.js';
@@ -49,4 +51,19 @@ function mayHaveBeenDirectory(dir: string): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'ENOENT';
   }
+}
+
+/**
+ * Whose agent this is: a test JVM's when its JVM runs a test runner (`watch`, agent/jvm-options.ts
+ * `testRunnerOf`), another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
+ * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
+ * `roots`: the project folders (where the run is, and the port file's project).
+ */
+export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots: string[]): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
+  if (watch?.testRunner !== undefined) return 'test-jvm';
+  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
+  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
+  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
+  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
+  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
 }

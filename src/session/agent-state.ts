@@ -49,3 +49,8 @@ export function quietBefore(session: BuildSession, state: (ReloadState & { atMs:
   if (session.doctor.buildHold !== 'none' || state === undefined) return undefined;
   return state.pendingClasses === 0 && state.pendingActions === 0 ? { atMs: state.atMs } : undefined;
 }
+
+/** The kind of the build hold the agent has now (RELOAD status), or undefined when no receipt came. */
+export async function heldBy(session: BuildSession): Promise<ReloadState['buildHold'] | undefined> {
+  return (await reloadStatus(session))?.buildHold;
+}

@@ -9,11 +9,17 @@
  *   watcher runs (DOCTOR), every change the agent saw has been dispatched; after a grace for the
  *   watcher's debounce and batching, a class with no attempt of its bytes was not seen by it.
  *
+ * - **Hold kept**: a held capture that cannot read a pending class file broadcasts ERROR
+ *   `Failed to read class file <path>: ...`, puts its batch back and keeps the hold with its
+ *   owner although `ok` was acknowledged (agent ReloadQueue.acceptBuild): nothing of the build is
+ *   attempted while RELOAD status still shows the named hold.
+ *
  * RELOAD status is asked every {@link POLL_MS} ms on the round's connection; any failure to
  * get it ends the watching (the round then waits as it would without it).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConnection } from '../agent/connection.js';
+import { unreadClassFile } from '../agent/reports.js';
 import { askDoctor, askReload } from '../agent/requests.js';
 import { roundEnd } from '../report/step-words.js';
 import type { VerifyOptions } from '../verify/types.js';
@@ -33,6 +39,27 @@ export interface CaptureWatchOptions {
   signal?: AbortSignal;
   /** DOCTOR showed the watcher still starting: nothing counts as unseen until it runs. */
   watcherStarting: boolean;
+  /** The class file the agent's capture could not read since this build's ok, if it said so ({@link readFailures}). */
+  readFailure?: () => string | undefined;
+}
+
+/** What {@link readFailures} saw, until stopped. */
+export interface ReadFailures {
+  /** The first path the agent said it could not read, if any. */
+  path: () => string | undefined;
+  stop: () => void;
+}
+
+/**
+ * Listens on `connection` for the agent's `Failed to read class file <path>` ERROR from now on
+ * (call it before `BUILD ok` is sent: the capture may fail before the VERIFY round starts).
+ */
+export function readFailures(connection: AgentConnection): ReadFailures {
+  let seen: string | undefined;
+  const stop = connection.listen((event) => {
+    if (event.level === 'ERROR') seen ??= unreadClassFile(event.message);
+  });
+  return { path: () => seen, stop };
 }
 
 /** The `watch` of a build's VERIFY round (verify/types.ts) on `connection`. */
@@ -58,6 +85,9 @@ async function watchLoop(
     const askedAt = performance.now();
     const state = await askReload(connection, 'status', timeoutMs, signal);
     if (state.paused) return stop({ status: 'paused', detail: roundEnd.paused, all: true, sinceMs: askedAt });
+    const unread = options.readFailure?.();
+    if (unread !== undefined && state.buildHold === 'named')
+      return stop({ status: 'hold-kept', detail: roundEnd.holdKept(unread), all: true, sinceMs: askedAt });
     if (!watching) {
       const answer = await askDoctor(connection, timeoutMs, signal);
       watching = answer.kind === 'observed' && answer.doctor.watcherState === 'watching';

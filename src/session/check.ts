@@ -5,10 +5,13 @@
  */
 import path from 'node:path';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { askDoctor } from '../agent/requests.js';
+import { askDoctor, askReload } from '../agent/requests.js';
+import { saveHolding } from '../hold/owner.js';
+import type { Outcome } from '../outcome/outcome.js';
 import { classWatched, watchCoverage, type AgentView } from '../classes/coverage.js';
 import { toAgent, type PathMapEntry } from '../agent/path-map.js';
-import { batchWideCause, isDescriptorClassName } from '../agent/protocol.js';
+import { isDescriptorClassName } from '../agent/protocol.js';
+import { batchWideCause } from '../agent/reports.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
@@ -17,7 +20,7 @@ import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outc
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
-import { verdictOutcome } from '../verify/verdict.js';
+import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
 import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 import { captureWatch } from './capture-watch.js';
@@ -99,64 +102,70 @@ async function verifyChanges(
   // A name VERIFY cannot take is listed only when this build changed it (it never reloads).
   const checks = changes.checks.filter((c) => c.verifiable);
   const summary: ChangeSummary = { ...changes, checks, notVerifiable, resources };
-  const asked = changes.changed.length - notVerifiable.length + checks.length;
+  // A class new to the JVM is asked once too: the agent may have failed to register it (proof.ts).
+  const added = changes.added.filter((c) => c.verifiable);
+  const asked = changes.changed.length - notVerifiable.length + checks.length + added.length;
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   warnUnwatched(session, dirs, [...changes.changed, ...checks]);
   const facts = { build, changes: summary };
+  // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
+  if (session.view.autoCompile) return end(cycle, autoCompiled('options', asked), facts);
   if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: asked } }, facts);
   const unread = { unreadable: unreadable.length, folders: unreadableDirs.length };
   if (changes.total === 0 && unread.folders === 0) {
     const shortfall = { kind: 'no-class-files' as const, dirs: dirs.length };
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall }, facts);
   }
-  if (asked === 0) {
-    const readable = unread.unreadable + unread.folders === 0;
-    if (readable && unprovable === 0) {
-      const skipped = notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
-      return end(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skipped } }, facts);
-    }
-    const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
-    return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true }, facts);
-  }
-  const agent = session.agent;
+  if (asked === 0) return end(cycle, await keptHold(cycle, nothingAsked(unread, unprovable, notVerifiable)), facts);
   const { watch, never } = await watchingOf(session, [...changes.changed, ...checks], dirs);
   const report = await proveClasses({
     connection: session.connection,
-    sessionId: agent.sessionId,
+    sessionId: session.agent.sessionId,
     verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
     receiptTimeoutMs: session.timeoutMs,
     onProgress: (p) => session.emit({ type: 'verify-progress', ...p }),
     ...(session.signal === undefined ? {} : { signal: session.signal }),
-    changes: { changed: changes.changed, checks },
+    changes: { changed: changes.changed, checks, added },
     index: detected.index,
     watched: (file) => watch(file) === true,
     unwatched: never,
     watch: captureWatch(session.connection, {
       timeoutMs: session.timeoutMs,
       watcherStarting: session.doctor.watcherState !== 'watching',
+      ...(cycle.readFailure === undefined ? {} : { readFailure: cycle.readFailure }),
       ...(session.signal === undefined ? {} : { signal: session.signal }),
     }),
     ...(quiet === undefined ? {} : { quiet }),
   });
-  const { verdicts, checked, ...verify } = report;
+  const { verdicts, checked, added: stayNew, ...verify } = report;
+  const kept = { build, changes: { ...summary, added: stayNew } };
   warnBatchWide(session, verdicts);
   const watcherStarting = cycle.unheld === true && verdicts.some((v) => v.status === 'timeout') && (await stillStarting(session));
   const lost = verdicts.some((v) => v.status === 'connection-lost');
-  const found = lost ? await observeAgentAfterLoss(agent.port, agent.sessionId, session.timeoutMs) : undefined;
-  const outcome = verdictOutcome(report, {
-    files: false,
-    signal: session.signal,
-    unreadable: unread.unreadable,
-    unreadableDirs: unread.folders,
-    checked,
-    skipped: notVerifiable.length,
-    unprovable,
-    ...(found === undefined ? {} : { found }),
-    ...neverReloaded(session.view, verdicts, dirs, watch),
-    ...(watcherStarting ? { watcherStarting } : {}),
-  });
-  return end(cycle, outcome, { ...facts, verify, verdicts });
+  const found = lost ? await observeAgentAfterLoss(session.agent.port, session.agent.sessionId, session.timeoutMs) : undefined;
+  // Every class asked is new and stays new: nothing that was loaded changed.
+  if (verdicts.length === 0 && unread.unreadable + unread.folders === 0 && unprovable === 0)
+    return end(
+      cycle,
+      await keptHold(cycle, { reason: 'ok', proof: { kind: 'nothing-to-prove', added: stayNew.length, ...skippedOf(notVerifiable) } }),
+      kept,
+    );
+  const outcome = otherBytesEverywhere(verdicts)
+    ? autoCompiled('receipts', verdicts.length)
+    : verdictOutcome(report, {
+        files: false,
+        signal: session.signal,
+        unreadable: unread.unreadable,
+        unreadableDirs: unread.folders,
+        checked,
+        skipped: notVerifiable.length,
+        unprovable,
+        ...(found === undefined ? {} : { found }),
+        ...neverReloaded(session.view, verdicts, dirs, watch),
+        ...(watcherStarting ? { watcherStarting } : {}),
+      });
+  return end(cycle, await keptHold(cycle, outcome), { ...kept, verify, verdicts });
 }
 
 /**
@@ -173,6 +182,32 @@ async function watchingOf(session: BuildSession, changes: readonly ClassChange[]
     return state !== null && state !== true ? neverReloads.excluded(state.excludedBy, path.basename(file)) : undefined;
   };
   return { watch, never };
+}
+
+/** The outcome when nothing needs asking: every class file live by the record, or what leaves that unproven. */
+function nothingAsked(unread: { unreadable: number; folders: number }, unprovable: number, notVerifiable: readonly ClassChange[]): Outcome {
+  const readable = unread.unreadable + unread.folders === 0;
+  if (readable && unprovable === 0) return { reason: 'ok', proof: { kind: 'nothing-to-prove', ...skippedOf(notVerifiable) } };
+  const shortfall = readable ? { kind: 'not-verifiable' as const, classes: unprovable } : { kind: 'unreadable' as const, ...unread };
+  return { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true };
+}
+
+/**
+ * `outcome`, unless the agent said its capture of this build could not read a held class file
+ * and RELOAD status still shows the named hold: then the agent kept the hold for our owner
+ * although `ok` was acknowledged (protocol.md "What the agent's source shows"), owner.json says
+ * so again, and the cycle ends naming the file (75).
+ */
+async function keptHold(cycle: Cycle, outcome: Outcome): Promise<Outcome> {
+  const { session } = cycle;
+  const file = cycle.readFailure?.();
+  if (file === undefined) return outcome;
+  const state = await askReload(session.connection, 'status', session.timeoutMs, session.signal).catch(() => undefined);
+  if (state?.buildHold !== 'named') return outcome;
+  session.hold.keptAfterOk();
+  saveAfterOk(session, () => saveHolding(cycle.record, session.host.clock.date()));
+  const { applied, total } = outcome.reason === 'verify-incomplete' ? outcome : { applied: 0, total: 0 };
+  return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'hold-kept', file, owner: session.hold.owner } };
 }
 
 /** True when DOCTOR still shows the agent's file watcher starting. */
@@ -200,6 +235,11 @@ async function diagnoseUndecided(session: BuildSession, changes: readonly ClassC
   const undecided = changes.filter((c) => c.verifiable && classWatched(view, c.path) === null);
   if (undecided.length === 0 || view.autoCompile || !session.doctor.verifySupported) return new Map();
   return diagnoseFolders(session.connection, undecided, view, session.timeoutMs, session.signal);
+}
+
+/** The changed class files VERIFY does not accept, as a proof counts them. */
+function skippedOf(notVerifiable: readonly ClassChange[]): { skipped?: number } {
+  return notVerifiable.length > 0 ? { skipped: notVerifiable.length } : {};
 }
 
 /** The class output directory of `dirs` that `file` lies in. */
@@ -251,7 +291,7 @@ function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: rea
 
 /** Names a batch-wide `unverified` as such, with its likely cause (agent/protocol.ts), once per cause. */
 function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[]): void {
-  const counts = new Map<'ambiguous' | 'slow-client', number>();
+  const counts = new Map<'not-unique' | 'slow-client', number>();
   for (const v of verdicts) {
     const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
     if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);

@@ -33,6 +33,8 @@ export interface Cycle {
   unheld?: boolean;
   /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
   holdBefore?: boolean;
+  /** The class file the agent's capture of this build said it could not read, from before `ok` on (capture-watch.ts). */
+  readFailure?: () => string | undefined;
 }
 
 /** The result of `outcome` at the end of this cycle. */

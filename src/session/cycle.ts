@@ -8,7 +8,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { observeAgentAfterLoss } from '../agent/after-loss.js';
 import { agentClassDirs, missingWatchedDirs } from '../classes/coverage.js';
-import { quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
+import { heldBy, quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
 import { askDoctor } from '../agent/requests.js';
 import { findAppStart } from './app-start.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
@@ -26,6 +26,7 @@ import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
+import { readFailures } from './capture-watch.js';
 import { checkChanges, type Before } from './check.js';
 import { end, interrupted, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
 import { failureOutcome } from './failure.js';
@@ -35,8 +36,7 @@ import { spawnBuild } from './spawn.js';
 import { withSmallYoungGeneration } from './young-generation.js';
 
 /** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
-const CAPTURE_WAIT_MS = 5000;
-const CAPTURE_POLL_MS = 100;
+const CAPTURE = { waitMs: 5000, pollMs: 100 } as const;
 /** Binary names in two class output directories warned about before a build, at most. */
 const MAX_SAME_NAMES = 5;
 
@@ -119,9 +119,15 @@ export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
 
 /** The steps after the build: ok or failed and its receipt, then detect and verify. */
 export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult> {
-  const finished = await finishBuild(cycle, build, ready);
-  if (finished !== undefined) return finished;
-  return checkChanges(cycle, build, ready.found, ready.dirs.after(ready.found.dirs), ready.dirs.searchRoot);
+  // From before ok: a capture that cannot read a held class file says so once, maybe before the proof starts.
+  const reads = readFailures(cycle.session.connection);
+  cycle.readFailure = reads.path;
+  try {
+    const { found, dirs } = ready;
+    return (await finishBuild(cycle, build, ready)) ?? (await checkChanges(cycle, build, found, dirs.after(found.dirs), dirs.searchRoot));
+  } finally {
+    reads.stop();
+  }
 }
 
 /**
@@ -170,9 +176,13 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
     case 'busy':
       // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
       restoreSaved(record, owner);
-      return acquired.kind === 'busy'
-        ? { reason: 'hold-busy', waitedMs: acquired.waitedMs }
-        : { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
+      if (acquired.kind === 'interrupted-waiting')
+        return { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
+      return {
+        reason: 'hold-busy',
+        waitedMs: acquired.waitedMs,
+        ...((await heldBy(session)) === 'legacy' ? { legacy: { port: record.port } } : {}),
+      };
     case 'old-style':
       return { reason: 'old-agent', port: record.port, need: 'owned builds', evidence: 'unowned-receipt' };
     case 'lost': {
@@ -188,21 +198,21 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
 }
 
 /**
- * Polls DOCTOR every {@link CAPTURE_POLL_MS} ms until the agent reports no named hold, for at
- * most {@link CAPTURE_WAIT_MS} ms (bounded by --wait). Any failure just ends the wait: the
+ * Polls DOCTOR every `CAPTURE.pollMs` until the agent reports no named hold, for at
+ * most `CAPTURE.waitMs` (bounded by --wait). Any failure just ends the wait: the
  * `started` that follows has its own receipt rules.
  */
 async function awaitCaptureRelease(session: Session): Promise<void> {
   const clock = session.host.clock;
   const start = clock.now();
-  const limit = Math.min(CAPTURE_WAIT_MS, session.options.waitMs ?? DEFAULTS.waitMs);
+  const limit = Math.min(CAPTURE.waitMs, session.options.waitMs ?? DEFAULTS.waitMs);
   while (clock.now() - start < limit) {
     try {
       // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
       const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
       if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
       session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
-      await sleep(CAPTURE_POLL_MS, undefined, { signal: session.signal });
+      await sleep(CAPTURE.pollMs, undefined, { signal: session.signal });
     } catch {
       return;
     }

@@ -49,7 +49,7 @@ export async function diagnoseFolders(
     signal,
   );
   for (const { folder, change } of asked) {
-    const found = files?.get(change.className);
+    const found = files?.get(change.className)?.files;
     if (found === undefined) continue;
     // A relative watched directory names its files relative to the agent's working directory.
     const local = (file: string) => path.resolve(agent.workingDirectory, toLocal(agent.map, file));

@@ -10,9 +10,9 @@
 import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import { portFilesAround, type AgentLocation } from '../agent/discover.js';
 import { findAgent, findAgents, type AgentTarget, type Requirements, type Step } from '../agent/handshake.js';
-import { agentView, isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
-import { findClassDirs } from '../classes/dirs.js';
-import { agentWatchOf } from './agent-jvm.js';
+import { agentView, type AgentView } from '../classes/coverage.js';
+import type { AgentWatch } from '../agent/jvm-options.js';
+import { agentWatchOf, whoseAgent } from './agent-jvm.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
@@ -213,15 +213,13 @@ async function openAt<H extends SessionHost>(
     session.doctor = (await awaitWatcher(opened, { timeoutMs, waitMs: left }, hooks.signal, onWait)) ?? checked.doctor;
   }
   const map = options.pathMap ?? [];
-  session.view = agentView(session.doctor, map, await agentWatchOf(session.doctor, map));
+  const watch = await agentWatchOf(session.doctor, map);
+  session.view = agentView(session.doctor, map, watch);
   if (plan.builds) {
-    const foreign = foreignAgent(session.view, [host.cwd, location.projectDir]);
-    if (foreign === 'foreign') {
+    const foreign = whoseAgent(session.view, watch, [host.cwd, location.projectDir]);
+    if (foreign === 'foreign' || foreign === 'test-jvm') {
       opened.connection.close();
-      const { pid } = checked.doctor;
-      const agent = { pid, workingDirectory: session.view.workingDirectory, watched: session.view.watched.map((w) => w.local) };
-      const place = { port: location.port, source: location.source, ...portFileOf(location.portFile) };
-      const outcome: Outcome = { reason: 'stale-port', place, foreign: agent, ...otherPortFiles(host.cwd, location.portFile) };
+      const outcome = notOurs(foreign, checked.doctor.pid, session.view, watch, location, host.cwd);
       return { kind: 'refused', outcome, endpoint: opened.endpoint, agent: checked.agent };
     }
     if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
@@ -296,17 +294,21 @@ export async function lockCheckout(
   return { release: lock.release, recordBuild: lock.recordBuild };
 }
 
-/**
- * Whether the agent is another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
- * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
- * `roots`: the project folders (where the run is, and the port file's project).
- */
-function foreignAgent(view: AgentView, roots: string[]): 'foreign' | 'maybe' | 'ours' {
-  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
-  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
-  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
-  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
-  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
+function notOurs(
+  whose: 'foreign' | 'test-jvm',
+  pid: string,
+  view: AgentView,
+  watch: AgentWatch | undefined,
+  at: AgentLocation,
+  cwd: string,
+): Outcome {
+  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
+  const which =
+    whose === 'test-jvm'
+      ? { testJvm: { pid, runner: watch!.testRunner! } }
+      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
+  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
 }
 
 /** The port files around `cwd` other than `used`, when there are any. */

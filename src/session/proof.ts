@@ -1,13 +1,13 @@
 /**
  * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read
  * each answer by that rule, and record in the class index the evidence the answers give. What
- * VERIFY cannot prove is named: a change PENDING lists as needing a restart, a file that moved
- * again after its check.
+ * VERIFY cannot prove is named: a change the agent says needs a restart, a file that moved again
+ * after its check; what DIAGNOSE says of a class that is not live is shown with it (said.ts).
  */
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { askReloadCount, askRestartRequired } from '../agent/requests.js';
+import { askReloadCount } from '../agent/requests.js';
 import { EVIDENCE, judgeOnce, keptBy, mayBeEvicted, type LiveEvidence } from '../classes/evidence.js';
 import type { ClassIndex } from '../classes/columns.js';
 import { sameStampAsRow } from '../classes/columns.js';
@@ -16,6 +16,8 @@ import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.j
 import { REWRITTEN_DETAIL } from '../report/step-words.js';
 import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
 import { verifyClasses } from '../verify/verify.js';
+import { verdictWords } from '../report/verdict-words.js';
+import { diagnoseVerdicts, restartRequired, withDiagnosis } from './said.js';
 
 /**
  * How long a single ask keeps polling an answer that is not final (`running`, or a `mismatch`
@@ -33,8 +35,8 @@ export interface ProofInput {
   receiptTimeoutMs: number;
   signal?: AbortSignal;
   onProgress?: (progress: { final: number; applied: number; total: number }) => void;
-  /** What the post-build scan found: `changed` are polled, `checks` asked once. */
-  changes: Pick<ChangeSet, 'changed' | 'checks'>;
+  /** What the post-build scan found: `changed` are polled, `checks` and `added` (new to the JVM by the record) asked once. */
+  changes: Pick<ChangeSet, 'changed' | 'checks' | 'added'>;
   /** The post-build index: the evidence of each class proven is recorded in it, in place. */
   index: ClassIndex;
   /** True when the agent watches the class output directory of `file` (unknown counts as not). */
@@ -47,30 +49,36 @@ export interface ProofInput {
   watch?: VerifyOptions['watch'];
 }
 
-/** What the VERIFY round gave, each verdict read by the rule, in the order changed, then checks. */
+/** What the VERIFY round gave, each verdict read by the rule, in the order changed, then checks, then added. */
 export interface Proof extends VerifyReport {
-  /** How many verdicts answer a single ask. */
+  /** How many verdicts answer a single ask of a file there before this build. */
   checked: number;
+  /** The classes new to the JVM that stay new: they load on first use (no verdict of their own). */
+  added: ClassChange[];
 }
 
 /**
- * Asks VERIFY for every verifiable class of `changed` (polled) and `checks` (asked once), reads
- * each single ask by the rule (classes/evidence.ts): a `not_observed` becomes `unchanged` where
- * {@link judgeOnce} allows, a rewritten file's answer keeps its evidence or takes it away
- * ({@link keptBy}), and either reading of a `not_observed` counts only while the agent's HEALTH
- * count shows that no receipt can have been evicted. Names the classes PENDING lists as
- * restart-required, re-stats every class found live (a stamp that moved since the scan is
- * `rewritten`, never live), and records in `index` what the answers prove. A class in a directory
- * the agent is known not to watch never reloads, so a change there is asked once, briefly, not
- * polled to the deadline: an `applied` for its bytes still proves it (DOCTOR's list may name the
- * folder otherwise than here), anything else is `not-watched`. Verdicts come in the order changed, then
- * checks, then not watched. Never rejects for the agent's behaviour.
+ * Asks VERIFY for every verifiable class of `changed` (polled), `checks` and `added` (asked once),
+ * reads each single ask by the rule (classes/evidence.ts): a `not_observed` becomes `unchanged`
+ * where {@link judgeOnce} allows, a rewritten file's answer keeps its evidence or takes it away
+ * ({@link keptBy}), a class new to the JVM stays new only while DIAGNOSE says the JVM has not
+ * loaded it, and either reading of a `not_observed` counts only while the agent's HEALTH count
+ * shows that no receipt can have been evicted. Names the classes the agent says need a restart
+ * (said.ts), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
+ * live (a stamp that moved since the scan is `rewritten`, never live), and records in `index` what
+ * the answers prove. A class in a directory the agent is known not to watch never reloads, so a
+ * change there is asked once, briefly, not polled to the deadline: an `applied` for its bytes still
+ * proves it (DOCTOR's list may name the folder otherwise than here), anything else is
+ * `not-watched`. Verdicts come in the order changed, then checks, then added, then not watched;
+ * an added class that stays new has none (it is in `added`). Never rejects for the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
   // A rewritten file with bytes known live is asked wherever it lies: the same bytes need no reload.
   const asking = (c: ClassChange) => c.verifiable && (c.keeps !== undefined || input.unwatched(c.path) === undefined);
   const polled = input.changes.changed.filter(asking);
   const once = input.changes.checks.filter(asking);
+  // A class new to the JVM is asked wherever it lies: the agent may register it (a new bean) and fail.
+  const added = input.changes.added.filter((c) => c.verifiable);
   const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
   const unchangedIfUnseen = (change: ClassChange) =>
     judgeOnce({
@@ -85,6 +93,8 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const targets: VerifyTarget[] = [
     ...polled.map((c) => target(c, {})),
     ...once.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: mayKeep(c) })),
+    // Polled where the agent watches it: a `not_observed` comes before its capture's attempt.
+    ...added.map((c) => target(c, input.unwatched(c.path) === undefined ? {} : { once: true, settleByMs: ASK_ONCE_MS })),
     ...notWatched.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: false })),
   ];
   const report = await verifyClasses(input.connection, targets, {
@@ -94,22 +104,62 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
     ...(input.signal === undefined ? {} : { signal: input.signal }),
     ...(input.watch === undefined ? {} : { watch: input.watch }),
   });
-  const asked = [...polled, ...once, ...notWatched];
-  const single = (i: number) => i >= polled.length && i < polled.length + once.length;
+  const asked = [...polled, ...once, ...added, ...notWatched];
+  const firstNotWatched = polled.length + once.length + added.length;
+  const single = (i: number) => i >= polled.length && i < firstNotWatched;
   // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts mayBeEvicted).
   const counted = report.verdicts.some((v, i) => single(i) && v.status === 'not-observed' && mayKeep(asked[i]!));
   const attempts = counted ? await askReloadCount(input.connection, input.receiptTimeoutMs, input.signal) : undefined;
-  const read = report.verdicts.map((verdict, i) => {
+  const said = {
+    connection: input.connection,
+    timeoutMs: input.receiptTimeoutMs,
+    ...(input.signal === undefined ? {} : { signal: input.signal }),
+  };
+  const raw = await restartRequired(said, report.verdicts);
+  // Bytes kept as new to the JVM need DIAGNOSE's word that the JVM has not loaded the class.
+  const needed = new Set(raw.flatMap((v, i) => (single(i) && asked[i]!.keeps === EVIDENCE.added && mayBeNew(v) ? [i] : [])));
+  const diagnoses = await diagnoseVerdicts(said, raw, needed);
+  const read = raw.map((verdict, i) => {
     const change = asked[i]!;
-    if (i >= polled.length + once.length && verdict.status !== 'applied')
-      return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
-    return single(i) ? readOnce(verdict, change, { attempts, unchanged: unchangedIfUnseen(change) }, input) : ({ verdict } as Read);
+    if (i >= firstNotWatched && verdict.status !== 'applied') return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
+    if (!single(i)) return { verdict } as Read;
+    const loaded = diagnoses.get(change.className)?.loaded;
+    return readOnce(
+      verdict,
+      change,
+      { attempts, unchanged: unchangedIfUnseen(change), ...(loaded === undefined ? {} : { loaded }) },
+      input,
+    );
   });
-  const verdicts = await restartRequired(
-    read.map((r) => r.verdict),
-    input,
+  const verdicts = record(
+    input.index,
+    read.map((r) => withDiagnosis(r.verdict, diagnoses)),
+    asked,
+    read,
   );
-  return { ...report, verdicts: record(input.index, verdicts, asked, read), checked: once.length };
+  // An added class that stays new is listed as added, not as a verdict.
+  const stays = (i: number) =>
+    i >= polled.length + once.length && i < firstNotWatched && read[i]!.evidence === EVIDENCE.added && verdicts[i]!.status === 'unchanged';
+  return {
+    ...report,
+    verdicts: verdicts.filter((_, i) => !stays(i)),
+    checked: once.length,
+    added: [...input.changes.added.filter((c) => !c.verifiable), ...added.filter((_, i) => stays(polled.length + once.length + i))],
+  };
+}
+
+/**
+ * True when a verdict may leave a class new to the JVM: `unverified`, or no attempt (no receipt,
+ * or the agent's capture of this build was over without one); not `applied`, `failed`, or other
+ * bytes attempted.
+ */
+function mayBeNew(verdict: ClassVerdict): boolean {
+  return verdict.status === 'unverified' || verdict.status === 'not-watched' || unseen(verdict);
+}
+
+/** A single ask answered `not_observed`, or still `not_observed` at its deadline. */
+function unseen(verdict: ClassVerdict): boolean {
+  return verdict.status === 'not-observed' || (verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
 }
 
 /** A verdict as read, with the evidence it gives its row (undefined: the scan's stays). */
@@ -119,23 +169,33 @@ interface Read {
 }
 
 /**
- * A single ask's verdict read by the rule: a rewritten file's answer keeps its evidence or takes it
- * away; a `not_observed` for bytes nothing records is `unchanged` where the run's facts allow and
- * no receipt can have been evicted (`attempts`: HEALTH's count); any other `not_observed`
- * (a `timeout` still `not_observed` included) is `not-observed`, with why.
+ * A single ask's verdict read by the rule: bytes known live keep their evidence or lose it
+ * ({@link keptBy}: a class new to the JVM by what DIAGNOSE said, `loaded`); a `not_observed` for
+ * bytes nothing records is `unchanged` where the run's facts allow and no receipt can have been
+ * evicted (`attempts`: HEALTH's count); any other `not_observed` (a `timeout` still
+ * `not_observed` included) is `not-observed`, with why.
  */
 function readOnce(
   verdict: ClassVerdict,
   change: ClassChange,
-  facts: { attempts: number | undefined; unchanged: boolean },
+  facts: { attempts: number | undefined; unchanged: boolean; loaded?: boolean },
   input: ProofInput,
 ): Read {
   const evicted = mayBeEvicted(facts.attempts);
-  const unseen = verdict.status === 'not-observed' || (verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
   const keeps = change.keeps as LiveEvidence | undefined;
-  if (keeps !== undefined && (verdict.status === 'not-observed' || verdict.status === 'unverified')) {
-    const kept = keptBy(keeps, verdict.status, evicted);
-    if (kept !== undefined) return { verdict: { ...verdict, status: 'unchanged', detail: KEPT[verdict.status] }, evidence: kept };
+  if (keeps !== undefined && verdict.status !== 'applied') {
+    // A new class's answer may be no answer at all; other bytes known live need a final not_observed.
+    const answer =
+      verdict.status === 'not-observed' || (keeps === EVIDENCE.added && mayBeNew(verdict) && verdict.status !== 'unverified')
+        ? 'not-observed'
+        : verdict.status === 'unverified'
+          ? 'unverified'
+          : 'other';
+    const kept = keptBy(keeps, answer, { evicted, ...(facts.loaded === undefined ? {} : { loaded: facts.loaded }) });
+    if (kept !== undefined) {
+      const detail = kept === EVIDENCE.added ? verdictWords.added(verdict.receipt?.status ?? '') : verdictWords.keptUnseen;
+      return { verdict: { ...verdict, status: 'unchanged', detail }, evidence: kept };
+    }
   }
   if (verdict.status === 'not-observed' && facts.unchanged && !evicted) {
     return {
@@ -143,18 +203,14 @@ function readOnce(
       evidence: EVIDENCE.unchanged,
     };
   }
-  const read = unseen ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, facts.attempts) } : verdict;
+  const read = unseen(verdict)
+    ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, facts.attempts) }
+    : verdict;
   // A final answer against the bytes of a rewritten file takes their evidence away; no answer leaves it to be asked again.
   const final =
     read.status !== 'timeout' && read.status !== 'interrupted' && read.status !== 'connection-lost' && read.status !== 'session-changed';
   return keeps !== undefined && final ? { verdict: read, evidence: EVIDENCE.unproven } : { verdict: read };
 }
-
-/** Why a rewritten file whose bytes are known live stays live, by the answer. */
-const KEPT = {
-  'not-observed': 'rewritten with the bytes known live: no reload attempt since (the agent skips identical bytes)',
-  unverified: 'rewritten with the bytes of a class new in this agent session: its receipt is that of a class the app had not loaded',
-} as const;
 
 /**
  * Records in `index` what the verdicts prove (`applied`: proven; `unchanged`: what its reading
@@ -199,6 +255,7 @@ function notObservedWhy(change: ClassChange, input: ProofInput, attempts: number
     attempts === undefined
       ? 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted'
       : `the agent made ${attempts} reload attempts in this app session, so a receipt may have been evicted (it keeps ${AGENT_RECEIPT_CAPACITY})`;
+  if (change.keeps === EVIDENCE.added) return verdictWords.newNotProven;
   if (change.keeps !== undefined) return `no reload attempt with these bytes, but ${evicted}`;
   if (change.liveUnknown !== true) return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
   if (!input.watched(change.path)) return 'no reload attempt, and the agent does not watch this folder: what the app runs is unknown';
@@ -208,22 +265,6 @@ function notObservedWhy(change: ClassChange, input: ProofInput, attempts: number
   if (noticed === 'not-observed')
     return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
   return `no reload attempt, but ${evicted}`;
-}
-
-/** Verdicts of classes PENDING lists as needing a restart become `restart-required`, with the agent's words. */
-async function restartRequired(verdicts: ClassVerdict[], input: ProofInput): Promise<ClassVerdict[]> {
-  if (!verdicts.some((v) => v.status === 'unverified' || v.status === 'failed')) return verdicts;
-  const notes = await askRestartRequired(input.connection, input.receiptTimeoutMs, input.signal);
-  if (notes === undefined || notes.size === 0) return verdicts;
-  return verdicts.map((verdict) => {
-    const change = notes.get(verdict.className);
-    if (change === undefined || verdict.status === 'applied' || verdict.status === 'unchanged') return verdict;
-    return {
-      ...verdict,
-      status: 'restart-required' as const,
-      detail: `restart required: ${change}${verdict.detail ? ` (${verdict.detail})` : ''}`,
-    };
-  });
 }
 
 /** The rows of `paths` in `index`. */

@@ -4,7 +4,7 @@
  * names why not. What a build could not read is its own, passed in.
  */
 import { signalOf } from '../outcome/exit.js';
-import type { AgentAfterLoss, VerifyReport } from '../outcome/facts.js';
+import type { AgentAfterLoss, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 
 /** How the round is judged. */
@@ -87,4 +87,18 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
                   ? ({ kind: 'restart-required', classes: restart } as const)
                   : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
   return { reason: 'verify-incomplete', ...counts, shortfall };
+}
+
+/** The outcome of a build whose `total` classes an agent that compiles by itself does not load (75). */
+export function autoCompiled(from: 'options' | 'receipts', total: number): Outcome {
+  return { reason: 'verify-incomplete', applied: 0, total, shortfall: { kind: 'auto-compile', from } };
+}
+
+/**
+ * True when every verdict is a final `mismatch` (a receipt naming bytes other than the build's
+ * and than earlier ones): what an agent with `autoCompile=true` answers, its receipts carrying its
+ * own compiled bytes. Two or more, so that one outside compile is not taken for it.
+ */
+export function otherBytesEverywhere(verdicts: readonly ClassVerdict[]): boolean {
+  return verdicts.length >= 2 && verdicts.every((v) => v.status === 'mismatch');
 }

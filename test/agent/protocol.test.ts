@@ -41,6 +41,13 @@ describe('command lines', () => {
     ['com.acme.Zero\u200bWidth', false],
     ['com.acme.٣Arabic', false],
     ['com.acme.Arabic٣', true],
+    // Currency symbols and connector punctuation, anywhere in an identifier, as the JVM takes them.
+    ['com.acme.Price€', true],
+    ['com.acme.€uro', true],
+    ['com.acme.a‿b', true],
+    ['com.acme.‿tie', true],
+    ['com.acme.£$¥', true],
+    ['com.acme.a\u00adb', false],
   ])('%j verifiable: %s', (name, ok) => {
     expect(isVerifiableClassName(name)).toBe(ok);
   });

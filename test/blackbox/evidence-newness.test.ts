@@ -67,7 +67,7 @@ describe('a class the app loaded, deleted outside reclazz-build, then rebuilt', 
 });
 
 describe('a class new to the JVM', () => {
-  it('written by a later build where the record shows its folder held nothing else since the start: added, not asked', async () => {
+  it('written by a later build where the record shows its folder held nothing else since the start: asked until its receipt, then added', async () => {
     const { p, agent } = await projectWithAgent();
     const recorded = await run(p, buildCommand(p));
     expect(recorded.exitCode, recorded.stderr).toBe(0);
@@ -76,7 +76,8 @@ describe('a class new to the JVM', () => {
     expect(added.stderr).toMatch(/added\s+com\.acme\.Fresh\b/);
     expect(added.stderr).toMatch(/added\s+com\.acme\.util\.Helper\b/);
     expect(added.exitCode, added.stderr).toBe(0);
-    expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+    expect(added.stderr).toContain('new: the JVM has not loaded it (DIAGNOSE), so it loads these bytes on first use');
+    expectAskedThenDiagnosed(agent.received.slice(sent), ['com.acme.Fresh', 'com.acme.util.Helper']);
   });
 
   it('written by a build that failed and again by the build that fixed it (the hold kept between them): added', async () => {
@@ -89,6 +90,35 @@ describe('a class new to the JVM', () => {
     const fixed = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v1' } }));
     expect(fixed.stderr).toMatch(/added\s+com\.acme\.Fresh\b/);
     expect(fixed.exitCode, fixed.stderr).toBe(0);
-    expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+    expectAskedThenDiagnosed(agent.received.slice(sent), ['com.acme.Fresh']);
   });
 });
+
+describe('a class new to the JVM that the agent registers (issue 24, item 3; agent SpringNewBeanRegistrar)', () => {
+  it('a refused registration is a failed receipt: not live, exit 75', async () => {
+    const { p } = await projectWithAgent({ newBean: (name) => (name === 'com.acme.Fresh' ? 'refused' : undefined) });
+    const recorded = await run(p, buildCommand(p));
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    const added = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v1' } }));
+    expectNotLive(added, 'com.acme.Fresh', 'failed');
+  });
+
+  it('registered, so the JVM has loaded it (DIAGNOSE): its unverified receipt proves nothing, exit 75', async () => {
+    const { p } = await projectWithAgent({ newBean: (name) => (name === 'com.acme.Fresh' ? 'registered' : undefined) });
+    const recorded = await run(p, buildCommand(p));
+    expect(recorded.exitCode, recorded.stderr).toBe(0);
+    const added = await run(p, buildCommand(p, { writes: { 'com.acme.Fresh': 'fresh-v1' } }));
+    expectNotLive(added, 'com.acme.Fresh', 'unverified');
+    expect(added.stderr).toContain('DIAGNOSE: Compiled file: ');
+    expect(added.stderr).toContain('Loaded and prepared by the agent');
+  });
+});
+
+/** Each of `names` was asked VERIFY, then DIAGNOSE, in the lines `received`. */
+function expectAskedThenDiagnosed(received: readonly { line: string }[], names: readonly string[]): void {
+  for (const name of names) {
+    const verify = received.findIndex((r) => r.line.startsWith(`VERIFY `) && r.line.split(' ')[2] === name);
+    expect(verify).toBeGreaterThanOrEqual(0);
+    expect(received.findIndex((r) => r.line === `DIAGNOSE ${name}`)).toBeGreaterThan(verify);
+  }
+}

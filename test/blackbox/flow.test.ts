@@ -124,7 +124,7 @@ describe('reclazz-build -- <command> against the fake agent', () => {
     expect(agent.received.filter((r) => r.line.startsWith('VERIFY')).map((r) => r.line.split(' ')[2])).toContain('com.acme.Greeter');
   });
 
-  it('reports added and removed classes without verifying them', async () => {
+  it('reports added and removed classes; an added one is asked, and stays new as DIAGNOSE says the JVM has not loaded it', async () => {
     const p = project();
     const agent = await agentFor(p);
     const gone = path.join(p.classes, 'com', 'acme', 'Outer.class');
@@ -133,7 +133,10 @@ describe('reclazz-build -- <command> against the fake agent', () => {
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toMatch(/added\s+com\.acme\.Fresh/);
     expect(run.stderr).toMatch(/removed\s+com\.acme\.Outer\b/);
-    expect(agent.received.some((r) => r.line.startsWith('VERIFY'))).toBe(false);
+    expect(new Set(agent.received.filter((r) => r.line.startsWith('VERIFY')).map((r) => r.line.split(' ')[2]))).toEqual(
+      new Set(['com.acme.Fresh']),
+    );
+    expect(agent.received.some((r) => r.line === 'DIAGNOSE com.acme.Fresh')).toBe(true);
   });
 });
 

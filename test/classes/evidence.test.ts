@@ -76,8 +76,10 @@ describe('decide', () => {
   });
 
   it('a file with no row is new only when the record shows its path held no class in the session; otherwise it is asked', () => {
-    expect(decide(file({ newInSession: true }), cuts)).toEqual(live(EVIDENCE.added));
-    expect(decide(file({ newInSession: true, ctimeMs: HOLD - 5000 }), cuts)).toEqual(live(EVIDENCE.added));
+    // New to the JVM: asked once, to keep `added` only as the answer and DIAGNOSE allow (keptBy).
+    const added = { kind: 'verify', by: 'once', liveUnknown: false, keeps: EVIDENCE.added };
+    expect(decide(file({ newInSession: true }), cuts)).toEqual(added);
+    expect(decide(file({ newInSession: true, ctimeMs: HOLD - 5000 }), cuts)).toEqual(added);
     expect(decide(file({}), cuts)).toEqual(ask('build', true));
     expect(decide(file({ scannedBeforeBuild: true, ctimeMs: 1 }), cuts)).toEqual(ask('build', true));
     expect(decide(file({ ctimeMs: HOLD - 5000 }), cuts)).toEqual(ask('once', true));
@@ -164,14 +166,23 @@ describe('reading a single ask', () => {
   });
 
   it('a rewritten file keeps its evidence on applied (proven) or not_observed (while nothing was evicted), never on a bad answer', () => {
-    for (const keeps of LIVE) {
-      expect(keptBy(keeps, 'applied', false)).toBe(EVIDENCE.proven);
-      expect(keptBy(keeps, 'not-observed', false)).toBe(keeps);
-      expect(keptBy(keeps, 'not-observed', true)).toBeUndefined();
-      expect(keptBy(keeps, 'other', false)).toBeUndefined();
+    for (const keeps of LIVE.filter((code) => code !== EVIDENCE.added)) {
+      expect(keptBy(keeps, 'applied', { evicted: false })).toBe(EVIDENCE.proven);
+      expect(keptBy(keeps, 'not-observed', { evicted: false })).toBe(keeps);
+      expect(keptBy(keeps, 'not-observed', { evicted: true })).toBeUndefined();
+      expect(keptBy(keeps, 'other', { evicted: false })).toBeUndefined();
+      expect(keptBy(keeps, 'unverified', { evicted: false })).toBeUndefined();
     }
-    // A class new in the session has an `unverified` receipt for its bytes: the JVM had not loaded it.
-    expect(keptBy(EVIDENCE.added, 'unverified', true)).toBe(EVIDENCE.added);
-    expect(keptBy(EVIDENCE.proven, 'unverified', false)).toBeUndefined();
+  });
+
+  it('a class new to the JVM stays new on unverified or no answer only while DIAGNOSE says the JVM has not loaded it', () => {
+    expect(keptBy(EVIDENCE.added, 'applied', { evicted: false })).toBe(EVIDENCE.proven);
+    for (const answer of ['unverified', 'not-observed'] as const) {
+      expect(keptBy(EVIDENCE.added, answer, { evicted: true, loaded: false })).toBe(EVIDENCE.added);
+      expect(keptBy(EVIDENCE.added, answer, { evicted: false, loaded: true })).toBeUndefined();
+      expect(keptBy(EVIDENCE.added, answer, { evicted: false })).toBeUndefined();
+    }
+    // `failed` (a refused bean registration) or other bytes attempted.
+    expect(keptBy(EVIDENCE.added, 'other', { evicted: false, loaded: false })).toBeUndefined();
   });
 });

@@ -13,7 +13,7 @@ import { detectChanges } from '../../src/classes/snapshot.js';
 import { folderStamp } from '../../src/classes/folders.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
-import { afterBuild } from './helpers.js';
+import { afterBuild, keptNew } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
 /** Until what was just written is older than the file system's coarse clock (else its folder's stamp is not kept). */
@@ -39,7 +39,7 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
     scannedBeforeBuild: new Set([classes]),
   });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B', 'com.acme.deep.C']);
-  return { dir, classes, index: first.index };
+  return { dir, classes, index: keptNew(first.index) };
 }
 
 /** Counts readdir calls during `body`. */

@@ -1,6 +1,6 @@
 /** Scan options the class tests share: the rule after a build, and what the record shows of the folders before it. */
 import type { ClassIndex } from '../../src/classes/columns.js';
-import { decide } from '../../src/classes/evidence.js';
+import { decide, EVIDENCE, RECHECK } from '../../src/classes/evidence.js';
 import { wholeBefore } from '../../src/classes/history.js';
 import type { ScanOptions } from '../../src/classes/snapshot.js';
 
@@ -14,4 +14,15 @@ export function afterBuild(before?: ClassIndex, heldNothing: readonly string[] =
   const whole = before === undefined ? new Map<string, boolean>() : wholeBefore(before.folderHistory, () => false);
   for (const dir of heldNothing) whole.set(dir, true);
   return { judge: (file) => decide(file, { holdAtMs: 0 }), history: { kind: 'after', before: whole } };
+}
+
+/**
+ * `index` with every class new to the JVM that waits on its single ask (RECHECK + added) kept
+ * `added`, as the proof records it when DIAGNOSE says the JVM has not loaded the class.
+ */
+export function keptNew(index: ClassIndex): ClassIndex {
+  index.evidence.forEach((code, row) => {
+    if (code === RECHECK + EVIDENCE.added) index.evidence[row] = EVIDENCE.added;
+  });
+  return index;
 }

@@ -7,7 +7,7 @@ import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
 import { detectInFolders } from '../../src/classes/hinted.js';
 import { detectChanges } from '../../src/classes/snapshot.js';
 import { tempDir, writeClass } from '../support/cli.js';
-import { afterBuild } from './helpers.js';
+import { afterBuild, keptNew } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
 /** Until what was just written is older than the file system's coarse clock (else its folder's stamp is not kept). */
@@ -22,7 +22,7 @@ async function indexed(): Promise<{ classes: string; acme: string; other: string
     ...afterBuild(undefined, [classes]),
     scannedBeforeBuild: new Set([classes]),
   });
-  return { classes, acme: path.join(classes, 'com', 'acme'), other: path.join(classes, 'org', 'other'), index: first.index };
+  return { classes, acme: path.join(classes, 'com', 'acme'), other: path.join(classes, 'org', 'other'), index: keptNew(first.index) };
 }
 
 describe('detectInFolders', () => {

@@ -2,13 +2,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { COARSE_CLOCK_MS, EVIDENCE } from '../../src/classes/evidence.js';
+import { COARSE_CLOCK_MS, EVIDENCE, RECHECK } from '../../src/classes/evidence.js';
 import { emptyIndex, forSession, type ClassIndex } from '../../src/classes/columns.js';
 import { SLICE_MS } from '../../src/classes/scan.js';
 import { detectChanges, type ScanOptions } from '../../src/classes/snapshot.js';
 import { readClassIndex, writeClassIndex } from '../../src/state/store.js';
 import { tempDir, writeClass } from '../support/cli.js';
-import { afterBuild } from './helpers.js';
+import { afterBuild, keptNew } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
 
@@ -34,7 +34,9 @@ async function indexed(): Promise<{ dir: string; classes: string; index: ClassIn
     scannedBeforeBuild: new Set([classes]),
   });
   expect(names(first.changes.added)).toEqual(['com.acme.A', 'com.acme.B$Inner', 'com.acme.C']);
-  return { dir, classes, index: first.index };
+  // New to the JVM, each is asked once; the proof records `added` when DIAGNOSE says the JVM has not loaded it.
+  expect([...first.index.evidence]).toEqual([RECHECK + EVIDENCE.added, RECHECK + EVIDENCE.added, RECHECK + EVIDENCE.added]);
+  return { dir, classes, index: keptNew(first.index) };
 }
 
 describe('detectChanges', () => {

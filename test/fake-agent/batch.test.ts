@@ -7,7 +7,7 @@ import { agentFor, classBytes, clientOf, finalVerify, tempDir, writeClass } from
 import { type LineClient } from './line-client.js';
 import { waitFor } from '../support/wait.js';
 
-const AMBIGUOUS = 'class was not loaded exactly once before the batch, or input class names were ambiguous';
+const AMBIGUOUS = 'Class was not uniquely loaded before the batch, or input class names were ambiguous';
 
 /** SCAN and wait for capture number `n`. */
 async function scan(client: LineClient, agent: { captures: number }, n: number): Promise<void> {
@@ -16,7 +16,7 @@ async function scan(client: LineClient, agent: { captures: number }, n: number):
 }
 
 describe('batch-wide verdicts', () => {
-  it('one unreadable class file makes every class of its batch unverified; it gets no receipt of its own', async () => {
+  it('an unreadable class file outside a hold is skipped with the ERROR, and the rest of its batch reloads (agent ReloadQueue.capture)', async () => {
     const dir = tempDir();
     for (const name of ['A', 'B', 'Bad']) writeClass(dir, `p/${name}.class`, `${name} v1`);
     const bad = join(dir, 'p', 'Bad.class');
@@ -26,9 +26,8 @@ describe('batch-wide verdicts', () => {
     const b = writeClass(dir, 'p/B.class', 'B v2');
     const broken = writeClass(dir, 'p/Bad.class', 'Bad v2');
     await scan(client, agent, 1);
-    for (const [name, hash] of [['p.A', a], ['p.B', b]]) {
-      expect(await finalVerify(client, name, hash)).toMatchObject({ status: 'unverified', detail: AMBIGUOUS });
-    }
+    await client.next((e) => e.level === 'ERROR' && e.message === `Failed to read class file ${bad}: AccessDeniedException: ${bad}`);
+    for (const [name, hash] of [['p.A', a], ['p.B', b]]) expect((await finalVerify(client, name, hash)).status).toBe('applied');
     expect(await client.verify('x', 'p.Bad', broken)).toMatchObject({ status: 'not_observed' });
   });
 
@@ -59,23 +58,6 @@ describe('batch-wide verdicts', () => {
     expect(await finalVerify(client, 'A', second)).toMatchObject({ status: 'unverified', source: join(two, 'A.class') });
   });
 
-  it('a new batch forgets older receipts read from the same file', async () => {
-    const dir = tempDir();
-    writeClass(dir, 'p/A.class', 'v1');
-    const file = join(dir, 'p', 'A.class');
-    let unreadable = false;
-    const agent = await agentFor({ watchDirs: [dir], unreadableClassFile: () => unreadable });
-    const client = await clientOf(agent);
-    const v2 = writeClass(dir, 'p/A.class', 'v2');
-    await scan(client, agent, 1);
-    expect(await finalVerify(client, 'p.A', v2)).toMatchObject({ status: 'applied', source: file });
-    // The file now holds bytes the agent cannot read: the applied receipt for v2 is gone.
-    unreadable = true;
-    writeClass(dir, 'p/A.class', 'garbage');
-    await scan(client, agent, 2);
-    expect(await client.verify('after', 'p.A', v2)).toMatchObject({ status: 'not_observed', observedSha256: '' });
-  });
-
   it('VERIFY source and detail are cut to 200 characters', async () => {
     const root = tempDir();
     const deep = join(root, 'd'.repeat(120), 'e'.repeat(120));
@@ -95,43 +77,69 @@ describe('batch-wide verdicts', () => {
   });
 });
 
-describe('restart-required changes', () => {
-  it('a configured hierarchy change is unverified with a WARN naming it, the batch with it, and PENDING lists it', async () => {
+describe('restart-required changes (agent reload/StructuralReloader.java, ui/RestartLedger.java)', () => {
+  const SALVAGED =
+    'a.Shape: superclass change not applied; restart required. Still extends Base instead of Figure. Eligible method bodies will be attempted separately.';
+
+  /** PENDING's lines up to its closing sentence. */
+  async function pending(client: LineClient): Promise<string[]> {
+    const from = client.infos().length;
+    client.send('PENDING');
+    await client.next((e) => e.message === 'Everything else you changed is already live.' || e.message === 'Nothing from this session needs a restart.');
+    return client.infos().slice(from);
+  }
+
+  it("a configured superclass change: the agent's WARN makes the batch unverified with it, and PENDING lists it for the session", async () => {
     const dir = tempDir();
     writeClass(dir, 'a/Shape.class', 'v1');
     writeClass(dir, 'a/Other.class', 'v1');
     const agent = await agentFor({
       watchDirs: [dir],
-      restartRequired: (name) => (name === 'a.Shape' ? 'superclass a.Base -> a.Figure' : undefined),
+      restartRequired: (name) => (name === 'a.Shape' ? { from: 'a.Base', to: 'a.Figure' } : undefined),
     });
     const client = await clientOf(agent);
+    expect(await pending(client)).toEqual([
+      'Automatic reload: paused=false pendingClasses=0 pendingActions=0 buildHold=none',
+      'Nothing from this session needs a restart.',
+    ]);
     const shape = writeClass(dir, 'a/Shape.class', 'v2');
     const other = writeClass(dir, 'a/Other.class', 'v2');
     await scan(client, agent, 1);
     const warn = await client.next((e) => e.level === 'WARN');
-    expect(warn.message).toBe('Hierarchy of a.Shape changed (superclass a.Base -> a.Figure); restart required to apply it');
+    expect(warn.message).toBe(SALVAGED);
     for (const [name, hash] of [['a.Shape', shape], ['a.Other', other]]) {
-      expect(await finalVerify(client, name, hash)).toMatchObject({ status: 'unverified', detail: `WARN: ${warn.message}` });
+      expect(await finalVerify(client, name, hash)).toMatchObject({ status: 'unverified', detail: `WARN: ${SALVAGED}`.slice(0, 200) });
     }
-    client.send('PENDING');
-    await client.next((e) => e.message === 'Restart required: a.Shape: superclass a.Base -> a.Figure');
-    expect(client.infos()).not.toContain('No restart-required changes recorded in this session');
+    const listed = await pending(client);
+    expect(listed).toContain('One thing from this session needs a restart to take effect:');
+    expect(listed).toContain('a.Shape: superclass change not applied; restart required');
+    expect(listed.at(-1)).toBe('Everything else you changed is already live.');
 
-    // A later ordinary change of the other class applies, and the note stays for the session.
-    const again = writeClass(dir, 'a/Other.class', 'v3');
+    // A later save of the class that applies leaves the entry: the ledger is the session's history.
+    const back = writeClass(dir, 'a/Shape.class', 'v3');
     await scan(client, agent, 2);
-    expect((await finalVerify(client, 'a.Other', again)).status).toBe('applied');
-    client.send('PENDING');
-    await client.next((e) => e.message.startsWith('Pending: '));
-    await client.next((e) => e.message === 'Restart required: a.Shape: superclass a.Base -> a.Figure');
+    expect((await finalVerify(client, 'a.Shape', back)).status).toBe('unverified');
+    expect(await pending(client)).toContain('a.Shape: superclass change not applied; restart required (2 times)');
 
     await agent.restart();
     const fresh = await clientOf(agent);
-    fresh.send('PENDING');
-    await fresh.next((e) => e.message === 'No restart-required changes recorded in this session');
+    expect((await pending(fresh)).at(-1)).toBe('Nothing from this session needs a restart.');
   });
 
-  it('real class files: a changed superclass or interface list is found by itself; a body-only change is applied', async () => {
+  it("a refused superclass change is failed with the agent's sentence, cut to 200 characters", async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/Shape.class', 'v1');
+    const refused = 'its new method typed takes or returns a.Figure';
+    const agent = await agentFor({ watchDirs: [dir], restartRequired: () => ({ from: 'a.Base', to: 'a.Figure', refused }) });
+    const client = await clientOf(agent);
+    const shape = writeClass(dir, 'a/Shape.class', 'v2');
+    await scan(client, agent, 1);
+    const sentence = `a.Shape changed its superclass, and the rest of the class cannot be applied without it (${refused}). Reclazz keeps the loaded superclass. This save was refused; restart required to pick it up.`;
+    expect(await finalVerify(client, 'a.Shape', shape)).toMatchObject({ status: 'failed', detail: sentence.slice(0, 200) });
+    expect(await pending(client)).toContain('a.Shape: superclass change not applied; restart required');
+  });
+
+  it('real class files: a changed superclass is found by itself; a body-only or interface change is applied', async () => {
     const dir = tempDir();
     writeClass(dir, 'a/Shape.class', classBytes('a.Shape', 'a.Base'));
     writeClass(dir, 'a/Round.class', classBytes('a.Round', 'java.lang.Object', ['a.Curved']));
@@ -144,16 +152,43 @@ describe('restart-required changes', () => {
 
     const moved = writeClass(dir, 'a/Shape.class', classBytes('a.Shape', 'a.Figure'));
     await scan(client, agent, 2);
-    expect(await finalVerify(client, 'a.Shape', moved)).toMatchObject({
-      status: 'unverified',
-      detail: 'WARN: Hierarchy of a.Shape changed (superclass a.Base -> a.Figure); restart required to apply it',
-    });
+    expect(await finalVerify(client, 'a.Shape', moved)).toMatchObject({ status: 'unverified', detail: `WARN: ${SALVAGED}`.slice(0, 200) });
     const round = writeClass(dir, 'a/Round.class', classBytes('a.Round', 'java.lang.Object', ['a.Curved', 'a.Named']));
     await scan(client, agent, 3);
-    expect((await finalVerify(client, 'a.Round', round)).status).toBe('unverified');
-    client.send('PENDING');
-    await client.next((e) => e.message === 'Restart required: a.Round: interfaces [a.Curved] -> [a.Curved, a.Named]');
-    expect(client.infos()).toContain('Restart required: a.Shape: superclass a.Base -> a.Figure');
+    expect((await finalVerify(client, 'a.Round', round)).status).toBe('applied');
+    const listed = await pending(client);
+    expect(listed).toContain('a.Shape: superclass change not applied; restart required');
+    expect(listed.some((line) => line.includes('a.Round'))).toBe(false);
+  });
+});
+
+describe('new classes (agent ClassReloader.handleNewClass, SpringNewBeanRegistrar)', () => {
+  it('a plain new class is unverified, not loaded until first used; a registered bean is unverified and loaded; a refused one failed', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/Old.class', 'v1');
+    const agent = await agentFor({
+      watchDirs: [dir],
+      newBean: (name) => (name === 'a.Bean' ? 'registered' : name === 'a.Refused' ? 'refused' : undefined),
+    });
+    const client = await clientOf(agent);
+    const plain = writeClass(dir, 'a/Plain.class', 'v1');
+    const bean = writeClass(dir, 'a/Bean.class', 'v1');
+    const refused = writeClass(dir, 'a/Refused.class', 'v1');
+    await scan(client, agent, 1);
+    expect(await finalVerify(client, 'a.Plain', plain)).toMatchObject({ status: 'unverified', detail: AMBIGUOUS });
+    expect(await finalVerify(client, 'a.Bean', bean)).toMatchObject({ status: 'unverified', detail: AMBIGUOUS });
+    expect((await finalVerify(client, 'a.Refused', refused)).status).toBe('failed');
+    expect(client.infos()).toContain('New class detected: a.Plain');
+    const loaded = async (name: string) => {
+      client.send(`DIAGNOSE ${name}`);
+      const line = await client.next((e) => e.message.startsWith('The JVM has not loaded') || e.message.startsWith('Loaded and prepared'));
+      return line.message.startsWith('Loaded');
+    };
+    expect(await loaded('a.Plain')).toBe(false);
+    expect(await loaded('a.Bean')).toBe(true);
+    // Registrations are not counted in HEALTH; the plain new class is.
+    client.send('HEALTH');
+    await client.next((e) => e.message === '1 reload: 0 structural, 1 method bodies.');
   });
 });
 

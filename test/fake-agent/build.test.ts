@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseCommand } from '../../src/fake-agent/index.js';
 import { agentFor, clientOf, tempDir, writeClass } from './fixture.js';
@@ -207,6 +209,42 @@ describe('hold rules', () => {
     await client.next((e) => e.level === 'ERROR' && e.message.startsWith('Capture failed'));
     expect(agent.hold().kind).toBe('named');
     expect(agent.holdLog.map((h) => h.event)).toEqual(['acquired', 'capture-scheduled', 'capture-failed']);
+  });
+});
+
+describe('a held class file the capture cannot read (agent ReloadQueue.acceptBuild, capture)', () => {
+  it('keeps the hold with its owner after an acknowledged ok, every later ok failing, until the file exists again', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/Foo.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir] });
+    const client = await clientOf(agent);
+    await receipt(client, 'BUILD started request=r1 owner=alice', 'r1');
+    writeClass(dir, 'a/Foo.class', 'v2');
+    const inner = join(dir, 'a', 'Foo$1.class');
+    writeClass(dir, 'a/Foo$1.class', 'v1');
+    await receipt(client, 'BUILD failed request=r2 owner=alice', 'r2');
+    // The fix no longer has the inner class: the build deletes it, which the agent ignores.
+    rmSync(inner);
+    const error = `Failed to read class file ${inner}: NoSuchFileException: ${inner}`;
+    for (const n of [3, 4]) {
+      expect(await receipt(client, `BUILD ok request=r${n} owner=alice`, `r${n}`)).toBe(`BUILD_ACK r${n} ok owner=alice`);
+      await client.next((e) => e.level === 'ERROR' && e.message === error);
+      expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'alice' });
+    }
+    expect(agent.captures).toBe(0);
+    writeClass(dir, 'a/Foo$1.class', 'v2');
+    await receipt(client, 'BUILD ok request=r5 owner=alice', 'r5');
+    await waitFor(() => agent.hold().kind === 'none', 'the hold to be released');
+    expect(agent.holdLog.map((h) => h.event)).toEqual([
+      'acquired',
+      'failed',
+      'capture-scheduled',
+      'capture-failed',
+      'capture-scheduled',
+      'capture-failed',
+      'capture-scheduled',
+      'released',
+    ]);
   });
 });
 

@@ -126,7 +126,7 @@ describe('runFakeAgentCli', () => {
     const client = await connected(agent);
     client.send('DOCTOR d');
     client.send('PENDING');
-    await client.next((e) => e.message.startsWith('Pending: '));
+    await client.next((e) => e.message === 'Nothing from this session needs a restart.');
     expect(client.infos().some((m) => m.startsWith('DOCTOR_RESULT'))).toBe(false);
     await waitFor(() => existsSync(join(dir, 'agent.port')), 'the port file');
     const late = (await run(['--port-file', join(tempDir(), 'agent.port'), '--listen-delay-ms', '100', '--starting-ms', '50'])).agent;
@@ -166,19 +166,20 @@ describe('runFakeAgentCli', () => {
     for (const name of ['A', 'B', 'Bad', 'Moved']) writeClass(dir, `p/${name}.class`, 'v1');
     const { agent } = await run([
       '--port-file', join(dir, 'port'), '--watch', dir, '--auto-reload', '--watch-debounce-ms', '50',
-      '--unreadable-class', 'p.Bad', '--restart-required', 'p.Moved=superclass p.X -> p.Y', '--lingering-slots',
+      '--unreadable-class', 'p.Bad', '--restart-required', 'p.Moved=p.X->p.Y', '--new-bean', 'p.Bean=refused', '--lingering-slots',
       '--capture-delay-ms', '5', '--reload-ms', '5',
     ]);
     const client = await connected(agent);
     const a = writeClass(dir, 'p/A.class', 'v2');
     expect((await finalVerify(client, 'p.A', a)).status).toBe('applied');
     writeClass(dir, 'p/Bad.class', 'v2');
-    const b = writeClass(dir, 'p/B.class', 'v2');
-    expect((await finalVerify(client, 'p.B', b)).detail).toContain('input class names were ambiguous');
+    await client.next((e) => e.level === 'ERROR' && e.message.startsWith(`Failed to read class file ${join(dir, 'p', 'Bad.class')}: `));
     const moved = writeClass(dir, 'p/Moved.class', 'v2');
     expect((await finalVerify(client, 'p.Moved', moved)).detail).toBe(
-      'WARN: Hierarchy of p.Moved changed (superclass p.X -> p.Y); restart required to apply it',
+      'WARN: p.Moved: superclass change not applied; restart required. Still extends X instead of Y. Eligible method bodies will be attempted separately.',
     );
+    const bean = writeClass(dir, 'p/Bean.class', 'v1');
+    expect((await finalVerify(client, 'p.Bean', bean)).status).toBe('failed');
     const second = await connected(agent);
     second.close();
     await waitFor(() => agent.clientCount() === 1, '1 clients');

@@ -95,7 +95,7 @@ describe('DOCTOR', () => {
     client.send(`VERIFY v1 a.B ${'0'.repeat(64)}`);
     client.send('RELOAD status request=r1');
     client.send('PENDING');
-    await client.next((e) => e.message.startsWith('Pending: '));
+    await client.next((e) => e.message === 'Nothing from this session needs a restart.');
     expect(await client.never((e) => /^(DOCTOR_RESULT|VERIFY_RESULT|RELOAD_STATE) /.test(e.message), 50)).toBe(true);
   });
 });
@@ -174,7 +174,8 @@ describe('PENDING, HEALTH, DIAGNOSE', () => {
     for (const c of [a, b]) {
       await c.next((e) => e.message.startsWith('Either the build has not run'));
       const infos = c.infos();
-      expect(infos).toContain('Pending: 1 class files, 0 actions; paused=false; build hold none');
+      expect(infos).toContain('Automatic reload: paused=false pendingClasses=1 pendingActions=0 buildHold=none');
+      expect(infos).toContain('Nothing from this session needs a restart.');
       expect(infos.some((m) => /^Reclazz 1\.4\.0-fake, up \d+ seconds?\.$/.test(m))).toBe(true);
       expect(infos).toContain('1 directory watched, holding 1 file.');
       expect(infos).toContain('Reclazz diagnosis for A');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { agentFor, clientOf, sha, tempDir, writeClass } from './fixture.js';
+import { agentFor, clientOf, finalVerify, sha, tempDir, writeClass } from './fixture.js';
 import { type LineClient } from './line-client.js';
 import { sleep, waitFor } from '../support/wait.js';
 
@@ -144,10 +144,10 @@ describe('capture and VERIFY', () => {
     await ownedBuild(client, 'o', 1, () => (fresh = writeClass(dir, 'n/New.class', 'new')));
     await waitFor(() => agent.captures === 1, 'capture 1');
     expect((await client.verify('r', 'n.New', fresh)).status).toBe('running');
-    await client.next((e) => e.message.startsWith('n.New: '));
-    const result = await client.verify('u', 'n.New', fresh);
+    await client.next((e) => e.message === 'New class detected: n.New');
+    const result = await finalVerify(client, 'n.New', fresh);
     expect(result.status).toBe('unverified');
-    expect(result.detail).toBe('class was not loaded exactly once before the batch, or input class names were ambiguous');
+    expect(result.detail).toBe('Class was not uniquely loaded before the batch, or input class names were ambiguous');
     expect(result.completedAt).not.toBe('');
   });
 

@@ -17,6 +17,7 @@ const ALLOWED: Array<[HoldState, HoldEvent, HoldState, string]> = [
   ['finishing', 'kept', 'left', 'the failed receipt came: the agent keeps holding for our owner'],
   ['finishing', 'lost', 'unknown', 'the finish receipt was lost or rejected'],
   ['released', 'start', 'acquiring', 'the next cycle on the session'],
+  ['released', 'kept', 'left', "the ok's capture could not read a held class file: the agent keeps holding for our owner"],
   ['left', 'start', 'acquiring', 'the next cycle recovers the hold a failed build left'],
   ['left', 'finish', 'finishing', 'a bug after a failed build sends failed again'],
   ['left', 'lost', 'unknown', 'the connection closed while it was left'],

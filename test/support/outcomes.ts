@@ -76,6 +76,7 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['no owned builds', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'buildOwnershipSupported' }],
   ['no VERIFY', { reason: 'unsupported', agentVersion: '1.4.0', flag: 'verifySupported', offerNoVerify: true }],
   ['hold busy', { reason: 'hold-busy', waitedMs: 30000 }],
+  ['legacy hold busy', { reason: 'hold-busy', waitedMs: 30000, legacy: { port: 4711 } }],
   [
     'no started receipt',
     { reason: 'no-receipt', awaited: { kind: 'build-started', owner: 'owner-1', detail: 'no BUILD started receipt within 5000 ms' } },
@@ -98,6 +99,23 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['restart required', { reason: 'verify-incomplete', applied: 1, total: 2, shortfall: { kind: 'restart-required', classes: 1 } }],
   ['paused', { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'paused', classes: 2 } }],
   ['watcher starting', { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'watcher-starting', classes: 1 } }],
+  [
+    'hold kept after ok',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 1,
+      shortfall: { kind: 'hold-kept', file: '/p/target/classes/a/Foo$1.class', owner: 'o1' },
+    },
+  ],
+  [
+    'autoCompile, from its options',
+    { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'auto-compile', from: 'options' } },
+  ],
+  [
+    'autoCompile, from receipts',
+    { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'auto-compile', from: 'receipts' } },
+  ],
   [
     'not watched',
     {
