@@ -744,8 +744,9 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
       expect: {
         exit: 75,
         built: true,
-        // A reload that did not apply: PENDING (its end marked by a DOCTOR) says whether it needs a restart.
-        flow: [...FULL, 'PENDING', 'DOCTOR'],
+        // A reload that did not apply: PENDING (its end marked by a DOCTOR) says whether it needs a restart,
+        // and DIAGNOSE (its end marked the same way) what the JVM has loaded of it.
+        flow: [...FULL, 'PENDING', 'DOCTOR', 'DIAGNOSE', 'DOCTOR'],
         hold: 'none',
         says: /only 1 of 2 changed class\(es\) are proven live/,
         also: (_c, err) => expect(err).toMatch(/failed\s+com\.acme\.Greeter/),

@@ -253,7 +253,9 @@ describe("doctor: the agent's view of this project", { timeout: REAL_BUILD_TIMEO
     const extra = path.join(dir, 'build', 'classes', 'java', 'main');
     writeClass(extra, 'com.acme.Extra', 'e');
     const run = await runCli(['doctor'], { cwd: dir });
-    expect(run.exitCode).toBe(0);
+    // A class output directory here that the agent does not watch is a pre-flight finding.
+    expect(run.exitCode).toBe(75);
+    expect(run.stdout).toContain('1 of 3 class output directories here NOT watched by the agent: changes there will not reload');
     expect(run.stdout).toContain(`${classes}  this project's`);
     expect(run.stdout).toContain(`${path.join(outside, 'classes')}  not this project's`);
     expect(run.stdout).toMatch(new RegExp(`  watched\\s+${classes}\\n`));
