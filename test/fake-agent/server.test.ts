@@ -83,10 +83,12 @@ describe('stream', () => {
       const beat = await client.next((e) => e.level === 'HEARTBEAT');
       expect(beat.message).toBe('');
       expect(beat.timestamp).toMatch(ISO_MS_Z);
-      beats.push(Date.now());
+      beats.push(Date.parse(beat.timestamp));
     }
+    // By the agent's own stamps: two periods apart at least; the upper bound only rules out a stall
+    // (a loaded machine delays timers by far more than a period).
     expect(beats[2] - beats[0]).toBeGreaterThanOrEqual(60);
-    expect(beats[2] - beats[0]).toBeLessThan(400);
+    expect(beats[2] - beats[0]).toBeLessThan(5000);
   });
 
   it('keeps heartbeats flowing while other lines flow', async () => {
