@@ -301,10 +301,10 @@ const cases: Case[] = [
   },
   {
     reason: 'verify-incomplete',
-    how: 'the agent needs a restart for the changed class',
+    how: 'the agent needs a restart for the changed class (its superclass changed)',
     run: async () => {
       const p = project();
-      await withAgent(p, { restartRequired: () => 'a field was added' });
+      await withAgent(p, { restartRequired: () => ({ from: 'com.acme.Base', to: 'com.acme.Other' }) });
       return run(p, writesGreeter(p));
     },
   },
