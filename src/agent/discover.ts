@@ -204,7 +204,7 @@ function fromPortFiles(files: string[], source: string | undefined): Discoveries
 }
 
 /** The folder holding `.reclazz/agent.port` or `.idea/reclazz/agent.port`; for any other file, its own folder. */
-function projectDirOf(file: string): string {
+export function projectDirOf(file: string): string {
   const dir = path.dirname(file);
   if (path.basename(dir) === '.reclazz') return path.dirname(dir);
   if (path.basename(dir) === 'reclazz' && path.basename(path.dirname(dir)) === '.idea') return path.dirname(path.dirname(dir));

@@ -5,6 +5,7 @@
  * be lost), and marked released once `BUILD ok` was acknowledged.
  */
 import { newToken } from '../agent/protocol.js';
+import type { AgentInfo } from '../outcome/facts.js';
 import type { StatePlace } from '../state/folder.js';
 import { readOwnerState, writeOwnerState, type SavedOwnerState } from '../state/store.js';
 
@@ -60,6 +61,21 @@ export interface OwnerRecord {
   owner: string;
   sessionId: string;
   port: number;
+  /** DOCTOR's `pid`: with the port and session, the agent this checkout last used (session/remembered.ts). */
+  pid: string;
+  /** The port file the agent was found by (absolute), when one was. */
+  portFile?: string;
+}
+
+/** The record of `owner` used against `agent` (its port, session and pid), found by `portFile` when one was read. */
+export function ownerRecordOf(
+  state: StatePlace,
+  owner: string,
+  agent: Pick<AgentInfo, 'port' | 'sessionId' | 'pid'>,
+  portFile: string | undefined,
+): OwnerRecord {
+  const { port, sessionId, pid } = agent;
+  return { state, owner, sessionId, port, pid, ...(portFile === undefined ? {} : { portFile }) };
 }
 
 /**
@@ -73,6 +89,8 @@ export function saveHolding(record: OwnerRecord, now: Date): void {
     port: record.port,
     updatedAt: now.toISOString(),
     held: true,
+    pid: record.pid,
+    ...(record.portFile === undefined ? {} : { portFile: record.portFile }),
   });
 }
 
@@ -92,5 +110,7 @@ export function saveReleased(record: OwnerRecord, now: Date): void {
     port: record.port,
     updatedAt: now.toISOString(),
     held: false,
+    pid: record.pid,
+    ...(record.portFile === undefined ? {} : { portFile: record.portFile }),
   });
 }

@@ -87,6 +87,10 @@ const warnings = {
   paused: (pending: number) =>
     `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
   noAgent: (why: string) => `${why} (--allow-no-agent: nothing will be verified)`,
+  rememberedAgent: (why: RememberedWhy, portFile: string, port: number, pid: string) =>
+    `the port file ${portFile} ${
+      why.kind === 'missing' ? 'is missing (a test run deletes it when its JVM ends)' : `names the agent of a test JVM (pid ${why.pid})`
+    }; using the agent this checkout last used: port ${port}, pid ${pid}, same agent session`,
   stateMoved: (from: string, to: string) => `moved ${from} to ${to}: an agent's state now lives under the checkout root's .reclazz/`,
   holdReturned: (source: string) =>
     `released the hold on the agent of ${source} (BUILD ok acknowledged: nothing was built, its output is as it was)`,
@@ -135,6 +139,9 @@ function withVisibleFacts<T extends Record<string, (...args: never[]) => string>
     safe[name] = (...args) => (say as (...a: unknown[]) => string)(...args.map(visibleFacts));
   return safe as unknown as T;
 }
+
+/** Why the agent this checkout last used is used (session/remembered.ts): its port file is gone, or names a test JVM's agent. */
+export type RememberedWhy = { kind: 'missing' } | { kind: 'test-jvm'; pid: string };
 
 /** The warnings a run can give (`warning` events' `message`): text to show as it is. */
 export const warningText = { ...withVisibleFacts(warnings), internalError: (error: unknown) => `internal error: ${errorText(error)}` };

@@ -6,11 +6,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { portFilesAround, type AgentLocation } from '../agent/discover.js';
 import { agentWatch, readJvm, type AgentWatch } from '../agent/jvm-options.js';
 import { toLocal, type PathMapEntry } from '../agent/path-map.js';
 import { isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
 import { findClassDirs } from '../classes/dirs.js';
 import type { DoctorObserved } from '../outcome/doctor.js';
+import type { Outcome } from '../outcome/outcome.js';
 import { localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 import { findAppStart } from './app-start.js';
 
@@ -66,4 +68,31 @@ export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots
   const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
   const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
   return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+}
+
+/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
+export function notOurs(
+  whose: 'foreign' | 'test-jvm',
+  pid: string,
+  view: AgentView,
+  watch: AgentWatch | undefined,
+  at: AgentLocation,
+  cwd: string,
+): Outcome {
+  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
+  const which =
+    whose === 'test-jvm'
+      ? { testJvm: { pid, runner: watch!.testRunner! } }
+      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
+  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
+}
+
+/** The port files around `cwd` other than `used`, when there are any. */
+export function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
+  const others = portFilesAround(cwd).filter((file) => file !== used);
+  return others.length > 0 ? { portFiles: others } : {};
+}
+
+function portFileOf(portFile: string | undefined): { portFile?: string } {
+  return portFile === undefined ? {} : { portFile };
 }

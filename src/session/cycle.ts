@@ -15,7 +15,7 @@ import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/duplicates.js';
 import { EVIDENCE } from '../classes/evidence.js';
-import { restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
+import { ownerRecordOf, restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
 import type { BuildHold } from '../hold/hold.js';
 import { mayBeOurs } from '../hold/machine.js';
 import { nothingToHold } from './unwritten.js';
@@ -71,7 +71,7 @@ export function cycleOf(
   startedMs: number,
   dirsFor?: Cycle['dirsFor'],
 ): Cycle {
-  const record = { state: session.state, owner: session.owner.owner, sessionId: session.agent.sessionId, port: session.agent.port };
+  const record = ownerRecordOf(session.state, session.owner.owner, session.agent, session.location.portFile);
   return { session, command, options, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
 }
 

@@ -8,11 +8,10 @@
  * (`waitMs`) are waited out first (agent/await-agent.ts).
  */
 import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
-import { portFilesAround, type AgentLocation } from '../agent/discover.js';
+import type { AgentLocation } from '../agent/discover.js';
 import { findAgent, findAgents, type AgentTarget, type Requirements, type Step } from '../agent/handshake.js';
-import { agentView, type AgentView } from '../classes/coverage.js';
-import type { AgentWatch } from '../agent/jvm-options.js';
-import { agentWatchOf, whoseAgent } from './agent-jvm.js';
+import { agentView } from '../classes/coverage.js';
+import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './agent-jvm.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
@@ -25,6 +24,7 @@ import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/place.
 import { isGroupAlive } from '../tool/proc.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
+import { rememberedBehind, rememberedInCheckout, sameSession, type RememberedFallback } from './remembered.js';
 import path from 'node:path';
 
 /** What kind of session to open. */
@@ -119,9 +119,19 @@ async function findAndOpen<H extends SessionHost>(
     hooks,
     onWaitOf(hooks.onEvent),
   );
-  if (found.kind === 'refused') return found;
+  if (found.kind === 'refused') {
+    // The app's port file deleted by a test JVM's agent: the agent this checkout last used, when it is the only one recorded.
+    const warn = (message: string) => hooks.onEvent?.({ type: 'warning', message });
+    const remembered = found.outcome.reason === 'no-agent' && plan.requires !== undefined ? rememberedInCheckout(host.cwd, warn) : [];
+    if (remembered.length !== 1) return found;
+    const fallback = { ...remembered[0]!, instead: found, why: { kind: 'missing' as const } };
+    return openAll([fallback.location], options, host, hooks, plan, agentDeadline, fallback);
+  }
   return openAll(found.locations, options, host, hooks, plan, agentDeadline);
 }
+
+/** The agent this checkout last used, and the refusal that stands when it is not that agent any more. */
+type Fallback = RememberedFallback<Extract<Opening<never>, { kind: 'refused' }>>;
 
 /** Takes the run lock (a session that builds), then opens a session at each location in turn. */
 async function openAll<H extends SessionHost>(
@@ -131,6 +141,7 @@ async function openAll<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan,
   agentDeadline: number,
+  fallback?: Fallback,
 ): Promise<Openings<H>> {
   const checkout = checkoutRoot(host.cwd, locations);
   const lock = plan.builds && !plan.lockPerCycle ? await lockCheckout(checkout, lockProcessOf(host), options, hooks) : undefined;
@@ -138,7 +149,11 @@ async function openAll<H extends SessionHost>(
   const releaseLock = lock?.release;
   const sessions: Session<H>[] = [];
   for (const location of locations) {
-    const opened = await openAt(location, checkout, options, host, hooks, plan, { several: locations.length > 1, agentDeadline });
+    const at = { several: locations.length > 1, agentDeadline };
+    const opened =
+      fallback === undefined
+        ? await openAt(location, checkout, options, host, hooks, plan, at)
+        : await openRemembered(fallback, checkout, options, host, hooks, plan, at);
     if (opened.kind === 'refused') {
       for (const session of sessions) session.connection.close();
       const among = locations.length > 1 ? { among: { source: location.source, sources: locations.map((l) => l.source) } } : {};
@@ -151,6 +166,23 @@ async function openAll<H extends SessionHost>(
   return { kind: 'open', sessions };
 }
 
+/**
+ * Opens a session with the agent `fallback` remembers, when it answers DOCTOR with the recorded
+ * agent session (a warning says why it is used); else `fallback.instead`, as without it.
+ */
+async function openRemembered<H extends SessionHost>(
+  fallback: Fallback,
+  checkout: string,
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan,
+  at: { several: boolean; agentDeadline: number },
+): Promise<Opening<H>> {
+  const opened = await openAt(fallback.location, checkout, options, host, hooks, plan, { ...at, fallback });
+  return opened.kind === 'open' ? opened : fallback.instead;
+}
+
 /** Connects to the agent at `location`, asks DOCTOR when the plan requires it, and chooses the owner token (a session that builds). */
 async function openAt<H extends SessionHost>(
   location: AgentLocation,
@@ -159,7 +191,7 @@ async function openAt<H extends SessionHost>(
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
-  { several, agentDeadline }: { several: boolean; agentDeadline: number },
+  { several, agentDeadline, fallback }: { several: boolean; agentDeadline: number; fallback?: Fallback },
 ): Promise<Opening<H>> {
   const base = hooks.onEvent ?? (() => undefined);
   // With several agents every event of a session names its agent.
@@ -175,24 +207,12 @@ async function openAt<H extends SessionHost>(
       ? { ...opened, outcome: { ...opened.outcome, ...otherPortFiles(host.cwd, location.portFile) } }
       : opened;
   const state = agentStatePlace(checkout, location);
-  const session: Session<H> = {
-    host,
-    options,
-    timeoutMs,
-    emit,
-    signal: hooks.signal,
-    location,
-    checkout,
-    state,
-    connection: opened.connection,
-    open: opened,
-    endpoint: opened.endpoint,
-    nestedWarned: new Set(),
-  };
-  if (plan.requires === undefined) return { kind: 'open', session };
+  const session = sessionOf(opened, { host, options, timeoutMs, emit, signal: hooks.signal, checkout, state });
+  if (plan.requires === undefined) return fallback === undefined ? { kind: 'open', session } : fallback.instead;
   const onAgent = (agent: AgentInfo) => {
     session.agent = agent;
-    if (plan.announce) emit({ type: 'agent', agent });
+    // A remembered agent is announced only once its session is checked.
+    if (plan.announce && fallback === undefined) emit({ type: 'agent', agent });
   };
   // Start-up is waited out within --wait, or --wait-for-agent when that is longer.
   const startingMs = Math.max(waitMs, waitForAgentMs);
@@ -206,12 +226,17 @@ async function openAt<H extends SessionHost>(
       ...(session.agent === undefined ? {} : { agent: session.agent }),
     };
   }
+  if (fallback !== undefined && !sameSession(fallback, checked, emit, plan.announce === true)) {
+    opened.connection.close();
+    return fallback.instead;
+  }
   session.doctor = checked.doctor;
   // Its file watcher still starting (startupDelaySec): a build waits for it within --wait-for-agent.
   if (plan.builds && checked.doctor.watcherState === 'starting' && options.waitForAgentMs) {
     const left = Math.max(Math.round(agentDeadline - performance.now()), 0);
     session.doctor = (await awaitWatcher(opened, { timeoutMs, waitMs: left }, hooks.signal, onWait)) ?? checked.doctor;
   }
+  const warn = (message: string) => emit({ type: 'warning', message });
   const map = options.pathMap ?? [];
   const watch = await agentWatchOf(session.doctor, map);
   session.view = agentView(session.doctor, map, watch);
@@ -220,15 +245,34 @@ async function openAt<H extends SessionHost>(
     if (foreign === 'foreign' || foreign === 'test-jvm') {
       opened.connection.close();
       const outcome = notOurs(foreign, checked.doctor.pid, session.view, watch, location, host.cwd);
-      return { kind: 'refused', outcome, endpoint: opened.endpoint, agent: checked.agent };
+      const refused = { kind: 'refused' as const, outcome, endpoint: opened.endpoint, agent: checked.agent };
+      // The port file a test JVM's agent overwrote: the agent this checkout last used through it, if it still answers.
+      const remembered = foreign === 'test-jvm' && fallback === undefined ? rememberedBehind(state, location, host.cwd, warn) : undefined;
+      if (remembered === undefined) return refused;
+      const why = { kind: 'test-jvm' as const, pid: checked.doctor.pid };
+      return openRemembered({ ...remembered, instead: refused, why }, checkout, options, host, hooks, plan, { several, agentDeadline });
     }
     if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
-    const warn = (message: string) => emit({ type: 'warning', message });
     for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
     session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
     session.hold = new BuildHold(opened.connection, session.owner.owner, timeoutMs);
   }
   return { kind: 'open', session };
+}
+
+/** A session with the agent `opened` connected to, before DOCTOR. */
+function sessionOf<H extends SessionHost>(
+  opened: Session<H>['open'],
+  fields: Pick<Session<H>, 'host' | 'options' | 'timeoutMs' | 'emit' | 'signal' | 'checkout' | 'state'>,
+): Session<H> {
+  return {
+    ...fields,
+    location: opened.location,
+    connection: opened.connection,
+    endpoint: opened.endpoint,
+    open: opened,
+    nestedWarned: new Set(),
+  };
 }
 
 /** Where to look for the agent, and how its events are told. */
@@ -292,31 +336,4 @@ export async function lockCheckout(
     return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
   }
   return { release: lock.release, recordBuild: lock.recordBuild };
-}
-
-/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
-function notOurs(
-  whose: 'foreign' | 'test-jvm',
-  pid: string,
-  view: AgentView,
-  watch: AgentWatch | undefined,
-  at: AgentLocation,
-  cwd: string,
-): Outcome {
-  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
-  const which =
-    whose === 'test-jvm'
-      ? { testJvm: { pid, runner: watch!.testRunner! } }
-      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
-  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
-}
-
-/** The port files around `cwd` other than `used`, when there are any. */
-function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
-  const others = portFilesAround(cwd).filter((file) => file !== used);
-  return others.length > 0 ? { portFiles: others } : {};
-}
-
-function portFileOf(portFile: string | undefined): { portFile?: string } {
-  return portFile === undefined ? {} : { portFile };
 }

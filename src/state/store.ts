@@ -26,6 +26,10 @@ const ownerStateSchema = z.object({
    * sent until an `ok` is acknowledged. Absent in files of earlier versions (then unknown).
    */
   held: z.optional(z.boolean()),
+  /** DOCTOR's `pid` of the agent's JVM. Absent in files of earlier versions. */
+  pid: z.optional(z.string()),
+  /** The port file the agent was found by (absolute); absent for `--port` and in files of earlier versions. */
+  portFile: z.optional(z.string()),
 });
 
 /** The owner token used against one agent session. */
@@ -105,10 +109,10 @@ function recoverOwner(text: string): OwnerState | undefined {
  * @throws StateError when it cannot be written.
  */
 export function writeOwnerState(place: StatePlace, state: OwnerState): void {
-  const { owner, sessionId, port, updatedAt, held } = state;
+  const { owner, sessionId, port, updatedAt, held, pid, portFile } = state;
   // A token that holds nothing only spares a new one, and a crash of the machine ends the agent's hold too: no fsync for it.
   const survives = held === false ? 'process' : 'crash';
-  writeStateFile(path.join(createStateFolder(place), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held })}\n`, survives);
+  writeStateFile(path.join(createStateFolder(place), OWNER_FILE), `${JSON.stringify({ owner, sessionId, port, updatedAt, held, pid, portFile })}\n`, survives);
 }
 
 /**
