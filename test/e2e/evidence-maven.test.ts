@@ -71,8 +71,12 @@ describe('maven-app', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
     ] as const) {
       if (edit === undefined) fs.utimesSync(path.join(dir, 'src', 'main', 'java', 'com', 'acme', 'Outer.java'), new Date(), new Date());
       else await editGreeting(dir, edit);
-      const inodes = () =>
-        new Map(fs.readdirSync(path.join(classes, 'com', 'acme')).map((f) => [f, fs.statSync(path.join(classes, 'com', 'acme', f)).ino]));
+      // A file written again may get the inode its deleted self had: its change time tells it too.
+      const stamp = (f: string) => {
+        const st = fs.statSync(path.join(classes, 'com', 'acme', f), { bigint: true });
+        return `${st.ino}:${st.ctimeNs}`;
+      };
+      const inodes = () => new Map(fs.readdirSync(path.join(classes, 'com', 'acme')).map((f) => [f, stamp(f)]));
       const before = inodes();
       const sent = agent.received.length;
       const run = await runCli(MVN, { cwd: dir });
@@ -80,7 +84,7 @@ describe('maven-app', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
       expect(run.stderr).toContain('✔');
       // Maven wrote every class file of the module again: each (but package-info, never reloaded) is asked once or verified.
       const after = inodes();
-      const rewritten = [...after].filter(([f, ino]) => f.endsWith('.class') && f !== 'package-info.class' && before.get(f) !== ino);
+      const rewritten = [...after].filter(([f, now]) => f.endsWith('.class') && f !== 'package-info.class' && before.get(f) !== now);
       expect(rewritten.length).toBeGreaterThan(1);
       const asked = new Set(
         agent.received
