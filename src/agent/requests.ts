@@ -151,3 +151,21 @@ export async function askReloadCount(connection: AgentConnection, timeoutMs: num
   };
   return (await untilMarker(connection, ['HEALTH'], read, 'HEALTH', timeoutMs, signal)) ? count : undefined;
 }
+
+/** HEALTH's line while a build is held (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"). */
+const HOLDING_LINE = /^Build holding (\d+) class files since /;
+
+/**
+ * Sends `HEALTH` with a DOCTOR marking the end of its lines (as {@link askReloadCount}) and reads
+ * how many class files the agent holds for a build.
+ * @param timeoutMs bound for the DOCTOR reply, in ms.
+ * @returns the count; undefined when no holding line came (then it is not known to be 0) or the marker did not come.
+ */
+export async function askHeldCount(connection: AgentConnection, timeoutMs: number, signal?: AbortSignal): Promise<number | undefined> {
+  let held: number | undefined;
+  const read = (message: string) => {
+    const line = HOLDING_LINE.exec(message);
+    if (line !== null) held = Math.max(held ?? 0, Number(line[1]));
+  };
+  return (await untilMarker(connection, ['HEALTH'], read, 'HEALTH', timeoutMs, signal)) ? held : undefined;
+}

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConnection } from '../agent/connection.js';
 import type { Session } from './session.js';
-import { doctorLine, newToken, parseTokenJson } from '../agent/protocol.js';
+import { askHeldCount } from '../agent/requests.js';
 import { COARSE_CLOCK_MS } from '../classes/evidence.js';
 
 /**
@@ -18,9 +18,6 @@ import { COARSE_CLOCK_MS } from '../classes/evidence.js';
  * default; agent-facts.md "Debounce and batching"), polled every 100 ms.
  */
 const AGENT_DISPATCH_MS = 1100;
-
-/** HEALTH's line while held (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"). */
-const HOLDING_LINE = /^Build holding (\d+) class files since /;
 
 /**
  * Whether nothing below the class output directories `dirs` was added, removed or changed since
@@ -48,10 +45,9 @@ async function wroteNothingSince(dirs: readonly string[], dirsBefore: readonly s
 }
 
 /**
- * How many class files the agent holds, by HEALTH read once its watcher has dispatched what came
- * before the hold (at `holdAtMs` + {@link AGENT_DISPATCH_MS}); a DOCTOR after it marks the end of
- * HEALTH's lines (as requests.ts askReloadCount does).
- * @returns the count; undefined when HEALTH gave no holding line (then it is not known to be 0).
+ * How many class files the agent holds (requests.ts askHeldCount), read once its watcher has
+ * dispatched what came before the hold (at `holdAtMs` + {@link AGENT_DISPATCH_MS}).
+ * @returns the count; undefined when it is not known (no holding line, no marker, or interrupted).
  */
 async function heldClassFiles(
   connection: AgentConnection,
@@ -61,26 +57,12 @@ async function heldClassFiles(
   signal?: AbortSignal,
 ): Promise<number | undefined> {
   const wait = holdAtMs + AGENT_DISPATCH_MS - nowMs;
-  let held: number | undefined;
   try {
     if (wait > 0) await sleep(wait, undefined, { signal });
-    const token = newToken();
-    connection.send('HEALTH');
-    await connection.request(
-      doctorLine(token),
-      (event) => {
-        const line = event.level === 'INFO' ? HOLDING_LINE.exec(event.message) : null;
-        if (line !== null) held = Math.max(held ?? 0, Number(line[1]));
-        return parseTokenJson(event.message, 'DOCTOR_RESULT', token);
-      },
-      'DOCTOR_RESULT after HEALTH',
-      timeoutMs,
-      signal,
-    );
   } catch {
     return undefined;
   }
-  return held;
+  return askHeldCount(connection, timeoutMs, signal);
 }
 
 /**
