@@ -49,16 +49,9 @@ const withAgent = (p: Project, options: FakeAgentOptions = {}) => agentFor(p, ag
 const run = (p: Project, args: string[], env?: Record<string, string>) => runCli(['--json', ...args], { cwd: p.dir, env });
 const writesGreeter = (p: Project) => buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } });
 
-/** A build that waits until `<project>/go` exists (after writing its marker): a run held mid-build. */
-function waitingBuild(p: Project): string[] {
-  const go = path.join(p.dir, 'go');
-  const script = `require('fs').writeFileSync(${JSON.stringify(p.marker)}, 'ran'); const t = setInterval(() => { if (require('fs').existsSync(${JSON.stringify(go)})) { clearInterval(t); } }, 20);`;
-  return ['--', process.execPath, '-e', script];
-}
-
 /** A run of the CLI held mid-build until the test writes `go` (or it is killed). */
 async function midBuild(p: Project, args: string[]) {
-  const cli = startCli(['--json', ...args, ...waitingBuild(p)], { cwd: p.dir });
+  const cli = startCli(['--json', ...args, ...buildCommand(p, { until: path.join(p.dir, 'go') })], { cwd: p.dir });
   others.push({ stop: () => cli.kill('SIGKILL') });
   await waitFor(() => fs.existsSync(p.marker) || cli.exitCode !== null, 'the build to start');
   return { cli, go: () => fs.writeFileSync(path.join(p.dir, 'go'), '') };

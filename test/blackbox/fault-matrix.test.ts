@@ -28,7 +28,7 @@ import {
   requestToken,
   type Project,
 } from '../support/project.js';
-import { isReply, messageOf, startProxy, type LineAction, type Proxy, type ProxyRules } from '../support/proxy.js';
+import { isReply, messageOf, startProxy, type LineAction, type Proxy, type ProxyConnection, type ProxyRules } from '../support/proxy.js';
 import { waitFor } from '../support/wait.js';
 
 const STEPS = ['connect', 'handshake', 'doctor', 'started', 'build', 'finish', 'verify'] as const;
@@ -223,7 +223,7 @@ const goFile = (p: Project): string => path.join(p.dir, 'go');
  */
 function afterStarted(
   ctx: Context,
-  then: (connection: { close(): void; write(d: string | Buffer): void }, startedLine: string) => unknown,
+  then: (connection: ProxyConnection, startedLine: string) => unknown,
   rest?: ProxyRules['fromAgent'],
 ): ProxyRules {
   return {
@@ -561,7 +561,8 @@ const MATRIX: Record<Step, Record<Fault, Cell>> = {
     },
     disconnect: {
       mapping: 'the connection drops during the build while the app keeps running',
-      proxy: (ctx) => afterStarted(ctx, (c) => c.close()),
+      // The build ends only once the CLI has seen the close, so the loss is one during the build.
+      proxy: (ctx) => afterStarted(ctx, (c) => c.closeSeen()),
       during: true,
       expect: {
         exit: 70,

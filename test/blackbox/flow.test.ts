@@ -6,58 +6,28 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import type { FakeAgent, FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { appStartsLater } from '../support/agents.js';
 import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { agentFor as startAgent, buildCommand, buildStartedAtMs, project as baseProject, type Project } from '../support/project.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
   await Promise.all(agents.splice(0).map((a) => a.stop()));
 });
 
-interface Project {
-  dir: string;
-  classes: string;
-  marker: string;
-}
-
+/** The shared project, with a package-info class beside the others. */
 function project(): Project {
-  const dir = tempDir();
-  const classes = path.join(dir, 'target', 'classes');
-  writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
-  writeClass(classes, 'com.acme.Outer', 'outer-v1');
-  writeClass(classes, 'com.acme.Outer$Inner', 'inner-v1');
-  writeClass(classes, 'com.acme.package-info', 'pi-v1');
-  return { dir, classes, marker: path.join(dir, 'build-ran') };
+  const p = baseProject();
+  writeClass(p.classes, 'com.acme.package-info', 'pi-v1');
+  return p;
 }
 
-async function agentFor(p: Project, options: FakeAgentOptions = {}): Promise<FakeAgent> {
-  await appStartsLater();
-  const agent = await startFakeAgent({
-    portFile: path.join(p.dir, '.reclazz', 'agent.port'),
-    watchDirs: [p.classes],
-    captureDelayMs: 20,
-    reloadMs: 20,
-    heartbeatMs: 200,
-    ...options,
-  });
-  agents.push(agent);
-  return agent;
-}
+const agentFor = (p: Project, options: FakeAgentOptions = {}): Promise<FakeAgent> =>
+  startAgent(p, agents, { portFile: p.portFile, heartbeatMs: 200, ...options });
 
 /** A build command that records when it ran, rewrites the given classes in place, and exits with `exit`. */
-function build(p: Project, writes: Record<string, string>, exit = 0): string[] {
-  const script = `
-    const fs = require('fs'), path = require('path');
-    fs.writeFileSync(${JSON.stringify(p.marker)}, String(Date.now()));
-    for (const [name, bytes] of Object.entries(${JSON.stringify(writes)})) {
-      const file = path.join(${JSON.stringify(p.classes)}, ...name.split('.')) + '.class';
-      fs.mkdirSync(path.dirname(file), { recursive: true });
-      fs.writeFileSync(file, bytes);
-    }
-    process.exit(${exit});`;
-  return ['--', process.execPath, '-e', script];
-}
+const build = (p: Project, writes: Record<string, string>, exit = 0): string[] => buildCommand(p, { writes, exit });
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
 const verbs = (agent: FakeAgent) => agent.received.map((r) => r.line.split(' ').slice(0, 2).join(' '));
@@ -81,7 +51,7 @@ describe('reclazz-build -- <command> against the fake agent', () => {
     expect(new Set(verifies)).toEqual(new Set([`com.acme.Greeter ${sha('greeter-v2')}`, `com.acme.Outer$Inner ${sha('inner-v2')}`]));
     // The build ran only after the delayed started receipt was sent.
     const acquired = agent.holdLog.find((h) => h.event === 'acquired')!;
-    expect(Number(fs.readFileSync(p.marker, 'utf8'))).toBeGreaterThanOrEqual(acquired.atMs + 300);
+    expect(buildStartedAtMs(p)).toBeGreaterThanOrEqual(acquired.atMs + 300);
     expect(run.stderr).toMatch(/skipped\s+com\.acme\.package-info/);
     expect(agent.hold().kind).toBe('none');
   });

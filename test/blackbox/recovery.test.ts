@@ -10,7 +10,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
 import { runCli } from '../support/cli.js';
 import { LineClient } from '../fake-agent/line-client.js';
-import { agentFor, buildCommand, buildRan, hasStackTrace, project, requestToken, type Project } from '../support/project.js';
+import {
+  agentFor,
+  buildCommand,
+  buildRan,
+  buildStartedAtMs,
+  hasStackTrace,
+  project,
+  requestToken,
+  type Project,
+} from '../support/project.js';
 import { waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];
@@ -208,7 +217,7 @@ describe('a hold owned by someone else (the IDE)', () => {
     expect(starts.length).toBeGreaterThanOrEqual(2);
     expect(new Set(starts.map((r) => requestToken(r.line))).size).toBe(starts.length);
     const released = agent.holdLog.find((h) => h.event === 'released' && h.owner === 'the-ide')!;
-    expect(Number(fs.readFileSync(p.marker, 'utf8').split(' ')[0])).toBeGreaterThanOrEqual(released.atMs);
+    expect(buildStartedAtMs(p)).toBeGreaterThanOrEqual(released.atMs);
   });
 
   it('after --wait it ends 69 explaining the options, the build not run', async () => {

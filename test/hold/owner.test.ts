@@ -16,8 +16,15 @@ describe('the owner token', () => {
     const dir = tempDir();
     const first = chooseOwner(dir, 'session-1', undefined, () => undefined);
     expect(first).toMatchObject({ source: 'new', saved: undefined, releasedBefore: false });
-    saveHolding({ state: dir, owner: first.owner, sessionId: 'session-1', port: 4711 }, NOW);
-    expect(saved(dir)).toEqual({ owner: first.owner, sessionId: 'session-1', port: 4711, updatedAt: NOW.toISOString(), held: true });
+    saveHolding({ state: dir, owner: first.owner, sessionId: 'session-1', port: 4711, pid: '4242' }, NOW);
+    expect(saved(dir)).toEqual({
+      owner: first.owner,
+      sessionId: 'session-1',
+      port: 4711,
+      pid: '4242',
+      updatedAt: NOW.toISOString(),
+      held: true,
+    });
     expect(chooseOwner(dir, 'session-1', undefined, () => undefined)).toMatchObject({
       owner: first.owner,
       source: 'saved',
@@ -27,7 +34,7 @@ describe('the owner token', () => {
 
   it('is fresh after an app restart (another agent session), and --owner always wins', () => {
     const dir = tempDir();
-    saveHolding({ state: dir, owner: 'old-owner', sessionId: 'session-1', port: 4711 }, NOW);
+    saveHolding({ state: dir, owner: 'old-owner', sessionId: 'session-1', port: 4711, pid: '4242' }, NOW);
     const restarted = chooseOwner(dir, 'session-2', undefined, () => undefined);
     expect(restarted.source).toBe('new');
     expect(restarted.owner).not.toBe('old-owner');
@@ -36,7 +43,7 @@ describe('the owner token', () => {
 
   it('knows when its last ok was acknowledged (a capture may still be pending)', () => {
     const dir = tempDir();
-    const record = { state: dir, owner: 'owner-1', sessionId: 'session-1', port: 4711 };
+    const record = { state: dir, owner: 'owner-1', sessionId: 'session-1', port: 4711, pid: '4242' };
     saveReleased(record, NOW);
     expect(saved(dir)).toMatchObject({ held: false });
     expect(chooseOwner(dir, 'session-1', undefined, () => undefined).releasedBefore).toBe(true);
@@ -44,9 +51,9 @@ describe('the owner token', () => {
 
   it('puts back a token of another hold when our started was refused', () => {
     const dir = tempDir();
-    saveHolding({ state: dir, owner: 'left-behind', sessionId: 'session-1', port: 4711 }, NOW);
+    saveHolding({ state: dir, owner: 'left-behind', sessionId: 'session-1', port: 4711, pid: '4242' }, NOW);
     const choice = chooseOwner(dir, 'session-1', 'mine', () => undefined);
-    const record = { state: dir, owner: 'mine', sessionId: 'session-1', port: 4711 };
+    const record = { state: dir, owner: 'mine', sessionId: 'session-1', port: 4711, pid: '4242' };
     saveHolding(record, NOW);
     restoreSaved(record, choice);
     expect(saved(dir)).toMatchObject({ owner: 'left-behind' });

@@ -21,13 +21,18 @@ export type LineAction =
   | { close: true; lines?: Array<string | Buffer> };
 
 /** One proxied connection, for rules that need state. */
-interface ProxyConnection {
+export interface ProxyConnection {
   /** 1, 2, ... in accept order. */
   id: number;
   /** Lines the agent sent on this connection so far (before this one). */
   agentLines: number;
   /** Closes the client side (and the agent side) now. */
   close(): void;
+  /**
+   * Closes both sides and resolves once the client has closed its end too: by then the client
+   * has seen the close (a test can go on knowing it did), not merely been sent it.
+   */
+  closeSeen(): Promise<void>;
   /** Writes raw bytes to the client now. */
   write(data: string | Buffer): void;
 }
@@ -88,7 +93,14 @@ export async function startProxy(targetPort: number, rules: ProxyRules = {}): Pr
     const write = (items: Array<string | Buffer>): void => {
       for (const item of items) if (!client.destroyed) client.write(typeof item === 'string' ? `${item}\n` : item);
     };
-    const connection: ProxyConnection = { id, agentLines: 0, close: closeBoth, write: (data) => write([Buffer.from(data)]) };
+    const closeSeen = (): Promise<void> => {
+      // The agent side goes when the client's does (below); until then nothing more is forwarded.
+      const seen = new Promise<void>((resolve) => client.once('close', () => resolve()));
+      agent.pause();
+      client.end();
+      return seen;
+    };
+    const connection: ProxyConnection = { id, agentLines: 0, close: closeBoth, closeSeen, write: (data) => write([Buffer.from(data)]) };
     client.on('data', (chunk) => agent.write(chunk));
     client.on('close', () => agent.destroy());
     agent.on('close', () => client.destroy());

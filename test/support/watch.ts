@@ -21,33 +21,40 @@ export interface WatchProject extends Project {
 }
 
 /**
- * The fake compiler, run as `node <script> <project>`; it sleeps `<project>/build-sleep-ms` ms
- * when that file exists, and while `<project>/build-held` exists it waits until
- * `<project>/build-go` does ({@link holdBuilds}).
+ * The fake compiler, run as `sh <script> <project>` (a shell, not node: a watch test runs it a
+ * hundred times); it sleeps `<project>/build-sleep-ms` ms when that file exists, and while
+ * `<project>/build-held` exists it waits until `<project>/build-go` does ({@link holdBuilds}).
+ * Like javac it writes a class file in place, and only when its bytes change.
  */
-const COMPILER = `
-const fs = require('fs'), path = require('path');
-const [dir] = process.argv.slice(2);
-const log = (line) => fs.appendFileSync(path.join(dir, 'builds.log'), line + '\\n');
-log('start ' + Date.now());
-const sleepFile = path.join(dir, 'build-sleep-ms');
-const sleepMs = fs.existsSync(sleepFile) ? Number(fs.readFileSync(sleepFile, 'utf8')) : 0;
-const held = fs.existsSync(path.join(dir, 'build-held'));
-const go = (then) => (!held || fs.existsSync(path.join(dir, 'build-go')) ? then() : setTimeout(() => go(then), 20));
-go(() => setTimeout(() => {
-  const src = path.join(dir, 'src', 'main', 'java');
-  let status = 0;
-  for (const entry of fs.readdirSync(src, { recursive: true })) {
-    if (!String(entry).endsWith('.java')) continue;
-    const text = fs.readFileSync(path.join(src, entry), 'utf8');
-    if (text.includes('ERROR')) { console.error(path.join(src, entry) + ':1: error: not a statement'); status = 1; continue; }
-    const out = path.join(dir, 'target', 'classes', String(entry).replace(/\\.java$/, '.class'));
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    if (!fs.existsSync(out) || fs.readFileSync(out, 'utf8') !== text) fs.writeFileSync(out, text);
-  }
-  log('end ' + Date.now() + ' ' + status);
-  process.exit(status);
-}, sleepMs));
+const COMPILER = `dir=$1
+log() { printf '%s\\n' "$1" >> "$dir/builds.log"; }
+log "start $(date +%s%3N)"
+if [ -e "$dir/build-held" ]; then
+  while [ ! -e "$dir/build-go" ]; do sleep 0.02; done
+fi
+if [ -f "$dir/build-sleep-ms" ]; then
+  ms=$(cat "$dir/build-sleep-ms")
+  sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+fi
+src="$dir/src/main/java"
+status=0
+sources=$(find "$src" -name '*.java')
+while IFS= read -r file; do
+  [ -n "$file" ] || continue
+  if grep -q ERROR "$file"; then
+    printf '%s:1: error: not a statement\\n' "$file" >&2
+    status=1
+    continue
+  fi
+  rel=\${file#"$src"/}
+  out="$dir/target/classes/\${rel%.java}.class"
+  mkdir -p "\${out%/*}"
+  cmp -s "$file" "$out" || cat "$file" > "$out"
+done <<EOF
+$sources
+EOF
+log "end $(date +%s%3N) $status"
+exit $status
 `;
 
 /** A {@link project} whose Greeter has a source, and the fake compiler for it. */
@@ -56,9 +63,9 @@ export function watchProject(): WatchProject {
   const sources = path.join(p.dir, 'src', 'main', 'java');
   fs.mkdirSync(path.join(sources, 'com', 'acme'), { recursive: true });
   fs.writeFileSync(path.join(sources, 'com', 'acme', 'Greeter.java'), 'greeter-v1');
-  const script = path.join(p.dir, 'compile.cjs');
+  const script = path.join(p.dir, 'compile.sh');
   fs.writeFileSync(script, COMPILER);
-  return { ...p, sources, buildLog: path.join(p.dir, 'builds.log'), build: ['--', process.execPath, script, p.dir] };
+  return { ...p, sources, buildLog: path.join(p.dir, 'builds.log'), build: ['--', 'sh', script, p.dir] };
 }
 
 /**
