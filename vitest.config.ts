@@ -7,9 +7,11 @@
  *   child processes, so they share the unit tests' workers, more of them than this machine has
  *   cores.
  * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), the packed
- *   package and the documents' samples recorded from real Maven runs (test/package), and the
- *   fuzz test's thousand runs with receipt bounds of 80-160 ms (test/fuzz), one file at a time
- *   after the others: each takes the whole machine.
+ *   package and the documents' samples recorded from real Maven runs (test/package), after the
+ *   others, two files at a time: a build's JVM keeps about one core busy, and the tests wait on
+ *   events, not on guessed times.
+ * - fuzz: the thousand runs with receipt bounds of 80-160 ms (test/fuzz), last and alone: it
+ *   takes the whole machine.
  *
  * vitest runs a group of projects with one worker count, and groups one after another
  * (`sequence.groupOrder`). The e2e project's global setup (test/support/e2e-setup.ts) compiles
@@ -21,7 +23,8 @@ import { defineConfig } from 'vitest/config';
 const PARALLEL_WORKERS = 4;
 
 const BLACKBOX = ['test/blackbox/**/*.test.ts'];
-const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts', 'test/fuzz/**/*.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts'];
+const FUZZ = ['test/fuzz/**/*.test.ts'];
 
 /** What every project shares. */
 const common = {
@@ -39,7 +42,13 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     projects: [
       {
-        test: { ...common, name: 'unit', include: ['test/**/*.test.ts'], exclude: [...BLACKBOX, ...E2E], maxWorkers: PARALLEL_WORKERS },
+        test: {
+          ...common,
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: [...BLACKBOX, ...E2E, ...FUZZ],
+          maxWorkers: PARALLEL_WORKERS,
+        },
       },
       { test: { ...common, name: 'blackbox', include: BLACKBOX, maxWorkers: PARALLEL_WORKERS } },
       {
@@ -47,12 +56,13 @@ export default defineConfig({
           ...common,
           name: 'e2e',
           include: E2E,
-          maxWorkers: 1,
+          maxWorkers: 2,
           sequence: { groupOrder: 1 },
           // At the run's start when e2e files are in it: the fixture cache, compiled in the background meanwhile.
           globalSetup: ['test/support/e2e-setup.ts'],
         },
       },
+      { test: { ...common, name: 'fuzz', include: FUZZ, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -191,7 +191,7 @@ describe('the packed tarball, installed into an empty folder', () => {
     );
     expect(String(checked.stdout) + String(checked.stderr)).toBe('');
     expect(checked.exitCode).toBe(0);
-  });
+  }, 180_000);
 });
 
 /** Resolves once a started fake agent printed its ready line; rejects if it ends first. */

@@ -76,7 +76,7 @@ describe('the samples in the documents', () => {
   beforeAll(async () => {
     // The projects compiled once for the whole run (test/support/fixture-cache.ts), moved into place.
     recorded = await recordSamples(async (name, to) => fs.renameSync(await compiledFixture(name as FixtureName), to));
-  }, 180_000);
+  }, 300_000);
   afterAll(removeFixtureCopies);
 
   it.each(DOCS)('$name shows what real runs print (npm run docs rewrites the samples)', ({ text }) => {
