@@ -30,7 +30,8 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs;
+(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs,
+restartCommand, restartTimeoutMs;
 watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
@@ -81,6 +82,16 @@ function addBuildOptions(command: Command): Command {
       integer('--wait-for-agent', 0),
     )
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
+    .option(
+      '--restart-command <cmd>',
+      'when classes need an app restart (and only then): run this shell command to restart the app, wait for it, and prove the change live there',
+    )
+    .option('--await-restart', 'when classes need an app restart: wait for you to restart the app, then prove the change live there')
+    .option(
+      '--restart-timeout <ms>',
+      'how long to wait for the app to come back after a restart (default 120000)',
+      integer('--restart-timeout', 1),
+    )
     .option(
       '--classes-dir <dir>',
       'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',

@@ -3,6 +3,7 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
+import { restartCommandText, restartNeededText } from './restart-words.js';
 import type { RunEvent } from '../outcome/events.js';
 import { LIVE_VERDICTS, type ClassVerdict, type VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
@@ -153,6 +154,17 @@ export class HumanReporter {
         return;
       case 'agent-event':
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
+        return;
+      case 'restart-needed':
+        this.line(p.yellow(restartNeededText(event.classes, event.command, event.timeoutMs)));
+        this.live.show(event.command === null ? 'waiting for the app to restart' : 'restarting the app');
+        return;
+      case 'restart':
+        this.line(
+          event.exitCode === 0
+            ? restartCommandText(event.exitCode, event.durationMs)
+            : p.red(restartCommandText(event.exitCode, event.durationMs)),
+        );
         return;
     }
   }

@@ -121,7 +121,7 @@ const warnings = {
 const LINGER_S = 5;
 
 /** Why the app's start time is unknown, as the start of a sentence. */
-function appStartWhy(why: AppStartUnknown): string {
+export function appStartWhy(why: AppStartUnknown): string {
   switch (why.kind) {
     case 'no-pid':
       return `the agent reports no process id for the app (pid ${JSON.stringify(why.pid)})`;
