@@ -1,0 +1,196 @@
+/**
+ * A change that needs an app restart, restarted and proven live in one command
+ * (`--restart-command`, `--await-restart`): the real binary against the fake agent's own
+ * binary, which restarts its app on SIGHUP as the real agent's JVM would (a new agent session,
+ * a new port in the port file, a new JVM that loads the class files on disk).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { appStartsLater } from '../support/agents.js';
+import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
+import { Lines } from '../support/wait.js';
+
+const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-fake-agent.js');
+
+interface Project {
+  dir: string;
+  classes: string;
+  portFile: string;
+}
+
+/** A project whose app has loaded com.acme.Shape and com.acme.Greeter. */
+function project(): Project {
+  const dir = tempDir();
+  const classes = path.join(dir, 'target', 'classes');
+  writeClass(classes, 'com.acme.Shape', 'shape-v1');
+  writeClass(classes, 'com.acme.Greeter', 'greeter-v1');
+  return { dir, classes, portFile: path.join(dir, '.reclazz', 'agent.port') };
+}
+
+interface RunningAgent {
+  pid: number;
+  out: Lines;
+}
+
+const started: ChildProcess[] = [];
+afterEach(async () => {
+  for (const child of started.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+});
+
+/** The fake agent's binary in `p`, with com.acme.Shape's reload a superclass change (restart required). */
+async function agentFor(p: Project, extra: string[] = []): Promise<RunningAgent> {
+  await appStartsLater();
+  const child = spawn(
+    process.execPath,
+    [
+      FAKE_AGENT,
+      '--watch',
+      'target/classes',
+      '--restart-required',
+      'com.acme.Shape',
+      '--capture-delay-ms',
+      '20',
+      '--reload-ms',
+      '20',
+      ...extra,
+    ],
+    {
+      cwd: p.dir,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  started.push(child);
+  const out = new Lines(child.stdout!);
+  await out.line(/^fake agent listening/);
+  return { pid: child.pid!, out };
+}
+
+/** A build that rewrites both classes: Shape's change needs a restart. */
+function build(p: Project): string[] {
+  const script = `
+    const fs = require('fs'), path = require('path');
+    for (const [name, bytes] of [['Shape', 'shape-v2'], ['Greeter', 'greeter-v2']])
+      fs.writeFileSync(path.join(${JSON.stringify(p.classes)}, 'com', 'acme', name + '.class'), bytes);`;
+  return ['--', process.execPath, '-e', script];
+}
+
+const events = (stdout: string) =>
+  stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('a change that needs an app restart', () => {
+  it('with --restart-command: restarts the app once, and proves every class file live in the new agent session (exit 0)', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(['--json', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    const result = jsonResult(run);
+    expect(run.stderr).toContain('proven live after a restart');
+    expect(result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, restarted: true });
+    const back = await agent.out.line(/^fake agent restarted/);
+    expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(1);
+    expect(back).toContain(`session ${String(result.restartSessionId)}`);
+    const lines = events(run.stdout);
+    // The result's agent is the one in the new session; the build's was another.
+    const before = (lines.find((l) => l.type === 'agent')!.agent as { sessionId: string }).sessionId;
+    expect(result.restartSessionId).not.toBe(before);
+    expect((result.agent as { sessionId: string }).sessionId).toBe(result.restartSessionId);
+    expect(lines.find((l) => l.type === 'restart-needed')).toMatchObject({
+      classes: ['com.acme.Shape'],
+      command: `kill -HUP ${agent.pid}`,
+    });
+    expect(lines.find((l) => l.type === 'restart')).toMatchObject({ exitCode: 0, command: `kill -HUP ${agent.pid}` });
+    const classes = result.classes as { className: string; status: string }[];
+    expect(classes.map((c) => [c.className, c.status]).sort()).toEqual([
+      ['com.acme.Greeter', 'unchanged'],
+      ['com.acme.Shape', 'unchanged'],
+    ]);
+    expect(result.hold).toBe('none');
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('a restart command that fails ends 75 with its exit status, and the app is not waited for', async () => {
+    const p = project();
+    await agentFor(p);
+    const run = await runCli(['--restart-command', 'echo restarting; exit 3', ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toContain('restarting');
+    expect(run.stderr).toMatch(/restart command FAILED \(exit status 3\)/);
+    expect(run.stderr).toContain('the restart command failed (exit status 3): not proven live');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('an app that never comes back ends 75 after --restart-timeout', async () => {
+    const p = project();
+    await agentFor(p);
+    const run = await runCli(['--restart-command', 'true', '--restart-timeout', '1000', ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toContain('did not come back with a new agent session within 1 s');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {
+    const p = project();
+    // DOCTOR names a process that does not exist here, as for an app in a container.
+    const agent = await agentFor(p, ['--report-pid', '2147483646']);
+    const run = await runCli(['--json', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(/it restarted \(agent session [0-9a-f-]+\), not provable: the app's process 2147483646 is not visible here/);
+    expect(jsonResult(run)).toMatchObject({ exitCode: 75, provenLive: false, restarted: true });
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('a class file written after the new JVM started, with no receipt for it, is still not proven: 75', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const shape = path.join(p.classes, 'com', 'acme', 'Shape.class');
+    // The restart, then (once the new JVM's agent has written its port) the file is touched: younger than the JVM.
+    const restart = `old=$(cat ${p.portFile}); kill -HUP ${agent.pid}; while [ ! -s ${p.portFile} ] || [ "$(cat ${p.portFile})" = "$old" ]; do sleep 0.02; done; touch ${shape}`;
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('with --await-restart: says so once, waits for the user to restart the app, then proves the change (exit 0)', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const cli = startCli(['--await-restart', ...build(p)], { cwd: p.dir });
+    const err = new Lines(cli.stderr!);
+    await err.line(/restart the app now \(from the IDE or a terminal\): waiting up to 120 s/);
+    process.kill(agent.pid, 'SIGHUP');
+    const run = await cli;
+    expect(String(run.stderr)).toContain('proven live after a restart');
+    expect(err.all.filter((l) => l.includes('restart the app now'))).toHaveLength(1);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('Ctrl-C while waiting for the restart ends 130 with nothing held', async () => {
+    const p = project();
+    await agentFor(p);
+    const cli = startCli(['--json', '--await-restart', ...build(p)], { cwd: p.dir });
+    const err = new Lines(cli.stderr!);
+    await err.line(/restart the app now/);
+    process.kill(cli.pid!, 'SIGINT');
+    const run = await cli;
+    const result = jsonResult({ exitCode: run.exitCode ?? -1, stdout: String(run.stdout), stderr: String(run.stderr) });
+    expect(result).toMatchObject({ reason: 'interrupted', hold: 'none' });
+    expect(String(run.stderr)).toContain('interrupted (SIGINT) while the app restarted');
+    expect(run.exitCode).toBe(130);
+  });
+
+  it('without --restart-command or --await-restart, a restart-required change still ends 75 and nothing is restarted', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const run = await runCli(build(p), { cwd: p.dir });
+    expect(run.stderr).toContain('need an app restart');
+    expect(agent.out.all.some((l) => l.startsWith('fake agent restarted'))).toBe(false);
+    expect(fs.existsSync(p.portFile)).toBe(true);
+    expect(run.exitCode).toBe(75);
+  });
+});
