@@ -54,9 +54,9 @@ export interface RestartOptions {
 export interface RestartPlace {
   group: SessionGroup<BuildSession>;
   options: RestartOptions;
-  /** Watch mode: resolves when a new save arrives, which ends the wait (the cycle starts over). */
-  superseded?: Promise<unknown>;
-  /** Watch mode: `<class>@<sha256>` an earlier restart could not prove: never restarted again for them (added to here). */
+  /** Watch mode: true once a new save arrived, which ends the wait (the cycle starts over). */
+  superseded?: () => boolean;
+  /** Watch mode: the binary names of classes an earlier restart could not prove: never restarted again for them (added to here). */
   notAgain?: Set<string>;
 }
 
@@ -177,16 +177,14 @@ interface Back {
 async function awaitNewSession(
   session: BuildSession,
   deadline: number,
-  superseded?: Promise<unknown>,
+  superseded?: () => boolean,
 ): Promise<Back | 'not-back' | 'interrupted' | 'superseded'> {
   const { host, signal } = session;
   const before = session.agent.sessionId;
   const start = host.clock.now();
-  let over = false;
-  void superseded?.then(() => (over = true));
   for (;;) {
     if (signal?.aborted) return 'interrupted';
-    if (over) return 'superseded';
+    if (superseded?.() === true) return 'superseded';
     const back = await askOnce(session, before);
     if (back !== undefined) return back;
     if (host.clock.now() >= deadline) return 'not-back';
@@ -307,7 +305,7 @@ function foldersOf(file: string, className: string): string[] {
 }
 
 function keyOf(verdict: ClassVerdict): string {
-  return `${verdict.className}@${verdict.sha256}`;
+  return verdict.className;
 }
 
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */

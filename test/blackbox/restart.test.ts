@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { appStartsLater } from '../support/agents.js';
 import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { Lines } from '../support/wait.js';
+import { editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
 
 const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-fake-agent.js');
 
@@ -36,7 +37,9 @@ interface RunningAgent {
 }
 
 const started: ChildProcess[] = [];
+const watches: RunningWatch[] = [];
 afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => (w.cli.exitCode === null ? w.stop('SIGKILL') : undefined)));
   for (const child of started.splice(0)) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -46,7 +49,7 @@ afterEach(async () => {
 });
 
 /** The fake agent's binary in `p`, with com.acme.Shape's reload a superclass change (restart required). */
-async function agentFor(p: Project, extra: string[] = []): Promise<RunningAgent> {
+async function agentFor(p: Pick<Project, 'dir'>, extra: string[] = [], restartRequired = 'com.acme.Shape'): Promise<RunningAgent> {
   await appStartsLater();
   const child = spawn(
     process.execPath,
@@ -55,7 +58,7 @@ async function agentFor(p: Project, extra: string[] = []): Promise<RunningAgent>
       '--watch',
       'target/classes',
       '--restart-required',
-      'com.acme.Shape',
+      restartRequired,
       '--capture-delay-ms',
       '20',
       '--reload-ms',
@@ -80,6 +83,14 @@ function build(p: Project): string[] {
     for (const [name, bytes] of [['Shape', 'shape-v2'], ['Greeter', 'greeter-v2']])
       fs.writeFileSync(path.join(${JSON.stringify(p.classes)}, 'com', 'acme', name + '.class'), bytes);`;
   return ['--', process.execPath, '-e', script];
+}
+
+/**
+ * A restart command that restarts the fake agent's app and then, once the new JVM's agent has
+ * written its new port, touches `file`: a class file younger than the new JVM.
+ */
+function restartThenTouch(portFile: string, pid: number, file: string): string {
+  return `old=$(cat ${portFile}); kill -HUP ${pid}; while [ ! -s ${portFile} ] || [ "$(cat ${portFile})" = "$old" ]; do sleep 0.02; done; touch ${file}`;
 }
 
 const events = (stdout: string) =>
@@ -150,8 +161,7 @@ describe('a change that needs an app restart', () => {
     const p = project();
     const agent = await agentFor(p);
     const shape = path.join(p.classes, 'com', 'acme', 'Shape.class');
-    // The restart, then (once the new JVM's agent has written its port) the file is touched: younger than the JVM.
-    const restart = `old=$(cat ${p.portFile}); kill -HUP ${agent.pid}; while [ ! -s ${p.portFile} ] || [ "$(cat ${p.portFile})" = "$old" ]; do sleep 0.02; done; touch ${shape}`;
+    const restart = restartThenTouch(p.portFile, agent.pid, shape);
     const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
     expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
     expect(run.exitCode).toBe(75);
@@ -192,5 +202,48 @@ describe('a change that needs an app restart', () => {
     expect(agent.out.all.some((l) => l.startsWith('fake agent restarted'))).toBe(false);
     expect(fs.existsSync(p.portFile)).toBe(true);
     expect(run.exitCode).toBe(75);
+  });
+});
+
+describe('watch mode with a restart command', () => {
+  it('restarts the app once per cycle that needs it, proves the change after each restart, and keeps watching', async () => {
+    const p = watchProject();
+    const agent = await agentFor(p, [], 'com.acme.Greeter');
+    const w = startWatch(p, ['--restart-command', `kill -HUP ${agent.pid}`]);
+    watches.push(w);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    await w.cyclesEnded(1);
+    await agent.out.line(/^fake agent restarted/);
+    editSource(p, 'com.acme.Greeter', 'greeter-v3');
+    const cycles = await w.cyclesEnded(2);
+    expect(cycles.map((c) => [c.result.reason, c.result.exitCode])).toEqual([
+      ['ok', 0],
+      ['ok', 0],
+    ]);
+    for (const c of cycles) expect(c.line).toMatch(/✔ 1 class live in .*after an app restart\)$/);
+    expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(2);
+    expect(w.json.filter((j) => j.type === 'restart')).toHaveLength(2);
+    expect(w.json.some((j) => j.type === 'news' && j.news === 'new-app-session')).toBe(true);
+    expect((await w.stop('SIGINT')).exitCode).toBe(130);
+  });
+
+  it('does not restart the app again for a class an earlier restart could not prove', async () => {
+    const p = watchProject();
+    const agent = await agentFor(p, [], 'com.acme.Greeter');
+    const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const w = startWatch(p, ['--verify-timeout', '1000', '--restart-command', restartThenTouch(p.portFile, agent.pid, greeter)]);
+    watches.push(w);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    await w.cyclesEnded(1);
+    editSource(p, 'com.acme.Greeter', 'greeter-v3');
+    const cycles = await w.cyclesEnded(2);
+    expect(cycles.map((c) => c.result.exitCode)).toEqual([75, 75]);
+    const said = w.stderr.join('\n');
+    expect(said).toContain('still not proven live in the new JVM');
+    expect(said).toContain('which an earlier restart in this watch could not prove: not restarted again for them');
+    expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(1);
+    expect((await w.stop('SIGINT')).exitCode).toBe(130);
   });
 });
