@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { appStartsLater } from '../support/agents.js';
 import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
-import { Lines } from '../support/wait.js';
+import { Lines, waitFor } from '../support/wait.js';
 import { editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
 
 const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-fake-agent.js');
@@ -49,27 +49,17 @@ afterEach(async () => {
 });
 
 /** The fake agent's binary in `p`, with com.acme.Shape's reload a superclass change (restart required). */
-async function agentFor(p: Pick<Project, 'dir'>, extra: string[] = [], restartRequired = 'com.acme.Shape'): Promise<RunningAgent> {
+function agentFor(p: Pick<Project, 'dir'>, extra: string[] = [], restartRequired = 'com.acme.Shape'): Promise<RunningAgent> {
+  return fakeAgent(p.dir, ['--watch', 'target/classes', '--restart-required', restartRequired, ...extra]);
+}
+
+/** The fake agent's binary started in `dir` with `args` (and fast captures), once it listens. */
+async function fakeAgent(dir: string, args: string[]): Promise<RunningAgent> {
   await appStartsLater();
-  const child = spawn(
-    process.execPath,
-    [
-      FAKE_AGENT,
-      '--watch',
-      'target/classes',
-      '--restart-required',
-      restartRequired,
-      '--capture-delay-ms',
-      '20',
-      '--reload-ms',
-      '20',
-      ...extra,
-    ],
-    {
-      cwd: p.dir,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
+  const child = spawn(process.execPath, [FAKE_AGENT, '--capture-delay-ms', '20', '--reload-ms', '20', ...args], {
+    cwd: dir,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   started.push(child);
   const out = new Lines(child.stdout!);
   await out.line(/^fake agent listening/);
@@ -194,6 +184,42 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(130);
   });
 
+  it('with several agents: runs the command once, waits for every agent whose app needed the restart, and proves each (exit 0)', async () => {
+    const root = tempDir();
+    const shared = path.join(root, 'shared', 'target', 'classes');
+    writeClass(shared, 'com.acme.shared.Money', 'money-v1');
+    for (const svc of ['svc-a', 'svc-b']) writeClass(path.join(root, svc, 'target', 'classes'), `com.acme.${svc.slice(-1)}.Service`, 'v1');
+    // Both apps load the shared module, whose change is a superclass change.
+    const a = await fakeAgent(path.join(root, 'svc-a'), [
+      '--watch',
+      'target/classes',
+      '--watch',
+      shared,
+      '--restart-required',
+      'com.acme.shared.Money',
+    ]);
+    const b = await fakeAgent(path.join(root, 'svc-b'), [
+      '--watch',
+      'target/classes',
+      '--watch',
+      shared,
+      '--restart-required',
+      'com.acme.shared.Money',
+    ]);
+    const marker = path.join(root, 'restarts.log');
+    const command = `echo once >> ${marker}; kill -HUP ${a.pid}; kill -HUP ${b.pid}`;
+    const write = `require('fs').writeFileSync(${JSON.stringify(path.join(shared, 'com', 'acme', 'shared', 'Money.class'))}, 'money-v2')`;
+    const run = await runCli(['--json', '--restart-command', command, '--', process.execPath, '-e', write], { cwd: root });
+    const result = jsonResult(run);
+    expect(fs.readFileSync(marker, 'utf8')).toBe('once\n');
+    expect(result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true });
+    const parts = result.agents as { restarted?: boolean; provenLive: boolean; restartSessionId?: string }[];
+    expect(parts).toHaveLength(2);
+    for (const part of parts) expect(part).toMatchObject({ restarted: true, provenLive: true });
+    for (const agent of [a, b]) expect(await agent.out.line(/^fake agent restarted/)).toContain(`session `);
+    expect(run.exitCode).toBe(0);
+  });
+
   it('without --restart-command or --await-restart, a restart-required change still ends 75 and nothing is restarted', async () => {
     const p = project();
     const agent = await agentFor(p);
@@ -225,6 +251,26 @@ describe('watch mode with a restart command', () => {
     expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(2);
     expect(w.json.filter((j) => j.type === 'restart')).toHaveLength(2);
     expect(w.json.some((j) => j.type === 'news' && j.news === 'new-app-session')).toBe(true);
+    expect((await w.stop('SIGINT')).exitCode).toBe(130);
+  });
+
+  it('with --await-restart, a new save ends the wait for the restart: the cycle starts over', async () => {
+    const p = watchProject();
+    const agent = await agentFor(p, [], 'com.acme.Greeter');
+    const w = startWatch(p, ['--await-restart']);
+    watches.push(w);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    await waitFor(() => w.stderr.some((l) => l.includes('restart the app now')), 'the watch to wait for the restart');
+    editSource(p, 'com.acme.Greeter', 'greeter-v3');
+    // The first cycle ends at the save, unproven; the next one waits for the restart in its turn.
+    const [first] = await w.cyclesEnded(1);
+    expect(first!.result.exitCode).toBe(75);
+    await waitFor(() => w.stderr.filter((l) => l.includes('restart the app now')).length === 2, 'the next cycle to wait for the restart');
+    process.kill(agent.pid, 'SIGHUP');
+    const cycles = await w.cyclesEnded(2);
+    expect(cycles[1]!.result).toMatchObject({ exitCode: 0, provenLive: true });
+    expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(1);
     expect((await w.stop('SIGINT')).exitCode).toBe(130);
   });
 
