@@ -12,6 +12,7 @@ import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
 import { addAgentCommands } from './commands.js';
+import { addRestartOptions } from './restart-options.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
 import { exitHelp } from '../report/help.js';
@@ -31,8 +32,7 @@ Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
 (timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs,
-restartCommand, restartTimeoutMs;
-watch and debounceMs for reclazz-build watch); command-line options win.
+restartCommand, restartTimeoutMs; watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
 
@@ -68,7 +68,7 @@ function addAgentOptions(command: Command): Command {
 
 /** The options of a build, for the build itself and for `watch`. */
 function addBuildOptions(command: Command): Command {
-  return command
+  return addRestartOptions(command)
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
     .option(
@@ -82,16 +82,6 @@ function addBuildOptions(command: Command): Command {
       integer('--wait-for-agent', 0),
     )
     .option('--no-verify', 'do not VERIFY changed classes (nothing is proven live)')
-    .option(
-      '--restart-command <cmd>',
-      'when classes need an app restart (and only then): run this shell command to restart the app, wait for it, and prove the change live there',
-    )
-    .option('--await-restart', 'when classes need an app restart: wait for you to restart the app, then prove the change live there')
-    .option(
-      '--restart-timeout <ms>',
-      'how long to wait for the app to come back after a restart (default 120000)',
-      integer('--restart-timeout', 1),
-    )
     .option(
       '--classes-dir <dir>',
       'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',

@@ -156,17 +156,22 @@ export class HumanReporter {
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
         return;
       case 'restart-needed':
-        this.line(p.yellow(restartNeededText(event.classes, event.command, event.timeoutMs)));
-        this.live.show(event.command === null ? 'waiting for the app to restart' : 'restarting the app');
-        return;
       case 'restart':
-        this.line(
-          event.exitCode === 0
-            ? restartCommandText(event.exitCode, event.durationMs)
-            : p.red(restartCommandText(event.exitCode, event.durationMs)),
-        );
+        this.restartEvent(event);
         return;
     }
+  }
+
+  /** The restart of a change that needs one (session/restart.ts): what it is about to do, then how its command ended. */
+  private restartEvent(event: Extract<RunEvent, { type: 'restart-needed' | 'restart' }>): void {
+    const p = this.p;
+    if (event.type === 'restart-needed') {
+      this.line(p.yellow(restartNeededText(event.classes, event.command, event.timeoutMs)));
+      this.live.show(event.command === null ? 'waiting for the app to restart' : 'restarting the app');
+      return;
+    }
+    const text = restartCommandText(event.exitCode, event.durationMs);
+    this.line(event.exitCode === 0 ? text : p.red(text));
   }
 
   /** `--verbose`: the agent's watched directories that are class output directories here, and those not here. */

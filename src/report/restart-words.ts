@@ -4,7 +4,7 @@
  */
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
-import { appStartWhy } from './step-words.js';
+import { appStartWhy } from './app-start-words.js';
 
 /** What a run waits for while the app restarts (`waiting` events' `what`). */
 export const WAITING_FOR_RESTART = 'the app to come back with a new agent session';

@@ -34,7 +34,7 @@ import { combineResults } from './result.js';
 import { verifyClasses } from '../verify/verify.js';
 
 /** How long the wait for the app's return is, by default, in ms. */
-export const DEFAULT_RESTART_TIMEOUT_MS = 120_000;
+const DEFAULT_RESTART_TIMEOUT_MS = 120_000;
 /** How often the agent is asked whether it is back, in ms. */
 const POLL_MS = 200;
 
@@ -82,35 +82,21 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   const first = group.sessions[0]!;
   const { host, signal } = first;
   const startedMs = host.clock.now();
-  const keys = needing.flatMap((p) => p.needs.map(keyOf));
+  const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
   if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
     return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
   const timeoutMs = options.restartTimeoutMs ?? DEFAULT_RESTART_TIMEOUT_MS;
   const command = options.restartCommand ?? null;
-  const classes = needing.flatMap((p) => p.needs.map((v) => v.className));
-  group.emit({ type: 'restart-needed', classes, command, timeoutMs });
+  group.emit({ type: 'restart-needed', classes: keys, command, timeoutMs });
+  const failed = (failure: RestartFailure) => {
+    for (const key of keys) place.notAgain?.add(key);
+    return ended(parts, needing, failure, startedMs);
+  };
   if (command !== null) {
-    const run = await runBuild(
-      {
-        kind: 'command',
-        file: host.platform === 'win32' ? (host.env.ComSpec ?? 'cmd.exe') : '/bin/sh',
-        args: host.platform === 'win32' ? ['/d', '/s', '/c', command] : ['-c', command],
-        cwd: host.cwd,
-        wrapper: false,
-      },
-      {
-        stdoutToStderr: true,
-        env: { ...host.env, [NESTED_ENV]: '1' },
-        process: host,
-        sharesTerminal: host.sharesTerminal,
-        platform: host.platform,
-        self: host.pid,
-        ...(signal === undefined ? {} : { signal }),
-      },
-    );
+    const run = await runCommand(command, first);
     group.emit({ type: 'restart', command, exitCode: run.exitCode, durationMs: run.durationMs });
     if (run.interruptedBy !== undefined || signal?.aborted) return interrupted(parts, startedMs, signal);
-    if (run.exitCode !== 0) return ended(parts, needing, { kind: 'command-failed', command, exitCode: run.exitCode }, startedMs);
+    if (run.exitCode !== 0) return failed({ kind: 'command-failed', command, exitCode: run.exitCode });
   }
   const deadline = startedMs + timeoutMs;
   const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded)));
@@ -118,13 +104,10 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
     if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
     if (backs.some((b) => b === 'superseded')) return result;
     if (backs.some((b) => b === 'not-back'))
-      return ended(parts, needing, { kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) }, startedMs);
+      return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
     const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
-    const results = parts.map((p) => {
-      const i = needing.indexOf(p);
-      return i === -1 ? p.result : proofs[i]!;
-    });
-    for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(keyOf(v));
+    const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
+    for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
     return whole(parts, results, startedMs);
   } finally {
     for (const back of backs) if (typeof back === 'object') back.connection.close();
@@ -160,6 +143,25 @@ function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefine
 function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
   if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
   return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
+}
+
+/** Runs the user's restart command in a shell, its output on stderr, under the run's signal handling (tool/spawn.ts). */
+function runCommand(command: string, session: BuildSession) {
+  const { host, signal } = session;
+  const win = host.platform === 'win32';
+  const shell = { file: win ? (host.env.ComSpec ?? 'cmd.exe') : '/bin/sh', args: win ? ['/d', '/s', '/c', command] : ['-c', command] };
+  return runBuild(
+    { kind: 'command', ...shell, cwd: host.cwd, wrapper: false },
+    {
+      stdoutToStderr: true,
+      env: { ...host.env, [NESTED_ENV]: '1' },
+      process: host,
+      sharesTerminal: host.sharesTerminal,
+      platform: host.platform,
+      self: host.pid,
+      ...(signal === undefined ? {} : { signal }),
+    },
+  );
 }
 
 /** The agent back in a new agent session: a connection to it and its DOCTOR. */
@@ -236,20 +238,12 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const classes = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
   const read = classes.map((v) => readAfter(v, appStart));
   const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
-  const report = await verifyClasses(
-    back.connection,
-    asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 })),
-    {
-      sessionId,
-      timeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
-      ...(session.signal === undefined ? {} : { signal: session.signal }),
-    },
-  );
+  const signal = session.signal === undefined ? {} : { signal: session.signal };
+  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
+  const timeoutMs = options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
+  const report = await verifyClasses(back.connection, targets, { sessionId, timeoutMs, ...signal });
   const answers = new Map(report.verdicts.map((v) => [v.path, v]));
-  const verdicts = classes.map((v, i) => {
-    const r = read[i]!;
-    return r === 'verify' ? answers.get(v.path)! : r;
-  });
+  const verdicts = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
   if (verdicts.some((v) => v.status === 'interrupted'))
     return { ...interruptedResult(part.result, session.signal), verdicts, agent, ...facts };
   const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
@@ -304,16 +298,13 @@ function foldersOf(file: string, className: string): string[] {
   return folders;
 }
 
-function keyOf(verdict: ClassVerdict): string {
-  return verdict.className;
-}
-
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */
 function rebuilt(result: Omit<RunResult, 'agents'>, outcome: Outcome, verdicts: ClassVerdict[]): Omit<RunResult, 'agents'> {
   const { outcome: _o, reason: _r, exitCode: _e, message: _m, hint: _h, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
   return buildRunResult(outcome, describeOutcome(outcome), { ...facts, verdicts }, durationMs);
 }
 
+/** The part's result when its restart ended with `failure`: 75. */
 function resultOf(
   part: Part,
   failure: RestartFailure,
@@ -332,11 +323,8 @@ function interruptedResult(result: Omit<RunResult, 'agents'>, signal: AbortSigna
 
 /** Every part that needed a restart ends with `failure` (the restart never got as far as a new session). */
 function ended(parts: Part[], needing: Part[], failure: RestartFailure, startedMs: number): RunResult {
-  return whole(
-    parts,
-    parts.map((p) => (needing.includes(p) ? { ...resultOf(p, failure, p.result.verdicts), restart: undefined } : p.result)),
-    startedMs,
-  );
+  const results = parts.map((p) => (needing.includes(p) ? resultOf(p, failure, p.result.verdicts) : p.result));
+  return whole(parts, results, startedMs);
 }
 
 function interrupted(parts: Part[], startedMs: number, signal: AbortSignal | undefined): RunResult {
@@ -351,10 +339,7 @@ function interrupted(parts: Part[], startedMs: number, signal: AbortSignal | und
 function whole(parts: Part[], results: Omit<RunResult, 'agents'>[], startedMs: number): RunResult {
   const host = parts[0]!.session.host;
   const took = host.clock.now() - startedMs;
-  const timed = results.map((r) => {
-    const { restart, ...rest } = r;
-    return { ...rest, ...(restart === undefined ? {} : { restart }), durationMs: r.durationMs + Math.round(took) };
-  });
+  const timed = results.map((r) => ({ ...r, durationMs: r.durationMs + Math.round(took) }));
   if (parts.length === 1) return timed[0]!;
   return combineResults(
     timed.map((r, i) => ({ ...r, agentSource: parts[i]!.session.location.source })),
