@@ -171,7 +171,8 @@ export class HumanReporter {
       return;
     }
     const text = restartCommandText(event.exitCode, event.durationMs);
-    this.line(event.exitCode === 0 ? text : p.red(text));
+    if (event.exitCode !== 0) this.line(p.red(text));
+    else if (!this.options.quiet) this.line(text);
   }
 
   /** `--verbose`: the agent's watched directories that are class output directories here, and those not here. */

@@ -32,7 +32,7 @@ export function restartedProofWords(proof: Extract<Proof, { kind: 'restarted' }>
     ...(verified > 0 ? [`${verified} VERIFY applied`] : []),
   ].join(', ');
   return {
-    message: `all ${proof.classes} changed class(es) proven live after a restart (${how}); the app came back at ${clock(proof.at)} in agent session ${proof.sessionId}`,
+    message: `all ${proof.classes} class(es) of the change proven live after a restart (${how}); the app came back at ${clock(proof.at)} in agent session ${proof.sessionId}`,
   };
 }
 

@@ -26,6 +26,7 @@ import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/
 import { WAITING_FOR_RESTART } from '../report/restart-words.js';
 import { describeOutcome } from '../report/words.js';
 import { runBuild } from '../tool/spawn.js';
+import { agentWatchOf } from './agent-jvm.js';
 import { findAppStart } from './app-start.js';
 import type { BuildSession } from './cycle-context.js';
 import type { SessionGroup } from './group.js';
@@ -79,8 +80,7 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   const parts = partsOf(result, group.sessions);
   if (parts === undefined) return result;
   const needing = parts.filter((p) => p.needs.length > 0);
-  const first = group.sessions[0]!;
-  const { host, signal } = first;
+  const { host, signal } = group.sessions[0]!;
   const startedMs = host.clock.now();
   const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
   if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
@@ -93,7 +93,7 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
     return ended(parts, needing, failure, startedMs);
   };
   if (command !== null) {
-    const run = await runCommand(command, first);
+    const run = await runCommand(command, group.sessions[0]!);
     group.emit({ type: 'restart', command, exitCode: run.exitCode, durationMs: run.durationMs });
     if (run.interruptedBy !== undefined || signal?.aborted) return interrupted(parts, startedMs, signal);
     if (run.exitCode !== 0) return failed({ kind: 'command-failed', command, exitCode: run.exitCode });
@@ -103,8 +103,7 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   try {
     if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
     if (backs.some((b) => b === 'superseded')) return result;
-    if (backs.some((b) => b === 'not-back'))
-      return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
+    if (backs.includes('not-back')) return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
     const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
     const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
     for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
@@ -174,7 +173,8 @@ interface Back {
 /**
  * Asks, every {@link POLL_MS}, the agent of `session` (its port file read again: a new JVM's
  * agent writes its new port there) until it answers DOCTOR in another agent session than the
- * one before, with VERIFY wired (protocol.md "Early in agent start-up"), or `deadline` passes.
+ * one before, with VERIFY wired (protocol.md "Early in agent start-up"), and not in a test JVM,
+ * or `deadline` passes.
  */
 async function awaitNewSession(
   session: BuildSession,
@@ -209,7 +209,9 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
     try {
       const answer = await askDoctor(connection, timeoutMs, session.signal);
       const d = answer.kind === 'observed' ? answer.doctor : undefined;
-      if (d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported)
+      // A test JVM's agent may write the same port file meanwhile: never the app's (agent-jvm.ts).
+      const ours = async (doctor: DoctorObserved) => (await agentWatchOf(doctor, session.options.pathMap ?? []))?.testRunner === undefined;
+      if (d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported && (await ours(d)))
         return { connection, doctor: d, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again
