@@ -242,16 +242,13 @@ export async function recordSamples(compiled = compileFixture) {
  * app on SIGHUP, as `systemctl restart` would restart a real one. Last: the app's agent session changes.
  */
 async function recordRestart(app, agent, cli) {
-  fs.writeFileSync(path.join(app, 'agent.pid'), String(agent.pid));
+  fs.writeFileSync(path.join(app, 'restart-app.sh'), `#!/bin/sh\nkill -HUP ${agent.pid}\n`, { mode: 0o755 });
   editSource(
     path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java'),
     'public class Greeter {',
     'public class Greeter extends Outer {',
   );
-  const run = await cli(
-    ['--quiet', '--restart-command', 'kill -HUP $(cat agent.pid)', 'mvn', '-q', 'compile'],
-    "reclazz-build --quiet --restart-command 'kill -HUP $(cat agent.pid)' mvn -q compile",
-  );
+  const run = await cli(['--quiet', '--restart-command', './restart-app.sh', 'mvn', '-q', 'compile']);
   if (run.exitCode !== 0) throw new Error(`scripts/samples.mjs: the restart sample exited ${run.exitCode}:\n${run.block}`);
   return run.block;
 }
