@@ -72,6 +72,7 @@ function normalise(text, facts) {
     .replace(/\b\d+\.\d s\b/g, '2.1 s')
     .replace(/"(durationMs|elapsedMs)":\d+/g, '"$1":12')
     .replace(/\(\d+ms\)/g, '(50ms)')
+    .replace(/restart command done in \d+ ms/g, 'restart command done in 40 ms')
     .replace(/reloaded in \d+ms/g, 'reloaded in 50ms')
     // The agent's HEALTH lines: its uptime, reload latencies and the time since the last change.
     .replace(/, up \d+ \w+\./g, ', up 9 seconds.')
@@ -227,12 +228,29 @@ export async function recordSamples(compiled = compileFixture) {
 
     Object.assign(samples, await recordSeveralApps(work, env, facts, cli, compiled));
     samples['not-watched'] = await recordNotWatched(work, env, facts, cli, compiled);
+    samples.restart = await recordRestart(app, agent, cli);
     return samples;
   } finally {
     agent?.kill('SIGTERM');
     await agent?.catch(() => undefined);
     fs.rmSync(work, { recursive: true, force: true });
   }
+}
+
+/**
+ * A superclass change (restart required), restarted and proven live: the fake agent restarts its
+ * app on SIGHUP, as `systemctl restart` would restart a real one. Last: the app's agent session changes.
+ */
+async function recordRestart(app, agent, cli) {
+  fs.writeFileSync(path.join(app, 'restart-app.sh'), `#!/bin/sh\nkill -HUP ${agent.pid}\n`, { mode: 0o755 });
+  editSource(
+    path.join(app, 'src', 'main', 'java', 'com', 'acme', 'Greeter.java'),
+    'public class Greeter {',
+    'public class Greeter extends Outer {',
+  );
+  const run = await cli(['--quiet', '--restart-command', './restart-app.sh', 'mvn', '-q', 'compile']);
+  if (run.exitCode !== 0) throw new Error(`scripts/samples.mjs: the restart sample exited ${run.exitCode}:\n${run.block}`);
+  return run.block;
 }
 
 /** Replaces the first `from` in `file` (a real edit for the next compile). */

@@ -22,11 +22,12 @@ import { openSessions } from './session/open.js';
 import { noAgentBuild } from './session/no-agent.js';
 import { hostWith, type CycleOptions, type Host, type HostOverrides, type SessionHooks, type SessionOptions } from './session/options.js';
 import { refusedAmong, runResult } from './session/result.js';
+import { restartIfNeeded, type RestartOptions } from './session/restart.js';
 
 export { DEFAULTS, NESTED_ENV, type Clock, type Host } from './session/options.js';
 
 /** Options for {@link runSafeBuild}. Times in ms. */
-export interface SafeBuildOptions extends SessionOptions, CycleOptions, HostOverrides {
+export interface SafeBuildOptions extends SessionOptions, CycleOptions, HostOverrides, RestartOptions {
   /** `gradle`, `mvn`, or `command` (then `args[0]` is the executable). */
   tool: ToolKind;
   /** With no agent found, run the build without a hold (default false). */
@@ -73,7 +74,8 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
   }
   const group = { sessions: opening.sessions as BuildSession[], emit: hooks.onEvent ?? (() => undefined) };
   try {
-    return await runCycles(group, command, options, startedMs);
+    // A change that needs a restart: restart the app and prove it there, when asked to (restart.ts).
+    return await restartIfNeeded(await runCycles(group, command, options, startedMs), { group, options });
   } finally {
     await closeSessions(group);
   }

@@ -22,6 +22,9 @@ export interface CliOptions extends AgentFlags {
   owner?: string;
   verify: boolean;
   allowNoAgent?: boolean;
+  restartCommand?: string;
+  awaitRestart?: boolean;
+  restartTimeout?: number;
 }
 
 /** SIGINT/SIGTERM as an AbortSignal while a run lasts (`cli.ts` supplies it); `owner` names the hold in its last words. */
@@ -83,8 +86,23 @@ export function readBuildOptions(
     ...(settings.port === undefined ? {} : { port: settings.port }),
     ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
+    ...restartOptions(opts, config),
   };
   return { options, config };
+}
+
+/** The restart options (session/restart.ts): the command line's, else the config's. */
+function restartOptions(
+  opts: CliOptions,
+  config: ReclazzConfig,
+): Pick<SharedBuildOptions, 'restartCommand' | 'awaitRestart' | 'restartTimeoutMs'> {
+  const command = opts.restartCommand ?? config.restartCommand;
+  const timeoutMs = opts.restartTimeout ?? config.restartTimeoutMs;
+  return {
+    ...(command === undefined ? {} : { restartCommand: command }),
+    ...(opts.awaitRestart === true ? { awaitRestart: true } : {}),
+    ...(timeoutMs === undefined ? {} : { restartTimeoutMs: timeoutMs }),
+  };
 }
 
 interface Output {

@@ -43,6 +43,10 @@ export interface ReclazzConfig {
   watch?: string[];
   /** `reclazz-build watch`: the quiet period after a change before a build starts, in ms. */
   debounceMs?: number;
+  /** A shell command that restarts the app, run when classes need a restart (`--restart-command`). */
+  restartCommand?: string;
+  /** How long to wait for the app to come back after a restart (`--restart-timeout`). */
+  restartTimeoutMs?: number;
 }
 
 /** What each key expects, in words: used in every error message. */
@@ -59,6 +63,8 @@ const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
   mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
   watch: 'an array of non-empty path strings, e.g. ["shared/src/main/java"]',
   debounceMs: 'a whole number of milliseconds, 0 or more, e.g. 300',
+  restartCommand: 'a non-empty shell command string, e.g. "systemctl --user restart shop"',
+  restartTimeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 120000',
 };
 
 const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
@@ -78,6 +84,8 @@ const buildConfigSchema = () =>
     mvnArgs: z.optional(z.array(z.string())),
     watch: z.optional(z.array(nonEmpty())),
     debounceMs: z.optional(wholeMs(0).check(z.lte(2_147_483_647))),
+    restartCommand: z.optional(nonEmpty()),
+    restartTimeoutMs: z.optional(wholeMs(1)),
   });
 let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
 /** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */

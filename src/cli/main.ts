@@ -12,6 +12,7 @@ import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
 import { addAgentCommands } from './commands.js';
+import { addRestartOptions } from './restart-options.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
 import { exitHelp } from '../report/help.js';
@@ -30,8 +31,8 @@ const MORE_HELP = `
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
-(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs;
-watch and debounceMs for reclazz-build watch); command-line options win.
+(timeoutMs, verifyTimeoutMs, waitMs, waitForAgentMs, port, portFile, classesDirs, pathMap, gradleArgs, mvnArgs,
+restartCommand, restartTimeoutMs; watch and debounceMs for reclazz-build watch); command-line options win.
 
 ${exitHelp('build')}`;
 
@@ -67,7 +68,7 @@ function addAgentOptions(command: Command): Command {
 
 /** The options of a build, for the build itself and for `watch`. */
 function addBuildOptions(command: Command): Command {
-  return command
+  return addRestartOptions(command)
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
     .option(

@@ -423,6 +423,24 @@ class FakeAgentServer implements FakeAgent {
     await new Promise((resolveTick) => setImmediate(resolveTick));
   }
 
+  /**
+   * The app's JVM restarted (systemctl, docker, the IDE): as the real agent, the old JVM's
+   * shutdown hook closes the status server and deletes the port file (agent
+   * `agent/StatusServer.java` stop()), and the new JVM's agent binds a new port (an ephemeral one
+   * unless `port` is fixed) and writes it to the port file again (StatusServer start()), with a new
+   * agent session and a new stand-in JVM that loads the class files on disk.
+   */
+  async restartJvm(): Promise<void> {
+    if (this.stopping) return;
+    const { portFile } = this.settings;
+    this.dropAllConnections();
+    if (this.server.listening) await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
+    if (portFile) removePortFile(portFile, this.portValue);
+    await this.restart();
+    await this.bind(this.settings.port);
+    if (portFile) writePortFile(portFile, this.portValue);
+  }
+
   stop(): Promise<void> {
     this.stopping ??= this.shutdown();
     return this.stopping;

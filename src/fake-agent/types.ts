@@ -392,6 +392,12 @@ export interface FakeAgent {
   broadcast(level: string, message: string, extra?: Record<string, unknown>): void;
   /** Simulate an application restart: close all clients, new sessionId, empty ledger, no hold, no pause, pending timers cancelled, classes re-snapshotted as loaded; same port. */
   restart(): Promise<void>;
+  /**
+   * Simulate a restart of the app's JVM as the real agent goes through it: as restart(), but the
+   * port file is deleted, the socket closed, and a new port bound (ephemeral unless `port` is
+   * fixed) and written to the port file. The CLI does this on SIGHUP.
+   */
+  restartJvm(): Promise<void>;
   /** Close the server and every client, cancel all timers, delete the port file. Idempotent. */
   stop(): Promise<void>;
   /** Connected clients (those that received CONNECTED and are still open). */

@@ -30,7 +30,14 @@ type RunEventBody =
   /** `checks`: class files there before this build that no record shows live, asked once. */
   | { type: 'changes'; changed: number; checks: number; added: number; removed: number; notVerifiable: number; total: number }
   | { type: 'verify-progress'; final: number; applied: number; total: number }
-  | { type: 'agent-event'; level: string; message: string };
+  | { type: 'agent-event'; level: string; message: string }
+  /**
+   * A cycle ended with `classes` (binary names) needing an app restart: the run restarts the app
+   * with `command`, or (null) waits for the user to, for at most `timeoutMs` (session/restart.ts).
+   */
+  | { type: 'restart-needed'; classes: string[]; command: string | null; timeoutMs: number }
+  /** The restart command ended with `exitCode` (128+N for a signal) after `durationMs`. */
+  | { type: 'restart'; command: string; exitCode: number; durationMs: number };
 
 /** The agent's own event levels a run shows while it waits (marked as the agent's; `--quiet` hides them). */
 export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);

@@ -68,7 +68,7 @@ export function exitStatus(outcome: Outcome): number {
 export function provesLive(outcome: Outcome): boolean {
   if (outcome.reason !== 'ok' || !('proof' in outcome)) return false;
   const { kind } = outcome.proof;
-  return kind === 'proven' || kind === 'nothing-to-prove' || kind === 'none-verifiable';
+  return kind === 'proven' || kind === 'nothing-to-prove' || kind === 'none-verifiable' || kind === 'restarted';
 }
 
 /** One row of the table: a status and what it means for a build, for `verify`, and for the other subcommands. */
@@ -87,7 +87,7 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     status: '0',
     rule: 0,
     build:
-      'build ok and acknowledged; every class file is live by evidence: VERIFY applied, unchanged since the app started, new, or identical bytes (or --no-verify, which proves nothing)',
+      'build ok and acknowledged; every class file is live by evidence: VERIFY applied, unchanged since the app started, new, or identical bytes, or proven after a restart (--restart-command, --await-restart); or --no-verify, which proves nothing',
     verify: 'every class given is live: applied, or unchanged since the app started',
     agent: 'done: the receipt came and says what was asked (events: the agent closed the stream)',
   },
@@ -121,7 +121,7 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     status: '75',
     rule: EXIT_UNPROVEN,
     build:
-      'build ok, but not every class file is proven live: not applied by the deadline, a restart required, or not checked (no class output directory, unreadable files or folders)',
+      'build ok, but not every class file is proven live: not applied by the deadline, a restart required (or a restart that failed, did not come back, or cannot be proven from here), or not checked (no class output directory, unreadable files or folders)',
     verify: 'not every class was proven live (a restart required, not applied by the deadline)',
     agent:
       "doctor: something here keeps classes from being proven (a class output directory NOT watched, reloads paused, a hold that is not this checkout's, the watcher not running)",

@@ -3,7 +3,7 @@
  * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
  * each its exit status, and report/ gives each its words and its `next:` hint.
  */
-import type { AgentAfterLoss, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+import type { AgentAfterLoss, AppStartUnknown, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
 
 /** What a usage error was about (exit 2, nothing was sent). */
 export type UsageProblem =
@@ -54,7 +54,28 @@ export type Proof =
   /** `--no-verify`: `changed` classes were not asked about. */
   | { kind: 'not-verified'; changed: number }
   /** `verify`: none of the files has a name VERIFY accepts. */
-  | { kind: 'none-verifiable'; files: number };
+  | { kind: 'none-verifiable'; files: number }
+  /**
+   * A change that needed a restart, proven after the app restarted (`--restart-command`,
+   * `--await-restart`): its `classes` class files are live in the new agent session `sessionId`
+   * (seen `at`, ISO), `preStart` by bytes at their path since before the new JVM started, the
+   * rest VERIFY applied.
+   */
+  | { kind: 'restarted'; classes: number; preStart: number; sessionId: string; at: string };
+
+/**
+ * Why a restart did not prove a change that needed one (session/restart.ts): the restart
+ * command failed; the agent did not come back with a new agent session within `waitedMs`; the
+ * new JVM's start cannot be seen from here (`why`); `classes` class files still not proven in
+ * the new session; or (watch mode) an earlier restart could not prove these classes, so the app
+ * is not restarted again for them.
+ */
+export type RestartFailure =
+  | { kind: 'command-failed'; command: string; exitCode: number }
+  | { kind: 'not-back'; waitedMs: number; command?: string }
+  | { kind: 'not-provable'; sessionId: string; why: AppStartUnknown }
+  | { kind: 'not-proven'; sessionId: string; classes: number }
+  | { kind: 'not-again'; classes: number };
 
 /** What a subcommand that ended well found. */
 export type Done =
@@ -115,6 +136,8 @@ export type Shortfall =
   | { kind: 'watcher-starting'; classes: number }
   /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
   | { kind: 'restart-required'; classes: number }
+  /** `classes` classes needed an app restart, and the restart did not prove them live (`failure`). */
+  | { kind: 'restart'; classes: number; failure: RestartFailure }
   /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
   | { kind: 'unreadable'; unreadable: number; folders: number }
   /**
@@ -143,7 +166,9 @@ export type InterruptPoint =
   | 'after-scan'
   | 'following'
   /** Watch mode, between cycles. */
-  | 'watching';
+  | 'watching'
+  /** Running the restart command, or waiting for the app to come back after it. */
+  | 'restart';
 
 /** What the agent must support for what was asked. */
 export type Need = 'owned builds' | 'DOCTOR' | 'RELOAD' | 'VERIFY';

@@ -45,6 +45,8 @@ export interface RunResult extends ResultBase {
   hold: HoldLeft;
   /** True when every changed class that existed before is proven applied (or there was nothing to prove). */
   provenLive: boolean;
+  /** The app was restarted (or restarted by the user) for a change that needed it, and came back in agent session `sessionId`. */
+  restart?: { sessionId: string };
   /**
    * With several agents: each agent's own result, in hold order. The result itself is then the
    * deciding agent's (the first whose exit status is not 0, else the first not proven live,

@@ -3,6 +3,7 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
+import { restartCommandText, restartNeededText } from './restart-words.js';
 import type { RunEvent } from '../outcome/events.js';
 import { LIVE_VERDICTS, type ClassVerdict, type VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
@@ -154,7 +155,24 @@ export class HumanReporter {
       case 'agent-event':
         if (!quiet) this.line(`${p.dim('agent')} ${levelColour(p, event.level)(event.level)} ${event.message}`);
         return;
+      case 'restart-needed':
+      case 'restart':
+        this.restartEvent(event);
+        return;
     }
+  }
+
+  /** The restart of a change that needs one (session/restart.ts): what it is about to do, then how its command ended. */
+  private restartEvent(event: Extract<RunEvent, { type: 'restart-needed' | 'restart' }>): void {
+    const p = this.p;
+    if (event.type === 'restart-needed') {
+      this.line(p.yellow(restartNeededText(event.classes, event.command, event.timeoutMs)));
+      this.live.show(event.command === null ? 'waiting for the app to restart' : 'restarting the app');
+      return;
+    }
+    const text = restartCommandText(event.exitCode, event.durationMs);
+    if (event.exitCode !== 0) this.line(p.red(text));
+    else if (!this.options.quiet) this.line(text);
   }
 
   /** `--verbose`: the agent's watched directories that are class output directories here, and those not here. */

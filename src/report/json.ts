@@ -50,6 +50,9 @@ export interface JsonResult {
   /** Files other than class files the build wrote in the class output directories: not checked (VERIFY cannot prove them). */
   resources: string[];
   durationMs: number;
+  /** After a restart for a change that needed one (session/restart.ts): true, with the new agent session. */
+  restarted?: true;
+  restartSessionId?: string;
   /** With several agents: each agent's result, in hold order (docs/project-shapes.md, "Several apps in one checkout"). */
   agents?: JsonAgentResult[];
 }
@@ -140,6 +143,7 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     classes,
     resources: c?.resources ?? [],
     durationMs: result.durationMs,
+    ...(result.restart === undefined ? {} : { restarted: true as const, restartSessionId: result.restart.sessionId }),
   };
 }
 

@@ -74,6 +74,14 @@ export const eventLineSchemas = {
   }),
   verifyProgress: z.strictObject({ type: z.literal('verify-progress'), final: ms, applied: ms, total: ms, agentSource }),
   agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string(), agentSource }),
+  restartNeeded: z.strictObject({
+    type: z.literal('restart-needed'),
+    classes: z.array(z.string()),
+    command: z.string().nullable(),
+    timeoutMs: ms,
+    agentSource,
+  }),
+  restart: z.strictObject({ type: z.literal('restart'), command: z.string(), exitCode: int, durationMs: ms, agentSource }),
 } as const;
 
 /** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
@@ -157,6 +165,9 @@ const runResultFields = {
   classes: z.array(z.strictObject(classFields)),
   resources: z.array(z.string()),
   durationMs: ms,
+  /** After a restart for a change that needed one: true, and the new agent session. */
+  restarted: z.literal(true).optional(),
+  restartSessionId: z.string().optional(),
 };
 
 /** The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents. */

@@ -4,6 +4,7 @@
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
 import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
+import { appStartWhy } from './app-start-words.js';
 import { visible, visibleFacts } from './visible.js';
 import { noClassDirs, shortCommand } from './words.js';
 
@@ -119,18 +120,6 @@ const warnings = {
 
 /** How long a build's other processes may run after its command exits, in s (tool/build-group.ts). */
 const LINGER_S = 5;
-
-/** Why the app's start time is unknown, as the start of a sentence. */
-function appStartWhy(why: AppStartUnknown): string {
-  switch (why.kind) {
-    case 'no-pid':
-      return `the agent reports no process id for the app (pid ${JSON.stringify(why.pid)})`;
-    case 'not-visible':
-      return `the app's process ${why.pid} is not visible here (a container or another host?)`;
-    case 'elsewhere':
-      return `process ${why.pid} here runs in ${why.cwd ?? 'a folder that cannot be read'}, not in the agent's working directory ${why.workingDirectory} (a container or another host?)`;
-  }
-}
 
 /** Every function of `words` with its arguments made visible (paths, an agent's text) before they are put into words. */
 function withVisibleFacts<T extends Record<string, (...args: never[]) => string>>(words: T): T {

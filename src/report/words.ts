@@ -10,6 +10,7 @@ import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
+import { restartedProofWords, restartFailedWords } from './restart-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './visible.js';
 
@@ -133,6 +134,8 @@ function describeProof(proof: Proof): Words {
       return { message: `build ok and acknowledged; ${proof.changed} changed class(es) not verified (--no-verify): NOT proven live` };
     case 'none-verifiable':
       return { message: `none of the ${proof.files} class file(s) has a name VERIFY accepts: nothing to prove` };
+    case 'restarted':
+      return restartedProofWords(proof);
   }
 }
 
@@ -280,6 +283,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
     case 'watcher-starting':
     case 'restart-required':
       return agentShortfallWords(shortfall, files === true);
+    case 'restart':
+      return restartFailedWords(shortfall);
     default: {
       const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;
@@ -331,6 +336,7 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
   'reload-receipt': 'while waiting for the RELOAD_STATE receipt',
   'after-scan': 'after sending SCAN',
   watching: 'while watching, between builds',
+  restart: 'while the app restarted (the build was acknowledged and nothing is held)',
 };
 
 function describeInterrupt(outcome: OutcomeOf<'interrupted'>): string {

@@ -18,7 +18,8 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): 
   const outcome = result.outcome;
   switch (outcome.reason) {
     case 'ok':
-      if (result.provenLive) return { kind: 'live', at, classes: live, ...times, ...recovered };
+      if (result.provenLive)
+        return { kind: 'live', at, classes: live, ...times, ...recovered, ...(result.restart === undefined ? {} : { restarted: true }) };
       return {
         kind: 'not-proven',
         at,

@@ -14,6 +14,7 @@ import { closeSessions, runCycles, type SessionGroup } from '../session/group.js
 import type { BuildSession } from '../session/cycle-context.js';
 import { failureOutcome } from '../session/failure.js';
 import { beginCycle } from '../session/next-cycle.js';
+import { restartIfNeeded } from '../session/restart.js';
 import type { Host } from '../session/options.js';
 import { ofAgent, runResult } from '../session/result.js';
 import { staleFolders } from '../session/stale-folders.js';
@@ -62,6 +63,10 @@ export class WatchCycles {
   /** True from the news that the agent is not there until it is back. */
   private away = false;
   private stopping = false;
+  /** Saves seen so far: a save during a wait for the app's restart ends it early (the cycle starts over). */
+  private saves = 0;
+  /** Classes (binary names) an earlier restart could not prove: the app is not restarted again for them. */
+  private readonly notAgain = new Set<string>();
 
   constructor(private readonly setup: WatchSetup) {
     const signal = setup.hooks.signal;
@@ -92,7 +97,10 @@ export class WatchCycles {
     const watcher: SourceWatcher = watchSources({
       roots: sources.roots,
       ignoreDirs: [...sources.outputDirs, ...this.setup.classDirs],
-      onChange: (changed) => this.scheduler.notify(changed),
+      onChange: (changed) => {
+        this.saves += 1;
+        this.scheduler.notify(changed);
+      },
       onError: (error) => this.watchFailed(error),
     });
     await this.hints.watch(this.setup.classDirs);
@@ -174,7 +182,10 @@ export class WatchCycles {
     try {
       this.hints.startCycle();
       const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
-      return await runCycles(group, command, { ...options, changedFolders }, startedMs);
+      const saves = this.saves;
+      const result = await runCycles(group, command, { ...options, changedFolders }, startedMs);
+      // A change that needs a restart: restart the app once for it, unless a save comes first (session/restart.ts).
+      return await restartIfNeeded(result, { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain });
     } finally {
       await start.releaseLock();
     }

@@ -93,7 +93,7 @@ export interface CycleTimes {
 /** How a cycle ended, for its end line. */
 export type EndLine =
   /** The build passed and every changed class is proven live (exit 0); `classes` may be 0. */
-  | ({ kind: 'live'; at: Date; classes: number; holdRecovered?: boolean } & CycleTimes)
+  | ({ kind: 'live'; at: Date; classes: number; holdRecovered?: boolean; restarted?: boolean } & CycleTimes)
   /** The build passed but some changed classes were not proven live (exit 75 and the like). */
   | ({ kind: 'not-proven'; at: Date; live: number; notProven: number; exitCode: number; holdRecovered?: boolean } & CycleTimes)
   /** The build command failed; `holding` when the agent still holds its reloads for us. */
@@ -109,7 +109,8 @@ export function cycleEndLine(end: EndLine): string {
   switch (end.kind) {
     case 'live': {
       const what = end.classes === 0 ? 'no class changed' : `${count(end.classes, 'class', 'classes')} live`;
-      return `${at} ✔ ${what} in ${duration(end.totalMs)} (${times(end, end.holdRecovered ? ['hold recovered'] : [])})`;
+      const extra = [...(end.holdRecovered ? ['hold recovered'] : []), ...(end.restarted ? ['after an app restart'] : [])];
+      return `${at} ✔ ${what} in ${duration(end.totalMs)} (${times(end, extra)})`;
     }
     case 'not-proven': {
       const extra = [`exit ${end.exitCode}`, ...(end.holdRecovered ? ['hold recovered'] : [])];

@@ -3,10 +3,11 @@ import type { RunEvent } from '../outcome/events.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import type { CycleOptions, HostOverrides, SessionOptions } from '../session/options.js';
+import type { RestartOptions } from '../session/restart.js';
 import type { EndLine, NewsLine } from './lines.js';
 
 /** Options of `runWatch`. Times in ms. */
-export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'changedFolders'>, HostOverrides {
+export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'changedFolders'>, HostOverrides, RestartOptions {
   tool: ToolKind;
   /** The quiet period after a change before a cycle starts (default 300). */
   debounceMs?: number;

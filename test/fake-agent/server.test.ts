@@ -265,6 +265,23 @@ describe('restart and stop', () => {
     });
   });
 
+  it('restartJvm() restarts the app as the agent does: port file gone, a new session, a new JVM, a new port written', async () => {
+    const portFile = join(tempDir(), '.reclazz', 'agent.port');
+    const agent = await agentFor({ portFile });
+    const before = { session: agent.sessionId, port: agent.port, pid: agent.jvm?.pid };
+    const client = await clientOf(agent);
+    const restarting = agent.restartJvm();
+    await client.closed;
+    await restarting;
+    expect(agent.sessionId).not.toBe(before.session);
+    expect(agent.jvm?.pid).not.toBe(before.pid);
+    expect(agent.port).not.toBe(before.port);
+    expect(readFileSync(portFile, 'utf8')).toBe(String(agent.port));
+    const again = await clientOf(agent);
+    const doctor = await again.ask('DOCTOR d', 'DOCTOR_RESULT', 'd');
+    expect(JSON.parse(doctor.slice('DOCTOR_RESULT d '.length))).toMatchObject({ sessionId: agent.sessionId, pid: String(agent.jvm?.pid) });
+  });
+
   it('honours a fixed sessionId', async () => {
     const agent = await agentFor({ sessionId: 'fixed-session' });
     expect(agent.sessionId).toBe('fixed-session');

@@ -1,0 +1,350 @@
+/**
+ * A restart for a change that needed one (`--restart-command`, `--await-restart`): after a
+ * cycle whose only unproven classes are ones the agent says need a restart, the run restarts
+ * the app (or waits for the user to), waits for each agent whose app needed it to come back
+ * with a new agent session, and proves every class file of the change live in the new JVM by
+ * the evidence rule (classes/evidence.ts): bytes at their path since before the new JVM started,
+ * or else VERIFY (verify/). Nothing is held across it: it comes after `ok` was acknowledged.
+ * A new JVM whose start cannot be seen from here is "restarted, not provable", never proven.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentConnection } from '../agent/connection.js';
+import { readPortFile } from '../agent/discover.js';
+import { toLocal } from '../agent/path-map.js';
+import { restartRequiredBy } from '../agent/reports.js';
+import { askDoctor } from '../agent/requests.js';
+import { EVIDENCE, firstSeen, folderBefore, type StartCut } from '../classes/evidence.js';
+import { linkCtimeMs } from '../classes/scan.js';
+import type { DoctorObserved } from '../outcome/doctor.js';
+import { signalOf } from '../outcome/exit.js';
+import { LIVE_VERDICTS, type ClassVerdict } from '../outcome/facts.js';
+import type { Outcome, RestartFailure } from '../outcome/outcome.js';
+import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
+import { WAITING_FOR_RESTART } from '../report/restart-words.js';
+import { describeOutcome } from '../report/words.js';
+import { runBuild } from '../tool/spawn.js';
+import { agentWatchOf } from './agent-jvm.js';
+import { findAppStart } from './app-start.js';
+import type { BuildSession } from './cycle-context.js';
+import type { SessionGroup } from './group.js';
+import { NESTED_ENV, DEFAULTS } from './options.js';
+import { combineResults } from './result.js';
+import { verifyClasses } from '../verify/verify.js';
+
+/** How long the wait for the app's return is, by default, in ms. */
+const DEFAULT_RESTART_TIMEOUT_MS = 120_000;
+/** How often the agent is asked whether it is back, in ms. */
+const POLL_MS = 200;
+
+/** What a run restarts the app with, and how long it waits for it. Times in ms. */
+export interface RestartOptions {
+  /** A shell command that restarts the app (`systemctl --user restart shop`). */
+  restartCommand?: string;
+  /** Without a command: wait for the user to restart the app. */
+  awaitRestart?: boolean;
+  /** How long to wait for the app's agent to come back with a new agent session (default 120000). */
+  restartTimeoutMs?: number;
+  /** One deadline for the VERIFY polling after the restart (default 30000). */
+  verifyTimeoutMs?: number;
+}
+
+/** What a restart is given besides the cycle's result. */
+export interface RestartPlace {
+  group: SessionGroup<BuildSession>;
+  options: RestartOptions;
+  /** Watch mode: true once a new save arrived, which ends the wait (the cycle starts over). */
+  superseded?: () => boolean;
+  /** Watch mode: the binary names of classes an earlier restart could not prove: never restarted again for them (added to here). */
+  notAgain?: Set<string>;
+}
+
+/** One agent's part of the cycle's result, and its session. */
+interface Part {
+  session: BuildSession;
+  result: Omit<RunResult, 'agents'>;
+  /** The classes its app needs a restart for. */
+  needs: ClassVerdict[];
+}
+
+/**
+ * `result`, or when it ended with classes that need a restart (and nothing else unproven) and a
+ * restart is asked for: the result of restarting the app and proving the change in the new JVM.
+ * Never throws for the command's or the agent's behaviour.
+ */
+export async function restartIfNeeded(result: RunResult, place: RestartPlace): Promise<RunResult> {
+  const { options, group } = place;
+  if (options.restartCommand === undefined && options.awaitRestart !== true) return result;
+  const parts = partsOf(result, group.sessions);
+  if (parts === undefined) return result;
+  const needing = parts.filter((p) => p.needs.length > 0);
+  const { host, signal } = group.sessions[0]!;
+  const startedMs = host.clock.now();
+  const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
+  if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
+    return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
+  const timeoutMs = options.restartTimeoutMs ?? DEFAULT_RESTART_TIMEOUT_MS;
+  const command = options.restartCommand ?? null;
+  group.emit({ type: 'restart-needed', classes: keys, command, timeoutMs });
+  const failed = (failure: RestartFailure) => {
+    for (const key of keys) place.notAgain?.add(key);
+    return ended(parts, needing, failure, startedMs);
+  };
+  if (command !== null) {
+    const run = await runCommand(command, group.sessions[0]!);
+    group.emit({ type: 'restart', command, exitCode: run.exitCode, durationMs: run.durationMs });
+    if (run.interruptedBy !== undefined || signal?.aborted) return interrupted(parts, startedMs, signal);
+    if (run.exitCode !== 0) return failed({ kind: 'command-failed', command, exitCode: run.exitCode });
+  }
+  const deadline = startedMs + timeoutMs;
+  const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded)));
+  try {
+    if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
+    if (backs.some((b) => b === 'superseded')) return result;
+    if (backs.includes('not-back')) return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
+    const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
+    const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
+    for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
+    return whole(parts, results, startedMs);
+  } finally {
+    for (const back of backs) if (typeof back === 'object') back.connection.close();
+  }
+}
+
+/**
+ * The parts of `result`, one per agent, when every class not live is one that needs a restart
+ * and at least one does (never for a failed build, a class not watched, a timeout); else undefined.
+ */
+function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefined {
+  const own = result.agents ?? [{ ...result, agentSource: sessions[0]!.location.source } as AgentRunResult];
+  const parts: Part[] = [];
+  for (const r of own) {
+    const session = sessions.find((s) => s.location.source === r.agentSource);
+    if (session === undefined) return undefined;
+    const needs = r.verdicts.filter((v) => v.status === 'restart-required');
+    const restartOnly =
+      r.outcome.reason === 'verify-incomplete' &&
+      r.outcome.shortfall.kind === 'restart-required' &&
+      r.verdicts.every((v) => mayRestart(v, needs));
+    if (!r.provenLive && !restartOnly) return undefined;
+    parts.push({ session, result: r, needs: restartOnly ? needs : [] });
+  }
+  return parts.some((p) => p.needs.length > 0) ? parts : undefined;
+}
+
+/**
+ * True when a restart may make `verdict` live: it is live already, needs a restart itself, or
+ * is `unverified` only because the agent's restart note about one of `needs` came in its batch
+ * (protocol.md "VERIFY": a WARN in a batch makes every class in it `unverified`).
+ */
+function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
+  if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
+  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
+}
+
+/** Runs the user's restart command in a shell, its output on stderr, under the run's signal handling (tool/spawn.ts). */
+function runCommand(command: string, session: BuildSession) {
+  const { host, signal } = session;
+  const win = host.platform === 'win32';
+  const shell = { file: win ? (host.env.ComSpec ?? 'cmd.exe') : '/bin/sh', args: win ? ['/d', '/s', '/c', command] : ['-c', command] };
+  return runBuild(
+    { kind: 'command', ...shell, cwd: host.cwd, wrapper: false },
+    {
+      stdoutToStderr: true,
+      env: { ...host.env, [NESTED_ENV]: '1' },
+      process: host,
+      sharesTerminal: host.sharesTerminal,
+      platform: host.platform,
+      self: host.pid,
+      ...(signal === undefined ? {} : { signal }),
+    },
+  );
+}
+
+/** The agent back in a new agent session: a connection to it and its DOCTOR. */
+interface Back {
+  connection: AgentConnection;
+  doctor: DoctorObserved;
+  at: Date;
+}
+
+/**
+ * Asks, every {@link POLL_MS}, the agent of `session` (its port file read again: a new JVM's
+ * agent writes its new port there) until it answers DOCTOR in another agent session than the
+ * one before, with VERIFY wired (protocol.md "Early in agent start-up"), and not in a test JVM,
+ * or `deadline` passes.
+ */
+async function awaitNewSession(
+  session: BuildSession,
+  deadline: number,
+  superseded?: () => boolean,
+): Promise<Back | 'not-back' | 'interrupted' | 'superseded'> {
+  const { host, signal } = session;
+  const before = session.agent.sessionId;
+  const start = host.clock.now();
+  for (;;) {
+    if (signal?.aborted) return 'interrupted';
+    if (superseded?.() === true) return 'superseded';
+    const back = await askOnce(session, before);
+    if (back !== undefined) return back;
+    if (host.clock.now() >= deadline) return 'not-back';
+    session.emit({ type: 'waiting', what: WAITING_FOR_RESTART, elapsedMs: Math.round(host.clock.now() - start) });
+    await sleep(POLL_MS, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+  }
+}
+
+/** One look: the agent in a new agent session, or undefined (not there yet, still the old one, not ready). */
+async function askOnce(session: BuildSession, before: string): Promise<Back | undefined> {
+  const file = session.location.portFile;
+  const port = file === undefined ? session.location.port : readPortFile(file);
+  if (typeof port !== 'number') return undefined;
+  const timeoutMs = session.timeoutMs;
+  try {
+    const { connection } = await AgentConnection.open(port, {
+      timeoutMs,
+      ...(session.signal === undefined ? {} : { signal: session.signal }),
+    });
+    try {
+      const answer = await askDoctor(connection, timeoutMs, session.signal);
+      const d = answer.kind === 'observed' ? answer.doctor : undefined;
+      // A test JVM's agent may write the same port file meanwhile: never the app's (agent-jvm.ts).
+      const ours = async (doctor: DoctorObserved) => (await agentWatchOf(doctor, session.options.pathMap ?? []))?.testRunner === undefined;
+      if (d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported && (await ours(d)))
+        return { connection, doctor: d, at: session.host.clock.date() };
+    } catch {
+      // not answering yet: asked again
+    }
+    connection.close();
+  } catch {
+    // nothing listens yet: asked again
+  }
+  return undefined;
+}
+
+/**
+ * Proves `part`'s class files (every verdict with bytes: the classes live before the restart
+ * and those that needed it) in the new JVM: the bytes on disk must still be the build's, then
+ * at their path since before the new JVM started ({@link firstSeen}), or VERIFY applied.
+ */
+async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<Omit<RunResult, 'agents'>> {
+  const { session } = part;
+  const wd = back.doctor.workingDirectory === '' ? '' : path.resolve(toLocal(session.options.pathMap ?? [], back.doctor.workingDirectory));
+  const appStart = await findAppStart(back.doctor.pid, wd);
+  const sessionId = back.doctor.sessionId;
+  const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };
+  const facts = { restart: { sessionId } };
+  if (appStart.kind === 'unknown')
+    return resultOf(part, { kind: 'not-provable', sessionId, why: appStart.why }, part.result.verdicts, { agent, ...facts });
+  const classes = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
+  const read = classes.map((v) => readAfter(v, appStart));
+  const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
+  const signal = session.signal === undefined ? {} : { signal: session.signal };
+  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
+  const timeoutMs = options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
+  const report = await verifyClasses(back.connection, targets, { sessionId, timeoutMs, ...signal });
+  const answers = new Map(report.verdicts.map((v) => [v.path, v]));
+  const verdicts = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
+  if (verdicts.some((v) => v.status === 'interrupted'))
+    return { ...interruptedResult(part.result, session.signal), verdicts, agent, ...facts };
+  const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
+  if (notLive > 0) return resultOf(part, { kind: 'not-proven', sessionId, classes: notLive }, verdicts, { agent, ...facts });
+  const preStart = verdicts.filter((v) => v.status === 'unchanged').length;
+  const outcome: Outcome = {
+    reason: 'ok',
+    proof: { kind: 'restarted', classes: verdicts.length, preStart, sessionId, at: back.at.toISOString() },
+  };
+  return { ...rebuilt(part.result, outcome, verdicts), agent, ...facts };
+}
+
+/**
+ * What the disk says of `verdict`'s class file after the restart: `unchanged` (live) when its
+ * bytes are the build's and have been at their path since before the new JVM started (its
+ * ctime, its link's and its folders', by the evidence rule), `rewritten` when its bytes are not
+ * the build's any more, else `verify`.
+ */
+function readAfter(verdict: ClassVerdict, start: StartCut): ClassVerdict | 'verify' {
+  let bytes: Buffer;
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(verdict.path);
+    bytes = fs.readFileSync(verdict.path);
+  } catch {
+    return { ...verdict, status: 'rewritten', detail: 'the class file is gone since the build: not proven in the new JVM' };
+  }
+  if (createHash('sha256').update(bytes).digest('hex') !== verdict.sha256)
+    return { ...verdict, status: 'rewritten', detail: 'the class file has other bytes than the build wrote: not proven in the new JVM' };
+  const folders = foldersOf(verdict.path, verdict.className);
+  const sight = {
+    ctimeMs: stat.ctimeMs,
+    linkCtimeMs: linkCtimeMs(verdict.path, stat),
+    foldersBefore: folders.every((dir) => {
+      try {
+        const s = fs.statSync(dir);
+        return folderBefore({ birthtimeMs: s.birthtimeMs, mtimeMs: s.mtimeMs, ctimeMs: s.ctimeMs }, start);
+      } catch {
+        return false;
+      }
+    }),
+  };
+  return firstSeen(sight, start) === EVIDENCE.preStart
+    ? { ...verdict, status: 'unchanged', detail: 'at its path since before the new JVM started: the bytes it loaded' }
+    : 'verify';
+}
+
+/** The folders from a class file's up to its class output directory (one per package name). */
+function foldersOf(file: string, className: string): string[] {
+  const folders = [path.dirname(file)];
+  for (let i = className.split('.').length - 1; i > 0; i -= 1) folders.push(path.dirname(folders.at(-1)!));
+  return folders;
+}
+
+/** The part's result with `outcome` and `verdicts`, its other facts kept. */
+function rebuilt(result: Omit<RunResult, 'agents'>, outcome: Outcome, verdicts: ClassVerdict[]): Omit<RunResult, 'agents'> {
+  const { outcome: _o, reason: _r, exitCode: _e, message: _m, hint: _h, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
+  return buildRunResult(outcome, describeOutcome(outcome), { ...facts, verdicts }, durationMs);
+}
+
+/** The part's result when its restart ended with `failure`: 75. */
+function resultOf(
+  part: Part,
+  failure: RestartFailure,
+  verdicts: ClassVerdict[],
+  extra: Partial<RunResult> = {},
+): Omit<RunResult, 'agents'> {
+  const old = part.result.outcome;
+  const counts = old.reason === 'verify-incomplete' ? { applied: old.applied, total: old.total } : { applied: 0, total: verdicts.length };
+  const outcome: Outcome = { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'restart', classes: part.needs.length, failure } };
+  return { ...rebuilt(part.result, outcome, verdicts), ...extra };
+}
+
+function interruptedResult(result: Omit<RunResult, 'agents'>, signal: AbortSignal | undefined): Omit<RunResult, 'agents'> {
+  return rebuilt(result, { reason: 'interrupted', signal: signalOf(signal), at: 'restart' }, result.verdicts);
+}
+
+/** Every part that needed a restart ends with `failure` (the restart never got as far as a new session). */
+function ended(parts: Part[], needing: Part[], failure: RestartFailure, startedMs: number): RunResult {
+  const results = parts.map((p) => (needing.includes(p) ? resultOf(p, failure, p.result.verdicts) : p.result));
+  return whole(parts, results, startedMs);
+}
+
+function interrupted(parts: Part[], startedMs: number, signal: AbortSignal | undefined): RunResult {
+  return whole(
+    parts,
+    parts.map((p) => interruptedResult(p.result, signal)),
+    startedMs,
+  );
+}
+
+/** The run's result of the parts' `results`: one agent's own, or several combined; the restart's time added. */
+function whole(parts: Part[], results: Omit<RunResult, 'agents'>[], startedMs: number): RunResult {
+  const host = parts[0]!.session.host;
+  const took = host.clock.now() - startedMs;
+  const timed = results.map((r) => ({ ...r, durationMs: r.durationMs + Math.round(took) }));
+  if (parts.length === 1) return timed[0]!;
+  return combineResults(
+    timed.map((r, i) => ({ ...r, agentSource: parts[i]!.session.location.source })),
+    Math.max(...timed.map((r) => r.durationMs)),
+  );
+}
