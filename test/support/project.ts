@@ -89,7 +89,8 @@ function shellBuild(p: Project, options: BuildOptions): string[] {
     const file = path.join(p.classes, ...name.split('.')) + '.class';
     lines.push(`mkdir -p ${shQuote(path.dirname(file))}`, `printf '%s' ${shQuote(bytes)} > ${shQuote(file)}`);
   }
-  if (until !== undefined) lines.push(`while [ ! -e ${shQuote(until)} ]; do sleep 0.02; done`);
+  // A run killed mid-build (SIGKILL) cannot end its build: the build ends itself once the test removed its folder.
+  if (until !== undefined) lines.push(`while [ ! -e ${shQuote(until)} ]; do [ -e ${shQuote(p.marker)} ] || exit 1; sleep 0.02; done`);
   else if (sleepMs > 0) lines.push(`sleep ${sleepMs / 1000}`);
   lines.push(`exit ${exit}`);
   return ['--', 'sh', '-c', lines.join('\n')];
@@ -122,7 +123,7 @@ export function buildCommand(p: Project, options: BuildOptions = {}): string[] {
       ${
         until === undefined
           ? `setTimeout(end, ${sleepMs});`
-          : `const poll = () => (fs.existsSync(${JSON.stringify(until)}) ? end() : setTimeout(poll, 20)); poll();`
+          : `const poll = () => (fs.existsSync(${JSON.stringify(until)}) ? end() : fs.existsSync(${JSON.stringify(p.marker)}) ? setTimeout(poll, 20) : process.exit(1)); poll();`
       }
     };
     gc.stdout.once('data', start);`;
