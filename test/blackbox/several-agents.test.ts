@@ -67,7 +67,7 @@ function build(
   ]);
   const script = `const fs=require('fs');fs.writeFileSync(${JSON.stringify(c.marker)},String(Date.now()));
     const end=()=>{for(const [f,b] of ${JSON.stringify(files)})fs.writeFileSync(f,b);process.exit(${options.exit ?? 0})};
-    const poll=()=>(${JSON.stringify(options.until ?? '')}===''||fs.existsSync(${JSON.stringify(options.until ?? '')})?end():setTimeout(poll,20));poll();`;
+    const poll=()=>(${JSON.stringify(options.until ?? '')}===''||fs.existsSync(${JSON.stringify(options.until ?? '')})?end():fs.existsSync(${JSON.stringify(c.marker)})?setTimeout(poll,20):process.exit(1));poll();`;
   return ['--', process.execPath, '-e', script];
 }
 
