@@ -19,12 +19,12 @@ export default tseslint.config(
     },
   },
   {
-    // Small modules and steps: a file over 350 lines or a function over 80 is doing more than one job.
+    // Small modules and steps: a file over 350 lines of code or a function over 80 is doing more
+    // than one job. Comments and blank lines do not count: a file is never split to fit its docs.
     files: ['src/**/*.ts'],
-    ignores: ['src/fake-agent/**'],
     rules: {
-      'max-lines': ['error', { max: 350 }],
-      'max-lines-per-function': ['error', { max: 80 }],
+      'max-lines': ['error', { max: 350, skipComments: true, skipBlankLines: true }],
+      'max-lines-per-function': ['error', { max: 80, skipComments: true, skipBlankLines: true }],
     },
   },
   {
