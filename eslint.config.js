@@ -28,6 +28,54 @@ export default tseslint.config(
     },
   },
   {
+    // Only the command line touches the process's global state: its exit, environment, arguments,
+    // working folder, standard streams and listeners. The rest of the code gets them from the
+    // Host that cli/ fills (cli/host.ts), so a library user and the tests can give their own.
+    files: ['src/**/*.ts'],
+    ignores: ['src/cli/**', 'src/fake-agent/cli.ts', 'src/fake-agent/cli-run.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        ...[
+          'exit',
+          'exitCode',
+          'env',
+          'argv',
+          'cwd',
+          'chdir',
+          'stdout',
+          'stderr',
+          'stdin',
+          'on',
+          'once',
+          'off',
+          'addListener',
+          'prependListener',
+        ].map((property) => ({
+          object: 'process',
+          property,
+          message: 'Only src/cli/ touches the process: take it from the Host (cli/host.ts).',
+        })),
+      ],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['process', 'node:process'].map((name) => ({
+            name,
+            message: 'Only src/cli/ touches the process: take it from the Host (cli/host.ts).',
+          })),
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "VariableDeclarator[init.name='process'] > ObjectPattern",
+          message: 'Only src/cli/ touches the process: take it from the Host (cli/host.ts).',
+        },
+      ],
+    },
+  },
+  {
     // CommonJS files: the bin shim and anything else that Node loads with require().
     files: ['**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
