@@ -12,7 +12,10 @@ import { AgentConnectionError, describeFirstLine, normaliseAbort } from './conne
 import { MAX_COMMAND_CHARS } from './limits.js';
 import { agentEventSchema, connectedSchema, type AgentEvent, type ConnectedEvent } from './protocol.js';
 
-/** The longest line from the agent we buffer, in bytes; longer lines are discarded whole. */
+/**
+ * The longest line from the agent we buffer, in bytes; longer lines are discarded whole.
+ * @internal for its tests
+ */
 export const MAX_LINE_BYTES = 64 * 1024;
 
 /** Options for {@link AgentConnection.open}. */

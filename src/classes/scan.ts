@@ -6,7 +6,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** How long synchronous scanning and hashing may run before the event loop gets a turn, in ms. */
+/**
+ * How long synchronous scanning and hashing may run before the event loop gets a turn, in ms.
+ * @internal for its tests
+ */
 export const SLICE_MS = 100;
 
 /** Reused by {@link hashPaced}: one buffer for every read instead of one per class file. */

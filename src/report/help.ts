@@ -33,7 +33,10 @@ export function exitHelp(column: ExitColumn, width = 92): string {
   return lines.join('\n');
 }
 
-/** The README's exit-status table, in Markdown. */
+/**
+ * The README's exit-status table, in Markdown.
+ * @internal for `npm run docs` and its test
+ */
 export function exitMarkdown(): string {
   const cell = (text: string | undefined) => (text === undefined ? '' : text.replace(/\|/g, '\\|'));
   const reasons = (row: ExitRow) =>

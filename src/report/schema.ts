@@ -38,7 +38,10 @@ const endpointSchema = z.strictObject({
 /** With several agents, the line is about one agent's session: its `source` (the port file's path). */
 const agentSource = z.string().optional();
 
-/** Event lines of a build (and of `verify`). */
+/**
+ * Event lines of a build (and of `verify`).
+ * @internal for its tests
+ */
 export const eventLineSchemas = {
   agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
   warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
@@ -76,7 +79,10 @@ export const eventLineSchemas = {
   agentEvent: z.strictObject({ type: z.literal('agent-event'), level: z.string(), message: z.string(), agentSource }),
 } as const;
 
-/** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
+/**
+ * Statuses of a class: VERIFY verdicts, plus files that were not verified.
+ * @internal for its tests
+ */
 export const classStatusSchema = z.enum([
   'applied',
   'unchanged',
@@ -159,7 +165,10 @@ const runResultFields = {
   durationMs: ms,
 };
 
-/** The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents. */
+/**
+ * The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents.
+ * @internal for its tests
+ */
 export const runResultLineSchema = z.strictObject({
   type: z.literal('result'),
   action: z.enum(['build', 'verify']),
@@ -205,7 +214,10 @@ const reloadStateSchema = z.strictObject({
   buildHold: z.enum(['none', 'named', 'legacy']),
 });
 
-/** Final lines of the agent subcommands. */
+/**
+ * Final lines of the agent subcommands.
+ * @internal for its tests
+ */
 export const commandResultLineSchemas = {
   doctor: z.strictObject({
     ...commandBase,

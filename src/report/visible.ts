@@ -46,6 +46,7 @@ export function visible(text: string): string {
  * True when `text` holds a character that `visible` escapes: a C0 control other than TAB, DEL,
  * a C1 control, a bidirectional control or a lone surrogate. A class file whose name holds one
  * cannot be shown faithfully, so it is reported as not verifiable rather than guessed at.
+ * @internal for its tests
  */
 export function hasControl(text: string): boolean {
   return ESCAPED.test(text);

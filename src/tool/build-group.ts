@@ -70,7 +70,10 @@ export async function buildScope(
   };
 }
 
-/** The build's processes still running, or undefined when they cannot be listed here. */
+/**
+ * The build's processes still running, or undefined when they cannot be listed here.
+ * @internal for its tests
+ */
 export async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
   const members =
     scope.kind === 'own'

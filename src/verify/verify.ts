@@ -9,7 +9,10 @@ import type { VerifyReport } from '../outcome/facts.js';
 import { VerifyRound } from './round.js';
 import type { VerifyOptions, VerifyTarget } from './types.js';
 
-/** Most VERIFY requests in flight at once: far below the agent's 1000-line outbox. */
+/**
+ * Most VERIFY requests in flight at once: far below the agent's 1000-line outbox.
+ * @internal for its tests
+ */
 export const VERIFY_WINDOW = 64;
 
 /**

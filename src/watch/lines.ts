@@ -53,16 +53,21 @@ import { visible } from '../report/visible.js';
 const SGR = '(?:\\u001b\\[[0-9;]*m)*';
 const CLOCK = `^${SGR}\\d\\d:\\d\\d:\\d\\d${SGR} ${SGR}`;
 
-/** The source of the regular expression that matches a cycle's start line, for `beginsPattern`. */
+/**
+ * The source of the regular expression that matches a cycle's start line, for `beginsPattern`.
+ * @internal for its tests
+ */
 export const CYCLE_BEGINS_PATTERN = `${CLOCK}▶${SGR} building`;
-/** The source of the regular expression that matches a cycle's end line, for `endsPattern`. */
+/**
+ * The source of the regular expression that matches a cycle's end line, for `endsPattern`.
+ * @internal for its tests
+ */
 export const CYCLE_ENDS_PATTERN = `${CLOCK}[✔⚠✖]${SGR} \\S`;
-/** {@link CYCLE_BEGINS_PATTERN} as a RegExp. */
-export const CYCLE_BEGINS = new RegExp(CYCLE_BEGINS_PATTERN, 'u');
-/** {@link CYCLE_ENDS_PATTERN} as a RegExp. */
-export const CYCLE_ENDS = new RegExp(CYCLE_ENDS_PATTERN, 'u');
 
-/** The local time of `at` as `HH:MM:SS`. */
+/**
+ * The local time of `at` as `HH:MM:SS`.
+ * @internal for its tests
+ */
 export function clock(at: Date): string {
   return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
@@ -81,7 +86,7 @@ export function cycleStartLine(start: StartLine): string {
 }
 
 /** Times of a cycle that ran its build, in ms. */
-export interface CycleTimes {
+interface CycleTimes {
   /** From the cycle's start to its verdict. */
   totalMs: number;
   /** The build command's own time. */

@@ -41,7 +41,10 @@ const EDITOR_FILES: readonly { who: string; test: (name: string) => boolean }[] 
   { who: 'macOS Finder metadata', test: (name) => name === '.DS_Store' || name.startsWith('._') },
 ];
 
-/** True when a file named `name` (no folder) is an editor's swap, lock, backup or temporary file, never a source. */
+/**
+ * True when a file named `name` (no folder) is an editor's swap, lock, backup or temporary file, never a source.
+ * @internal for its tests
+ */
 export function isEditorTemporary(name: string): boolean {
   return EDITOR_FILES.some((rule) => rule.test(name));
 }
