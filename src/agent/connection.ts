@@ -82,11 +82,12 @@ export class AgentConnection {
       );
     });
     try {
-      await pTimeout(connectedTcp, {
-        milliseconds: options.timeoutMs,
-        signal: options.signal,
-        message: new AgentConnectionError('connect-timeout', `no connection to 127.0.0.1:${port} within ${options.timeoutMs} ms`),
-      });
+      await within(
+        connectedTcp,
+        options.timeoutMs,
+        options.signal,
+        new AgentConnectionError('connect-timeout', `no connection to 127.0.0.1:${port} within ${options.timeoutMs} ms`),
+      );
       const first = await connection.nextEvent(options.timeoutMs, options.signal);
       const parsed = connectedSchema.safeParse(first);
       if (!parsed.success) {
@@ -171,11 +172,12 @@ export class AgentConnection {
       waiter = { match, resolve, reject };
       this.waiters.add(waiter);
     });
-    return pTimeout(promise, {
-      milliseconds: timeoutMs,
+    return within(
+      promise,
+      timeoutMs,
       signal,
-      message: new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
-    })
+      new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
+    )
       .catch((error: unknown) => {
         throw normaliseAbort(error, `waiting for ${what}`, signal);
       })
@@ -210,14 +212,15 @@ export class AgentConnection {
       this.firstLine = resolve;
       this.firstLineFailed = reject;
     });
-    return pTimeout(first, {
-      milliseconds: timeoutMs,
+    return within(
+      first,
+      timeoutMs,
       signal,
-      message: new AgentConnectionError(
+      new AgentConnectionError(
         'handshake-timeout',
         `127.0.0.1:${this.port} accepted the connection but sent no CONNECTED line within ${timeoutMs} ms`,
       ),
-    });
+    );
   }
 
   private firstLine: ((value: unknown) => void) | undefined;
@@ -328,4 +331,9 @@ export class AgentConnection {
     this.waiters.clear();
     for (const listener of this.closeListeners.splice(0)) listener();
   }
+}
+
+/** `promise`, or a rejection with `timedOut` after `ms`, or with the signal's reason when it aborts first. */
+function within<T>(promise: Promise<T>, ms: number, signal: AbortSignal | undefined, timedOut: AgentConnectionError): Promise<T> {
+  return pTimeout(promise, { milliseconds: ms, message: timedOut, ...(signal === undefined ? {} : { signal }) });
 }

@@ -20,29 +20,29 @@ export const PACKAGE_KEY = 'reclazz';
 /** Project defaults. Times in ms; paths absolute once loaded. */
 export interface ReclazzConfig {
   /** Agent port (skips port-file discovery). */
-  port?: number;
+  port?: number | undefined;
   /** The agent's port file. */
-  portFile?: string;
+  portFile?: string | undefined;
   /** Bound per receipt and for connecting. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** One deadline for all VERIFY polling. */
-  verifyTimeoutMs?: number;
+  verifyTimeoutMs?: number | undefined;
   /** How long to wait for another run's lock or another owner's hold. */
-  waitMs?: number;
+  waitMs?: number | undefined;
   /** How long to wait for the agent's port file to appear and its port to answer. */
-  waitForAgentMs?: number;
+  waitForAgentMs?: number | undefined;
   /** Extra class output directories. */
-  classesDirs?: string[];
+  classesDirs?: string[] | undefined;
   /** Agent path -> local path (an app in a container); local paths absolute once loaded. */
-  pathMap?: PathMapEntry[];
+  pathMap?: PathMapEntry[] | undefined;
   /** Arguments for `reclazz-build gradle` when none are given. */
-  gradleArgs?: string[];
+  gradleArgs?: string[] | undefined;
   /** Arguments for `reclazz-build mvn` when none are given. */
-  mvnArgs?: string[];
+  mvnArgs?: string[] | undefined;
   /** `reclazz-build watch`: more folders or files to watch besides the source folders found. */
-  watch?: string[];
+  watch?: string[] | undefined;
   /** `reclazz-build watch`: the quiet period after a change before a build starts, in ms. */
-  debounceMs?: number;
+  debounceMs?: number | undefined;
 }
 
 /** What each key expects, in words: used in every error message. */

@@ -34,11 +34,12 @@ export async function watchAction(tool: ToolKind, args: string[], opts: WatchFla
   const read = readBuildOptions(tool, args, opts);
   if (typeof read === 'number') return read;
   const { config } = read;
+  const debounceMs = opts.debounce ?? config.debounceMs;
   const options: WatchOptions = {
     ...read.options,
     watch: [...(config.watch ?? []), ...(opts.watch ?? [])],
     exitOnAgentLoss: opts.exitOnAgentLoss === true,
-    ...((opts.debounce ?? config.debounceMs) !== undefined ? { debounceMs: opts.debounce ?? config.debounceMs } : {}),
+    ...(debounceMs === undefined ? {} : { debounceMs }),
   };
   const output = watchOutput(opts);
   const signals = interrupts(() => output.owner);

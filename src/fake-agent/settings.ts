@@ -13,7 +13,7 @@ import type { FakeAgentOptions } from './types.js';
 
 /** Resolved options: every default filled in. */
 export interface Settings {
-  portFile?: string;
+  portFile?: string | undefined;
   port: number;
   watchDirs: string[];
   heartbeatMs: number;
@@ -37,8 +37,8 @@ export interface Settings {
   testRunner?: FakeAgentOptions['testRunner'];
   standInJvm: boolean;
   appDir: string;
-  reportedPid?: string;
-  reportedWorkingDirectory?: string;
+  reportedPid?: string | undefined;
+  reportedWorkingDirectory?: string | undefined;
   reportPath: PathReporter;
   forceWatchSampleTruncated: boolean;
   startingMs: number;
@@ -47,8 +47,8 @@ export interface Settings {
   scanTimeoutMs: number;
   startingDoctor: 'observed' | 'silent';
   excludePatterns: string[];
-  agentArgs?: string;
-  classPath?: string[];
+  agentArgs?: string | undefined;
+  classPath?: string[] | undefined;
   agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   portFileDelayMs: number;
   listenDelayMs: number;

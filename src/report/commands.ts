@@ -125,7 +125,7 @@ function reloadText(result: ReloadResult, p: Palette): string {
 }
 
 /** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time; level and message made visible. */
-export function eventLine(event: { level: string; message: string; timestamp?: string }, p: Palette): string {
+export function eventLine(event: { level: string; message: string; timestamp?: string | undefined }, p: Palette): string {
   const when = event.timestamp === undefined ? new Date() : new Date(event.timestamp);
   const time = Number.isNaN(when.getTime()) ? '--:--:--.---' : clock(when);
   return `${p.dim(time)} ${levelColour(p, event.level)(visible(event.level).padEnd(17))} ${visible(event.message)}\n`;

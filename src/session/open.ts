@@ -40,7 +40,7 @@ export interface OpenPlan {
   /** Name `--allow-no-agent` in the advice when no agent is found. */
   offerNoAgent?: boolean;
   /** Every event the agent sends after CONNECTED (default: the levels a build shows, as `agent-event`). */
-  onAgentEvent?: (event: { level: string; message: string; timestamp?: string }) => void;
+  onAgentEvent?: (event: { level: string; message: string; timestamp?: string | undefined }) => void;
 }
 
 /** An open session, or the outcome that ended the opening (with what was known by then). */

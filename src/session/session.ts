@@ -43,7 +43,7 @@ export interface Session<H extends SessionHost = Host> {
   owner?: OwnerChoice;
   hold?: BuildHold;
   /** Releases the run lock of the checkout, for a session that builds. */
-  releaseLock?: () => Promise<void>;
+  releaseLock?: (() => Promise<void>) | undefined;
   /** The `agent-dirs` event was emitted (once per session). */
   agentDirsTold?: boolean;
   /** Records a build's process group with the run lock (false: not written), for a session that builds. */

@@ -16,7 +16,7 @@ export interface BuildPlace {
   emit: (event: RunEvent) => void;
   signal: AbortSignal | undefined;
   /** Records the build's process group with the run lock (a session that holds it); false when it could not be written. */
-  recordBuild?: (group: BuildGroup) => boolean;
+  recordBuild?: ((group: BuildGroup) => boolean) | undefined;
 }
 
 /**
