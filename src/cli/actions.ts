@@ -1,5 +1,5 @@
 /**
- * The agent subcommands' work, loaded by `cli.ts` (this folder) only when one of them runs, so
+ * The agent subcommands' work, loaded by `commands.ts` (this folder) only when one of them runs, so
  * that `--help`, `--version` and the build command do not load it: loading the config and
  * settings, running the core function and rendering the result (human text, or `--json` lines).
  */

@@ -1,5 +1,5 @@
 /**
- * The build command behind the command line (`cli.ts` loads this module only to run a build):
+ * The build command behind the command line (`main.ts` loads this module only to run a build):
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
@@ -24,7 +24,7 @@ export interface CliOptions extends AgentFlags {
   allowNoAgent?: boolean;
 }
 
-/** SIGINT/SIGTERM as an AbortSignal while a run lasts (`cli.ts` supplies it); `owner` names the hold in its last words. */
+/** SIGINT/SIGTERM as an AbortSignal while a run lasts (`main.ts` supplies it); `owner` names the hold in its last words. */
 export type Interrupts = (owner: () => string | undefined) => { signal: AbortSignal; dispose: () => void };
 
 /**

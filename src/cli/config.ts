@@ -4,7 +4,7 @@
  * folder holding `.git`). Validated with zod; an invalid file is a {@link ConfigError} that
  * names the file, the key and the expected shape. Relative paths in a config file are relative
  * to the folder that holds it. Command-line options win over the config (see
- * `commands/settings.ts`).
+ * `cli/settings.ts`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
