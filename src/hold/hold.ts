@@ -3,10 +3,10 @@
  * the exact `BUILD_ACK <request> started owner=<owner>` before any compiler runs, then `ok` or
  * `failed` with their own receipts. Every wait is bounded; a missing receipt is never success.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
 import { buildLine, newToken, parseBuildReceipt, type BuildReceipt, type BuildState } from '../agent/protocol.js';
 import { nextHold, type HoldState } from './machine.js';
+import { pause } from '../util/wait.js';
 
 /** How often a held-by-someone-else `started` is retried while waiting, in ms. */
 const HOLD_RETRY_MS = 500;
@@ -96,10 +96,8 @@ async function acquireHold(connection: AgentConnection, options: AcquireOptions)
     const elapsed = performance.now() - start;
     if (elapsed >= options.waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed) };
     options.onBusy?.(Math.round(elapsed));
-    try {
-      // The last retry lands at the end of --wait, not a retry interval before it.
-      await sleep(Math.min(HOLD_RETRY_MS, options.waitMs - elapsed), undefined, { signal: options.signal });
-    } catch {
+    // The last retry lands at the end of --wait, not a retry interval before it.
+    if (!(await pause(Math.min(HOLD_RETRY_MS, options.waitMs - elapsed), options.signal))) {
       return { kind: 'interrupted-waiting', waitedMs: Math.round(performance.now() - start) };
     }
   }

@@ -6,11 +6,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConnection } from '../agent/connection.js';
 import type { Session } from './session.js';
 import { askHeldCount } from '../agent/requests.js';
 import { COARSE_CLOCK_MS } from '../classes/evidence.js';
+import { pause } from '../util/wait.js';
 
 /**
  * How long after the hold the agent has dispatched every file event from before it, in ms: its
@@ -57,11 +57,7 @@ async function heldClassFiles(
   signal?: AbortSignal,
 ): Promise<number | undefined> {
   const wait = holdAtMs + AGENT_DISPATCH_MS - nowMs;
-  try {
-    if (wait > 0) await sleep(wait, undefined, { signal });
-  } catch {
-    return undefined;
-  }
+  if (wait > 0 && !(await pause(wait, signal))) return undefined;
   return askHeldCount(connection, timeoutMs, signal);
 }
 

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from '../classes/dirs.js';
+import { isInside } from '../util/fs.js';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, OWNER_FILE, stateFolderPath, type StatePlace } from './folder.js';
 

@@ -4,12 +4,12 @@
  * when it goes away, a new one once its port file is back, tried with a growing pause. The
  * opening is a build session's (DOCTOR, owner), with the run lock left to each cycle.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Outcome } from '../outcome/outcome.js';
 import type { BuildSession } from '../session/cycle-context.js';
 import { openSessions } from '../session/open.js';
 import type { Host, SessionHooks, SessionOptions } from '../session/options.js';
 import { closeSessions } from '../session/group.js';
+import { pause } from '../util/wait.js';
 
 /** The first and the longest pause between two tries to reach the agent again, in ms. */
 const RECONNECT_MS = { first: 250, max: 5000 } as const;
@@ -58,19 +58,15 @@ export async function awaitAgent(
   hooks: SessionHooks,
   backoff: { first: number; max: number } = RECONNECT_MS,
 ): Promise<Exclude<Reached, { kind: 'away' }> | undefined> {
-  let pause = backoff.first;
+  let backoffMs = backoff.first;
   for (;;) {
-    try {
-      await sleep(pause, undefined, { signal: hooks.signal });
-    } catch {
-      return undefined;
-    }
+    if (!(await pause(backoffMs, hooks.signal))) return undefined;
     const reached = await reachAgent(options, host, hooks);
     if (hooks.signal?.aborted) {
       if (reached.kind === 'open') await closeSessions(reached);
       return undefined;
     }
     if (reached.kind !== 'away') return reached;
-    pause = Math.min(pause * 2, backoff.max);
+    backoffMs = Math.min(backoffMs * 2, backoff.max);
   }
 }

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { watchTree, type TreeWatch } from './fswatch.js';
-import { isInside } from './paths.js';
+import { startsWithDir } from '../util/fs.js';
 
 /** Folder names never watched below a source root. */
 const IGNORED_NAMES: ReadonlySet<string> = new Set(['.git', 'node_modules', '.reclazz']);
@@ -87,7 +87,10 @@ export function watchSources(options: SourceWatchOptions): SourceWatcher {
     ignore: (candidate) => {
       const name = path.basename(candidate);
       return (
-        IGNORED_NAMES.has(name) || name.endsWith('.class') || isEditorTemporary(name) || ignoreDirs.some((dir) => isInside(candidate, dir))
+        IGNORED_NAMES.has(name) ||
+        name.endsWith('.class') ||
+        isEditorTemporary(name) ||
+        ignoreDirs.some((dir) => startsWithDir(candidate, dir))
       );
     },
     onChange: (change) => options.onChange(change.path),
