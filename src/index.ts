@@ -83,7 +83,8 @@ export {
   type JsonClass,
 } from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
-export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './cli/config.js';
+export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type LoadedConfig } from './cli/config.js';
+export type { ReclazzConfig } from './cli/options.js';
 export { runDoctor, type DoctorOptions } from './commands/doctor.js';
 export { runReload } from './commands/reload.js';
 export { runScan } from './commands/scan.js';

@@ -22,7 +22,7 @@ import { runDoctor } from '../commands/doctor.js';
 import { followEvents } from '../commands/events.js';
 import { runReload } from '../commands/reload.js';
 import { runScan } from '../commands/scan.js';
-import { resolveSettings, type AgentFlags, type Settings } from './settings.js';
+import { resolveSettings, type AgentFlags, type Settings } from './options.js';
 import { verifyClassFiles } from '../commands/verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */

@@ -5,8 +5,8 @@
  */
 import type { ToolKind } from '../outcome/facts.js';
 import { configFailure } from './actions.js';
-import { resolveSettings, type AgentFlags } from './settings.js';
-import { ConfigError, loadConfig, type ReclazzConfig } from './config.js';
+import { resolveSettings, type AgentFlags, type ReclazzConfig } from './options.js';
+import { ConfigError, loadConfig } from './config.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
@@ -65,23 +65,20 @@ export function readBuildOptions(
     return configFailure(error, opts.json, 'build');
   }
   const { config } = loaded;
-  const settings = resolveSettings(opts, config, cwd, process.env);
+  const { port, portFiles, classDirs, ...plain } = resolveSettings(opts, config, cwd, process.env);
   const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
   const options: SharedBuildOptions = {
     tool,
     args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
     cwd,
-    timeoutMs: settings.timeoutMs,
-    verifyTimeoutMs: settings.verifyTimeoutMs,
-    waitMs: settings.waitMs,
-    waitForAgentMs: settings.waitForAgentMs,
+    // The options with a default (options.ts) carry the names a session and a cycle take.
+    ...plain,
     verify: opts.verify,
-    classDirs: settings.classDirs,
-    pathMap: settings.pathMap,
+    classDirs,
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',
-    ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
+    ...(port === undefined ? {} : { port }),
+    ...(portFiles === undefined ? {} : { portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
   };
   return { options, config };

@@ -16,10 +16,8 @@ import { readBuildOptions, type CliOptions, type Interrupts } from './build.js';
 import { processHost } from './host.js';
 import { writeStdout } from './stdout.js';
 
-/** The watch command's own options, besides the build's. */
+/** The watch command's own switch, besides the build's options (`--watch` and `--debounce` are options.ts's). */
 export interface WatchFlags extends CliOptions {
-  debounce?: number;
-  watch?: string[];
   exitOnAgentLoss?: boolean;
 }
 
