@@ -26,7 +26,7 @@ export { processHost };
 export function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks = {}, host = processHost()): Promise<RunResult> {
   return runOn(options, hooks, host);
 }
-export type { RunEvent } from './outcome/events.js';
+export type { RunEvent } from './outcome/facts.js';
 export type { Outcome, Reason, Proof, Done, Shortfall, UsageProblem, PortFault, InterruptPoint, Need } from './outcome/outcome.js';
 export {
   EXIT_REFUSED,
@@ -54,7 +54,7 @@ export type {
   VerifyReport,
   ToolKind,
 } from './outcome/facts.js';
-export type { DoctorObserved } from './outcome/doctor.js';
+export type { DoctorObserved } from './outcome/facts.js';
 export type {
   RunResult,
   AgentRunResult,

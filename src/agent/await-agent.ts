@@ -14,17 +14,16 @@
  * At the end the last refusal stands, with how long was waited.
  */
 import { signalOf } from '../outcome/exit.js';
-import type { AgentInfo, AgentWait } from '../outcome/facts.js';
+import type { AgentInfo, AgentWait, DoctorObserved } from '../outcome/facts.js';
 import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
 import type { AgentLocation } from './discover.js';
 import { askDoctor } from './requests.js';
 import { pause } from '../util/wait.js';
 import {
-  checkAgent,
-  connectAgent,
   type AgentTarget,
+  checkAgent,
   type CheckedAgent,
+  connectAgent,
   type OpenAgent,
   type Requirements,
   type Step,

@@ -15,11 +15,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DoctorObserved } from '../outcome/doctor.js';
-import type { DirCoverage } from '../outcome/facts.js';
+import type { DirCoverage, DoctorObserved } from '../outcome/facts.js';
 import { classFolders } from './scan.js';
-import { excludedName, type AgentWatch } from '../agent/jvm-options.js';
-import { toAgent, toLocal, type PathMapEntry } from '../agent/path-map.js';
+import { type AgentWatch, excludedName } from '../agent/jvm-options.js';
+import { type PathMapEntry, toAgent, toLocal } from '../agent/path-map.js';
 import { isDir, isInside } from '../util/fs.js';
 
 /** One directory the agent reports watching, as it is here. */

@@ -3,19 +3,16 @@
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
-import type { ToolKind } from '../outcome/facts.js';
+import type { RunEvent, ToolKind } from '../outcome/facts.js';
 import { configFailure } from './actions.js';
-import { resolveSettings, type AgentFlags, type ReclazzConfig } from './options.js';
+import { type AgentFlags, type ReclazzConfig, resolveSettings } from './options.js';
 import { ConfigError, loadConfig } from './config.js';
-import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, finalLines } from '../report/json.js';
-import { wantsLive } from '../report/live.js';
-import { paletteFor } from '../report/palette.js';
-import { writeStdout } from './stdout.js';
+import { paletteFor, wantsLive } from '../report/palette.js';
+import { processHost, writeStdout } from './host.js';
 import { runSafeBuild, type SafeBuildOptions } from '../run.js';
-import { processHost } from './host.js';
 
 /** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
 export interface CliOptions extends AgentFlags {

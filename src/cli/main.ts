@@ -7,22 +7,20 @@
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import { collect, integer, pathMap, token } from './option-values.js';
+import { closestName, collect, integer, ownOptionIn, pathMap, token } from './option-values.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
 import { addAgentCommands } from './commands.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
-import { exitHelp } from '../report/help.js';
+import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
 import { errorText, interruptedAgainText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import type { UsageProblem } from '../outcome/outcome.js';
 import { usageLines } from '../report/json.js';
 import { paletteFor } from '../report/palette.js';
-import { ownOptionAfterToolText, unknownToolText } from '../report/usage-words.js';
-import { closestName, ownOptionIn } from './usage-checks.js';
-import { stdoutBroken, writeStdout } from './stdout.js';
+import { stdoutBroken, writeStdout } from './host.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 

@@ -8,13 +8,11 @@ import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, jsonLine, resultToJson } from '../report/json.js';
-import { paletteFor } from '../report/palette.js';
-import { visible } from '../report/visible.js';
+import { paletteFor, visible } from '../report/palette.js';
+import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
-import type { WatchHooks, WatchOptions } from '../watch/options.js';
-import { readBuildOptions, type CliOptions, type Interrupts } from './build.js';
-import { processHost } from './host.js';
-import { writeStdout } from './stdout.js';
+import { type CliOptions, type Interrupts, readBuildOptions } from './build.js';
+import { processHost, writeStdout } from './host.js';
 
 /** The watch command's own switch, besides the build's options (`--watch` and `--debounce` are options.ts's). */
 export interface WatchFlags extends CliOptions {

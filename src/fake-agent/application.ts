@@ -5,12 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { excludedBy } from './agent-options.js';
-import { isDirectory, type ClassFile } from './capture.js';
+import { excludedBy, registeredDirectories } from './paths.js';
+import { type ClassFile, isDirectory } from './capture.js';
 import { doctorJson, type Wiring } from './doctor.js';
-import { NO_HOLD, type HoldState } from './hold.js';
-import { startStandIn, type StandIn } from './jvm.js';
-import { registeredDirectories } from './registrations.js';
+import { type HoldState, NO_HOLD } from './ledger.js';
+import { type StandIn, startStandIn } from './jvm.js';
 import { ClassReloader } from './reloader.js';
 import { jvmLine, type Settings } from './settings.js';
 import type { HoldEvent, HoldLogEntry, HoldSnapshot } from './types.js';

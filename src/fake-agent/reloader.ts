@@ -5,12 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
-import { readHierarchy, superclassChange, type Hierarchy } from './classfile.js';
-import { SessionCounts } from './health.js';
-import { VerifyLedger, receiptText } from './ledger.js';
+import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
+import { SessionCounts } from './doctor.js';
+import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
 import type { PathReporter } from './paths.js';
-import { RestartLedger } from './restart-ledger.js';
 import type { FinalStatus, SuperclassChange } from './types.js';
 
 /**

@@ -7,17 +7,15 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { FakeApplication } from './application.js';
-import { parseCommand, type ParsedCommand, type ReloadAction } from './commands.js';
+import { formatEvent, parseCommand, type ParsedCommand, type ReloadAction } from './wire.js';
 import { floodClient, reservePort, StatusClient } from './connection.js';
-import { diagnosisLines } from './diagnose.js';
+import { diagnosisLines } from './doctor.js';
 import { halfConnectedLine } from './hostile.js';
-import { decideBuild } from './hold.js';
-import { removePortFile, writePortFile } from './port-file.js';
-import { registeredDirectories } from './registrations.js';
-import { settingsFrom, type Settings } from './settings.js';
+import { decideBuild } from './ledger.js';
+import { registeredDirectories, removePortFile, writePortFile } from './paths.js';
+import { type Settings, settingsFrom } from './settings.js';
 import type { ClientInfo, FakeAgent, FakeAgentOptions, InterceptAction, ReceivedLine } from './types.js';
-import { startWatcher, type Watcher } from './watcher.js';
-import { formatEvent } from './wire.js';
+import { startWatcher, type Watcher } from './capture.js';
 
 /** Drops after the first that warn again: the agent warns at its first drop and every 1000th. */
 const DROP_WARN_EVERY = 1000;

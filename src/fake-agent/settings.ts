@@ -4,11 +4,9 @@
  */
 import { mkdirSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-import { agentArguments, agentJarPath } from './agent-options.js';
+import { agentArguments, agentJarPath, appDirOfPortFile, pathReporter, type PathReporter } from './paths.js';
 import { Hostility } from './hostile.js';
 import type { JvmLine } from './jvm.js';
-import { pathReporter, type PathReporter } from './paths.js';
-import { appDirOfPortFile } from './port-file.js';
 import type { FakeAgentOptions } from './types.js';
 
 /** Resolved options: every default filled in. */

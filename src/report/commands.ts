@@ -5,8 +5,7 @@
  */
 import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
-import { levelColour, type Palette } from './palette.js';
-import { visible, visibleFacts } from './visible.js';
+import { levelColour, type Palette, visible, visibleFacts } from './palette.js';
 
 const PREFIX = 'reclazz-build:';
 

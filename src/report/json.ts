@@ -4,12 +4,12 @@
  * `report/schema.ts`, documented in docs/json.md (held to the schemas by
  * `test/package/json-doc.test.ts`) and checked against real runs by `test/blackbox/json.test.ts`.
  */
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
-import { terminalSafeJson } from './visible.js';
+import { terminalSafeJson } from './palette.js';
 import { describeOutcome } from './words.js';
-import { verdictWords } from './verdict-words.js';
+import { verdictWords } from './shortfall-words.js';
 
 /** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
 export interface JsonClass {

@@ -6,7 +6,7 @@
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
 import * as z from 'zod';
-import { doctorObservedSchema } from '../outcome/doctor.js';
+import { doctorObservedSchema } from '../outcome/facts.js';
 import type { Reason } from '../outcome/outcome.js';
 
 const int = z.number().int();

@@ -4,7 +4,7 @@
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
 import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
-import { visible, visibleFacts } from './visible.js';
+import { visible, visibleFacts } from './palette.js';
 import { noClassDirs, shortCommand } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */

@@ -11,7 +11,7 @@ import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
 import { describeDone } from './done-words.js';
-import { visibleFacts } from './visible.js';
+import { visibleFacts } from './palette.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {

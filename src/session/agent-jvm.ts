@@ -11,7 +11,7 @@ import { agentWatch, readJvm, type AgentWatch } from '../agent/jvm-options.js';
 import { toLocal, type PathMapEntry } from '../agent/path-map.js';
 import { isForeignAgent, isProjectDir, type AgentView } from '../classes/coverage.js';
 import { findClassDirs } from '../classes/dirs.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
+import type { DoctorObserved } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 import { findAppStart } from './app-start.js';

@@ -22,7 +22,7 @@ import type { AgentConnection } from '../agent/connection.js';
 import { unreadClassFile } from '../agent/reports.js';
 import { askDoctor, askReload } from '../agent/requests.js';
 import { roundEnd } from '../report/step-words.js';
-import type { VerifyOptions } from '../verify/types.js';
+import type { VerifyOptions } from '../verify/round.js';
 
 /** How often the agent's state is asked, in ms. */
 const POLL_MS = 250;

@@ -4,16 +4,15 @@
  * deadline (proof.ts), and keep every row's evidence for the next cycle.
  */
 import path from 'node:path';
-import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { askDoctor, askReload } from '../agent/requests.js';
+import { batchWideCause } from '../agent/reports.js';
+import { askDoctor, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import { saveHolding } from '../hold/owner.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { classWatched, watchCoverage, type AgentView } from '../classes/coverage.js';
-import { toAgent, type PathMapEntry } from '../agent/path-map.js';
+import { type AgentView, classWatched, watchCoverage } from '../classes/coverage.js';
+import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
-import { batchWideCause } from '../agent/reports.js';
 import type { ClassIndex } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
+import { COARSE_CLOCK_MS, type Cuts, decide, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
@@ -21,7 +20,7 @@ import type { RunResult } from '../outcome/result.js';
 import { neverReloads, warningText } from '../report/step-words.js';
 import { writeClassIndex } from '../state/store.js';
 import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
-import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
+import { type BuildSession, type Cycle, end, saveAfterOk } from './cycle-context.js';
 import { DEFAULTS } from './options.js';
 import { captureWatch } from './capture-watch.js';
 import { diagnoseFolders, type FolderAnswers } from './diagnose.js';

@@ -2,7 +2,7 @@
  * What the steps of one cycle share (cycle.ts, check.ts), and how a cycle's result is made.
  */
 import type { OwnerRecord } from '../hold/owner.js';
-import { mayBeOurs } from '../hold/machine.js';
+import { mayBeOurs } from '../hold/hold.js';
 import { signalOf } from '../outcome/exit.js';
 import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
 import type { RunFacts, RunResult } from '../outcome/result.js';

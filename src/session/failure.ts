@@ -1,6 +1,6 @@
 /** A thrown error as an outcome: a state file that cannot be read or written (69), or a bug (70). */
 import path from 'node:path';
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { warningText } from '../report/step-words.js';
 import { StateError } from '../state/store.js';

@@ -6,7 +6,7 @@
  * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
  */
 import { onClassPath, watchCoverage } from '../classes/coverage.js';
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import type { BuildCommand } from '../tool/resolve.js';

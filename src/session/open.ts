@@ -9,22 +9,21 @@
  */
 import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import type { AgentLocation } from '../agent/discover.js';
-import { findAgent, findAgents, type AgentTarget, type Requirements, type Step } from '../agent/handshake.js';
+import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
 import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './agent-jvm.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
-import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
+import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
-import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/place.js';
+import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
 import { isGroupAlive } from '../tool/proc.js';
 import { DEFAULTS, type Host, type SessionHooks, type SessionOptions } from './options.js';
 import type { Session, SessionHost } from './session.js';
-import { rememberedBehind, rememberedInCheckout, sameSession, type RememberedFallback } from './remembered.js';
+import { rememberedBehind, type RememberedFallback, rememberedInCheckout, sameSession } from './remembered.js';
 import path from 'node:path';
 
 /** What kind of session to open. */

@@ -4,8 +4,7 @@
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
 import type { PathMapEntry } from '../agent/path-map.js';
-import type { RunEvent } from '../outcome/events.js';
-import type { ToolKind } from '../outcome/facts.js';
+import type { RunEvent, ToolKind } from '../outcome/facts.js';
 import type { LockProcess } from '../state/lock.js';
 import type { ProcessControl } from '../tool/spawn.js';
 

@@ -8,15 +8,13 @@ import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { askReloadCount } from '../agent/requests.js';
-import { EVIDENCE, judgeOnce, keptBy, mayBeEvicted, type LiveEvidence } from '../classes/evidence.js';
-import type { ClassIndex } from '../classes/columns.js';
-import { sameStampAsRow } from '../classes/columns.js';
+import { EVIDENCE, judgeOnce, keptBy, type LiveEvidence, mayBeEvicted } from '../classes/evidence.js';
+import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import { REWRITTEN_DETAIL } from '../report/step-words.js';
-import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
-import { verifyClasses } from '../verify/verify.js';
-import { verdictWords } from '../report/verdict-words.js';
+import { verifyClasses, type VerifyOptions, type VerifyTarget } from '../verify/round.js';
+import { verdictWords } from '../report/shortfall-words.js';
 import { diagnoseVerdicts, restartRequired, withDiagnosis } from './said.js';
 
 /**

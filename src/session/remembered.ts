@@ -7,14 +7,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { projectDirOf, type AgentLocation } from '../agent/discover.js';
+import { type AgentLocation, projectDirOf } from '../agent/discover.js';
 import { StateError } from '../state/files.js';
-import { stateFolderPath, type StatePlace } from '../state/folder.js';
-import { agentStatePlace, checkoutRoot } from '../state/place.js';
+import { agentStatePlace, checkoutRoot, stateFolderPath, type StatePlace } from '../state/folder.js';
 import { readOwnerState } from '../state/store.js';
-import type { AgentInfo } from '../outcome/facts.js';
-import type { RunEvent } from '../outcome/events.js';
-import { warningText, type RememberedWhy } from '../report/step-words.js';
+import type { AgentInfo, RunEvent } from '../outcome/facts.js';
+import { type RememberedWhy, warningText } from '../report/step-words.js';
 
 /** An agent this checkout used: where it was, and what it must answer to be used again. */
 export interface RememberedAgent {

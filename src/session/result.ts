@@ -1,8 +1,8 @@
 /** The result of a cycle, or of a session that ended before one: its outcome, words and facts. */
-import { holdLeft } from '../hold/machine.js';
+import { holdLeft } from '../hold/hold.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { describeAgents, describeAmong, describeOneOf } from '../report/several-words.js';
+import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
 import { describeOutcome } from '../report/words.js';
 import { describeCommand, type BuildCommand } from '../tool/resolve.js';
 import type { Session } from './session.js';

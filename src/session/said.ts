@@ -9,7 +9,7 @@ import type { AgentConnection } from '../agent/connection.js';
 import { lineNaming, restartRequiredBy, type Diagnosis } from '../agent/reports.js';
 import { askDiagnose, askPending } from '../agent/requests.js';
 import type { ClassVerdict } from '../outcome/facts.js';
-import { verdictWords } from '../report/verdict-words.js';
+import { verdictWords } from '../report/shortfall-words.js';
 
 /** At most this many classes are asked DIAGNOSE for their words alone (a `failed` or `unverified` verdict): each walks the agent's folders. */
 const MAX_WORDS = 16;

@@ -3,8 +3,8 @@
  * needs to tell a hold the next run here recovers from one a build here would wait on.
  */
 import type { AgentLocation } from '../agent/discover.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
-import { agentStatePlace, checkoutRoot } from '../state/place.js';
+import type { DoctorObserved } from '../outcome/facts.js';
+import { agentStatePlace, checkoutRoot } from '../state/folder.js';
 import { readOwnerState } from '../state/store.js';
 
 /**

@@ -9,9 +9,7 @@ import type { AgentLocation } from '../agent/discover.js';
 import type { OpenAgent } from '../agent/handshake.js';
 import type { BuildHold } from '../hold/hold.js';
 import type { OwnerChoice } from '../hold/owner.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
-import type { RunEvent } from '../outcome/events.js';
-import type { AgentEndpoint, AgentInfo, BuildGroup } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup, DoctorObserved, RunEvent } from '../outcome/facts.js';
 import type { StatePlace } from '../state/folder.js';
 import type { Host, SessionOptions } from './options.js';
 

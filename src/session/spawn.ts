@@ -3,12 +3,11 @@
  * events; its process group is recorded with the run lock, and processes of it that outlived
  * the command and had to be stopped are named in a warning.
  */
-import type { BuildGroup, BuildRun } from '../outcome/facts.js';
-import type { RunEvent } from '../outcome/events.js';
+import type { BuildGroup, BuildRun, RunEvent } from '../outcome/facts.js';
 import { warningText } from '../report/step-words.js';
-import { describeCommand, type BuildCommand } from '../tool/resolve.js';
+import { type BuildCommand, describeCommand } from '../tool/resolve.js';
 import { runBuild } from '../tool/spawn.js';
-import { NESTED_ENV, type CycleOptions, type Host } from './options.js';
+import { type CycleOptions, type Host, NESTED_ENV } from './options.js';
 
 /** Where a build runs and who hears of it. */
 export interface BuildPlace {

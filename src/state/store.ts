@@ -9,11 +9,10 @@
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
-import { emptyIndex, type ClassIndex } from '../classes/columns.js';
+import { type ClassIndex, emptyIndex } from '../classes/columns.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
 import { decodeIndex, encodeIndex } from './index-file.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE, type StatePlace } from './folder.js';
-
 export { StateError } from './files.js';
 
 const ownerStateSchema = z.object({

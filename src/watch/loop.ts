@@ -13,13 +13,10 @@ import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { prepareBuild } from '../session/command.js';
+import { type BuildCommand, prepareBuild } from '../session/command.js';
 import { failureOutcome } from '../session/failure.js';
-import { hostWith, type Host } from '../session/options.js';
-import type { BuildCommand } from '../session/command.js';
-import { WatchCycles } from './cycles.js';
-import { reachAgent } from './link.js';
-import type { WatchHooks, WatchOptions } from './options.js';
+import { type Host, hostWith } from '../session/options.js';
+import { reachAgent, WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
 
 /** How a watch ended: the reason, exit status and words, and its last cycle. */

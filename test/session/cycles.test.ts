@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processHost } from '../../src/cli/host.js';
-import type { RunEvent } from '../../src/outcome/events.js';
+import type { RunEvent } from '../../src/outcome/facts.js';
 import { prepareBuild } from '../../src/session/command.js';
 import { runCycle } from '../../src/session/cycle.js';
 import type { BuildSession } from '../../src/session/cycle-context.js';
