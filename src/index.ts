@@ -13,9 +13,9 @@ export { NESTED_ENV, DEFAULTS, type SafeBuildOptions, type SafeBuildHooks, type 
 export { openSession, openSessions, type OpenPlan, type Opening, type Openings } from './session/open.js';
 export { runCycle } from './session/cycle.js';
 export { closeSessions, runCycles, type SessionGroup } from './session/group.js';
-export type { BuildSession } from './session/cycle-context.js';
-export { prepareBuild } from './session/command.js';
-export { closeSession, type Session } from './session/session.js';
+export type { BuildSession } from './session/options.js';
+export { prepareBuild } from './session/options.js';
+export { closeSession, type Session } from './session/options.js';
 export type { CycleOptions, SessionOptions, SessionHooks } from './session/options.js';
 export { processHost };
 

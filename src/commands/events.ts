@@ -5,7 +5,7 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import type { AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
+import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
 import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
 import { signalOf } from '../outcome/exit.js';

@@ -5,7 +5,7 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import { requireCurrentAgent, type AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
+import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
 import { askReload } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';

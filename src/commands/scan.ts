@@ -6,7 +6,7 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import { isCurrentAgent, type AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
+import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';

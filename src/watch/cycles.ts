@@ -10,23 +10,28 @@ import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { closeSessions, runCycles, type SessionGroup } from '../session/group.js';
-import type { BuildSession } from '../session/cycle-context.js';
-import { failureOutcome } from '../session/failure.js';
-import { beginCycle } from '../session/next-cycle.js';
-import type { CycleOptions, Host, HostOverrides, SessionHooks, SessionOptions } from '../session/options.js';
-import { ofAgent, runResult } from '../session/result.js';
-import { staleFolders } from '../session/stale-folders.js';
-import type { BuildCommand } from '../session/command.js';
+import { beginCycle, closeSessions, runCycles, type SessionGroup } from '../session/group.js';
+import {
+  type BuildCommand,
+  type BuildSession,
+  type CycleOptions,
+  failureOutcome,
+  type Host,
+  type HostOverrides,
+  ofAgent,
+  runResult,
+  type SessionHooks,
+  type SessionOptions,
+} from '../session/options.js';
+import { staleFolders } from '../session/check.js';
 import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
 import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
 import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { openSessions } from '../session/open.js';
 import { pause } from '../util/wait.js';
+import { collectGarbage } from '../util/memory.js';
 
 /** What {@link WatchCycles} is given. */
 interface WatchSetup {
@@ -255,28 +260,6 @@ export class WatchCycles {
   private news(news: NewsLine): void {
     this.setup.hooks.onNews?.(news, newsLine(news));
   }
-}
-
-/**
- * Between two cycles a watch gives back the memory the cycle used: a full garbage collection.
- * V8 otherwise lets a long-lived process's heap grow towards its limits (about 40 MB more in
- * 400 cycles here, none of it live), which a watch left open all day should not.
- */
-
-let collect: (() => void) | null | undefined;
-
-/** Runs a full garbage collection, where V8 allows one to be asked for; else nothing. Never throws. */
-function collectGarbage(): void {
-  if (collect === undefined) {
-    try {
-      // The documented way to reach V8's gc() without starting Node with --expose-gc.
-      v8.setFlagsFromString('--expose-gc');
-      collect = vm.runInNewContext('gc') as () => void;
-    } catch {
-      collect = null;
-    }
-  }
-  collect?.();
 }
 
 /** What a watch is given (watch/loop.ts `runWatch`) and what it tells as it goes. */

@@ -13,9 +13,7 @@ import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { type BuildCommand, prepareBuild } from '../session/command.js';
-import { failureOutcome } from '../session/failure.js';
-import { type Host, hostWith } from '../session/options.js';
+import { type BuildCommand, failureOutcome, type Host, hostWith, prepareBuild } from '../session/options.js';
 import { reachAgent, WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
 
