@@ -1,6 +1,6 @@
 /**
  * The fake agent: a loopback status server that follows protocol.md, the agent's status-socket
- * contract. Wires connections (connection.ts), the command grammar (commands.ts), DOCTOR
+ * contract. Wires connections (connection.ts), the command grammar (wire.ts), DOCTOR
  * (doctor.ts) and the hostile-peer switches (hostile.ts) onto the application side
  * (application.ts: the stand-in JVM, the hold rules, capture and reload).
  */
@@ -363,7 +363,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
 
   /**
    * PENDING (agent StatusServer): once RELOAD control is wired, the queue's state line, then the
-   * restart ledger's digest (restart-ledger.ts), which ends with one of its two closing sentences.
+   * restart ledger's digest (ledger.ts), which ends with one of its two closing sentences.
    */
   private onPending(): void {
     if (this.wiring === 'all') {
@@ -376,7 +376,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
 
   /**
    * HEALTH: the queue line first when held or paused (ReloadQueue.healthLine), then the session
-   * report (SessionReport.lines, health.ts); the watch line only once the watcher is wired.
+   * report (SessionReport.lines, doctor.ts); the watch line only once the watcher is wired.
    */
   private onHealth(): void {
     const pending = this.reloader.countChanged();

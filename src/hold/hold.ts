@@ -108,7 +108,7 @@ export type FinishReply = 'ack' | 'rejected' | 'lost' | 'aborted';
 
 /**
  * The hold of one owner on one connection: the BUILD exchanges above, with the state machine
- * (machine.ts) advanced by each. `state` says where the hold is at any moment.
+ * (`nextHold` below) advanced by each. `state` says where the hold is at any moment.
  */
 export class BuildHold {
   state: HoldState = 'none';

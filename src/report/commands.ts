@@ -1,7 +1,7 @@
 /**
  * Human output of the agent subcommands. What was asked for (the DOCTOR table, the reload
  * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
- * with what to do next. The agent's text in them is made visible here (report/visible.ts).
+ * with what to do next. The agent's text in them is made visible here (report/palette.ts).
  */
 import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';

@@ -146,7 +146,7 @@ export function ownOptionAfterToolText(option: string, tool: string, watch: bool
 }
 
 /**
- * The details of verdicts the proof reads beyond a receipt (session/proof.ts, session/said.ts):
+ * The details of verdicts the proof reads beyond a receipt (session/proof.ts):
  * bytes kept live by a single ask, a class new to the JVM, the agent's PENDING entry and its
  * DIAGNOSE words. The agent's own words are put in as they came; renderers make them visible.
  */

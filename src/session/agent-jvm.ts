@@ -1,6 +1,6 @@
 /**
  * What the agent watches, read from its JVM (agent/jvm-options.ts) when that process is
- * visible here: DOCTOR's `pid` names it, confirmed as for the app's start time (app-start.ts:
+ * visible here: DOCTOR's `pid` names it, confirmed as for the app's start time (agent-jvm.ts:
  * its working directory is DOCTOR's `workingDirectory`), then its command line and environment
  * are read (tool/proc.ts) and the agent's options applied as the agent applies them.
  */

@@ -357,7 +357,7 @@ export function readFailures(connection: AgentConnection): ReadFailures {
   return { path: () => seen, stop };
 }
 
-/** The `watch` of a build's VERIFY round (verify/types.ts) on `connection`. */
+/** The `watch` of a build's VERIFY round (verify/round.ts) on `connection`. */
 function captureWatch(connection: AgentConnection, options: CaptureWatchOptions): NonNullable<VerifyOptions['watch']> {
   return (stop) => {
     const ended = new AbortController();

@@ -46,7 +46,7 @@ const MAX_SAME_NAMES = 5;
 
 /**
  * Runs one cycle. Never throws for the agent's or the build's behaviour. From the class index's
- * read to the cycle's end, the young generation is kept at its size (young-generation.ts).
+ * read to the cycle's end, the young generation is kept at its size (util/memory.ts).
  * @throws StateError when owner.json or the class index cannot be written before the build;
  *   anything else thrown is a bug. See {@link endWithError}.
  */
@@ -321,7 +321,7 @@ async function finishBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise
     return end(cycle, { reason: 'not-safe', owner: hold.owner, what: { kind: 'lost-during-build', found } }, { build });
   }
   const succeeded = build.exitCode === 0;
-  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (unwritten.ts).
+  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (below).
   const { heldBefore, dirs, holdAtMs } = ready.found;
   const fresh = cycle.holdBefore === false && !heldBefore;
   if (!succeeded && fresh && (await nothingToHold(session, ready.dirs.after(dirs), dirs, holdAtMs))) return releaseUnwritten(cycle, build);

@@ -212,7 +212,7 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
 
 /**
  * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
- * the app's on this machine as for its start time (app-start.ts), then its process state. False
+ * the app's on this machine as for its start time (agent-jvm.ts), then its process state. False
  * when it runs, or when that cannot be told here (a container, another host). Never throws.
  */
 async function jvmStopped(session: BuildSession): Promise<boolean> {

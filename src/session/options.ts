@@ -144,9 +144,9 @@ export interface Session<H extends SessionHost = Host> {
   emit: (event: RunEvent) => void;
   signal: AbortSignal | undefined;
   location: AgentLocation;
-  /** The checkout root: its `.reclazz/` holds the run lock (state/place.ts). */
+  /** The checkout root: its `.reclazz/` holds the run lock (state/folder.ts). */
   checkout: string;
-  /** Where this agent's owner token and class index live (state/place.ts). */
+  /** Where this agent's owner token and class index live (state/folder.ts). */
   state: StatePlace;
   connection: AgentConnection;
   open: OpenAgent;
@@ -387,7 +387,7 @@ export interface Cycle {
   unheld?: boolean;
   /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
   holdBefore?: boolean;
-  /** The class file the agent's capture of this build said it could not read, from before `ok` on (capture-watch.ts). */
+  /** The class file the agent's capture of this build said it could not read, from before `ok` on (check.ts). */
   readFailure?: () => string | undefined;
 }
 

@@ -2,7 +2,7 @@
  * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read
  * each answer by that rule, and record in the class index the evidence the answers give. What
  * VERIFY cannot prove is named: a change the agent says needs a restart, a file that moved again
- * after its check; what DIAGNOSE says of a class that is not live is shown with it (said.ts).
+ * after its check; what DIAGNOSE says of a class that is not live is shown with it (below).
  */
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
@@ -45,7 +45,7 @@ export interface ProofInput {
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
-  /** What ends the wait for unattempted classes early (paused, capture over: capture-watch.ts). */
+  /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];
 }
 
@@ -64,7 +64,7 @@ export interface Proof extends VerifyReport {
  * ({@link keptBy}), a class new to the JVM stays new only while DIAGNOSE says the JVM has not
  * loaded it, and either reading of a `not_observed` counts only while the agent's HEALTH count
  * shows that no receipt can have been evicted. Names the classes the agent says need a restart
- * (said.ts), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
+ * (below), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
  * live (a stamp that moved since the scan is `rewritten`, never live), and records in `index` what
  * the answers prove. A class in a directory the agent is known not to watch never reloads, so a
  * change there is asked once, briefly, not polled to the deadline: an `applied` for its bytes still

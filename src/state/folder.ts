@@ -29,7 +29,7 @@ const WRITTEN_NAMES = [OWNER_FILE, INDEX_FILE, LOCK_HOLDER_FILE] as const;
 const AGENTS_DIR = 'agents';
 
 /**
- * Where one agent's state lives (see state/place.ts): a checkout root, whose `.reclazz/` holds
+ * Where one agent's state lives (see state/folder.ts): a checkout root, whose `.reclazz/` holds
  * the run lock and the state of the agent whose port file is the root's own; or one agent's
  * folder `<checkout>/.reclazz/agents/<agent>/`.
  */

@@ -1,6 +1,6 @@
 /**
  * reclazz-build's own state of one agent, in its state folder under the checkout root's
- * `.reclazz/` (state/place.ts says where): the owner token used against an agent session
+ * `.reclazz/` (state/folder.ts says where): the owner token used against an agent session
  * (`owner.json`) and the class index
  * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
  * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a

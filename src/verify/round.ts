@@ -305,7 +305,7 @@ export function verifyClasses(
   }).run();
 }
 
-/** What a VERIFY round is asked about and how (verify.ts). Times in ms. */
+/** What a VERIFY round is asked about and how (`verify` below). Times in ms. */
 
 /** A class to verify: its binary name and the SHA-256 of its bytes after the build. */
 export interface VerifyTarget {

@@ -1,7 +1,7 @@
 /**
  * The running watch (loop.ts starts it): the agent's session while it stays, the source watch,
  * the scheduler, the class hints, and what each cycle found. Each cycle takes the run lock and
- * reads DOCTOR and owner.json again (session/next-cycle.ts), runs the build on the session API,
+ * reads DOCTOR and owner.json again (session/group.ts), runs the build on the session API,
  * and releases the lock; between cycles nothing is held.
  */
 import { signalOf } from '../outcome/exit.js';
@@ -273,7 +273,7 @@ export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'change
   watch?: readonly string[];
   /** End the watch when the agent goes away (default: keep watching and reconnect). */
   exitOnAgentLoss?: boolean;
-  /** Pauses between tries to reach the agent again (default link.ts RECONNECT_MS). */
+  /** Pauses between tries to reach the agent again (default cycles.ts RECONNECT_MS). */
   reconnect?: { first: number; max: number };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `runWatch`: watch mode's core. One session with the agent for as long as it stays (link.ts);
+ * `runWatch`: watch mode's core. One session with the agent for as long as it stays (cycles.ts);
  * the source folders watched (sources.ts, watcher.ts); a change starts one cycle after a quiet
  * period, changes during a cycle make exactly one next cycle (scheduler.ts); each cycle is a
  * whole safe build on the session API (session/cycle.ts) under the run lock of that cycle only,
