@@ -165,10 +165,7 @@ const runResultFields = {
   durationMs: ms,
 };
 
-/**
- * The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents.
- * @internal for its tests
- */
+/** The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents. */
 export const runResultLineSchema = z.strictObject({
   type: z.literal('result'),
   action: z.enum(['build', 'verify']),
