@@ -8,8 +8,7 @@ import { agentClassDirs, agentView, isForeignAgent, isProjectDir, watchCoverage 
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
 import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
-import { agentWatchOf } from '../session/agent-jvm.js';
-import { closeSession, holdFinding, type SessionHost } from '../session/options.js';
+import { agentWatchOf, closeSession, holdFinding, type SessionHost } from '../session/options.js';
 import { doctorBlocks, type Outcome } from '../outcome/outcome.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';

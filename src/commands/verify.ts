@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentTarget } from '../agent/handshake.js';
-import { closeSession, type Session, type SessionHost } from '../session/options.js';
+import { closeSession, findAppStart, type Session, type SessionHost } from '../session/options.js';
 import { openFor } from './doctor.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
@@ -35,7 +35,6 @@ import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { REWRITTEN_DETAIL, SINCE_START_DETAIL, warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { findAppStart } from '../session/agent-jvm.js';
 import { proveClasses } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
 

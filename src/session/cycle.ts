@@ -8,7 +8,20 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { agentClassDirs, agentView, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
-import { agentWatchOf, findAppStart } from './agent-jvm.js';
+import {
+  agentWatchOf,
+  type BuildSession,
+  type Cycle,
+  type CycleOptions,
+  DEFAULTS,
+  end,
+  failureOutcome,
+  findAppStart,
+  interrupted,
+  saveAfterOk,
+  type Session,
+  spawnBuild,
+} from './options.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';
@@ -23,18 +36,6 @@ import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { type Before, checkChanges, readFailures } from './check.js';
-import {
-  type BuildSession,
-  type Cycle,
-  type CycleOptions,
-  DEFAULTS,
-  end,
-  failureOutcome,
-  interrupted,
-  saveAfterOk,
-  type Session,
-  spawnBuild,
-} from './options.js';
 import { withSmallYoungGeneration } from '../util/memory.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { pause } from '../util/wait.js';

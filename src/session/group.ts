@@ -17,6 +17,7 @@ import {
   type Cycle,
   type CycleOptions,
   end,
+  findAppStart,
   type Host,
   refusedAmong,
   runResult,
@@ -33,7 +34,6 @@ import { askDoctor } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { processStopped } from '../tool/proc.js';
-import { findAppStart } from './agent-jvm.js';
 import { lockCheckout } from './open.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { describeOutcome } from '../report/words.js';
@@ -212,7 +212,7 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
 
 /**
  * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
- * the app's on this machine as for its start time (agent-jvm.ts), then its process state. False
+ * the app's on this machine as for its start time (options.ts `findAppStart`), then its process state. False
  * when it runs, or when that cannot be told here (a container, another host). Never throws.
  */
 async function jvmStopped(session: BuildSession): Promise<boolean> {

@@ -11,7 +11,18 @@ import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAg
 import { type AgentLocation, projectDirOf } from '../agent/discover.js';
 import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
-import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './agent-jvm.js';
+import {
+  agentWatchOf,
+  DEFAULTS,
+  type Host,
+  notOurs,
+  otherPortFiles,
+  type Session,
+  type SessionHooks,
+  type SessionHost,
+  type SessionOptions,
+  whoseAgent,
+} from './options.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
@@ -21,7 +32,6 @@ import { type RememberedWhy, WAITING_FOR, waitingForAgent, waitingForOrphan, war
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState, stateFolderPath, type StatePlace } from '../state/folder.js';
 import { isGroupAlive } from '../tool/proc.js';
-import { DEFAULTS, type Host, type Session, type SessionHooks, type SessionHost, type SessionOptions } from './options.js';
 import path from 'node:path';
 import fs from 'node:fs';
 import { StateError } from '../state/files.js';
