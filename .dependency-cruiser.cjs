@@ -7,13 +7,14 @@
  * build flow (src/run.ts) and the subcommands' cores (commands/) sit on the session API
  * (session/); session/ drives the rooms that do the work: hold/ above state/ above classes/,
  * verify/ and classes/ above agent/, tool/ on its own; report/ (words and renderers) knows
- * only outcome/, the vocabulary at the bottom.
+ * only outcome/, the vocabulary at the bottom. util/ (waiting, small file-system questions) is
+ * beneath them all: any room may use it, and it knows none.
  */
-const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'watch', 'cli'];
+const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'watch', 'cli', 'util'];
 
-/** A rule: files in `room` may import only `allowed` rooms (and their own, and node: / packages). */
+/** A rule: files in `room` may import only `allowed` rooms (and their own, util/, and node: / packages). */
 function only(room, allowed, comment) {
-  const others = ROOMS.filter((r) => r !== room && !allowed.includes(r));
+  const others = ROOMS.filter((r) => r !== room && r !== 'util' && !allowed.includes(r));
   return {
     name: `${room}-imports-only-${allowed.join('-') || 'itself'}`,
     comment,
@@ -53,6 +54,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/fake-agent/' },
       to: { path: '^src/fake-agent/' },
+    },
+    {
+      name: 'util-imports-no-room',
+      comment: 'util/ holds helpers every room may use (pause, isDir, isInside): it knows no room, or it would tie them together.',
+      severity: 'error',
+      from: { path: '^src/util/' },
+      to: { path: ['^src/(?!util/)[^/]+/', '^src/[^/]+\\.ts$'] },
     },
     only('outcome', [], 'outcome/ is the vocabulary every room speaks (reasons, exit statuses, facts, results): it imports no room.'),
     only('report', ['outcome'], 'report/ turns outcomes into words: it knows the vocabulary, never how outcomes came about.'),

@@ -8,6 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { stats } from './measure.mjs';
+import { measureWatchDetection } from './watch-detection.mjs';
 import { classBytes } from './tree.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -118,7 +119,7 @@ export const WATCH_JOBS = [
     tree: HUGE,
     async run(ctx) {
       const tree = await ctx.tree(HUGE);
-      const { measureWatchDetection } = await dist('watch/bench.js');
+      const { watchClassDirs } = await dist('watch/classwatch.js');
       const { detectChanges } = await dist('classes/snapshot.js');
       const { detectInFolders } = await dist('classes/hinted.js');
       const { emptyIndex } = await dist('classes/columns.js');
@@ -133,6 +134,7 @@ export const WATCH_JOBS = [
       let found = 0;
       try {
         const measured = await measureWatchDetection({
+          watchClassDirs,
           classDirs: [tree.classes],
           rounds: ctx.runs + 1,
           change: (round) =>

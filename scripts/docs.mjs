@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exitMarkdown } from '../dist/report/help.js';
+import { exitMarkdown } from '../dist/report/shortfall-words.js';
 import { benchBlock } from './bench-block.mjs';
 import { documents, writeBlocks } from './docs-blocks.mjs';
 import { recordSamples } from './samples.mjs';

@@ -13,9 +13,9 @@ export { NESTED_ENV, DEFAULTS, type SafeBuildOptions, type SafeBuildHooks, type 
 export { openSession, openSessions, type OpenPlan, type Opening, type Openings } from './session/open.js';
 export { runCycle } from './session/cycle.js';
 export { closeSessions, runCycles, type SessionGroup } from './session/group.js';
-export type { BuildSession } from './session/cycle-context.js';
-export { prepareBuild } from './session/command.js';
-export { closeSession, type Session } from './session/session.js';
+export type { BuildSession } from './session/options.js';
+export { prepareBuild } from './session/options.js';
+export { closeSession, type Session } from './session/options.js';
 export type { CycleOptions, SessionOptions, SessionHooks } from './session/options.js';
 export { processHost };
 
@@ -26,7 +26,7 @@ export { processHost };
 export function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks = {}, host = processHost()): Promise<RunResult> {
   return runOn(options, hooks, host);
 }
-export type { RunEvent } from './outcome/events.js';
+export type { RunEvent } from './outcome/facts.js';
 export type { Outcome, Reason, Proof, Done, Shortfall, UsageProblem, PortFault, InterruptPoint, Need } from './outcome/outcome.js';
 export {
   EXIT_REFUSED,
@@ -54,7 +54,7 @@ export type {
   VerifyReport,
   ToolKind,
 } from './outcome/facts.js';
-export type { DoctorObserved } from './outcome/doctor.js';
+export type { DoctorObserved } from './outcome/facts.js';
 export type {
   RunResult,
   AgentRunResult,
@@ -83,7 +83,8 @@ export {
   type JsonClass,
 } from './report/json.js';
 export { jsonLineSchema, agentLineSchema, resultLineSchema, classLineSchema, type JsonLine } from './report/schema.js';
-export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type ReclazzConfig, type LoadedConfig } from './cli/config.js';
+export { loadConfig, ConfigError, CONFIG_FILE, PACKAGE_KEY, type LoadedConfig } from './cli/config.js';
+export type { ReclazzConfig } from './cli/options.js';
 export { runDoctor, type DoctorOptions } from './commands/doctor.js';
 export { runReload } from './commands/reload.js';
 export { runScan } from './commands/scan.js';

@@ -14,14 +14,21 @@
 import type { RunResult } from './outcome/result.js';
 import type { Outcome } from './outcome/outcome.js';
 import type { ToolKind } from './outcome/facts.js';
-import { prepareBuild } from './session/command.js';
-import { failureOutcome } from './session/failure.js';
-import type { BuildSession } from './session/cycle-context.js';
-import { closeSessions, runCycles } from './session/group.js';
+import {
+  type BuildSession,
+  type CycleOptions,
+  failureOutcome,
+  type Host,
+  type HostOverrides,
+  hostWith,
+  prepareBuild,
+  refusedAmong,
+  runResult,
+  type SessionHooks,
+  type SessionOptions,
+} from './session/options.js';
+import { closeSessions, noAgentBuild, runCycles } from './session/group.js';
 import { openSessions } from './session/open.js';
-import { noAgentBuild } from './session/no-agent.js';
-import { hostWith, type CycleOptions, type Host, type HostOverrides, type SessionHooks, type SessionOptions } from './session/options.js';
-import { refusedAmong, runResult } from './session/result.js';
 import { restartIfNeeded, type RestartOptions } from './session/restart.js';
 
 export { DEFAULTS, NESTED_ENV, type Clock, type Host } from './session/options.js';

@@ -13,18 +13,17 @@
  *
  * At the end the last refusal stands, with how long was waited.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentInfo, AgentWait } from '../outcome/facts.js';
+import type { AgentInfo, AgentWait, DoctorObserved } from '../outcome/facts.js';
 import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
 import type { AgentLocation } from './discover.js';
 import { askDoctor } from './requests.js';
+import { pause } from '../util/wait.js';
 import {
-  checkAgent,
-  connectAgent,
   type AgentTarget,
+  checkAgent,
   type CheckedAgent,
+  connectAgent,
   type OpenAgent,
   type Requirements,
   type Step,
@@ -157,14 +156,4 @@ export async function awaitWatcher(
 
 function interrupted(signal: AbortSignal | undefined, at: InterruptPoint): { kind: 'refused'; outcome: Outcome } {
   return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(signal), at } };
-}
-
-/** Sleeps `ms`; false when `signal` aborted. */
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  try {
-    await sleep(ms, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -5,14 +5,15 @@
  * The socket is read the whole time the connection is open, whatever the caller is doing,
  * because the agent drops lines (receipts included) for a client that does not read.
  */
-export { AgentConnectionError } from './connection-failures.js';
 import net from 'node:net';
 import pTimeout from 'p-timeout';
-import { AgentConnectionError, describeFirstLine, normaliseAbort } from './connection-failures.js';
+import { type AgentEvent, agentEventSchema, type ConnectedEvent, connectedSchema } from './protocol.js';
 import { MAX_COMMAND_CHARS } from './limits.js';
-import { agentEventSchema, connectedSchema, type AgentEvent, type ConnectedEvent } from './protocol.js';
 
-/** The longest line from the agent we buffer, in bytes; longer lines are discarded whole. */
+/**
+ * The longest line from the agent we buffer, in bytes; longer lines are discarded whole.
+ * @internal for its tests
+ */
 export const MAX_LINE_BYTES = 64 * 1024;
 
 /** Options for {@link AgentConnection.open}. */
@@ -79,11 +80,12 @@ export class AgentConnection {
       );
     });
     try {
-      await pTimeout(connectedTcp, {
-        milliseconds: options.timeoutMs,
-        signal: options.signal,
-        message: new AgentConnectionError('connect-timeout', `no connection to 127.0.0.1:${port} within ${options.timeoutMs} ms`),
-      });
+      await within(
+        connectedTcp,
+        options.timeoutMs,
+        options.signal,
+        new AgentConnectionError('connect-timeout', `no connection to 127.0.0.1:${port} within ${options.timeoutMs} ms`),
+      );
       const first = await connection.nextEvent(options.timeoutMs, options.signal);
       const parsed = connectedSchema.safeParse(first);
       if (!parsed.success) {
@@ -168,11 +170,12 @@ export class AgentConnection {
       waiter = { match, resolve, reject };
       this.waiters.add(waiter);
     });
-    return pTimeout(promise, {
-      milliseconds: timeoutMs,
+    return within(
+      promise,
+      timeoutMs,
       signal,
-      message: new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
-    })
+      new AgentConnectionError('timeout', `no ${what} from the agent on port ${this.port} within ${timeoutMs} ms`),
+    )
       .catch((error: unknown) => {
         throw normaliseAbort(error, `waiting for ${what}`, signal);
       })
@@ -207,14 +210,15 @@ export class AgentConnection {
       this.firstLine = resolve;
       this.firstLineFailed = reject;
     });
-    return pTimeout(first, {
-      milliseconds: timeoutMs,
+    return within(
+      first,
+      timeoutMs,
       signal,
-      message: new AgentConnectionError(
+      new AgentConnectionError(
         'handshake-timeout',
         `127.0.0.1:${this.port} accepted the connection but sent no CONNECTED line within ${timeoutMs} ms`,
       ),
-    });
+    );
   }
 
   private firstLine: ((value: unknown) => void) | undefined;
@@ -325,4 +329,53 @@ export class AgentConnection {
     this.waiters.clear();
     for (const listener of this.closeListeners.splice(0)) listener();
   }
+}
+
+/** `promise`, or a rejection with `timedOut` after `ms`, or with the signal's reason when it aborts first. */
+function within<T>(promise: Promise<T>, ms: number, signal: AbortSignal | undefined, timedOut: AgentConnectionError): Promise<T> {
+  return pTimeout(promise, { milliseconds: ms, message: timedOut, ...(signal === undefined ? {} : { signal }) });
+}
+
+/** How a status-socket operation fails (connection.ts), and the words of the failure's own account. */
+
+/** Why a connection-level operation failed. */
+export type ConnectionFailure =
+  | 'refused' // nothing listens on the port (a stale port file)
+  | 'connect-timeout' // no TCP connection within the timeout
+  | 'closed-before-connected' // accepted then closed before CONNECTED (the agent's sixth client)
+  | 'handshake-timeout' // connected, but no first line within the timeout
+  | 'bad-handshake' // the first line was not a valid CONNECTED event
+  | 'closed' // the agent closed the connection while we waited
+  | 'timeout' // a reply did not arrive within the timeout
+  | 'aborted'; // the caller's AbortSignal fired
+
+/** A failure on the status socket. `kind` says which; `message` names the port and what we waited for. */
+export class AgentConnectionError extends Error {
+  override readonly name = 'AgentConnectionError';
+  constructor(
+    readonly kind: ConnectionFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A short, printable description of a first line that was not CONNECTED (undefined: not UTF-8 or not JSON). */
+function describeFirstLine(first: unknown): string {
+  if (first === undefined) return 'a line that is not UTF-8 JSON, or longer than 64 KiB';
+  return (JSON.stringify(first) ?? String(first)).slice(0, 200);
+}
+
+/**
+ * Maps what p-timeout rejects with to an AgentConnectionError. An aborted signal rejects with
+ * the signal's *reason* (for the CLI the string 'SIGINT' or 'SIGTERM', not an Error), so the
+ * signal itself is checked, not only the error's name.
+ */
+function normaliseAbort(error: unknown, what: string, signal?: AbortSignal): unknown {
+  if (error instanceof AgentConnectionError) return error;
+  if (signal?.aborted) return new AgentConnectionError('aborted', `interrupted while ${what}`);
+  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) {
+    return new AgentConnectionError(error.name === 'AbortError' ? 'aborted' : 'timeout', `interrupted while ${what}`);
+  }
+  return error;
 }

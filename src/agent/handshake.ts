@@ -4,12 +4,11 @@
  * (protocol.md "Finding the agent", "The stream", "DOCTOR"). Every way this can fail comes back
  * as the outcome that explains it; nothing here throws for the agent's behaviour.
  */
-import type { DoctorObserved } from '../outcome/doctor.js';
+import type { AgentEndpoint, AgentInfo, DoctorObserved } from '../outcome/facts.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AgentEndpoint, AgentInfo } from '../outcome/facts.js';
 import type { Need, Outcome } from '../outcome/outcome.js';
 import { AgentConnection, AgentConnectionError } from './connection.js';
-import { discoverAgent, discoverAgents, type AgentLocation } from './discover.js';
+import { type AgentLocation, discoverAgent, discoverAgents } from './discover.js';
 import type { AgentEvent, ConnectedEvent } from './protocol.js';
 import { askDoctor, type DoctorAnswer } from './requests.js';
 

@@ -179,7 +179,10 @@ function splitPath(value: string): string[] {
   return value.split(path.delimiter);
 }
 
-/** The agent's options as config/AgentConfig.java parses them: key to value, the last of a key winning. */
+/**
+ * The agent's options as config/AgentConfig.java parses them: key to value, the last of a key winning.
+ * @internal for its tests
+ */
 export function agentOptions(args: string): Map<string, string> {
   const options = new Map<string, string>();
   if (args.trim() === '') return options;

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 // zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
 import * as z from 'zod/mini';
-import type { ReloadAction, ReloadState, VerifyReceipt } from '../outcome/facts.js';
 import { isToken } from './limits.js';
+import type { ReloadAction, ReloadState, VerifyReceipt } from '../outcome/facts.js';
 
 /** A fresh request token (a UUID, which fits {@link TOKEN_PATTERN}). */
 export function newToken(): string {

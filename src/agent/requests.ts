@@ -2,11 +2,10 @@
  * Requests whose replies go only to the requester, each with a fresh request token and a
  * bounded wait (protocol.md "DOCTOR", "RELOAD").
  */
-import type { AgentConnection } from './connection.js';
-import { doctorObservedSchema, type DoctorObserved } from '../outcome/doctor.js';
-import type { ReloadAction, ReloadState } from '../outcome/facts.js';
+import { AgentConnection } from './connection.js';
+import { type AgentAfterLoss, type DoctorObserved, doctorObservedSchema, type ReloadAction, type ReloadState } from '../outcome/facts.js';
 import { diagnoseLine, doctorLine, doctorUnavailableSchema, newToken, parseReloadState, parseTokenJson, reloadLine } from './protocol.js';
-import { DiagnosisReader, PendingReader, type Diagnosis } from './reports.js';
+import { type Diagnosis, DiagnosisReader, PendingReader } from './reports.js';
 
 /**
  * Names asked of DIAGNOSE before each end marker: each answer is about 5 lines broadcast to every
@@ -168,4 +167,32 @@ export async function askHeldCount(connection: AgentConnection, timeoutMs: numbe
     if (line !== null) held = Math.max(held ?? 0, Number(line[1]));
   };
   return (await untilMarker(connection, ['HEALTH'], read, 'HEALTH', timeoutMs, signal)) ? held : undefined;
+}
+
+/**
+ * After the status connection was lost: reconnect once and ask DOCTOR which agent session
+ * answers now (protocol.md "VERIFY": `sessionId` is a random id per agent start, so a new one
+ * means the app restarted and loaded its classes fresh from disk).
+ */
+
+/**
+ * Reconnects to `127.0.0.1:<port>` and asks DOCTOR for the session id.
+ * @param sessionId the session seen before the loss (DOCTOR at connect time).
+ * @param timeoutMs bound for the connect, the CONNECTED line and the DOCTOR reply, each, in ms.
+ * @returns never rejects: any failure to reconnect or to get an observed DOCTOR answer is `gone`.
+ */
+export async function observeAgentAfterLoss(port: number, sessionId: string, timeoutMs: number): Promise<AgentAfterLoss> {
+  try {
+    const { connection } = await AgentConnection.open(port, { timeoutMs });
+    try {
+      const answer = await askDoctor(connection, timeoutMs);
+      if (answer.kind !== 'observed' || answer.doctor.sessionId === '') return { kind: 'gone' };
+      const now = answer.doctor.sessionId;
+      return now === sessionId ? { kind: 'same-session', sessionId: now } : { kind: 'restarted', sessionId: now };
+    } finally {
+      connection.close();
+    }
+  } catch {
+    return { kind: 'gone' };
+  }
 }

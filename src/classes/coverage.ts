@@ -15,12 +15,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DoctorObserved } from '../outcome/doctor.js';
-import type { DirCoverage } from '../outcome/facts.js';
+import type { DirCoverage, DoctorObserved } from '../outcome/facts.js';
 import { classFolders } from './scan.js';
-import { isInside } from './dirs.js';
-import { excludedName, type AgentWatch } from '../agent/jvm-options.js';
-import { toAgent, toLocal, type PathMapEntry } from '../agent/path-map.js';
+import { type AgentWatch, excludedName } from '../agent/jvm-options.js';
+import { type PathMapEntry, toAgent, toLocal } from '../agent/path-map.js';
+import { isDir, isInside } from '../util/fs.js';
 
 /** One directory the agent reports watching, as it is here. */
 export interface WatchedHere {
@@ -251,14 +250,6 @@ function realOf(dir: string): string {
     return fs.realpathSync.native(dir);
   } catch {
     return dir;
-  }
-}
-
-function isDir(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolKind } from '../outcome/facts.js';
+import { isDir, isInside, listDirs } from '../util/fs.js';
 
 /** How many folder levels below the project the module search looks. */
 const MODULE_DEPTH = 4;
@@ -70,25 +71,6 @@ function addIfDir(list: string[], dir: string): void {
   if (isDir(dir)) list.push(dir);
 }
 
-function isDir(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-function listDirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => e.name);
-  } catch {
-    return [];
-  }
-}
-
 /**
  * Where class output directories are looked for: the project folder (the one holding the port
  * file's `.reclazz/`) when the run is inside it (from `src/main/java/...`, or SAP Commerce's
@@ -96,12 +78,6 @@ function listDirs(dir: string): string[] {
  */
 export function classSearchRoot(cwd: string, projectDir: string): string {
   return isInside(cwd, projectDir) ? projectDir : cwd;
-}
-
-/** True when `dir` is `root` or lies below it. */
-export function isInside(dir: string, root: string): boolean {
-  const relative = path.relative(root, dir);
-  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
 }
 
 /** A class output directory left out because another one covers it, and why. */

@@ -46,6 +46,7 @@ export const EVIDENCE = {
  * Added to a live code for bytes known live by that code whose file was rewritten since (its
  * stamp moved): not live until a single ask keeps the code ({@link keptBy}). `RECHECK +
  * EVIDENCE.preStart` (10) is "at this path since before the JVM started, rewritten since".
+ * @internal for its tests
  */
 export const RECHECK = 8;
 
@@ -57,7 +58,10 @@ export function isLive(evidence: number): evidence is LiveEvidence {
   return evidence >= EVIDENCE.proven && evidence <= EVIDENCE.unchanged;
 }
 
-/** The live code a {@link RECHECK} code waits to keep, or undefined for any other code. */
+/**
+ * The live code a {@link RECHECK} code waits to keep, or undefined for any other code.
+ * @internal for its tests
+ */
 export function recheckOf(evidence: number): LiveEvidence | undefined {
   const kept = evidence - RECHECK;
   return isLive(kept) ? kept : undefined;
@@ -205,6 +209,7 @@ export function wholeSinceStart(ctimeMs: number, start: StartCut | undefined): b
  * How long the agent's watcher may take to notice a change on disk, in ms: on macOS the JDK's
  * watcher polls every 2 s. A rewrite younger than this when RELOAD status was taken may not be
  * counted in its pending classes yet.
+ * @internal for its tests
  */
 export const WATCHER_NOTICE_MS = 3000;
 

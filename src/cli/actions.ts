@@ -1,5 +1,5 @@
 /**
- * The agent subcommands' work, loaded by `cli.ts` (this folder) only when one of them runs, so
+ * The agent subcommands' work, loaded by `commands.ts` (this folder) only when one of them runs, so
  * that `--help`, `--version` and the build command do not load it: loading the config and
  * settings, running the core function and rendering the result (human text, or `--json` lines).
  */
@@ -7,22 +7,20 @@ import type { Command } from 'commander';
 import { findClassDirs } from '../classes/dirs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config.js';
 import type { AgentTarget } from '../agent/handshake.js';
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import { EXIT_USAGE } from '../outcome/exit.js';
 import type { CommandResult, JsonAction } from '../outcome/result.js';
 import { droppedText, eventLine, failureText, followingText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
 import { commandResultToJson, eventToJson, finalLines, jsonLine, usageLines } from '../report/json.js';
-import { LiveLine, wantsLive } from '../report/live.js';
+import { LiveLine, paletteFor, visible, wantsLive } from '../report/palette.js';
 import { EVENT_OUTBOX_LIMITS, LineOutbox } from '../report/outbox.js';
-import { paletteFor } from '../report/palette.js';
-import { onStdoutBroken, stdoutBroken, writeStdout } from './stdout.js';
-import { visible } from '../report/visible.js';
+import { onStdoutBroken, stdoutBroken, writeStdout } from './host.js';
 import { runDoctor } from '../commands/doctor.js';
 import { followEvents } from '../commands/events.js';
 import { runReload } from '../commands/reload.js';
 import { runScan } from '../commands/scan.js';
-import { resolveSettings, type AgentFlags, type Settings } from './settings.js';
+import { type AgentFlags, resolveSettings, type Settings } from './options.js';
 import { verifyClassFiles } from '../commands/verify.js';
 
 /** doctor: DOCTOR and the watch coverage of the class output directories here. Returns the exit status. */

@@ -1,33 +1,28 @@
 /**
- * The build command behind the command line (`cli.ts` loads this module only to run a build):
+ * The build command behind the command line (`main.ts` loads this module only to run a build):
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
-import type { ToolKind } from '../outcome/facts.js';
+import type { RunEvent, ToolKind } from '../outcome/facts.js';
 import { configFailure } from './actions.js';
-import { resolveSettings, type AgentFlags } from './settings.js';
-import { ConfigError, loadConfig, type ReclazzConfig } from './config.js';
-import type { RunEvent } from '../outcome/events.js';
+import { type AgentFlags, type ReclazzConfig, resolveSettings } from './options.js';
+import { ConfigError, loadConfig } from './config.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, finalLines } from '../report/json.js';
-import { wantsLive } from '../report/live.js';
-import { paletteFor } from '../report/palette.js';
-import { writeStdout } from './stdout.js';
+import { paletteFor, wantsLive } from '../report/palette.js';
+import { processHost, writeStdout } from './host.js';
 import { runSafeBuild, type SafeBuildOptions } from '../run.js';
-import { processHost } from './host.js';
 
 /** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
 export interface CliOptions extends AgentFlags {
   owner?: string;
   verify: boolean;
   allowNoAgent?: boolean;
-  restartCommand?: string;
   awaitRestart?: boolean;
-  restartTimeout?: number;
 }
 
-/** SIGINT/SIGTERM as an AbortSignal while a run lasts (`cli.ts` supplies it); `owner` names the hold in its last words. */
+/** SIGINT/SIGTERM as an AbortSignal while a run lasts (`main.ts` supplies it); `owner` names the hold in its last words. */
 export type Interrupts = (owner: () => string | undefined) => { signal: AbortSignal; dispose: () => void };
 
 /**
@@ -68,41 +63,26 @@ export function readBuildOptions(
     return configFailure(error, opts.json, 'build');
   }
   const { config } = loaded;
-  const settings = resolveSettings(opts, config, cwd, process.env);
+  const { port, portFiles, classDirs, ...plain } = resolveSettings(opts, config, cwd, process.env);
+  const restartCommand = opts.restartCommand ?? config.restartCommand;
   const defaultArgs = tool === 'gradle' ? config.gradleArgs : tool === 'mvn' ? config.mvnArgs : undefined;
   const options: SharedBuildOptions = {
     tool,
     args: args.length === 0 && defaultArgs !== undefined ? defaultArgs : args,
     cwd,
-    timeoutMs: settings.timeoutMs,
-    verifyTimeoutMs: settings.verifyTimeoutMs,
-    waitMs: settings.waitMs,
-    waitForAgentMs: settings.waitForAgentMs,
+    // The options with a default (options.ts) carry the names a session and a cycle take.
+    ...plain,
     verify: opts.verify,
-    classDirs: settings.classDirs,
-    pathMap: settings.pathMap,
+    classDirs,
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',
-    ...(settings.port === undefined ? {} : { port: settings.port }),
-    ...(settings.portFiles === undefined ? {} : { portFiles: settings.portFiles }),
+    ...(port === undefined ? {} : { port }),
+    ...(portFiles === undefined ? {} : { portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),
-    ...restartOptions(opts, config),
+    ...(restartCommand === undefined ? {} : { restartCommand }),
+    ...(opts.awaitRestart === true ? { awaitRestart: true } : {}),
   };
   return { options, config };
-}
-
-/** The restart options (session/restart.ts): the command line's, else the config's. */
-function restartOptions(
-  opts: CliOptions,
-  config: ReclazzConfig,
-): Pick<SharedBuildOptions, 'restartCommand' | 'awaitRestart' | 'restartTimeoutMs'> {
-  const command = opts.restartCommand ?? config.restartCommand;
-  const timeoutMs = opts.restartTimeout ?? config.restartTimeoutMs;
-  return {
-    ...(command === undefined ? {} : { restartCommand: command }),
-    ...(opts.awaitRestart === true ? { awaitRestart: true } : {}),
-    ...(timeoutMs === undefined ? {} : { restartTimeoutMs: timeoutMs }),
-  };
 }
 
 interface Output {

@@ -7,7 +7,7 @@
  */
 import type { Command } from 'commander';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { exitHelp } from '../report/help.js';
+import { exitHelp } from '../report/shortfall-words.js';
 
 /** The subcommands' work, loaded when one of them runs. */
 const actions = () => import('./actions.js');

@@ -2,94 +2,19 @@
  * Project defaults for reclazz-build: a `reclazz.config.json` file, or a `reclazz` key in
  * `package.json`, found in the working directory or a parent up to the checkout root (the first
  * folder holding `.git`). Validated with zod; an invalid file is a {@link ConfigError} that
- * names the file, the key and the expected shape. Relative paths in a config file are relative
- * to the folder that holds it. Command-line options win over the config (see
- * `commands/settings.ts`).
+ * names the file, the key and the expected shape (the keys, their schemas and their words are
+ * options.ts `OPTIONS`). Relative paths in a config file are relative to the folder that holds
+ * it. Command-line options win over the config (options.ts `resolveSettings`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
-// zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.
-import * as z from 'zod/mini';
 import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
+import { CONFIG_KEYS, configSchema, expectedOf, OPTIONS, resolveConfigPaths, type ReclazzConfig } from './options.js';
 
 /** The config file name searched for in each folder (before `package.json`). */
 export const CONFIG_FILE = 'reclazz.config.json';
 /** The key read from `package.json`. */
 export const PACKAGE_KEY = 'reclazz';
-
-/** Project defaults. Times in ms; paths absolute once loaded. */
-export interface ReclazzConfig {
-  /** Agent port (skips port-file discovery). */
-  port?: number;
-  /** The agent's port file. */
-  portFile?: string;
-  /** Bound per receipt and for connecting. */
-  timeoutMs?: number;
-  /** One deadline for all VERIFY polling. */
-  verifyTimeoutMs?: number;
-  /** How long to wait for another run's lock or another owner's hold. */
-  waitMs?: number;
-  /** How long to wait for the agent's port file to appear and its port to answer. */
-  waitForAgentMs?: number;
-  /** Extra class output directories. */
-  classesDirs?: string[];
-  /** Agent path -> local path (an app in a container); local paths absolute once loaded. */
-  pathMap?: PathMapEntry[];
-  /** Arguments for `reclazz-build gradle` when none are given. */
-  gradleArgs?: string[];
-  /** Arguments for `reclazz-build mvn` when none are given. */
-  mvnArgs?: string[];
-  /** `reclazz-build watch`: more folders or files to watch besides the source folders found. */
-  watch?: string[];
-  /** `reclazz-build watch`: the quiet period after a change before a build starts, in ms. */
-  debounceMs?: number;
-  /** A shell command that restarts the app, run when classes need a restart (`--restart-command`). */
-  restartCommand?: string;
-  /** How long to wait for the app to come back after a restart (`--restart-timeout`). */
-  restartTimeoutMs?: number;
-}
-
-/** What each key expects, in words: used in every error message. */
-const CONFIG_KEYS: Readonly<Record<keyof ReclazzConfig, string>> = {
-  port: 'a whole number 1-65535 (the agent port), e.g. 52311',
-  portFile: 'a non-empty path string to the agent port file, e.g. "app/.reclazz/agent.port"',
-  timeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 5000',
-  verifyTimeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 30000',
-  waitMs: 'a whole number of milliseconds, 0 or more, e.g. 30000',
-  waitForAgentMs: 'a whole number of milliseconds, 0 or more, e.g. 60000',
-  classesDirs: 'an array of non-empty path strings, e.g. ["build/classes/kotlin/main"]',
-  pathMap: 'an object from absolute agent paths to local paths, e.g. {"/app": "."}',
-  gradleArgs: 'an array of strings, e.g. ["classes"]',
-  mvnArgs: 'an array of strings, e.g. ["-q", "compile"]',
-  watch: 'an array of non-empty path strings, e.g. ["shared/src/main/java"]',
-  debounceMs: 'a whole number of milliseconds, 0 or more, e.g. 300',
-  restartCommand: 'a non-empty shell command string, e.g. "systemctl --user restart shop"',
-  restartTimeoutMs: 'a whole number of milliseconds, 1 or more, e.g. 120000',
-};
-
-const wholeMs = (min: number) => z.number().check(z.int(), z.gte(min));
-const nonEmpty = () => z.string().check(z.minLength(1));
-const buildConfigSchema = () =>
-  z.strictObject({
-    $schema: z.optional(z.string()),
-    port: z.optional(z.number().check(z.int(), z.gte(1), z.lte(65535))),
-    portFile: z.optional(nonEmpty()),
-    timeoutMs: z.optional(wholeMs(1)),
-    verifyTimeoutMs: z.optional(wholeMs(1)),
-    waitMs: z.optional(wholeMs(0)),
-    waitForAgentMs: z.optional(wholeMs(0)),
-    classesDirs: z.optional(z.array(nonEmpty())),
-    pathMap: z.optional(z.record(nonEmpty(), nonEmpty())),
-    gradleArgs: z.optional(z.array(z.string())),
-    mvnArgs: z.optional(z.array(z.string())),
-    watch: z.optional(z.array(nonEmpty())),
-    debounceMs: z.optional(wholeMs(0).check(z.lte(2_147_483_647))),
-    restartCommand: z.optional(nonEmpty()),
-    restartTimeoutMs: z.optional(wholeMs(1)),
-  });
-let builtConfigSchema: ReturnType<typeof buildConfigSchema> | undefined;
-/** The config's schema, built on first use: most projects have no config, and building it costs start-up time. */
-const configSchema = () => (builtConfigSchema ??= buildConfigSchema());
 
 /** An unreadable or invalid config: names the file, the key and the expected shape. */
 export class ConfigError extends Error {
@@ -179,7 +104,7 @@ function readJsonObject(file: string): Record<string, unknown> {
 
 /** Validates the config object read from `file`; `prefix` is `reclazz.` for package.json. */
 function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
-  const whole = `an object with any of the keys ${Object.keys(CONFIG_KEYS).join(', ')}`;
+  const whole = `an object with any of the keys ${CONFIG_KEYS.join(', ')}`;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const key = prefix === '' ? undefined : prefix.slice(0, -1);
     throw new ConfigError(
@@ -198,23 +123,19 @@ function validate(file: string, value: unknown, prefix: string): ReclazzConfig {
         file,
         `${prefix}${key}`,
         whole,
-        `invalid config in ${file}: key "${prefix}${key}" is not a known key; expected one of ${Object.keys(CONFIG_KEYS).join(', ')}`,
+        `invalid config in ${file}: key "${prefix}${key}" is not a known key; expected one of ${CONFIG_KEYS.join(', ')}`,
       );
     }
-    const top = String(issue.path[0]) as keyof ReclazzConfig;
+    const top = String(issue.path[0]);
     const key = `${prefix}${issue.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`)).join('')}`;
-    const expected = CONFIG_KEYS[top] ?? 'a string';
+    const expected = top in OPTIONS ? expectedOf(top as keyof typeof OPTIONS) : 'a string';
     const got = issue.path.reduce<unknown>((v, p) => (v as Record<PropertyKey, unknown> | undefined)?.[p as PropertyKey], value);
     throw new ConfigError(file, key, expected, `invalid config in ${file}: key "${key}": expected ${expected}, got ${describe(got)}`);
   }
-  const { $schema: _schema, pathMap, ...config } = parsed.data;
-  const dir = path.dirname(file);
+  const { $schema: _schema, pathMap, ...config } = parsed.data as Record<string, unknown> & { pathMap?: Record<string, string> };
   return {
-    ...config,
+    ...resolveConfigPaths(config, path.dirname(file)),
     ...(pathMap === undefined ? {} : { pathMap: configPathMap(file, prefix, pathMap) }),
-    ...(config.portFile === undefined ? {} : { portFile: path.resolve(dir, config.portFile) }),
-    ...(config.classesDirs === undefined ? {} : { classesDirs: config.classesDirs.map((d) => path.resolve(dir, d)) }),
-    ...(config.watch === undefined ? {} : { watch: config.watch.map((d) => path.resolve(dir, d)) }),
   };
 }
 
@@ -226,7 +147,7 @@ function configPathMap(file: string, prefix: string, map: Record<string, string>
     } catch (error) {
       if (!(error instanceof PathMapError)) throw error;
       const key = `${prefix}pathMap.${agent}`;
-      throw new ConfigError(file, key, CONFIG_KEYS.pathMap, `invalid config in ${file}: key "${key}": expected ${CONFIG_KEYS.pathMap}`);
+      throw new ConfigError(file, key, expectedOf('pathMap'), `invalid config in ${file}: key "${key}": expected ${expectedOf('pathMap')}`);
     }
   });
 }

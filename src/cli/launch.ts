@@ -2,11 +2,11 @@
  * Start-up of the `reclazz-build` command (`bin/reclazz-build.cjs`): runs the CLI bundle
  * (`dist/cli.cjs`) with V8's code cache, kept in the user's cache folder.
  *
- * Why: a run is ~60 ms of Node itself plus compiling and starting ~300 KB of JavaScript. V8
- * compiles most functions only when first called, so a cache taken right after compiling
- * (what Node 20's loaders and require hooks can do) misses them; this one is taken when the
- * process exits, after a whole run, and makes the next run skip compiling nearly everything
- * it calls (about 20 ms of a 125 ms run here; see bench/README.md, "History").
+ * Why: after Node's own start-up, a run is mostly compiling and starting the bundle's
+ * JavaScript. V8 compiles most functions only when first called, so a cache taken right after
+ * compiling (what Node 20's loaders and require hooks can do) misses them; this one is taken
+ * when the process exits, after a whole run, and makes the next run skip compiling nearly
+ * everything it calls (bench/README.md, "History", has what it saves).
  *
  * The cache is code V8 will run, so it is only read from a folder only this user can write
  * to, and V8 is only given data that passes our own check first: V8 release builds do not
@@ -15,7 +15,7 @@
  * file is a header (magic, SHA-256 of the bundle's identity, SHA-256 of the payload) and V8's
  * data. The identity is the bundle file's device, inode, size, mtime and ctime in ns, read
  * before and after reading it: any write to the file moves its ctime, which no one can set
- * back, and stat costs nothing where hashing the 440 KB bundle took 1.5 ms of every start;
+ * back, and a stat costs next to nothing where hashing the whole bundle took time at every start;
  * V8 itself still refuses data from another V8 version or other flags. Anything unexpected
  * (no cache folder, data that fails a check, a failed write) just means compiling as usual
  * and a new cache at exit. `RECLAZZ_CODE_CACHE_DIR` names the folder; `RECLAZZ_CODE_CACHE=0`

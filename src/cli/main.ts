@@ -7,23 +7,20 @@
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import { collect, integer, pathMap, token } from './option-values.js';
+import { closestName, collect, integer, ownOptionIn, pathMap, token } from './option-values.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
 import { addAgentCommands } from './commands.js';
-import { addRestartOptions } from './restart-options.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
-import { exitHelp } from '../report/help.js';
+import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
 import { errorText, interruptedAgainText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import type { UsageProblem } from '../outcome/outcome.js';
 import { usageLines } from '../report/json.js';
 import { paletteFor } from '../report/palette.js';
-import { ownOptionAfterToolText, unknownToolText } from '../report/usage-words.js';
-import { closestName, ownOptionIn } from './usage-checks.js';
-import { stdoutBroken, writeStdout } from './stdout.js';
+import { stdoutBroken, writeStdout } from './host.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -68,7 +65,7 @@ function addAgentOptions(command: Command): Command {
 
 /** The options of a build, for the build itself and for `watch`. */
 function addBuildOptions(command: Command): Command {
-  return addRestartOptions(command)
+  return command
     .option('--owner <token>', 'owner token for the hold (default: the saved one for this agent session, else new)', token)
     .option('--verify-timeout <ms>', 'one deadline for all VERIFY polling (default 30000)', integer('--verify-timeout', 1))
     .option(
@@ -86,6 +83,16 @@ function addBuildOptions(command: Command): Command {
       '--classes-dir <dir>',
       'class output directory to check (repeatable; added to target/classes and build/classes/*/main)',
       collect,
+    )
+    .option(
+      '--restart-command <cmd>',
+      'when classes need an app restart (and only then): run this shell command to restart the app, wait for it, and prove the change live there',
+    )
+    .option('--await-restart', 'when classes need an app restart: wait for you to restart the app, then prove the change live there')
+    .option(
+      '--restart-timeout <ms>',
+      'how long to wait for the app to come back after a restart (default 120000)',
+      integer('--restart-timeout', 1),
     );
 }
 

@@ -1,8 +1,10 @@
 /**
- * Parsers of option values for commander: each returns the value or throws commander's
- * InvalidArgumentError naming the option and what it takes (a usage error, exit 2).
+ * The command line's words that commander does not check itself: parsers of option values (each
+ * returns the value or throws commander's InvalidArgumentError naming the option and what it
+ * takes, a usage error, exit 2), "did you mean" for a mistyped subcommand or build tool, and
+ * reclazz-build's options placed after the tool's name. Loaded at every start: no zod here.
  */
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { isToken } from '../agent/limits.js';
 import { parsePathMap, PathMapError, type PathMapEntry } from '../agent/path-map.js';
 
@@ -35,4 +37,56 @@ export function pathMap(value: string, previous: PathMapEntry[] | undefined): Pa
     if (error instanceof PathMapError) throw new InvalidArgumentError(error.message);
     throw error;
   }
+}
+
+/**
+ * Checks of the command line's words that commander does not make: "did you mean" for a
+ * mistyped subcommand or build tool, and reclazz-build's options placed after the tool's name.
+ */
+
+/** Long options of reclazz-build that Gradle and Maven take too: after the tool's name they are the tool's. */
+const TOOLS_TAKE_TOO = new Set(['--quiet', '--verbose', '--version', '--help']);
+
+/**
+ * The first of `args` (the words after `gradle`/`mvn`) that is a long option only `command` takes
+ * (`mvn -q compile --no-verify`), as its name without `=value`; the tool would refuse it only
+ * after the hold is taken. Words after a `--` among them are the tool's own business.
+ */
+export function ownOptionIn(args: readonly string[], command: Command): string | undefined {
+  const own = new Set(command.options.flatMap((o) => (o.long === undefined || TOOLS_TAKE_TOO.has(o.long) ? [] : [o.long])));
+  for (const arg of args) {
+    if (arg === '--') return undefined;
+    const name = arg.split('=')[0]!;
+    if (own.has(name)) return name;
+  }
+  return undefined;
+}
+
+/** Optimal string alignment distance: edits, with a swap of two neighbours counted as one. */
+function editDistance(a: string, b: string): number {
+  const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j += 1) rows[0]![j] = j;
+  for (let i = 1; i <= a.length; i += 1) {
+    for (let j = 1; j <= b.length; j += 1) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
+      rows[i]![j] = best;
+    }
+  }
+  return rows[a.length]![b.length]!;
+}
+
+/**
+ * The candidate closest to `word` when it is close enough to be a slip (at most 2 edits, and
+ * fewer than half the candidate's letters), else undefined.
+ */
+export function closestName(word: string, candidates: readonly string[]): string | undefined {
+  let best: { name: string; distance: number } | undefined;
+  for (const name of candidates) {
+    const distance = editDistance(word.toLowerCase(), name);
+    if (distance > 0 && distance <= 2 && distance * 2 < name.length && (best === undefined || distance < best.distance))
+      best = { name, distance };
+  }
+  return best?.name;
 }

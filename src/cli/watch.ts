@@ -8,18 +8,14 @@ import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, jsonLine, resultToJson } from '../report/json.js';
-import { paletteFor } from '../report/palette.js';
-import { visible } from '../report/visible.js';
+import { paletteFor, visible } from '../report/palette.js';
+import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
-import type { WatchHooks, WatchOptions } from '../watch/options.js';
-import { readBuildOptions, type CliOptions, type Interrupts } from './build.js';
-import { processHost } from './host.js';
-import { writeStdout } from './stdout.js';
+import { type CliOptions, type Interrupts, readBuildOptions } from './build.js';
+import { processHost, writeStdout } from './host.js';
 
-/** The watch command's own options, besides the build's. */
+/** The watch command's own switch, besides the build's options (`--watch` and `--debounce` are options.ts's). */
 export interface WatchFlags extends CliOptions {
-  debounce?: number;
-  watch?: string[];
   exitOnAgentLoss?: boolean;
 }
 
@@ -34,11 +30,12 @@ export async function watchAction(tool: ToolKind, args: string[], opts: WatchFla
   const read = readBuildOptions(tool, args, opts);
   if (typeof read === 'number') return read;
   const { config } = read;
+  const debounceMs = opts.debounce ?? config.debounceMs;
   const options: WatchOptions = {
     ...read.options,
     watch: [...(config.watch ?? []), ...(opts.watch ?? [])],
     exitOnAgentLoss: opts.exitOnAgentLoss === true,
-    ...((opts.debounce ?? config.debounceMs) !== undefined ? { debounceMs: opts.debounce ?? config.debounceMs } : {}),
+    ...(debounceMs === undefined ? {} : { debounceMs }),
   };
   const output = watchOutput(opts);
   const signals = interrupts(() => output.owner);

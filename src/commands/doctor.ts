@@ -8,16 +8,14 @@ import { agentClassDirs, agentView, isForeignAgent, isProjectDir, watchCoverage 
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
 import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
-import { agentWatchOf } from '../session/agent-jvm.js';
-import { closeSession } from '../session/session.js';
-import { openFor } from './open.js';
+import { agentWatchOf, closeSession, holdFinding, type SessionHost } from '../session/options.js';
 import { doctorBlocks, type Outcome } from '../outcome/outcome.js';
-import { holdFinding } from '../session/saved-hold.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { askReload } from '../agent/requests.js';
-import type { ReloadState } from '../outcome/facts.js';
+import type { ReloadState, RunEvent } from '../outcome/facts.js';
+import { type Opening, type OpenPlan, openSession } from '../session/open.js';
 
 /** Options for {@link runDoctor}. */
 export interface DoctorOptions extends AgentTarget {
@@ -94,4 +92,25 @@ async function reloadState(connection: AgentConnection, options: Pick<DoctorOpti
   } catch {
     return null;
   }
+}
+
+/** The session a subcommand opens: no lock and no owner, only what it asks the agent. */
+
+/**
+ * Opens a session for a subcommand against `target`.
+ * @param onEvent where `agent` events go (`verify` shows them, as a build does).
+ */
+export function openFor(
+  target: AgentTarget,
+  plan: Omit<OpenPlan, 'builds' | 'onAgentEvent'> = {},
+  onEvent?: (event: RunEvent) => void,
+): Promise<Opening<SessionHost>> {
+  const options = {
+    timeoutMs: target.timeoutMs,
+    ...(target.port === undefined ? {} : { port: target.port }),
+    ...(target.portFile === undefined ? {} : { portFile: target.portFile }),
+    ...(target.portFiles === undefined ? {} : { portFiles: target.portFiles }),
+  };
+  const hooks = { ...(target.signal === undefined ? {} : { signal: target.signal }), ...(onEvent === undefined ? {} : { onEvent }) };
+  return openSession(options, { cwd: target.cwd, env: target.env }, hooks, { ...plan, onAgentEvent: target.onEvent ?? (() => undefined) });
 }

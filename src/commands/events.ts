@@ -5,8 +5,8 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import type { AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
-import { openFor } from './open.js';
+import { closeSession } from '../session/options.js';
+import { openFor } from './doctor.js';
 import type { AgentEvent, ConnectedEvent } from '../agent/protocol.js';
 import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint } from '../outcome/facts.js';

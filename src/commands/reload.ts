@@ -5,8 +5,8 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import { requireCurrentAgent, type AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
-import { openFor } from './open.js';
+import { closeSession } from '../session/options.js';
+import { openFor } from './doctor.js';
 import { askReload } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';

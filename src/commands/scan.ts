@@ -6,8 +6,8 @@
  */
 import { AgentConnectionError } from '../agent/connection.js';
 import { isCurrentAgent, type AgentTarget } from '../agent/handshake.js';
-import { closeSession } from '../session/session.js';
-import { openFor } from './open.js';
+import { closeSession } from '../session/options.js';
+import { openFor } from './doctor.js';
 import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';

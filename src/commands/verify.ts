@@ -13,23 +13,28 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentTarget } from '../agent/handshake.js';
-import { closeSession, type Session, type SessionHost } from '../session/session.js';
-import { openFor } from './open.js';
+import { closeSession, findAppStart, type Session, type SessionHost } from '../session/options.js';
+import { openFor } from './doctor.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
-import { declaredClassName } from '../classes/classfile.js';
-import { baselineOf } from '../classes/baseline.js';
-import { emptyIndex, IndexBuilder, shaHex, type ClassIndex } from '../classes/columns.js';
-import { EVIDENCE } from '../classes/evidence.js';
-import { hashFile, listClassFiles } from '../classes/scan.js';
-import { binaryClassName } from '../classes/names.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { SHOWN_AGENT_LEVELS, type RunEvent } from '../outcome/events.js';
-import type { AgentInfo, ChangeSummary, ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
+import { declaredClassName, hashFile, listClassFiles } from '../classes/scan.js';
+import { baselineOf } from '../classes/baseline.js';
+import { type ClassIndex, emptyIndex, IndexBuilder, shaHex } from '../classes/columns.js';
+import { EVIDENCE } from '../classes/evidence.js';
+import { binaryClassName } from '../classes/changes.js';
+import {
+  type AgentInfo,
+  type ChangeSummary,
+  type ClassChange,
+  type ClassVerdict,
+  type RunEvent,
+  SHOWN_AGENT_LEVELS,
+  type VerifyReport,
+} from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { REWRITTEN_DETAIL, SINCE_START_DETAIL, warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { findAppStart } from '../session/app-start.js';
 import { proveClasses } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
 

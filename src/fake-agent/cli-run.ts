@@ -7,10 +7,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Writable } from 'node:stream';
-import { parseBuild } from './commands.js';
+import { formatEvent, parseBuild } from './wire.js';
 import { startFakeAgent } from './server.js';
 import type { FakeAgent, FakeAgentOptions, FinalStatus, HostileOptions, InterceptAction, InterceptCommand } from './types.js';
-import { formatEvent } from './wire.js';
 
 interface CliOptions {
   portFile: string;

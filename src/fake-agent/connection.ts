@@ -3,8 +3,8 @@
  * (protocol.md, "The stream" and "Commands"; "A client that stops reading harms others";
  * "Slots linger").
  */
-import type { Socket } from 'node:net';
-import { MAX_COMMAND_CHARS } from './wire.js';
+import { createServer, type Socket } from 'node:net';
+import { formatEvent, MAX_COMMAND_CHARS } from './wire.js';
 
 /** Callbacks and limits of one {@link StatusClient}. */
 export interface ConnectionHooks {
@@ -133,5 +133,44 @@ export class StatusClient {
       this.hooks.onLine(this, line);
     }
     if (!this.isClosed && this.pending.replace(/\r/g, '').length > MAX_COMMAND_CHARS) this.close();
+  }
+}
+
+
+/** Bind `port` (0: any) on 127.0.0.1 for a moment and return the port it got. */
+export function reservePort(port: number): Promise<number> {
+  return new Promise((resolvePort, rejectPort) => {
+    const probe = createServer();
+    probe.once('error', rejectPort);
+    probe.listen({ host: '127.0.0.1', port }, () => {
+      const address = probe.address();
+      const bound = typeof address === 'object' && address ? address.port : 0;
+      probe.close(() => resolvePort(bound));
+    });
+  });
+}
+
+/** Lines of a flood between two turns of the event loop. */
+const FLOOD_SLICE = 1000;
+
+/**
+ * Send `events` INFO events to `client` as fast as its socket drains, bypassing the outbox.
+ * A turn of the event loop every {@link FLOOD_SLICE} lines: a reader as fast as the flood never
+ * makes a write wait, and the loop would otherwise starve this agent's timers and replies.
+ */
+export async function floodClient(client: StatusClient, events: number, eol: string): Promise<void> {
+  for (let i = 1; i <= events && !client.isClosed; i++) {
+    if (i % FLOOD_SLICE === 0) await new Promise((resolveTurn) => setImmediate(resolveTurn));
+    if (!client.writeRaw(formatEvent('INFO', `flood ${i} of ${events}`) + eol)) {
+      await new Promise<void>((resolveDrain) => {
+        const done = (): void => {
+          client.socket.off('drain', done);
+          client.socket.off('close', done);
+          resolveDrain();
+        };
+        client.socket.on('drain', done);
+        client.socket.on('close', done);
+      });
+    }
   }
 }

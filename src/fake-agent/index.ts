@@ -34,7 +34,7 @@ export type {
   VerifyStatus,
 } from './types.js';
 export type { VerifyResult } from './ledger.js';
-export { parseCommand, parseBuild, type ParsedCommand, type BuildState, type ReloadAction } from './commands.js';
+export { parseCommand, parseBuild, type ParsedCommand, type BuildState, type ReloadAction } from './wire.js';
 export { binaryName, sha256Hex } from './capture.js';
 export {
   formatEvent,

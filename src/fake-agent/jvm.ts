@@ -62,6 +62,8 @@ export async function startStandIn(cwd: string, jvm: JvmLine = { options: [], en
   } catch {
     throw new Error(`the app folder ${cwd} is not a directory; create it or pass another appDir (the stand-in JVM runs there)`);
   }
+  // The stand-in is this process's child, as a JVM is its launcher's: it inherits the environment.
+  // eslint-disable-next-line no-restricted-properties -- the fake agent stands in for another process
   const env = { ...process.env };
   delete env.NODE_OPTIONS; // a keep-alive needs no preloaded modules
   for (const name of JVM_VARIABLES) delete env[name];

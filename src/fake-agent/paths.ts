@@ -4,7 +4,11 @@
  * local paths through a map from agent paths to local paths, the same `<agent>=<local>` pairs
  * reclazz-build's `--path-map` takes.
  */
-import { isAbsolute, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { isDirectory } from './capture.js';
+import { tmpdir } from 'node:os';
 
 /** Local path -> reported path. */
 export type PathReporter = (localPath: string) => string;
@@ -33,4 +37,145 @@ export function pathReporter(map: Record<string, string> | undefined): PathRepor
     }
     return localPath;
   };
+}
+
+/**
+ * The port file (protocol.md, "Finding the agent") and the app folder it implies.
+ */
+
+/** Write `port` as decimal text without newline, whole: temp file in the same dir, then rename. */
+export function writePortFile(path: string, port: number): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  writeFileSync(temp, String(port));
+  renameSync(temp, path);
+}
+
+/** Delete the port file if it still names our port (another agent may have replaced it). */
+export function removePortFile(path: string, port: number): void {
+  try {
+    if (readFileSync(path, 'utf8').trim() === String(port)) unlinkSync(path);
+  } catch {
+    /* already gone */
+  }
+}
+
+/**
+ * The app folder a port file implies: the agent writes `<app dir>/.reclazz/agent.port` when no
+ * `portFile=` is given, and the IDE `<project>/.idea/reclazz/agent.port`. Undefined otherwise.
+ */
+export function appDirOfPortFile(path: string): string | undefined {
+  const dir = dirname(path);
+  if (basename(dir) === '.reclazz') return dirname(dir);
+  if (basename(dir) === 'reclazz' && basename(dirname(dir)) === '.idea') return dirname(dirname(dir));
+  return undefined;
+}
+
+/**
+ * The directories the agent's watcher registers, as DOCTOR counts and samples them
+ * (agent FileWatcher.registerDirectories and doctorEvidence; platform/SpringBootContext for the
+ * resource folders): every directory under each watched root, each one its own registration,
+ * and the resource folder the agent derives from a Maven or Gradle class output directory, with
+ * its subfolders. Symbolic links are not followed, as `Files.walkFileTree` does not by default.
+ */
+
+/**
+ * `<project>/src/main/resources` for a class output directory `.../target/classes` or
+ * `.../build/classes/...` (agent SpringBootContext.autoDetectResourceDirs), when it exists.
+ */
+function resourceDirOf(root: string): string | undefined {
+  const slashed = root.split(sep).join('/');
+  let project: string | undefined;
+  if (slashed.endsWith('/target/classes')) project = dirname(dirname(root));
+  else if (slashed.includes('/build/classes/')) {
+    for (let dir = root; dirname(dir) !== dir; dir = dirname(dir)) {
+      if (dir.endsWith(`${sep}build`)) {
+        project = dirname(dir);
+        break;
+      }
+    }
+  }
+  const resources = project === undefined ? undefined : join(project, 'src', 'main', 'resources');
+  return resources !== undefined && isDirectory(resources) ? resources : undefined;
+}
+
+/** Every directory under each of `roots` that exists now, the roots included, and their resource folders' trees; unsorted, deduplicated. */
+export function registeredDirectories(roots: readonly string[]): string[] {
+  const found = new Set<string>();
+  const walk = (start: string): void => {
+    if (!isDirectory(start)) return;
+    const stack = [start];
+    while (stack.length > 0) {
+      const dir = stack.pop()!;
+      if (found.has(dir)) continue;
+      found.add(dir);
+      let entries;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue; // vanished or unreadable meanwhile: its registration is gone with it
+      }
+      for (const entry of entries) if (entry.isDirectory()) stack.push(join(dir, entry.name));
+    }
+  };
+  for (const root of roots) {
+    walk(root);
+    const resources = resourceDirOf(root);
+    if (resources !== undefined) walk(resources);
+  }
+  return [...found];
+}
+
+/**
+ * The agent's own options as the fake's stand-in JVM carries them on its command line, and the
+ * one of them the fake acts on besides `watchDirs`: `excludePatterns` (agent
+ * config/AgentConfig.java: `key=value` pairs joined by `,`; `watchDirs` and `excludePatterns`
+ * split on `;`; a pattern is a glob, `*` any run of characters and `?` one, matched against the
+ * whole file name, case-sensitively).
+ */
+
+/** Where the stand-in says the agent's jar is: a plausible path; nothing reads it. */
+export function agentJarPath(version: string | null): string {
+  return join(tmpdir(), 'reclazz', `reclazz-agent-${version ?? '1.0.0'}.jar`);
+}
+
+/** What the fake's own settings make of the agent's argument string. */
+export interface ArgumentFacts {
+  /** The watched directories as the agent would be given them (its own paths). */
+  watchDirs: readonly string[];
+  excludePatterns: readonly string[];
+  /** The watcher's start delay, in ms (shown as whole seconds, `startupDelaySec`). */
+  watcherStartMs: number;
+  /** `autoCompile=true` (shown last). */
+  autoCompile?: boolean;
+}
+
+/**
+ * The agent's argument string for these settings, in the Maven plugin's order: `watchDirs`
+ * first, then the others; empty (a bare `-javaagent:<jar>`) when there is nothing to say.
+ */
+export function agentArguments(facts: ArgumentFacts): string {
+  const pairs: string[] = [];
+  if (facts.watchDirs.length > 0) pairs.push(`watchDirs=${facts.watchDirs.join(';')}`);
+  if (facts.excludePatterns.length > 0) pairs.push(`excludePatterns=${facts.excludePatterns.join(';')}`);
+  if (Number.isFinite(facts.watcherStartMs) && facts.watcherStartMs > 0) {
+    pairs.push(`startupDelaySec=${Math.ceil(facts.watcherStartMs / 1000)}`);
+  }
+  if (facts.autoCompile === true) pairs.push('autoCompile=true');
+  return pairs.join(',');
+}
+
+/** A matcher of file names for `patterns` (agent AgentConfig.globToRegex and isExcluded). */
+export function excludedBy(patterns: readonly string[]): (fileName: string) => boolean {
+  const compiled = patterns
+    .map((pattern) => pattern.trim())
+    .filter((pattern) => pattern !== '')
+    .map((pattern) => new RegExp(`^${[...pattern].map(globChar).join('')}$`));
+  return (fileName) => compiled.some((regex) => regex.test(fileName));
+}
+
+function globChar(c: string): string {
+  if (c === '*') return '.*';
+  if (c === '?') return '.';
+  return /[.\\[\](){}+^$|]/.test(c) ? `\\${c}` : c;
 }

@@ -5,12 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { scanClassFiles, type CachedHash, type ClassFile } from './capture.js';
-import { readHierarchy, superclassChange, type Hierarchy } from './classfile.js';
-import { SessionCounts } from './health.js';
-import { VerifyLedger, receiptText } from './ledger.js';
+import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
+import { SessionCounts } from './doctor.js';
+import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
 import type { PathReporter } from './paths.js';
-import { RestartLedger } from './restart-ledger.js';
 import type { FinalStatus, SuperclassChange } from './types.js';
 
 /**
@@ -25,7 +23,7 @@ const SUPERCLASS_REASON = 'superclass change not applied; restart required';
 /** Settings and side-effect hooks of a {@link ClassReloader}. Durations in ms. */
 export interface ReloaderOptions {
   /** Class file names the watcher skips (the agent's `excludePatterns`): never captured, pending or reloaded. */
-  excluded?: (fileName: string) => boolean;
+  excluded?: ((fileName: string) => boolean) | undefined;
   /** How long an admitted batch reads `running` before its final statuses. */
   reloadMs: number;
   /** Classes whose latest receipt the ledger keeps. */
@@ -33,13 +31,13 @@ export interface ReloaderOptions {
   /** Reuse a file's hash while its stamp is unchanged (see FakeAgentOptions.scanCache). */
   scanCache?: boolean;
   /** Final status of a loaded class's attempt; undefined -> applied. */
-  verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
+  verifyStatus?: ((className: string, sha256: string) => FinalStatus | undefined) | undefined;
   /** See FakeAgentOptions.restartRequired. */
-  restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  restartRequired?: ((className: string, sha256: string) => SuperclassChange | undefined) | undefined;
   /** See FakeAgentOptions.autoCompile: receipts carry the agent's own compiled bytes. */
   autoCompile?: boolean;
   /** See FakeAgentOptions.newBean. */
-  newBean?: (className: string) => 'registered' | 'refused' | undefined;
+  newBean?: ((className: string) => 'registered' | 'refused' | undefined) | undefined;
   /** A class file's path as the agent reports it (VERIFY `source`). */
   reportPath: PathReporter;
   /** Run `run` after `ms` (cancelled when the agent stops or restarts). */

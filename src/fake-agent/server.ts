@@ -1,149 +1,27 @@
 /**
  * The fake agent: a loopback status server that follows protocol.md, the agent's status-socket
- * contract. Wires connections (connection.ts), the command grammar (commands.ts), the hold
- * rules (hold.ts), capture and reload (capture.ts, reloader.ts, watcher.ts), DOCTOR (doctor.ts),
- * the stand-in JVM (jvm.ts) and the hostile-peer switches (hostile.ts).
+ * contract. Wires connections (connection.ts), the command grammar (wire.ts), DOCTOR
+ * (doctor.ts) and the hostile-peer switches (hostile.ts) onto the application side
+ * (application.ts: the stand-in JVM, the hold rules, capture and reload).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
-import { delimiter, resolve } from 'node:path';
-import { agentArguments, agentJarPath, excludedBy } from './agent-options.js';
-import { isDirectory, type ClassFile } from './capture.js';
-import { parseCommand, type ParsedCommand, type ReloadAction } from './commands.js';
-import { StatusClient } from './connection.js';
-import { diagnosisLines } from './diagnose.js';
-import { doctorJson, type Wiring } from './doctor.js';
-import { halfConnectedLine, Hostility } from './hostile.js';
-import { decideBuild, NO_HOLD, type HoldState } from './hold.js';
-import { startStandIn, type JvmLine, type StandIn } from './jvm.js';
-import { pathReporter, type PathReporter } from './paths.js';
-import { appDirOfPortFile, removePortFile, writePortFile } from './port-file.js';
-import { registeredDirectories } from './registrations.js';
-import { ClassReloader } from './reloader.js';
-import type {
-  ClientInfo,
-  FakeAgent,
-  FakeAgentOptions,
-  HoldEvent,
-  HoldLogEntry,
-  HoldSnapshot,
-  InterceptAction,
-  ReceivedLine,
-} from './types.js';
-import { startWatcher, type Watcher } from './watcher.js';
-import { formatEvent } from './wire.js';
+import { FakeApplication } from './application.js';
+import { formatEvent, parseCommand, type ParsedCommand, type ReloadAction } from './wire.js';
+import { floodClient, reservePort, StatusClient } from './connection.js';
+import { diagnosisLines } from './doctor.js';
+import { halfConnectedLine } from './hostile.js';
+import { decideBuild } from './ledger.js';
+import { registeredDirectories, removePortFile, writePortFile } from './paths.js';
+import { type Settings, settingsFrom } from './settings.js';
+import type { ClientInfo, FakeAgent, FakeAgentOptions, InterceptAction, ReceivedLine } from './types.js';
+import { startWatcher, type Watcher } from './capture.js';
 
 /** Drops after the first that warn again: the agent warns at its first drop and every 1000th. */
 const DROP_WARN_EVERY = 1000;
 
 /** How the requester-only answer of one command is delivered. */
 type Reply = (message: string) => void;
-
-/** Resolved options: every default filled in. */
-interface Settings {
-  portFile?: string;
-  port: number;
-  watchDirs: string[];
-  heartbeatMs: number;
-  agentVersion: string | null;
-  protocolVersion: number;
-  captureDelayMs: number;
-  reloadMs: number;
-  crlf: boolean;
-  ledgerSize: number;
-  outboxLimit: number;
-  maxClients: number;
-  holdWarnMs: number;
-  scanCache: boolean;
-  verifyStatus?: FakeAgentOptions['verifyStatus'];
-  intercept?: FakeAgentOptions['intercept'];
-  failCapture?: FakeAgentOptions['failCapture'];
-  unreadableClassFile?: FakeAgentOptions['unreadableClassFile'];
-  restartRequired?: FakeAgentOptions['restartRequired'];
-  newBean?: FakeAgentOptions['newBean'];
-  autoCompile: boolean;
-  testRunner?: FakeAgentOptions['testRunner'];
-  standInJvm: boolean;
-  appDir: string;
-  reportedPid?: string;
-  reportedWorkingDirectory?: string;
-  reportPath: PathReporter;
-  forceWatchSampleTruncated: boolean;
-  startingMs: number;
-  verifyWiredMs: number;
-  watcherStartMs: number;
-  scanTimeoutMs: number;
-  startingDoctor: 'observed' | 'silent';
-  excludePatterns: string[];
-  agentArgs?: string;
-  classPath?: string[];
-  agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
-  portFileDelayMs: number;
-  listenDelayMs: number;
-  lingeringSlots: boolean;
-  autoReload: boolean;
-  watchDebounceMs: number;
-  watchPollMs: number;
-  hostile: Hostility;
-}
-
-function settingsFrom(options: FakeAgentOptions): Settings {
-  const portFile = options.portFile === undefined ? undefined : resolve(options.portFile);
-  const impliedAppDir = portFile === undefined ? undefined : appDirOfPortFile(portFile);
-  const appDir = options.appDir !== undefined ? resolve(options.appDir) : (impliedAppDir ?? process.cwd());
-  // The port file's folder is created anyway; its app folder must exist for the stand-in JVM.
-  if (options.appDir === undefined && impliedAppDir !== undefined) mkdirSync(impliedAppDir, { recursive: true });
-  const startingMs = options.notReady ? Infinity : (options.startingMs ?? 0);
-  return {
-    portFile,
-    port: options.port ?? 0,
-    watchDirs: (options.watchDirs ?? []).map((dir) => resolve(dir)),
-    heartbeatMs: options.heartbeatMs ?? 10_000,
-    agentVersion: options.agentVersion === undefined ? '1.4.0-fake' : options.agentVersion,
-    protocolVersion: options.protocolVersion ?? 1,
-    captureDelayMs: options.captureDelayMs ?? 100,
-    reloadMs: options.reloadMs ?? 50,
-    crlf: options.crlf ?? false,
-    verifyStatus: options.verifyStatus,
-    intercept: options.intercept,
-    ledgerSize: options.ledgerSize ?? 512,
-    outboxLimit: options.outboxLimit ?? 1000,
-    maxClients: options.maxClients ?? 5,
-    holdWarnMs: options.holdWarnMs ?? 300_000,
-    failCapture: options.failCapture,
-    // The watcher polls: reuse hashes of unchanged files (answers are the same).
-    scanCache: (options.scanCache ?? false) || (options.autoReload ?? false),
-    unreadableClassFile: options.unreadableClassFile,
-    restartRequired: options.restartRequired,
-    newBean: options.newBean,
-    autoCompile: options.autoCompile ?? false,
-    testRunner: options.testRunner,
-    standInJvm: options.standInJvm ?? true,
-    appDir,
-    reportedPid: options.reportedPid,
-    reportedWorkingDirectory: options.reportedWorkingDirectory,
-    reportPath: pathReporter(options.pathMap),
-    forceWatchSampleTruncated: options.forceWatchSampleTruncated ?? false,
-    startingMs,
-    // The agent wires VERIFY before the rest: halfway through by default.
-    verifyWiredMs: options.notReady ? Infinity : (options.verifyWiredMs ?? startingMs / 2),
-    watcherStartMs: options.watcherStartMs ?? 0,
-    scanTimeoutMs: options.scanTimeoutMs ?? 10_000,
-    startingDoctor: options.notReady ? 'silent' : (options.startingDoctor ?? 'observed'),
-    excludePatterns: options.excludePatterns ?? [],
-    agentArgs: options.agentArgs,
-    classPath: options.classPath,
-    agentOn: options.agentOn ?? 'command-line',
-    portFileDelayMs: options.portFileDelayMs ?? 0,
-    listenDelayMs: options.listenDelayMs ?? 0,
-    lingeringSlots: options.lingeringSlots ?? false,
-    autoReload: options.autoReload ?? false,
-    watchDebounceMs: options.watchDebounceMs ?? 500,
-    watchPollMs: options.watchPollMs ?? 100,
-    hostile: new Hostility(options.hostile),
-  };
-}
 
 /**
  * Start a fake agent on 127.0.0.1 following protocol.md ("Finding the agent", "The stream",
@@ -159,66 +37,24 @@ export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<Fa
   return agent;
 }
 
-class FakeAgentServer implements FakeAgent {
+class FakeAgentServer extends FakeApplication implements FakeAgent {
   readonly received: ReceivedLine[] = [];
-  readonly holdLog: HoldLogEntry[] = [];
   readonly listening: Promise<void>;
   private markListening: (error?: Error) => void = () => {};
   private portValue = 0;
-  private capturesValue = 0;
-  /**
-   * Class file paths pending for the hold (agent ReloadQueue): noted at each started/failed and
-   * capture, kept until a capture succeeds. A DELETE event is ignored, so a path the build then
-   * deleted stays pending and fails every later capture (agent-facts, "A capture that cannot
-   * read a held class file").
-   */
-  private readonly heldPaths = new Set<string>();
   private readonly server: Server;
   private readonly clientMap = new Map<number, StatusClient>();
   /** Sockets refused for being one too many, or held open by a hostile switch, until they close. */
   private readonly rawSockets = new Set<Socket>();
   private connections = 0;
   private nextClientId = 1;
-  /** Application timers: cancelled by restart() and stop(). */
-  private readonly timers = new Set<NodeJS.Timeout>();
   /** Agent-process timers (heartbeat, delayed listen and port file): cancelled by stop() only. */
   private readonly processTimers = new Set<NodeJS.Timeout>();
   private watcher: Watcher | undefined;
   private stopping: Promise<void> | undefined;
-  private standIn: StandIn | undefined;
 
-  // Application state, reset by restart().
-  private wiring: Wiring = 'all';
-  private watcherState: 'starting' | 'watching' = 'watching';
-  /** When the stand-in JVM (the application) started, epoch ms. */
-  private jvmStartMs = Date.now();
-  /** The watched directories that existed when the application started: only those are ever watched (agent SpringBootContext). */
-  private roots: string[] = [];
-  private holdState: HoldState = NO_HOLD;
-  private holdWarning: NodeJS.Timeout | undefined;
-  /** A scheduled capture, or (with `scanWaiting`) the timeout of an ok whose scan waits for the watcher to start. */
-  private pendingCapture: NodeJS.Timeout | undefined;
-  private scanWaiting = false;
-  private paused = false;
-  private readonly reloader: ClassReloader;
-
-  constructor(
-    private readonly settings: Settings,
-    private session: string,
-  ) {
-    this.reloader = new ClassReloader({
-      excluded: settings.excludePatterns.length > 0 ? excludedBy(settings.excludePatterns) : undefined,
-      reloadMs: settings.reloadMs,
-      ledgerSize: settings.ledgerSize,
-      scanCache: settings.scanCache,
-      verifyStatus: settings.verifyStatus,
-      restartRequired: settings.restartRequired,
-      newBean: settings.newBean,
-      autoCompile: settings.autoCompile,
-      reportPath: settings.reportPath,
-      later: (ms, run) => void this.later(ms, run),
-      broadcast: (level, message) => this.broadcast(level, message),
-    });
+  constructor(settings: Settings, session: string) {
+    super(settings, session);
     this.server = createServer((socket) => this.accept(socket));
     this.listening = new Promise<void>((resolveListening, rejectListening) => {
       this.markListening = (error) => (error ? rejectListening(error) : resolveListening());
@@ -234,22 +70,6 @@ class FakeAgentServer implements FakeAgent {
 
   get sessionId(): string {
     return this.session;
-  }
-
-  get captures(): number {
-    return this.capturesValue;
-  }
-
-  get jvm(): { pid: number; cwd: string } | undefined {
-    return this.standIn && { pid: this.standIn.pid, cwd: this.standIn.cwd };
-  }
-
-  get starting(): boolean {
-    return this.wiring !== 'all';
-  }
-
-  get watching(): boolean {
-    return this.watcherState === 'watching';
   }
 
   /** Stand-in JVM, snapshot, listen (now or later), heartbeats, port file (now or later), watcher. */
@@ -293,48 +113,6 @@ class FakeAgentServer implements FakeAgent {
     }
   }
 
-  /**
-   * The application's (re)start: its JVM, the classes it loads, the agent's wiring in the
-   * agent's order (ReclazzAgent.initialize): VERIFY after `verifyWiredMs`, the rest after
-   * `startingMs`, and the watcher `watcherStartMs` after that.
-   */
-  private async startApplication(): Promise<void> {
-    const { settings } = this;
-    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, this.jvmLine()) : undefined;
-    this.jvmStartMs = Date.now();
-    this.roots = settings.watchDirs.filter(isDirectory);
-    this.reloader.reset(this.roots);
-    this.wiring = 'none';
-    this.watcherState = 'starting';
-    if (settings.startingMs <= 0) return this.finishStarting();
-    if (settings.verifyWiredMs <= 0) this.wiring = 'verify';
-    else if (Number.isFinite(settings.verifyWiredMs)) this.later(settings.verifyWiredMs, () => this.wireVerify());
-    if (Number.isFinite(settings.startingMs)) this.later(settings.startingMs, () => this.finishStarting());
-  }
-
-  /** The stand-in's JVM options and environment: the agent's jar with its options, and the class path. */
-  private jvmLine(): JvmLine {
-    const { settings } = this;
-    const args =
-      settings.agentArgs ??
-      agentArguments({
-        watchDirs: settings.watchDirs.map(settings.reportPath),
-        excludePatterns: settings.excludePatterns,
-        watcherStartMs: settings.watcherStartMs,
-        autoCompile: settings.autoCompile,
-      });
-    const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
-    const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
-    const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
-    if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
-    if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
-    return { options, env: {} };
-  }
-
-  private wireVerify(): void {
-    if (this.wiring === 'none') this.wiring = 'verify';
-  }
-
   private bind(port: number): Promise<void> {
     return new Promise<void>((resolveListen, rejectListen) => {
       this.server.once('error', rejectListen);
@@ -347,46 +125,6 @@ class FakeAgentServer implements FakeAgent {
     });
   }
 
-  finishStarting(): void {
-    if (this.wiring === 'all') return;
-    this.wiring = 'all';
-    const delay = this.settings.watcherStartMs;
-    if (delay <= 0) this.startWatching();
-    else if (Number.isFinite(delay)) this.later(delay, () => this.startWatching());
-  }
-
-  /**
-   * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
-   * the watched directories, and the class files that changed while the JVM was starting are
-   * dispatched: reloaded at once unless a hold or a pause keeps them pending. A BUILD ok whose
-   * scan waited for it gets its capture now.
-   */
-  startWatching(): void {
-    if (this.wiring !== 'all' || this.watcherState === 'watching') return;
-    this.watcherState = 'watching';
-    const count = this.roots.length;
-    this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
-    let changed: ClassFile[] = [];
-    try {
-      changed = this.reloader.changedFiles(true);
-    } catch {
-      // a file vanished meanwhile: the next capture sees what is there
-    }
-    if (changed.length > 0) {
-      this.broadcast('INFO', `${changed.length} class file(s) changed while the JVM was starting — reloading them so the running code matches disk`);
-      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(this.readable(changed));
-    }
-    if (this.scanWaiting) {
-      this.scanWaiting = false;
-      this.scheduleCapture();
-    }
-  }
-
-  hold(): HoldSnapshot {
-    const { kind, owner } = this.holdState;
-    const files = kind === 'none' ? 0 : this.reloader.countChanged();
-    return owner === undefined ? { kind, files } : { kind, owner, files };
-  }
 
   clientCount(): number {
     return [...this.clientMap.values()].filter((client) => !client.isClosed).length;
@@ -413,13 +151,7 @@ class FakeAgentServer implements FakeAgent {
 
   async restart(): Promise<void> {
     this.dropAllConnections();
-    this.clearTimers();
-    this.session = randomUUID();
-    this.holdState = NO_HOLD;
-    this.heldPaths.clear();
-    this.paused = false;
-    await this.standIn?.stop();
-    await this.startApplication();
+    await this.restartApplication();
     await new Promise((resolveTick) => setImmediate(resolveTick));
   }
 
@@ -514,17 +246,6 @@ class FakeAgentServer implements FakeAgent {
     this.rawSockets.clear();
   }
 
-  /** setTimeout that stop()/restart() cancel, and that never keeps the process alive. */
-  private later(ms: number, run: () => void): NodeJS.Timeout {
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      run();
-    }, ms);
-    timer.unref();
-    this.timers.add(timer);
-    return timer;
-  }
-
   /** setTimeout that only stop() cancels (the agent process, not the application). */
   private processLater(ms: number, run: () => void): void {
     const timer = setTimeout(() => {
@@ -535,21 +256,8 @@ class FakeAgentServer implements FakeAgent {
     this.processTimers.add(timer);
   }
 
-  private cancel(timer: NodeJS.Timeout | undefined): void {
-    if (!timer) return;
-    clearTimeout(timer);
-    this.timers.delete(timer);
-  }
-
-  private clearTimers(): void {
-    for (const timer of this.timers) clearTimeout(timer);
-    this.timers.clear();
-    this.pendingCapture = undefined;
-    this.scanWaiting = false;
-    this.holdWarning = undefined;
-  }
-
   // ---- commands ----------------------------------------------------------------------------
+
 
   private onLine(client: StatusClient, line: string): void {
     this.received.push({ atMs: Date.now(), client: client.id, line });
@@ -673,7 +381,7 @@ class FakeAgentServer implements FakeAgent {
 
   /**
    * PENDING (agent StatusServer): once RELOAD control is wired, the queue's state line, then the
-   * restart ledger's digest (restart-ledger.ts), which ends with one of its two closing sentences.
+   * restart ledger's digest (ledger.ts), which ends with one of its two closing sentences.
    */
   private onPending(): void {
     if (this.wiring === 'all') {
@@ -686,7 +394,7 @@ class FakeAgentServer implements FakeAgent {
 
   /**
    * HEALTH: the queue line first when held or paused (ReloadQueue.healthLine), then the session
-   * report (SessionReport.lines, health.ts); the watch line only once the watcher is wired.
+   * report (SessionReport.lines, doctor.ts); the watch line only once the watcher is wired.
    */
   private onHealth(): void {
     const pending = this.reloader.countChanged();
@@ -715,186 +423,5 @@ class FakeAgentServer implements FakeAgent {
       nowMs: Date.now(),
     });
     for (const line of lines) this.report(line);
-  }
-
-  private doctor(token: string): string {
-    const { settings } = this;
-    return doctorJson(
-      token,
-      {
-        wiring: this.wiring,
-        watcher: this.watcherState,
-        sessionId: this.session,
-        agentVersion: settings.agentVersion ?? 'unknown',
-        pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
-        workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
-        buildHold: this.holdState.kind,
-        registered: this.watching ? registeredDirectories(this.roots).map(settings.reportPath) : [],
-        forceTruncated: settings.forceWatchSampleTruncated,
-      },
-      settings.hostile,
-    );
-  }
-
-  // ---- hold, capture, reload ---------------------------------------------------------------
-
-  private logHold(event: HoldEvent, owner: string | undefined): void {
-    this.holdLog.push(owner === undefined ? { atMs: Date.now(), event } : { atMs: Date.now(), event, owner });
-  }
-
-  /** One WARN when a hold sees no BUILD result for holdWarnMs (reset by every accepted BUILD). */
-  private restartHoldWarning(): void {
-    this.cancel(this.holdWarning);
-    this.holdWarning = undefined;
-    if (this.holdState.kind === 'none') return;
-    this.holdWarning = this.later(this.settings.holdWarnMs, () => {
-      this.holdWarning = undefined;
-      this.broadcast(
-        'WARN',
-        `Build hold active for ${Math.round(this.settings.holdWarnMs / 1000)} s without a BUILD result; ` +
-          `holding ${this.reloader.countChanged()} class files`,
-      );
-    });
-  }
-
-  private scheduleCapture(): void {
-    this.cancel(this.pendingCapture);
-    this.pendingCapture = this.later(this.settings.captureDelayMs, () => this.capture());
-  }
-
-  /**
-   * BUILD ok while the watcher is still starting: its scan waits for the watcher's loop, for
-   * `scanTimeoutMs` at most (agent FileWatcher.scanNow); the watcher starting in time gives
-   * the capture, else it fails and the hold stays (agent ReloadQueue.acceptBuild, Supervised).
-   */
-  private awaitWatcherScan(): void {
-    this.cancel(this.pendingCapture);
-    const held = this.holdState.kind !== 'none';
-    this.scanWaiting = true;
-    this.pendingCapture = this.later(this.settings.scanTimeoutMs, () => {
-      this.pendingCapture = undefined;
-      this.scanWaiting = false;
-      if (held) this.logHold('capture-failed', this.holdState.owner);
-      const what = held ? 'Accepting build output' : 'Scanning build output';
-      this.broadcast('ERROR', `${what} failed: IllegalStateException: Build scan did not finish; build remains held (caused by TimeoutException)`);
-    });
-  }
-
-  /** Scan, release the hold, and admit the changed classes as one reload batch (unless paused). */
-  private capture(): void {
-    this.pendingCapture = undefined;
-    let changed: ClassFile[];
-    try {
-      const failure = this.settings.failCapture?.();
-      if (failure !== undefined) throw new Error(failure);
-      changed = this.reloader.changedFiles();
-    } catch (error) {
-      // A read or scan failure leaves the entire build held for another BUILD ok.
-      this.logHold('capture-failed', this.holdState.owner);
-      this.broadcast('ERROR', `Capture failed, build output stays held: ${(error as Error).message}`);
-      return;
-    }
-    if (this.holdState.kind !== 'none') {
-      // A held capture reads every pending file; the first it cannot read fails it whole: the
-      // batch is put back and the hold stays with its owner (agent ReloadQueue.acceptBuild, capture).
-      for (const file of changed) this.heldPaths.add(file.path);
-      const unreadable = this.unreadableOf(changed)[0];
-      if (unreadable !== undefined) {
-        this.logHold('capture-failed', this.holdState.owner);
-        this.broadcast('ERROR', unreadable);
-        return;
-      }
-      this.heldPaths.clear();
-      this.logHold('released', this.holdState.owner);
-      this.holdState = NO_HOLD;
-      this.restartHoldWarning();
-      this.broadcast('INFO', `Build hold released; captured ${changed.length} class files`);
-    }
-    this.capturesValue++;
-    if (this.paused) {
-      if (changed.length > 0) this.broadcast('INFO', `Automatic reload paused; ${changed.length} class files stay pending`);
-      return;
-    }
-    this.reloader.admit(this.readable(changed));
-  }
-
-  /** The changed class files, or none when the scan fails. */
-  private changedOrNone(): ClassFile[] {
-    try {
-      return this.reloader.changedFiles();
-    } catch {
-      return [];
-    }
-  }
-
-  /**
-   * The agent's ERROR for each pending path it cannot read: a held path gone from disk
-   * (NoSuchFileException), or a file `unreadableClassFile` names (AccessDeniedException). Exact
-   * words: `Failed to read class file <path>: <Failures.describe>` (agent ReloadQueue.capture).
-   */
-  private unreadableOf(changed: readonly ClassFile[]): string[] {
-    const { unreadableClassFile, reportPath } = this.settings;
-    const gone = [...this.heldPaths].filter((file) => !existsSync(file)).map((file) => [file, 'NoSuchFileException'] as const);
-    const denied = changed.filter((f) => unreadableClassFile?.(f.path, f.className) === true).map((f) => [f.path, 'AccessDeniedException'] as const);
-    return [...gone, ...denied].map(([file, why]) => `Failed to read class file ${reportPath(file)}: ${why}: ${reportPath(file)}`);
-  }
-
-  /**
-   * A watcher batch without a hold skips each file it cannot read, with the same ERROR, and
-   * reloads the rest: the read comes before the reload, so the batch is not made `unverified`.
-   */
-  private readable(changed: ClassFile[]): ClassFile[] {
-    const { unreadableClassFile } = this.settings;
-    for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
-    return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
-  }
-}
-
-/**
- * What a test JVM's command line says after its options: Surefire's manifest-only booter jar
- * (`-jar <basedir>/target/surefire/surefirebooter-<stamp>.jar`, its default), or Gradle's test
- * worker main class with its `'Gradle Test Executor <n>'` argument.
- */
-function testRunnerLine(runner: FakeAgentOptions['testRunner'], appDir: string): string[] {
-  if (runner === 'surefire') return ['-jar', resolve(appDir, 'target', 'surefire', 'surefirebooter-20261202013000000_3.jar')];
-  if (runner === 'gradle') return ['worker.org.gradle.process.internal.worker.GradleWorkerMain', 'Gradle Test Executor 1'];
-  return [];
-}
-
-/** Bind `port` (0: any) on 127.0.0.1 for a moment and return the port it got. */
-function reservePort(port: number): Promise<number> {
-  return new Promise((resolvePort, rejectPort) => {
-    const probe = createServer();
-    probe.once('error', rejectPort);
-    probe.listen({ host: '127.0.0.1', port }, () => {
-      const address = probe.address();
-      const bound = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolvePort(bound));
-    });
-  });
-}
-
-/** Lines of a flood between two turns of the event loop. */
-const FLOOD_SLICE = 1000;
-
-/**
- * Send `events` INFO events to `client` as fast as its socket drains, bypassing the outbox.
- * A turn of the event loop every {@link FLOOD_SLICE} lines: a reader as fast as the flood never
- * makes a write wait, and the loop would otherwise starve this agent's timers and replies.
- */
-async function floodClient(client: StatusClient, events: number, eol: string): Promise<void> {
-  for (let i = 1; i <= events && !client.isClosed; i++) {
-    if (i % FLOOD_SLICE === 0) await new Promise((resolveTurn) => setImmediate(resolveTurn));
-    if (!client.writeRaw(formatEvent('INFO', `flood ${i} of ${events}`) + eol)) {
-      await new Promise<void>((resolveDrain) => {
-        const done = (): void => {
-          client.socket.off('drain', done);
-          client.socket.off('close', done);
-          resolveDrain();
-        };
-        client.socket.on('drain', done);
-        client.socket.on('close', done);
-      });
-    }
   }
 }

@@ -49,37 +49,37 @@ export type InterceptAction =
 /** Options of {@link startFakeAgent}. All durations in milliseconds. */
 export interface FakeAgentOptions {
   /** Write the decimal port here (no newline, temp file + rename, parent dirs created); deleted on stop(). Relative paths resolve against process.cwd(). */
-  portFile?: string;
+  portFile?: string | undefined;
   /** TCP port; default 0 = ephemeral. Always listens on 127.0.0.1 only. */
-  port?: number;
+  port?: number | undefined;
   /**
    * Class output directories the agent watches (relative paths resolve against process.cwd()),
    * the agent's `watchDirs=`. Snapshotted at start: those classes count as loaded. One that does
    * not exist when the application starts is never watched (agent SpringBootContext.initialize).
    */
-  watchDirs?: string[];
+  watchDirs?: string[] | undefined;
   /**
    * The agent's `excludePatterns=`: class file names (globs, `*` and `?`, the whole file name,
    * case-sensitive) its watcher skips: never captured, pending or reloaded (agent
    * config/AgentConfig.java, watcher/FileWatcher.java). Default none.
    */
-  excludePatterns?: string[];
+  excludePatterns?: string[] | undefined;
   /** HEARTBEAT period in ms, fixed rate; default 10000; 0 or less disables heartbeats. */
-  heartbeatMs?: number;
+  heartbeatMs?: number | undefined;
   /** `agent` field of CONNECTED; default `'1.4.0-fake'`. `null` simulates an agent from before build ownership: CONNECTED has no `agent`, `owner=` is accepted but not enforced and never echoed, VERIFY/DOCTOR/RELOAD get no reply. */
-  agentVersion?: string | null;
+  agentVersion?: string | null | undefined;
   /** `version` field of CONNECTED; default 1. */
-  protocolVersion?: number;
+  protocolVersion?: number | undefined;
   /** Session id reported by VERIFY/DOCTOR; default a random UUID (a new one on restart()). */
-  sessionId?: string;
+  sessionId?: string | undefined;
   /** Delay in ms between the `ok` receipt (or SCAN / resume) and the capture (the real agent: ~500 ms debounce + ~100 ms batch); default 100. */
-  captureDelayMs?: number;
+  captureDelayMs?: number | undefined;
   /** How long in ms a captured class reads `running` before its final status; default 50. */
-  reloadMs?: number;
+  reloadMs?: number | undefined;
   /** End every sent line with `\r\n` instead of `\n` (a Windows JVM). */
-  crlf?: boolean;
+  crlf?: boolean | undefined;
   /** Handlers never wired: BUILD, VERIFY, DOCTOR and RELOAD get no reply and change nothing; SCAN does nothing. Same as `startingMs: Infinity, startingDoctor: 'silent'` (finishStarting() ends it). */
-  notReady?: boolean;
+  notReady?: boolean | undefined;
   /**
    * Final status of a reload attempt of a class that was loaded at start; `undefined` => `'applied'`.
    * Classes not loaded before the reload are never `'applied'` (see `newBean`). A returned `'unverified'`
@@ -87,34 +87,34 @@ export interface FakeAgentOptions {
    * "VERIFY"); a `'failed'` class's ERROR is reported after the batch and taints nothing else.
    * Also decides the classes the watcher reloads on its own (`autoReload`).
    */
-  verifyStatus?: (className: string, sha256: string) => FinalStatus | undefined;
+  verifyStatus?: ((className: string, sha256: string) => FinalStatus | undefined) | undefined;
   /** Called for every received command line (after `\r` removal) before processing; return an action to misbehave, or undefined for normal processing. */
-  intercept?: (cmd: InterceptCommand) => InterceptAction | undefined;
+  intercept?: ((cmd: InterceptCommand) => InterceptAction | undefined) | undefined;
   /** Classes whose latest receipt the VERIFY ledger keeps; default 512 (least recently updated evicted first). */
-  ledgerSize?: number;
+  ledgerSize?: number | undefined;
   /**
    * Lines queued per client while its socket is not draining; default 1000. Beyond it lines are
    * dropped (receipts included) and `Status client <id> is not keeping up; dropped <n> event(s)`
    * is broadcast as WARN at the first drop and every 1000th; during a batch it makes the batch `unverified`.
    */
-  outboxLimit?: number;
+  outboxLimit?: number | undefined;
   /** Simultaneous clients; default 5. One more is accepted and closed before CONNECTED. */
-  maxClients?: number;
+  maxClients?: number | undefined;
   /**
    * Re-hash a watched class file in a scan only when its size, mtime, ctime or inode moved
    * since it was last hashed (a write always moves ctime, so same-size, same-mtime rewrites
    * are still seen). Answers are the same as without it; for benchmarks with tens of
    * thousands of classes; default false.
    */
-  scanCache?: boolean;
+  scanCache?: boolean | undefined;
   /** A hold older than this many ms without a BUILD result gets one WARN broadcast; default 300000 (5 minutes). */
-  holdWarnMs?: number;
+  holdWarnMs?: number | undefined;
   /**
    * Fault switch: called at each capture; a returned message makes that capture fail as an
    * unreadable class output would (protocol.md "BUILD": a read or scan failure leaves the
    * whole build held for another BUILD ok). Root reads every file, so tests use this instead of chmod.
    */
-  failCapture?: () => string | undefined;
+  failCapture?: (() => string | undefined) | undefined;
 
   // ---- the application's JVM (protocol.md, "DOCTOR": pid, workingDirectory) -----------------
 
@@ -124,31 +124,31 @@ export interface FakeAgentOptions {
    * It exits when the fake stops, and also when the fake's process dies (its stdin closes).
    * Default true. false: DOCTOR reports this process's pid and `appDir`.
    */
-  standInJvm?: boolean;
+  standInJvm?: boolean | undefined;
   /**
    * The app's folder: the stand-in JVM's working directory. Default: the folder the agent would
    * write `portFile` into without `portFile=` (`<dir>` for `<dir>/.reclazz/agent.port` and
    * `<dir>/.idea/reclazz/agent.port`, created if missing), else process.cwd().
    */
-  appDir?: string;
+  appDir?: string | undefined;
   /** DOCTOR `pid` instead of the stand-in's, e.g. a pid not visible here (an app in a container). */
-  reportedPid?: string;
+  reportedPid?: string | undefined;
   /** DOCTOR `workingDirectory` instead of the stand-in's (mapped) cwd, e.g. a folder outside the project. */
-  reportedWorkingDirectory?: string;
+  reportedWorkingDirectory?: string | undefined;
   /**
    * Agent path -> local path, the pairs reclazz-build's `--path-map` takes (`{ '/app': '/home/me/shop' }`):
    * DOCTOR `watchedDirectories` and `workingDirectory`, and VERIFY `source`, report a local path
    * under the longest matching local path with that prefix replaced (`/app/target/classes`).
    * Agent paths must be absolute. Default: no mapping.
    */
-  pathMap?: Record<string, string>;
+  pathMap?: Record<string, string> | undefined;
   /**
    * DOCTOR `watchSampleTruncated` true whatever the sample. Without it the sample is the agent's
    * (watcher/FileWatcher.java doctorEvidence): every folder under a watched directory, and its
    * `src/main/resources` tree, is a registration; the first 8 in String order of at most 256
    * characters are listed, and it is truncated when there are more. Default false.
    */
-  forceWatchSampleTruncated?: boolean;
+  forceWatchSampleTruncated?: boolean | undefined;
 
   // ---- the application's command line (what a client reads of the JVM, agent config/AgentConfig.java) ----
 
@@ -158,28 +158,28 @@ export interface FakeAgentOptions {
    * then `excludePatterns=` and `startupDelaySec=` when set, as the Maven plugin writes it. The
    * fake still watches `watchDirs`: keep the two consistent unless a test wants them apart.
    */
-  agentArgs?: string;
+  agentArgs?: string | undefined;
   /**
    * `autoCompile=true` (agent ReclazzAgent.handleJavaBatch, IncrementalCompiler): the agent
    * compiles the sources itself, so each receipt carries its own compiled bytes, never the
    * build's (a build's hash reads `mismatch`); the default `agentArgs` then end with
    * `autoCompile=true`. Only the receipts are modelled: the fake still captures the class files.
    */
-  autoCompile?: boolean;
+  autoCompile?: boolean | undefined;
   /**
    * The stand-in is a test JVM the attach plugins put the agent on: Maven Surefire's forked
    * booter (`-jar .../surefirebooter-<stamp>.jar`) or Gradle's test worker (its main class). Its
    * agent is a full agent with its own port file (agent-facts "Test JVMs").
    */
-  testRunner?: 'surefire' | 'gradle';
+  testRunner?: 'surefire' | 'gradle' | undefined;
   /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
-  classPath?: string[];
+  classPath?: string[] | undefined;
   /**
    * Where the stand-in carries `-javaagent`: on its command line (default), in its
    * `JAVA_TOOL_OPTIONS` environment variable, or nowhere (`'attached'`: loaded at run time,
    * so its options cannot be read from the process).
    */
-  agentOn?: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
+  agentOn?: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached' | undefined;
 
   // ---- start-up (protocol.md, "Commands": early in agent start-up) ---------------------------
 
@@ -191,9 +191,9 @@ export interface FakeAgentOptions {
    * session and `verifySupported`, but `buildOwnershipSupported` false and the hold and watcher
    * "unavailable"). `Infinity`: until finishStarting(). Default 0 (wired at once).
    */
-  startingMs?: number;
+  startingMs?: number | undefined;
   /** When VERIFY is wired, in ms after start (before `startingMs`; agent/ReclazzAgent.java wires it first). Default: half of `startingMs` (never when that is `Infinity`). */
-  verifyWiredMs?: number;
+  verifyWiredMs?: number | undefined;
   /**
    * The watcher's start-up delay in ms after everything is wired (the agent's
    * `startupDelaySec`, 30 s by default there; agent watcher/FileWatcher.java startWatching):
@@ -202,27 +202,27 @@ export interface FakeAgentOptions {
    * that changed since the application started are reloaded, unless a hold or a pause keeps
    * them pending. `Infinity`: until startWatching(). Default 0.
    */
-  watcherStartMs?: number;
+  watcherStartMs?: number | undefined;
   /**
    * How long a BUILD ok's scan waits for a watcher that has not started, in ms (agent
    * FileWatcher.scanNow: 10 s). Then ERROR `Accepting build output failed: ...; build remains
    * held ...` and the hold stays with its owner. Default 10000.
    */
-  scanTimeoutMs?: number;
+  scanTimeoutMs?: number | undefined;
   /**
    * DOCTOR while starting: `'observed'` answers `status` "observed" with `sessionId` "",
    * `watcherState` and `buildHold` "unavailable", no watched directories and every `*Supported`
    * false; `'silent'` gives no answer. Default `'observed'`.
    */
-  startingDoctor?: 'observed' | 'silent';
+  startingDoctor?: 'observed' | 'silent' | undefined;
   /** Write the port file only this many ms after start (the socket listens at once). Default 0. */
-  portFileDelayMs?: number;
+  portFileDelayMs?: number | undefined;
   /**
    * The port file is written at once, but nothing listens on its port (connections are refused)
    * until this many ms after start. The port is reserved by a short bind first, so another
    * process could take it meanwhile: then {@link FakeAgent.listening} rejects. Default 0.
    */
-  listenDelayMs?: number;
+  listenDelayMs?: number | undefined;
 
   // ---- clients (protocol.md, "Slots linger") ------------------------------------------------
 
@@ -232,7 +232,7 @@ export interface FakeAgentOptions {
    * up to about two heartbeats. Meanwhile a 6th connection is accepted and closed at once.
    * Default false (a slot frees as soon as its client closes).
    */
-  lingeringSlots?: boolean;
+  lingeringSlots?: boolean | undefined;
 
   // ---- reload batches (protocol.md, "Batch-wide verdicts", "VERIFY") ------------------------
 
@@ -246,7 +246,7 @@ export interface FakeAgentOptions {
    * the same ERROR and reloads the rest. Called with the absolute local path and the binary name
    * from the path. Default: none.
    */
-  unreadableClassFile?: (path: string, className: string) => boolean;
+  unreadableClassFile?: ((path: string, className: string) => boolean) | undefined;
   /**
    * The superclass change of `className` with these bytes (binary names `from` and `to`), or
    * undefined. Real class files are also compared by themselves: a superclass that differs from
@@ -258,7 +258,7 @@ export interface FakeAgentOptions {
    * save was refused; restart required to pick it up.` (cut to 200 characters). Either way
    * PENDING lists the class for the rest of the agent session (agent ui/RestartLedger.java).
    */
-  restartRequired?: (className: string, sha256: string) => SuperclassChange | undefined;
+  restartRequired?: ((className: string, sha256: string) => SuperclassChange | undefined) | undefined;
   /**
    * A class the application had not loaded that the agent registers as a new Spring bean (agent
    * SpringNewBeanRegistrar): `registered` (its receipt `unverified`, and the JVM has loaded it
@@ -266,23 +266,23 @@ export interface FakeAgentOptions {
    * plain new class (ClassReloader.handleNewClass: `New class detected: <class>`, `unverified`, not
    * loaded until the application first uses it). Registrations are not counted in HEALTH.
    */
-  newBean?: (className: string) => 'registered' | 'refused' | undefined;
+  newBean?: ((className: string) => 'registered' | 'refused' | undefined) | undefined;
   /**
    * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): a change
    * in a watched directory with no hold, no pause and wired handlers is captured and reloaded
    * `watchDebounceMs` after it was last seen to change, with no BUILD or SCAN; `verifyStatus`
    * decides whether each class reloads. Default false (only BUILD ok, SCAN and resume capture).
    */
-  autoReload?: boolean;
+  autoReload?: boolean | undefined;
   /** Quiet time of the watcher before it captures, in ms; default 500 (the agent's debounce). */
-  watchDebounceMs?: number;
+  watchDebounceMs?: number | undefined;
   /** How often the watcher looks at the watched directories, in ms; default 100. */
-  watchPollMs?: number;
+  watchPollMs?: number | undefined;
 
   // ---- a hostile or broken peer --------------------------------------------------------------
 
   /** Misbehave on purpose: each switch is independent. Default: none. */
-  hostile?: HostileOptions;
+  hostile?: HostileOptions | undefined;
 }
 
 /** A superclass change the agent cannot apply without a restart (see {@link FakeAgentOptions.restartRequired}). */
@@ -313,27 +313,27 @@ export type DoctorStringField =
  */
 export interface HostileOptions {
   /** Text appended to tainted fields; default {@link HOSTILE_PAYLOAD} (OSC title, clear screen, colours, CR, LF, DEL, U+009B, U+202E, U+2066). */
-  payload?: string;
+  payload?: string | undefined;
   /** The level of every broadcast event (HEARTBEAT included; CONNECTED and requester-only replies are not broadcasts). */
-  levels?: boolean;
+  levels?: boolean | undefined;
   /** The message of every broadcast event, and CONNECTED's message and `agent` field. */
-  messages?: boolean;
+  messages?: boolean | undefined;
   /** DOCTOR string fields: true for all but requestId and status (each watched directory too), or the listed ones. */
-  doctor?: boolean | DoctorStringField[];
+  doctor?: boolean | DoctorStringField[] | undefined;
   /** VERIFY_RESULT `detail` and `source`. */
-  verify?: boolean;
+  verify?: boolean | undefined;
   /** RELOAD_STATE replies (after their last field) and the messages of RELOAD / STRUCTURAL_RELOAD events. */
-  reload?: boolean;
+  reload?: boolean | undefined;
   /** HEALTH, PENDING and DIAGNOSE lines. */
-  health?: boolean;
+  health?: boolean | undefined;
   /** Right after CONNECTED, send one line of `bytes` (default 1 MiB) starting like an event, with no newline unless `newline`. */
-  oversizedLine?: boolean | { bytes?: number; newline?: boolean };
+  oversizedLine?: boolean | { bytes?: number; newline?: boolean } | undefined;
   /** Right after CONNECTED, send `events` INFO events (default 100000) as fast as the socket takes them. */
-  flood?: boolean | { events?: number };
+  flood?: boolean | { events?: number } | undefined;
   /** Accept the connection (all, or those for which this returns true; 1-based accept order) and never send anything, CONNECTED included. */
-  silentConnect?: boolean | ((connection: number) => boolean);
+  silentConnect?: boolean | ((connection: number) => boolean) | undefined;
   /** Accept the connection (all, or the chosen ones) and send half a CONNECTED line, then nothing more. */
-  halfLine?: boolean | ((connection: number) => boolean);
+  halfLine?: boolean | ((connection: number) => boolean) | undefined;
 }
 
 /** One received command line (protocol.md, "Commands"). */

@@ -56,12 +56,12 @@ function savedOwnerOf(saved: SavedOwnerState | undefined, sessionId: string): st
 
 /** Where and for whom the owner token is kept. */
 export interface OwnerRecord {
-  /** The agent's state folder (state/place.ts). */
+  /** The agent's state folder (state/folder.ts). */
   state: StatePlace;
   owner: string;
   sessionId: string;
   port: number;
-  /** DOCTOR's `pid`: with the port and session, the agent this checkout last used (session/remembered.ts). */
+  /** DOCTOR's `pid`: with the port and session, the agent this checkout last used (session/open.ts). */
   pid: string;
   /** The port file the agent was found by (absolute), when one was. */
   portFile?: string;

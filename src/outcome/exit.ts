@@ -1,6 +1,6 @@
 /**
  * The one exit-status table: the status each reason exits with, and what each status means
- * per kind of command. `--help` is written from it (report/help.ts) and so is the README's
+ * per kind of command. `--help` is written from it (report/shortfall-words.ts) and so is the README's
  * exit-status table (`npm run docs`; test/outcome/exit.test.ts checks it is up to date).
  * Kept free of imports that cost start-up time: `--help` reads it.
  */

@@ -2,8 +2,6 @@
  * Results: an outcome with its exit status, its words and the facts of the command that ended
  * with it. {@link buildResult} is the one place a result is made.
  */
-import type { DoctorObserved } from './doctor.js';
-import { exitStatus, provesLive } from './exit.js';
 import type {
   AgentEndpoint,
   AgentInfo,
@@ -11,11 +9,13 @@ import type {
   ChangeSummary,
   ClassVerdict,
   DirCoverage,
+  DoctorObserved,
   HoldLeft,
   ReloadAction,
   ReloadState,
   VerifyReport,
 } from './facts.js';
+import { exitStatus, provesLive } from './exit.js';
 import type { Outcome, Reason } from './outcome.js';
 
 /** What a user reads about an outcome: one plain sentence, and what to do next when there is something to do. */

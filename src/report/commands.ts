@@ -1,12 +1,11 @@
 /**
  * Human output of the agent subcommands. What was asked for (the DOCTOR table, the reload
  * state, the event stream) goes to stdout; a refusal or an uncertain outcome goes to stderr
- * with what to do next. The agent's text in them is made visible here (report/visible.ts).
+ * with what to do next. The agent's text in them is made visible here (report/palette.ts).
  */
 import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
-import { levelColour, type Palette } from './palette.js';
-import { visible, visibleFacts } from './visible.js';
+import { levelColour, type Palette, visible, visibleFacts } from './palette.js';
 
 const PREFIX = 'reclazz-build:';
 
@@ -125,7 +124,7 @@ function reloadText(result: ReloadResult, p: Palette): string {
 }
 
 /** One agent event as `HH:MM:SS.mmm LEVEL message`, coloured by level, in local time; level and message made visible. */
-export function eventLine(event: { level: string; message: string; timestamp?: string }, p: Palette): string {
+export function eventLine(event: { level: string; message: string; timestamp?: string | undefined }, p: Palette): string {
   const when = event.timestamp === undefined ? new Date() : new Date(event.timestamp);
   const time = Number.isNaN(when.getTime()) ? '--:--:--.---' : clock(when);
   return `${p.dim(time)} ${levelColour(p, event.level)(visible(event.level).padEnd(17))} ${visible(event.message)}\n`;

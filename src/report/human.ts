@@ -4,13 +4,10 @@
  * says plainly whether the change is proven live.
  */
 import { restartCommandText, restartNeededText } from './restart-words.js';
-import type { RunEvent } from '../outcome/events.js';
-import { LIVE_VERDICTS, type ClassVerdict, type VerdictStatus } from '../outcome/facts.js';
+import { type ClassVerdict, LIVE_VERDICTS, type RunEvent, type VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { LiveLine } from './live.js';
-import { levelColour, palette, type Palette } from './palette.js';
-import { visible, visibleFacts } from './visible.js';
-import { verdictWords } from './verdict-words.js';
+import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
+import { verdictWords } from './shortfall-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
 const MAX_LISTED = 20;

@@ -4,61 +4,26 @@
  * `report/schema.ts`, documented in docs/json.md (held to the schemas by
  * `test/package/json-doc.test.ts`) and checked against real runs by `test/blackbox/json.test.ts`.
  */
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
-import { terminalSafeJson } from './visible.js';
+import { terminalSafeJson } from './palette.js';
 import { describeOutcome } from './words.js';
-import { verdictWords } from './verdict-words.js';
+import { verdictWords } from './shortfall-words.js';
+import type { classLineSchema, runResultLineSchema } from './schema.js';
+import type * as z from 'zod';
 
-/** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line). */
-export interface JsonClass {
-  className: string;
-  path: string;
-  sha256: string | null;
-  /** A verdict (`applied`, `unchanged`, `failed`, `mismatch`, `unverified`, `timeout`, `not-observed`, ...) or `added`, `removed`, `not-verifiable`. */
-  status: string;
-  detail: string;
-  /** With several agents: the agent that checked it (its `source`). */
-  agentSource?: string;
-}
+/** One class in a `result` line's `classes` (and, with `type: 'class'`, one `class` line): its schema's type (schema.ts). */
+export type JsonClass = Omit<z.infer<typeof classLineSchema>, 'type'>;
 
-/** The final line of a build's or `verify`'s `--json` output. */
-export interface JsonResult {
-  type: 'result';
-  action: 'build' | 'verify';
-  reason: RunResult['reason'];
-  exitCode: number;
-  provenLive: boolean;
-  message: string;
-  hint: string | null;
-  owner: string | null;
-  command: string | null;
-  hold: RunResult['hold'];
-  agent: RunResult['agent'] | null;
-  build: { exitCode: number; durationMs: number; signal: string | null } | null;
-  changes: {
-    changed: number;
-    checks: number;
-    added: number;
-    removed: number;
-    notVerifiable: number;
-    resources: number;
-    total: number;
-  } | null;
-  classes: JsonClass[];
-  /** Files other than class files the build wrote in the class output directories: not checked (VERIFY cannot prove them). */
-  resources: string[];
-  durationMs: number;
-  /** After a restart for a change that needed one (session/restart.ts): true, with the new agent session. */
-  restarted?: true;
-  restartSessionId?: string;
-  /** With several agents: each agent's result, in hold order (docs/project-shapes.md, "Several apps in one checkout"). */
-  agents?: JsonAgentResult[];
-}
+/** The schema's type of a `result` line, with `reason` as wide as a run result's (the schema lists those a build ends with). */
+type WithRunReason<T> = Omit<T, 'reason'> & { reason: RunResult['reason'] };
 
 /** One agent's part of a `result` line with several agents. */
-export type JsonAgentResult = Omit<JsonResult, 'type' | 'action' | 'agents'> & { agentSource: string };
+export type JsonAgentResult = WithRunReason<NonNullable<z.infer<typeof runResultLineSchema>['agents']>[number]>;
+
+/** The final line of a build's or `verify`'s `--json` output: its schema's type (schema.ts). */
+export type JsonResult = WithRunReason<Omit<z.infer<typeof runResultLineSchema>, 'agents'>> & { agents?: JsonAgentResult[] };
 
 /**
  * One `--json` line of `value` (no newline): `JSON.stringify`, with the characters a terminal
@@ -86,7 +51,7 @@ export function resultClasses(result: RunResult): JsonClass[] {
 function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
   const c = result.changes;
   const listed =
-    (status: string, detail: string) =>
+    (status: JsonClass['status'], detail: string) =>
     (change: { className: string; path: string; after?: string }): JsonClass => ({
       className: change.className,
       path: change.path,

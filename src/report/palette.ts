@@ -92,3 +92,188 @@ export function levelColour(p: Palette, level: string): Paint {
       return p.white;
   }
 }
+
+/**
+ * Text from the agent or the file system made safe to show in a terminal.
+ *
+ * A peer can put anything in an event message, a DOCTOR field, a VERIFY detail or a file name.
+ * Written raw, ESC and the one-character CSI (U+009B) start terminal commands (window title,
+ * clear screen, colours), CR and LF let it print a line that looks like reclazz-build's own
+ * verdict, and the bidirectional embedding and isolate controls reorder what follows them on
+ * the line (the "Trojan Source" characters). These are shown as escapes instead:
+ *
+ * - C0 controls U+0000-U+001F except TAB, and DEL U+007F: `\x00`..`\x1f`, `\x7f`;
+ * - C1 controls U+0080-U+009F: `\u0080`..`\u009f`;
+ * - bidirectional controls U+202A-U+202E and U+2066-U+2069: `\u202a`..`\u202e`, `\u2066`..`\u2069`;
+ * - a lone surrogate (half of a UTF-16 pair, which no UTF-8 terminal can show): `\ud800` etc.
+ *
+ * TAB is kept: build tools indent with it and it moves the cursor only forward on its line.
+ *
+ * A backslash is left as it is. The trade-off: an escape in the output is then not
+ * unambiguous (a name that really holds the four characters `\x1b` looks like one that holds
+ * ESC), but Windows paths, which hold a backslash in every segment, stay readable. The
+ * ambiguity cannot harm the terminal, since no escape is ever undone; where it matters which
+ * one it was (a class name that cannot be verified), ask `hasControl`, which sees the raw text.
+ */
+
+/** One character to escape; with `u` a well-formed surrogate pair is one code point, so only lone halves match. */
+// Matching control characters is the point of this module.
+// eslint-disable-next-line no-control-regex
+const ESCAPED = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069\ud800-\udfff]/u;
+const ESCAPED_ALL = new RegExp(ESCAPED.source, 'gu');
+
+/** `\xHH` below U+0080, `\uHHHH` above (every escaped character is one UTF-16 code unit). */
+function escapeOne(ch: string): string {
+  const code = ch.charCodeAt(0);
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `text` with every control character, DEL, bidirectional control and lone surrogate shown as
+ * an escape (see the module comment for the exact set and format). Text with nothing to
+ * escape is returned unchanged without building a new string. Never throws.
+ */
+export function visible(text: string): string {
+  return ESCAPED.test(text) ? text.replace(ESCAPED_ALL, escapeOne) : text;
+}
+
+/**
+ * True when `text` holds a character that `visible` escapes: a C0 control other than TAB, DEL,
+ * a C1 control, a bidirectional control or a lone surrogate. A class file whose name holds one
+ * cannot be shown faithfully, so it is reported as not verifiable rather than guessed at.
+ * @internal for its tests
+ */
+export function hasControl(text: string): boolean {
+  return ESCAPED.test(text);
+}
+
+/**
+ * `value` with every string in it, at any depth of plain objects and arrays, passed through
+ * {@link visible}; numbers, booleans and null as they are. For the facts a renderer shows (an
+ * event, a DOCTOR observation, a verdict), so that no field is missed. Returns `value` itself
+ * when nothing in it needs escaping. Never throws (a cycle is not expected: facts are data).
+ */
+export function visibleFacts<T>(value: T): T {
+  return shown(value) as T;
+}
+
+function shown(value: unknown): unknown {
+  if (typeof value === 'string') return visible(value);
+  if (Array.isArray(value)) {
+    const items = value.map(shown);
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const next = shown(item);
+    if (next !== item) (copy ??= { ...value })[key] = next;
+  }
+  return copy ?? value;
+}
+
+/**
+ * A JSON line's text with DEL, the C1 controls, the bidirectional controls (which
+ * `JSON.stringify` leaves raw) written as `\u` escapes: the same JSON value, and no byte a
+ * terminal would act on. `json` must be `JSON.stringify` output (those characters then only
+ * occur inside strings; lone surrogates and C0 controls it escapes itself).
+ */
+export function terminalSafeJson(json: string): string {
+  return JSON_RAW.test(json) ? json.replace(JSON_RAW_ALL, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`) : json;
+}
+
+const JSON_RAW = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
+const JSON_RAW_ALL = new RegExp(JSON_RAW.source, 'g');
+
+/**
+ * One live status line on a terminal: what is awaited and for how long, redrawn in place
+ * (carriage return, erase line) and never scrolled. Disabled, it writes nothing at all, so
+ * pipes, files and CI logs get no animation. Without escape sequences (colour off: NO_COLOR)
+ * it erases by writing spaces over what it drew, so that nothing it writes holds an ESC byte.
+ */
+
+/**
+ * True when a live line may be drawn on `stream`: it is a terminal that can erase a line
+ * (TERM is not `dumb`) and this is not CI (CI logs keep every carriage return).
+ */
+export function wantsLive(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): boolean {
+  return stream.isTTY === true && (env.CI ?? '') === '' && env.TERM !== 'dumb';
+}
+
+/** How often the elapsed time is redrawn, in ms. */
+const LIVE_TICK_MS = 100;
+
+/** Options for {@link LiveLine}. */
+export interface LiveLineOptions {
+  write: (text: string) => void;
+  /** False: every call is a no-op. */
+  enabled: boolean;
+  /** The terminal width, to keep the line from wrapping (a wrapped line cannot be replaced). */
+  columns: () => number | undefined;
+  /** Drawn before the text (may hold colour codes; not counted in the width). */
+  prefix: string;
+  /** Width of the prefix as shown. */
+  prefixWidth: number;
+  /** Erase with `ESC [ K` (true), or with spaces (false: no escape sequence at all). */
+  escapes: boolean;
+}
+
+/** The live status line. Call {@link LiveLine.hide} before exiting. */
+export class LiveLine {
+  private text: string | undefined;
+  private since = 0;
+  private shown = false;
+  /** Columns of the line last drawn (for erasing it with spaces). */
+  private width = 0;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: LiveLineOptions) {}
+
+  /** Shows `text` with the time elapsed since `sinceMs` (performance.now(); default now). */
+  show(text: string, sinceMs: number = performance.now()): void {
+    if (!this.options.enabled) return;
+    if (text !== this.text) this.since = sinceMs;
+    this.text = text;
+    this.draw();
+    if (this.timer === undefined) {
+      this.timer = setInterval(() => this.draw(), LIVE_TICK_MS);
+      this.timer.unref();
+    }
+  }
+
+  /** Erases the line for other output; {@link LiveLine.redraw} puts it back. */
+  clear(): void {
+    if (!this.shown) return;
+    this.options.write(this.options.escapes ? '\r\x1b[K' : `\r${' '.repeat(this.width)}\r`);
+    this.shown = false;
+    this.width = 0;
+  }
+
+  /** Draws the current status again after other output. */
+  redraw(): void {
+    if (this.text !== undefined && this.timer !== undefined) this.draw();
+  }
+
+  /** Erases the line and shows nothing until the next {@link LiveLine.show}; call it when done. */
+  hide(): void {
+    this.clear();
+    this.text = undefined;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private draw(): void {
+    if (this.text === undefined) return;
+    const elapsed = (performance.now() - this.since) / 1000;
+    let body = `${this.text} · ${elapsed.toFixed(1)} s`;
+    const width = (this.options.columns() ?? 80) - 1 - this.options.prefixWidth;
+    if (width > 1 && body.length > width) body = `${body.slice(0, width - 1)}…`;
+    const drawn = this.options.prefixWidth + body.length;
+    // Without escapes, spaces cover what a longer line before left.
+    const erase = this.options.escapes ? '\r\x1b[K' : '\r';
+    const pad = this.options.escapes || !this.shown ? '' : ' '.repeat(Math.max(0, this.width - drawn));
+    this.options.write(`${erase}${this.options.prefix}${body}${pad}`);
+    this.shown = true;
+    this.width = drawn;
+  }
+}

@@ -6,7 +6,7 @@
  * Consumers may import them from `reclazz-build` to validate what they read.
  */
 import * as z from 'zod';
-import { doctorObservedSchema } from '../outcome/doctor.js';
+import { doctorObservedSchema } from '../outcome/facts.js';
 import type { Reason } from '../outcome/outcome.js';
 
 const int = z.number().int();
@@ -38,7 +38,10 @@ const endpointSchema = z.strictObject({
 /** With several agents, the line is about one agent's session: its `source` (the port file's path). */
 const agentSource = z.string().optional();
 
-/** Event lines of a build (and of `verify`). */
+/**
+ * Event lines of a build (and of `verify`).
+ * @internal for its tests
+ */
 export const eventLineSchemas = {
   agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
   warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
@@ -84,7 +87,10 @@ export const eventLineSchemas = {
   restart: z.strictObject({ type: z.literal('restart'), command: z.string(), exitCode: int, durationMs: ms, agentSource }),
 } as const;
 
-/** Statuses of a class: VERIFY verdicts, plus files that were not verified. */
+/**
+ * Statuses of a class: VERIFY verdicts, plus files that were not verified.
+ * @internal for its tests
+ */
 export const classStatusSchema = z.enum([
   'applied',
   'unchanged',
@@ -216,7 +222,10 @@ const reloadStateSchema = z.strictObject({
   buildHold: z.enum(['none', 'named', 'legacy']),
 });
 
-/** Final lines of the agent subcommands. */
+/**
+ * Final lines of the agent subcommands.
+ * @internal for its tests
+ */
 export const commandResultLineSchemas = {
   doctor: z.strictObject({
     ...commandBase,

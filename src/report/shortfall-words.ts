@@ -5,6 +5,8 @@
  */
 import type { Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
+import { visible } from './palette.js';
+import { EXIT_TABLE, type ExitRow, reasonsOf } from '../outcome/exit.js';
 
 /** Changed classes the agent never reloads (folders it does not watch, names it excludes), and the agent option that fixes it. */
 export function notWatchedWords(shortfall: Extract<Shortfall, { kind: 'not-watched' }>, live: number, total: number): Words {
@@ -76,4 +78,146 @@ export function agentShortfallWords(shortfall: AgentShortfall, files = false): W
         hint: 'restart the app to load them: the agent cannot change the superclass of a loaded class (PENDING lists what waits on a restart)',
       };
   }
+}
+
+/** The words of a build over several agents: all proven, or which agent refused and how to pick some. */
+
+/** One agent's part in a run with several agents. */
+export interface AgentPart {
+  source: string;
+  exitCode: number;
+  provenLive: boolean;
+  message: string;
+}
+
+/**
+ * The words for a run over several agents (each agent's own words are its result's): all of
+ * them proven, or the first that was not, and how many were.
+ */
+export function describeAgents(parts: AgentPart[]): Words {
+  const proven = parts.filter((p) => p.provenLive && p.exitCode === 0).length;
+  const names = parts.map((p) => visible(p.source));
+  if (proven === parts.length) return { message: `every one of the ${parts.length} agents proved its classes live (${names.join(', ')})` };
+  const first = parts.find((p) => p.exitCode !== 0) ?? parts.find((p) => !p.provenLive)!;
+  return {
+    message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}`,
+  };
+}
+
+/**
+ * The words of a refusal by one of several agents (`words` are its own): which one, every port
+ * file found, and how to leave some out.
+ */
+export function describeAmong(source: string, sources: readonly string[], words: Words): Words {
+  const all = sources.map((s) => `  ${visible(s)}`).join('\n');
+  return {
+    message: `${words.message}\n(the agent of ${visible(source)}; this run found ${sources.length} agents:\n${all})`,
+    hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
+  };
+}
+
+/** The words of one agent's own outcome in a run over several (a watch cycle that ended before its build): which agent, then its words. */
+export function describeOneOf(source: string, words: Words): Words {
+  return { ...words, message: `the agent of ${visible(source)}: ${words.message}` };
+}
+
+/**
+ * The words of the command line's own usage errors (exit 2, nothing sent): a build command
+ * it does not know, and one of its options placed where the build tool would get it.
+ */
+
+/**
+ * An operand that is not gradle, mvn or a subcommand; `closest`: the name it was most likely meant
+ * to be (a typo of `doctor`, `mvn`...).
+ */
+export function unknownToolText(word: string, closest: string | undefined): string {
+  const guess = closest === undefined ? '' : ` (did you mean ${closest}?)`;
+  return `unknown build tool ${JSON.stringify(word)}${guess}: use gradle, mvn, or put any other command after --`;
+}
+
+/**
+ * `option` is reclazz-build's, but stands after the build tool's name `tool`, where it would go to
+ * the build tool (Maven's "Unrecognized option", Gradle's "Unknown command-line option").
+ * `watch`: the words before the tool name.
+ */
+export function ownOptionAfterToolText(option: string, tool: string, watch: boolean): string {
+  const prefix = watch ? 'reclazz-build watch' : 'reclazz-build';
+  return `${option} is an option of reclazz-build, not of ${tool}: put it before ${tool} (${prefix} ${option} ${tool} ...); everything after ${tool} goes to ${tool}`;
+}
+
+/**
+ * The details of verdicts the proof reads beyond a receipt (session/proof.ts):
+ * bytes kept live by a single ask, a class new to the JVM, the agent's PENDING entry and its
+ * DIAGNOSE words. The agent's own words are put in as they came; renderers make them visible.
+ */
+
+export const verdictWords = {
+  /** A rewritten file whose bytes are known live, kept by a `not_observed`. */
+  keptUnseen: 'rewritten with the bytes known live: no reload attempt since (the agent skips identical bytes)',
+  /** A class new to the JVM by the record, kept `added` because DIAGNOSE says the JVM has not loaded it. */
+  added: (receipt: string) =>
+    `new to the JVM: ${receipt === 'unverified' ? 'its receipt is unverified (the agent never applies a class the JVM had not loaded)' : 'no receipt'}, and DIAGNOSE says the JVM has not loaded it, so it loads these bytes on first use`,
+  /** A class new to the JVM by the record that DIAGNOSE did not say the JVM has not loaded. */
+  newNotProven: 'new to the JVM by the record, but DIAGNOSE did not say that the JVM has not loaded it: what it runs is unknown',
+  /** A class new to the JVM that stays new, as listed with the class files a build added. */
+  loadsOnFirstUse: 'new: the JVM has not loaded it (DIAGNOSE), so it loads these bytes on first use',
+  /** A `failed` or `unverified` verdict PENDING lists as needing a restart. */
+  pending: (entry: string, detail: string) =>
+    `PENDING lists it as needing a restart: "${entry}"${detail === '' ? '' : `; receipt: ${detail}`}`,
+  /** A verdict that is not live, with what DIAGNOSE said of the class. */
+  diagnosed: (detail: string, words: readonly string[]) => `${detail}${detail === '' ? '' : '; '}DIAGNOSE: ${words.join(' ')}`,
+};
+
+/**
+ * The exit-status table (outcome/exit.ts) as `--help` shows it and as the README's section
+ * "The last line and the exit status" has it (`npm run docs` writes that table from here).
+ */
+
+/** The kinds of command the table has a column for. */
+export type ExitColumn = 'build' | 'verify' | 'agent';
+
+function meaning(row: ExitRow, column: ExitColumn): string | undefined {
+  const text = row[column];
+  return text === 'same' ? row.build : text;
+}
+
+/** The `Exit status:` block of `--help` for `column`, wrapped to `width` characters. */
+export function exitHelp(column: ExitColumn, width = 92): string {
+  const indent = 11;
+  const lines = ['Exit status:'];
+  for (const row of EXIT_TABLE) {
+    const text = meaning(row, column);
+    if (text === undefined) continue;
+    const words = text.split(' ');
+    let line = `  ${row.status.replace(' / ', '/').padEnd(indent - 2)}`;
+    for (const word of words) {
+      if (line.length + word.length + 1 > width && line.trim() !== row.status.replace(' / ', '/')) {
+        lines.push(line.trimEnd());
+        line = ' '.repeat(indent);
+      }
+      line += line.endsWith(' ') ? word : ` ${word}`;
+    }
+    lines.push(line.trimEnd());
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The README's exit-status table, in Markdown.
+ * @internal for `npm run docs` and its test
+ */
+export function exitMarkdown(): string {
+  const cell = (text: string | undefined) => (text === undefined ? '' : text.replace(/\|/g, '\\|'));
+  const reasons = (row: ExitRow) =>
+    reasonsOf(row)
+      .map((r) => `\`${r}\``)
+      .join(', ');
+  const rows = EXIT_TABLE.map(
+    (row) => `| ${row.status} | ${cell(row.build)} | ${cell(row.verify)} | ${cell(row.agent)} | ${reasons(row)} |`,
+  );
+  return [
+    '| status | build (`gradle`, `mvn`, `--`) | `verify` | `doctor`, `status`, `pause`, `resume`, `scan`, `events` | `reason` (JSON) |',
+    '|---|---|---|---|---|',
+    ...rows,
+  ].join('\n');
 }

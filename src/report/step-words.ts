@@ -5,7 +5,7 @@
  */
 import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { appStartWhy } from './app-start-words.js';
-import { visible, visibleFacts } from './visible.js';
+import { visible, visibleFacts } from './palette.js';
 import { noClassDirs, shortCommand } from './words.js';
 
 /** What a run is waiting for (`waiting` events' `what`). */
@@ -45,7 +45,7 @@ export const SINCE_START_DETAIL =
 /** The detail of a `rewritten` verdict: the class file moved after it was checked, so the answer is not about what is on disk. */
 export const REWRITTEN_DETAIL = 'the class file changed again after it was checked: run again';
 
-/** The detail of a class whose wait the agent's state ended (session/capture-watch.ts). */
+/** The detail of a class whose wait the agent's state ended (session/check.ts). */
 export const roundEnd = {
   paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
   unseen:
@@ -129,7 +129,7 @@ function withVisibleFacts<T extends Record<string, (...args: never[]) => string>
   return safe as unknown as T;
 }
 
-/** Why the agent this checkout last used is used (session/remembered.ts): its port file is gone, or names a test JVM's agent. */
+/** Why the agent this checkout last used is used (session/open.ts): its port file is gone, or names a test JVM's agent. */
 export type RememberedWhy = { kind: 'missing' } | { kind: 'test-jvm'; pid: string };
 
 /** The warnings a run can give (`warning` events' `message`): text to show as it is. */

@@ -2,7 +2,7 @@
  * Every sentence a user reads about how a command ended, and its `next:` hint, keyed by reason
  * (wireit's `src/logging/default-logger.ts` is the model). Outcomes carry facts; only this file
  * turns them into words. Every refusal gets a hint. The facts come from the agent and the file
- * system (paths, details, versions), so they are made visible (report/visible.ts) before any of
+ * system (paths, details, versions), so they are made visible (report/palette.ts) before any of
  * them is put into a sentence: the words are then safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
@@ -12,7 +12,7 @@ import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from '.
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
 import { restartedProofWords, restartFailedWords } from './restart-words.js';
 import { describeDone } from './done-words.js';
-import { visibleFacts } from './visible.js';
+import { visibleFacts } from './palette.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {

@@ -4,28 +4,28 @@
  * deadline (proof.ts), and keep every row's evidence for the next cycle.
  */
 import path from 'node:path';
-import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { askDoctor, askReload } from '../agent/requests.js';
+import { batchWideCause, unreadClassFile } from '../agent/reports.js';
+import { askDoctor, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import { saveHolding } from '../hold/owner.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { classWatched, watchCoverage, type AgentView } from '../classes/coverage.js';
-import { toAgent, type PathMapEntry } from '../agent/path-map.js';
+import { type AgentView, classWatched, watchCoverage } from '../classes/coverage.js';
+import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
-import { batchWideCause } from '../agent/reports.js';
-import type { ClassIndex } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, decide, type Cuts, type FileFacts } from '../classes/evidence.js';
+import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
+import { COARSE_CLOCK_MS, type Cuts, decide, type FileFacts } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { neverReloads, warningText } from '../report/step-words.js';
-import { writeClassIndex } from '../state/store.js';
+import { neverReloads, roundEnd, warningText } from '../report/step-words.js';
+import { readClassIndex, writeClassIndex } from '../state/store.js';
 import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
-import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
-import { DEFAULTS } from './options.js';
-import { captureWatch } from './capture-watch.js';
-import { diagnoseFolders, type FolderAnswers } from './diagnose.js';
-import { proveClasses } from './proof.js';
+import { type BuildSession, type Cycle, DEFAULTS, end, saveAfterOk } from './options.js';
+import { diagnoseFolders, type FolderAnswers, proveClasses } from './proof.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { AgentConnection } from '../agent/connection.js';
+import type { VerifyOptions } from '../verify/round.js';
+import { classFolders, Pacer, statClassFile, UNREADABLE } from '../classes/scan.js';
 
 /** What the steps before the build found, for the evidence rule. Times in epoch ms. */
 export interface Before {
@@ -297,4 +297,145 @@ function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[])
     if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);
   }
   for (const [cause, count] of counts) session.emit({ type: 'warning', message: warningText.batchUnverified(count, cause) });
+}
+
+/**
+ * The agent's state while a build's VERIFY round runs, which can end the wait for classes it
+ * has not attempted long before the deadline (protocol.md "What the agent's source shows"):
+ *
+ * - **Paused**: `BUILD ok` while reloads are paused captures, releases the hold and keeps the
+ *   batch pending until resume (agent ReloadQueue.acceptBuild), so nothing is attempted: the
+ *   classes are pending until resume.
+ * - **Capture over**: once the hold is released, nothing is pending (RELOAD status) and the
+ *   watcher runs (DOCTOR), every change the agent saw has been dispatched; after a grace for the
+ *   watcher's debounce and batching, a class with no attempt of its bytes was not seen by it.
+ *
+ * - **Hold kept**: a held capture that cannot read a pending class file broadcasts ERROR
+ *   `Failed to read class file <path>: ...`, puts its batch back and keeps the hold with its
+ *   owner although `ok` was acknowledged (agent ReloadQueue.acceptBuild): nothing of the build is
+ *   attempted while RELOAD status still shows the named hold.
+ *
+ * RELOAD status is asked every {@link POLL_MS} ms on the round's connection; any failure to
+ * get it ends the watching (the round then waits as it would without it).
+ */
+
+/** How often the agent's state is asked, in ms. */
+const POLL_MS = 250;
+/**
+ * How long the agent must show its capture over before an unattempted class counts as unseen,
+ * in ms: the watcher's debounce (500 ms by default) and a batch's gathering (1 s at most), twice.
+ */
+const GRACE_MS = 3000;
+
+/** What the watching needs. Times in ms. */
+interface CaptureWatchOptions {
+  /** Bound per receipt. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** DOCTOR showed the watcher still starting: nothing counts as unseen until it runs. */
+  watcherStarting: boolean;
+  /** The class file the agent's capture could not read since this build's ok, if it said so ({@link readFailures}). */
+  readFailure?: () => string | undefined;
+}
+
+/** What {@link readFailures} saw, until stopped. */
+export interface ReadFailures {
+  /** The first path the agent said it could not read, if any. */
+  path: () => string | undefined;
+  stop: () => void;
+}
+
+/**
+ * Listens on `connection` for the agent's `Failed to read class file <path>` ERROR from now on
+ * (call it before `BUILD ok` is sent: the capture may fail before the VERIFY round starts).
+ */
+export function readFailures(connection: AgentConnection): ReadFailures {
+  let seen: string | undefined;
+  const stop = connection.listen((event) => {
+    if (event.level === 'ERROR') seen ??= unreadClassFile(event.message);
+  });
+  return { path: () => seen, stop };
+}
+
+/** The `watch` of a build's VERIFY round (verify/round.ts) on `connection`. */
+function captureWatch(connection: AgentConnection, options: CaptureWatchOptions): NonNullable<VerifyOptions['watch']> {
+  return (stop) => {
+    const ended = new AbortController();
+    const signal = options.signal === undefined ? ended.signal : AbortSignal.any([ended.signal, options.signal]);
+    void watchLoop(connection, { ...options, signal }, stop).catch(() => undefined);
+    return () => ended.abort();
+  };
+}
+
+async function watchLoop(
+  connection: AgentConnection,
+  options: CaptureWatchOptions & { signal: AbortSignal },
+  stop: Parameters<NonNullable<VerifyOptions['watch']>>[0],
+): Promise<void> {
+  const { signal, timeoutMs } = options;
+  let watching = !options.watcherStarting;
+  let quietSince: number | undefined;
+  for (;;) {
+    await sleep(POLL_MS, undefined, { signal });
+    const askedAt = performance.now();
+    const state = await askReload(connection, 'status', timeoutMs, signal);
+    if (state.paused) return stop({ status: 'paused', detail: roundEnd.paused, all: true, sinceMs: askedAt });
+    const unread = options.readFailure?.();
+    if (unread !== undefined && state.buildHold === 'named')
+      return stop({ status: 'hold-kept', detail: roundEnd.holdKept(unread), all: true, sinceMs: askedAt });
+    if (!watching) {
+      const answer = await askDoctor(connection, timeoutMs, signal);
+      watching = answer.kind === 'observed' && answer.doctor.watcherState === 'watching';
+    }
+    const over = watching && state.buildHold === 'none' && state.pendingClasses === 0;
+    if (!over) {
+      quietSince = undefined;
+      continue;
+    }
+    quietSince ??= askedAt;
+    if (performance.now() - quietSince >= GRACE_MS)
+      return stop({ status: 'not-watched', detail: roundEnd.unseen, all: false, sinceMs: quietSince + GRACE_MS });
+  }
+}
+
+/**
+ * Watch mode's full stat pass between cycles (watch/hints.ts): which folders of the class output
+ * directories hold a class file whose stamp is not the one the class index recorded, a class
+ * file the index has no row for, or none where it has a live row. One stat per class file, no
+ * hashing: the next cycle's detection (classes/snapshot.ts) looks at those folders and decides.
+ */
+
+/**
+ * The folders (absolute) below `dirs` whose class files differ from the class index of
+ * `projectDir` by their stamps; every folder when there is no index. Never throws for the class
+ * folders; a folder that cannot be listed counts as differing.
+ * @throws StateError when the state folder or the index is a symbolic link.
+ */
+export async function staleFolders(projectDir: string, dirs: readonly string[], warn: (message: string) => void): Promise<Set<string>> {
+  const index = readClassIndex(projectDir, warn);
+  const rowOf = new Map(index.paths.map((file, row) => [file, row]));
+  const seen = new Uint8Array(index.paths.length);
+  const stale = new Set<string>();
+  const pacer = new Pacer();
+  const unreadable: string[] = [];
+  for (const dir of dirs) {
+    for (const { folder, names } of classFolders(path.resolve(dir), unreadable)) {
+      await pacer.turn();
+      for (const name of names) {
+        const file = folder + path.sep + name;
+        const row = rowOf.get(file);
+        if (row !== undefined) seen[row] = 1;
+        const stat = statClassFile(file);
+        if (stat === undefined) continue;
+        if (row === undefined || index.gone[row] === 1 || stat === UNREADABLE || !sameStampAsRow(index, row, stat)) stale.add(folder);
+      }
+    }
+  }
+  for (const folder of unreadable) stale.add(folder);
+  const scanned = dirs.map((dir) => path.resolve(dir));
+  index.paths.forEach((file, row) => {
+    const inScanned = scanned.some((dir) => file.startsWith(dir + path.sep));
+    if (seen[row] === 0 && index.gone[row] === 0 && inScanned) stale.add(path.dirname(file));
+  });
+  return stale;
 }

@@ -6,34 +6,39 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { observeAgentAfterLoss } from '../agent/after-loss.js';
-import { agentClassDirs, missingWatchedDirs } from '../classes/coverage.js';
-import { heldBy, quietBefore, reloadStatus, watcherStarting } from './agent-state.js';
-import { askDoctor } from '../agent/requests.js';
-import { findAppStart } from './app-start.js';
+import { agentClassDirs, agentView, missingWatchedDirs } from '../classes/coverage.js';
+import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
+import {
+  agentWatchOf,
+  type BuildSession,
+  type Cycle,
+  type CycleOptions,
+  DEFAULTS,
+  end,
+  failureOutcome,
+  findAppStart,
+  interrupted,
+  saveAfterOk,
+  type Session,
+  spawnBuild,
+} from './options.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
-import { sameBinaryNames } from '../classes/duplicates.js';
-import { EVIDENCE } from '../classes/evidence.js';
+import { sameBinaryNames } from '../classes/changes.js';
+import { COARSE_CLOCK_MS, EVIDENCE } from '../classes/evidence.js';
 import { ownerRecordOf, restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
-import type { BuildHold } from '../hold/hold.js';
-import { mayBeOurs } from '../hold/machine.js';
-import { nothingToHold } from './unwritten.js';
+import { type BuildHold, mayBeOurs } from '../hold/hold.js';
 import { signalOf } from '../outcome/exit.js';
-import type { AppStart, BuildRun } from '../outcome/facts.js';
+import type { AppStart, BuildRun, ReloadState } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { readFailures } from './capture-watch.js';
-import { checkChanges, type Before } from './check.js';
-import { end, interrupted, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
-import { failureOutcome } from './failure.js';
-import { DEFAULTS, type CycleOptions } from './options.js';
-import type { Session } from './session.js';
-import { spawnBuild } from './spawn.js';
-import { withSmallYoungGeneration } from './young-generation.js';
+import { type Before, checkChanges, readFailures } from './check.js';
+import { withSmallYoungGeneration } from '../util/memory.js';
+import type { AgentConnection } from '../agent/connection.js';
+import { pause } from '../util/wait.js';
 
 /** How long a cycle waits for the capture its predecessor's ok scheduled, and how often it asks, in ms. */
 const CAPTURE = { waitMs: 5000, pollMs: 100 } as const;
@@ -42,7 +47,7 @@ const MAX_SAME_NAMES = 5;
 
 /**
  * Runs one cycle. Never throws for the agent's or the build's behaviour. From the class index's
- * read to the cycle's end, the young generation is kept at its size (young-generation.ts).
+ * read to the cycle's end, the young generation is kept at its size (util/memory.ts).
  * @throws StateError when owner.json or the class index cannot be written before the build;
  *   anything else thrown is a bug. See {@link endWithError}.
  */
@@ -317,7 +322,7 @@ async function finishBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise
     return end(cycle, { reason: 'not-safe', owner: hold.owner, what: { kind: 'lost-during-build', found } }, { build });
   }
   const succeeded = build.exitCode === 0;
-  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (unwritten.ts).
+  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (below).
   const { heldBefore, dirs, holdAtMs } = ready.found;
   const fresh = cycle.holdBefore === false && !heldBefore;
   if (!succeeded && fresh && (await nothingToHold(session, ready.dirs.after(dirs), dirs, holdAtMs))) return releaseUnwritten(cycle, build);
@@ -347,4 +352,125 @@ async function releaseUnwritten(cycle: Cycle, build: BuildRun): Promise<RunResul
   if (!session.connection.closed)
     session.emit({ type: 'finish', state: 'failed', acknowledged: (await session.hold.cancelLostOk()) === 'ack' });
   return end(cycle, { reason: 'build-failed', status: build.exitCode, owner: session.hold.owner }, { build });
+}
+
+/**
+ * What the agent's state is before a build, beyond DOCTOR at connect: whether its file watcher
+ * still starts, and its RELOAD status (a pause; whether anything was pending).
+ */
+
+/**
+ * True while the agent's file watcher is starting (agent FileWatcher.startWatching: it waits for
+ * the app to be ready, `startupDelaySec` at most): then its scan of a BUILD ok cannot run, the
+ * ok fails about 10 s later and the hold stays with its owner (agent ReloadQueue.acceptBuild,
+ * FileWatcher.scanNow), and what was built is reloaded only when the watcher starts. DOCTOR is
+ * asked again when the last one said so; what it says now is kept.
+ */
+async function watcherStarting(session: BuildSession): Promise<boolean> {
+  if (session.doctor.watcherState !== 'starting') return false;
+  try {
+    const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+    if (answer.kind !== 'observed') return true;
+    session.doctor = answer.doctor;
+    if (answer.doctor.watcherState === 'starting') return true;
+    const map = session.options.pathMap ?? [];
+    session.view = agentView(answer.doctor, map, await agentWatchOf(answer.doctor, map));
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** RELOAD status before the build, with when it was asked (epoch ms); undefined when no receipt came. */
+async function reloadStatus(session: BuildSession): Promise<(ReloadState & { atMs: number }) | undefined> {
+  const atMs = session.host.clock.date().getTime();
+  try {
+    return { ...(await askReload(session.connection, 'status', session.timeoutMs, session.signal)), atMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * RELOAD status before the build: nothing pending and no hold before this run took its own
+ * (DOCTOR at connect) means the agent's view of the disk was its admitted state. Undefined
+ * otherwise, or when no receipt came (then a single ask's not_observed proves nothing).
+ */
+function quietBefore(session: BuildSession, state: (ReloadState & { atMs: number }) | undefined): { atMs: number } | undefined {
+  if (session.doctor.buildHold !== 'none' || state === undefined) return undefined;
+  return state.pendingClasses === 0 && state.pendingActions === 0 ? { atMs: state.atMs } : undefined;
+}
+
+/** The kind of the build hold the agent has now (RELOAD status), or undefined when no receipt came. */
+async function heldBy(session: BuildSession): Promise<ReloadState['buildHold'] | undefined> {
+  return (await reloadStatus(session))?.buildHold;
+}
+
+/**
+ * A failed build that wrote nothing need not leave the agent holding: Maven's "there is no POM
+ * in this directory", Gradle's "Task 'classes' not found", an option the tool does not know.
+ * Left held, every reload (the IDE's too) waits until the next good build. This decides when
+ * `BUILD ok` may release it instead: it captures nothing, since nothing was written.
+ */
+
+/**
+ * How long after the hold the agent has dispatched every file event from before it, in ms: its
+ * pending set goes out once its oldest event is `max(1000, debounceMs)` old (debounceMs 500 by
+ * default; agent-facts.md "Debounce and batching"), polled every 100 ms.
+ */
+const AGENT_DISPATCH_MS = 1100;
+
+/**
+ * Whether nothing below the class output directories `dirs` was added, removed or changed since
+ * `sinceMs` (epoch ms): no file or folder there has a ctime that late (adding or removing an
+ * entry moves its folder's), and every one of `dirsBefore` is still there. A folder that cannot
+ * be read counts as written.
+ */
+async function wroteNothingSince(dirs: readonly string[], dirsBefore: readonly string[], sinceMs: number): Promise<boolean> {
+  const cut = sinceMs - COARSE_CLOCK_MS;
+  const pending = [...new Set([...dirs, ...dirsBefore])];
+  while (pending.length > 0) {
+    const dir = pending.pop()!;
+    try {
+      if ((await fs.promises.lstat(dir)).ctimeMs >= cut) return false;
+      for (const entry of await fs.promises.readdir(dir, { withFileTypes: true })) {
+        const file = path.join(dir, entry.name);
+        if (entry.isDirectory()) pending.push(file);
+        else if ((await fs.promises.lstat(file)).ctimeMs >= cut) return false;
+      }
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * How many class files the agent holds (requests.ts askHeldCount), read once its watcher has
+ * dispatched what came before the hold (at `holdAtMs` + {@link AGENT_DISPATCH_MS}).
+ * @returns the count; undefined when it is not known (no holding line, no marker, or interrupted).
+ */
+async function heldClassFiles(
+  connection: AgentConnection,
+  holdAtMs: number,
+  nowMs: number,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
+  const wait = holdAtMs + AGENT_DISPATCH_MS - nowMs;
+  if (wait > 0 && !(await pause(wait, signal))) return undefined;
+  return askHeldCount(connection, timeoutMs, signal);
+}
+
+/**
+ * Whether a failed build held since `holdAtMs` (epoch ms) wrote nothing below `dirs` (the class
+ * output directories after it; `dirsBefore` before it) and the agent holds no class file, read
+ * once its watcher dispatched what came before the hold; the folders are looked at again after
+ * that (a slow build's last child, or the IDE, may write meanwhile).
+ */
+async function nothingToHold(session: Session, dirs: readonly string[], dirsBefore: readonly string[], holdAtMs: number): Promise<boolean> {
+  if (session.signal?.aborted || !(await wroteNothingSince(dirs, dirsBefore, holdAtMs))) return false;
+  const now = session.host.clock.date().getTime();
+  const held = await heldClassFiles(session.connection, holdAtMs, now, session.timeoutMs, session.signal);
+  return held === 0 && (await wroteNothingSince(dirs, dirsBefore, holdAtMs));
 }

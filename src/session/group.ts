@@ -6,18 +6,37 @@
  * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
  */
 import { onClassPath, watchCoverage } from '../classes/coverage.js';
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { combineResults, refusedAmong } from './result.js';
-import { end, saveAfterOk, type BuildSession, type Cycle } from './cycle-context.js';
-import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, runCycle, takeHold, type Ready } from './cycle.js';
-import { saveReleased } from '../hold/owner.js';
-import type { CycleOptions } from './options.js';
-import { closeSession, type Session } from './session.js';
-import { spawnBuild } from './spawn.js';
-import { withSmallYoungGeneration } from './young-generation.js';
+import {
+  type BuildSession,
+  closeSession,
+  combineResults,
+  type Cycle,
+  type CycleOptions,
+  end,
+  findAppStart,
+  type Host,
+  refusedAmong,
+  runResult,
+  saveAfterOk,
+  type Session,
+  type SessionHooks,
+  spawnBuild,
+} from './options.js';
+import { withSmallYoungGeneration } from '../util/memory.js';
+import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, runCycle, takeHold } from './cycle.js';
+import { rereadOwner, saveReleased } from '../hold/owner.js';
+import { AgentConnectionError } from '../agent/connection.js';
+import { askDoctor } from '../agent/requests.js';
+import { signalOf } from '../outcome/exit.js';
+import type { Outcome } from '../outcome/outcome.js';
+import { processStopped } from '../tool/proc.js';
+import { lockCheckout } from './open.js';
+import { findClassDirs } from '../classes/dirs.js';
+import { describeOutcome } from '../report/words.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -122,4 +141,114 @@ function combine(cycles: Cycle[], results: RunResult[]): RunResult {
     results.map((result, i) => ({ ...result, agentSource: cycles[i]!.session.location.source })),
     first.session.host.clock.now() - first.startedMs,
   );
+}
+
+/**
+ * Before each cycle of a long session (watch mode): the checkout's run lock for this cycle only,
+ * so that a one-shot run in another terminal can run between two cycles, and what the session
+ * knew when it opened read again: DOCTOR (the agent's hold, protocol.md "DOCTOR") and owner.json.
+ * Either may have moved since: that run, or this session's own last cycle, changed them.
+ */
+
+/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
+export type CycleStart =
+  | { kind: 'ready'; releaseLock: () => Promise<void> }
+  | { kind: 'refused'; outcome: Outcome; session?: BuildSession }
+  | { kind: 'lost'; session: BuildSession };
+
+/**
+ * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
+ * again. A DOCTOR naming another agent session, or a closed connection, is `lost`: the sessions
+ * are over. Never throws for the agent.
+ * @throws StateError when the run lock or an owner.json cannot be read or written.
+ */
+export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
+  const first = sessions[0]!;
+  const hooks = { onEvent: first.emit, ...(first.signal === undefined ? {} : { signal: first.signal }) };
+  const taken = await lockCheckout(first.checkout, first.host, first.options, hooks);
+  if ('kind' in taken) return { kind: 'refused', outcome: taken.outcome };
+  // The cycle's build is recorded with this cycle's lock, so a run after a killed watch waits for it.
+  if (taken.recordBuild !== undefined) first.recordBuild = taken.recordBuild;
+  const lock = async () => {
+    delete first.recordBuild;
+    await taken.release();
+  };
+  try {
+    for (const session of sessions) {
+      const refused = await refresh(session);
+      if (refused !== undefined) {
+        await lock();
+        return refused;
+      }
+    }
+  } catch (error) {
+    await lock();
+    throw error;
+  }
+  return { kind: 'ready', releaseLock: lock };
+}
+
+/** DOCTOR and owner.json of one session again; the start that refuses the cycle, if any. */
+async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kind: 'ready' }> | undefined> {
+  let answer;
+  try {
+    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+  } catch (error) {
+    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
+    if (error.kind === 'aborted')
+      return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
+    // It answered DOCTOR when the session opened: not starting, but stopped or hung.
+    const answered = { pid: session.agent.pid, stopped: await jvmStopped(session) };
+    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs, answered };
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
+  }
+  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
+  session.doctor = answer.doctor;
+  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
+    session.emit({ type: 'warning', message }),
+  );
+  return undefined;
+}
+
+/**
+ * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
+ * the app's on this machine as for its start time (options.ts `findAppStart`), then its process state. False
+ * when it runs, or when that cannot be told here (a container, another host). Never throws.
+ */
+async function jvmStopped(session: BuildSession): Promise<boolean> {
+  try {
+    const start = await findAppStart(session.agent.pid, session.view.workingDirectory);
+    return start.kind === 'known' && (await processStopped(start.pid)) === true;
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): not known to be stopped.
+    return false;
+  }
+}
+
+/** `--allow-no-agent`: with no agent found, the build runs without a hold, and nothing is verified. */
+
+/** What the build without an agent needs. */
+export interface NoAgentRun {
+  host: Host;
+  hooks: SessionHooks;
+  command: BuildCommand;
+  options: CycleOptions;
+  /** Why there is no agent (the no-agent refusal), said in the warning. */
+  why: Outcome;
+  startedMs: number;
+}
+
+/** Runs the build without a hold; its result says nothing is proven live. */
+export async function noAgentBuild(run: NoAgentRun): Promise<RunResult> {
+  const { host, hooks, command, options } = run;
+  const emit = hooks.onEvent ?? (() => undefined);
+  emit({ type: 'warning', message: warningText.noAgent(describeOutcome(run.why).message) });
+  const dirs = [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
+  const build = await spawnBuild({ host, emit, signal: hooks.signal }, command, options, dirs, false);
+  const context = { command, startedMs: run.startedMs, now: () => host.clock.now() };
+  if (build.interruptedBy !== undefined)
+    return runResult(context, { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'build' }, { build });
+  return runResult(context, build.exitCode === 0 ? { reason: 'no-agent-build' } : { reason: 'build-failed', status: build.exitCode }, {
+    build,
+  });
 }

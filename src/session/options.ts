@@ -3,14 +3,33 @@
  * (session), what to build and check (cycle), and the host they run on (env, cwd, platform,
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
-import type { PathMapEntry } from '../agent/path-map.js';
-import type { RunEvent } from '../outcome/events.js';
-import type { ToolKind } from '../outcome/facts.js';
+import { type PathMapEntry, toLocal } from '../agent/path-map.js';
+import type { AgentEndpoint, AgentInfo, AppStart, BuildGroup, BuildRun, DoctorObserved, RunEvent, ToolKind } from '../outcome/facts.js';
 import type { LockProcess } from '../state/lock.js';
-import type { ProcessControl } from '../tool/spawn.js';
+import { checkExecutable, type ProcessControl, runBuild } from '../tool/spawn.js';
+import type { AgentConnection } from '../agent/connection.js';
+import { type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
+import { type AgentLocation, portFilesAround } from '../agent/discover.js';
+import type { OpenAgent } from '../agent/handshake.js';
+import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
+import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
+import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
+import path from 'node:path';
+import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
+import { warningText } from '../report/step-words.js';
+import { readOwnerState, StateError } from '../state/store.js';
+import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
+import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
+import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
+import { describeOutcome } from '../report/words.js';
+import { signalOf } from '../outcome/exit.js';
+import fs from 'node:fs';
+import { agentWatch, type AgentWatch, readJvm } from '../agent/jvm-options.js';
+import { findClassDirs } from '../classes/dirs.js';
+import { localHost, processCommandLine, processCwd, processStartTime, type ProcHost } from '../tool/proc.js';
 
 /** Default bounds of a build and the subcommands, in ms: the command line's, the config's and the library's. */
-export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000 } as const;
+export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000, restartTimeoutMs: 120_000 } as const;
 
 /** The environment variable set for the build command, and refused when already set (no nesting). */
 export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
@@ -109,4 +128,426 @@ export function hostWith(base: Host, overrides: HostOverrides): Host {
     ...(overrides.platform === undefined ? {} : { platform: overrides.platform }),
     ...(overrides.sharesTerminal === undefined ? {} : { sharesTerminal: overrides.sharesTerminal }),
   };
+}
+
+/**
+ * An open session with one agent: its connection and what the handshake found, the owner token
+ * cycles hold the build with, and where the hold is. Cycles (cycle.ts) read and advance it;
+ * {@link closeSession} ends it.
+ */
+
+/** What every session needs of its host: where to search from and the environment discovery reads. */
+export type SessionHost = Pick<Host, 'cwd' | 'env'>;
+
+/** An open session; `H` is its host (a session that builds needs the whole {@link Host}). */
+export interface Session<H extends SessionHost = Host> {
+  host: H;
+  options: SessionOptions;
+  /** Bound per receipt, in ms. */
+  timeoutMs: number;
+  emit: (event: RunEvent) => void;
+  signal: AbortSignal | undefined;
+  location: AgentLocation;
+  /** The checkout root: its `.reclazz/` holds the run lock (state/folder.ts). */
+  checkout: string;
+  /** Where this agent's owner token and class index live (state/folder.ts). */
+  state: StatePlace;
+  connection: AgentConnection;
+  open: OpenAgent;
+  endpoint: AgentEndpoint;
+  /** DOCTOR's evidence and the agent as results report it, when the session asked DOCTOR. */
+  doctor?: DoctorObserved;
+  agent?: AgentInfo;
+  /** What the agent watches and where it runs, seen from here (--path-map applied), when the session asked DOCTOR. */
+  view?: AgentView;
+  /** The owner token and the hold, for a session that builds. */
+  owner?: OwnerChoice;
+  hold?: BuildHold;
+  /** Releases the run lock of the checkout, for a session that builds. */
+  releaseLock?: (() => Promise<void>) | undefined;
+  /** The `agent-dirs` event was emitted (once per session). */
+  agentDirsTold?: boolean;
+  /** Records a build's process group with the run lock (false: not written), for a session that builds. */
+  recordBuild?: (group: BuildGroup) => boolean;
+  /** Nested class output directories already warned about (each once per session). */
+  nestedWarned: Set<string>;
+}
+
+/** Closes the connection and releases the run lock. Safe to call twice. */
+export async function closeSession(session: Pick<Session, 'connection' | 'releaseLock'>): Promise<void> {
+  session.connection.close();
+  const release = session.releaseLock;
+  session.releaseLock = undefined;
+  await release?.();
+}
+
+/** A thrown error as an outcome: a state file that cannot be read or written (69), or a bug (70). */
+
+/**
+ * The outcome of `error`; a bug's stack goes out as a warning first.
+ * @param holdOwner the owner of a hold that may be left, to name it.
+ */
+export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, holdOwner?: string): Outcome {
+  const owner = holdOwner === undefined ? {} : { holdOwner };
+  if (error instanceof StateError) {
+    return { reason: 'state-error', problem: error.message, dir: path.dirname(error.path), file: path.basename(error.path), ...owner };
+  }
+  emit({ type: 'warning', message: warningText.internalError(error) });
+  return { reason: 'internal-error', problem: (error as Error).message ?? String(error), ...owner };
+}
+
+/**
+ * Whether a hold the agent has is this checkout's own, by its saved owner state: what `doctor`
+ * needs to tell a hold the next run here recovers from one a build here would wait on.
+ */
+
+/**
+ * A hold that a build here would wait on: a legacy one, or a named one that this checkout's
+ * owner.json does not record as held by its token in this agent session (then the next run here
+ * would not recover it). An owner.json that cannot be read counts as not recording it.
+ * @param cwd the folder the command runs in; `location` the agent's port file.
+ */
+export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'not-ours' | 'legacy' } {
+  if (doctor.buildHold === 'legacy') return { hold: 'legacy' };
+  if (doctor.buildHold !== 'named') return {};
+  let saved;
+  try {
+    saved = readOwnerState(agentStatePlace(checkoutRoot(cwd, [location]), location), () => undefined);
+  } catch {
+    saved = undefined;
+  }
+  return saved?.held === true && saved.sessionId === doctor.sessionId ? {} : { hold: 'not-ours' };
+}
+
+/**
+ * The build command of a cycle, checked before anything is sent to the agent: not inside
+ * another safe build, resolvable (wrapper script or tool), not one that never finishes, found
+ * and executable.
+ */
+
+export type { BuildCommand };
+
+/** The command to run, or the outcome that refuses it (nothing was sent). */
+export async function prepareBuild(
+  options: CycleOptions,
+  host: Host,
+): Promise<{ kind: 'ok'; command: BuildCommand } | { kind: 'refused'; outcome: Outcome; command?: BuildCommand }> {
+  if (host.env[NESTED_ENV] === '1') return { kind: 'refused', outcome: { reason: 'nested', variable: NESTED_ENV } };
+  let command: BuildCommand;
+  try {
+    command = resolveBuildCommand(options.tool, options.args, { cwd: host.cwd, platform: host.platform });
+  } catch (error) {
+    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'input', text: (error as Error).message, forBuild: true } } };
+  }
+  const never = neverEndingArgument(command);
+  if (never !== undefined)
+    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'never-ending', argument: never } }, command };
+  const executable = await checkExecutable(command, host.platform, host.env);
+  if (executable.kind === 'not-executable')
+    return { kind: 'refused', outcome: { reason: 'command-not-executable', path: executable.path }, command };
+  if (executable.kind === 'missing')
+    return { kind: 'refused', outcome: { reason: 'command-not-found', file: command.file, tool: command.kind }, command };
+  return { kind: 'ok', command };
+}
+
+/**
+ * Running the build command of a cycle (tool/spawn.ts), told as `build-start` and `build-end`
+ * events; its process group is recorded with the run lock, and processes of it that outlived
+ * the command and had to be stopped are named in a warning.
+ */
+
+/** Where a build runs and who hears of it. */
+export interface BuildPlace {
+  host: Host;
+  emit: (event: RunEvent) => void;
+  signal: AbortSignal | undefined;
+  /** Records the build's process group with the run lock (a session that holds it); false when it could not be written. */
+  recordBuild?: ((group: BuildGroup) => boolean) | undefined;
+}
+
+/**
+ * Runs `command` with the host's environment plus {@link NESTED_ENV}=1 (a safe build inside it
+ * refuses to start), its stdout where `options.buildStdout` says.
+ * @param held whether it runs under the hold (false: `--allow-no-agent`).
+ */
+export async function spawnBuild(
+  place: BuildPlace,
+  command: BuildCommand,
+  options: CycleOptions,
+  classDirs: string[],
+  held: boolean,
+): Promise<BuildRun> {
+  const { host, emit, signal } = place;
+  const moved = command.movedFrom === undefined ? {} : { movedFrom: command.movedFrom };
+  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, ...moved, classDirs, held });
+  const build = await runBuild(command, {
+    stdoutToStderr: options.buildStdout === 'stderr',
+    env: { ...host.env, [NESTED_ENV]: '1' },
+    process: host,
+    sharesTerminal: host.sharesTerminal,
+    platform: host.platform,
+    self: host.pid,
+    onGroup: (group) => {
+      if (place.recordBuild?.(group) === false) emit({ type: 'warning', message: warningText.groupNotRecorded(group.pgid) });
+    },
+    ...(signal === undefined ? {} : { signal }),
+  });
+  if (build.stopped !== undefined) emit({ type: 'warning', message: warningText.stoppedLeftovers(build.stopped) });
+  emit({
+    type: 'build-end',
+    exitCode: build.exitCode,
+    durationMs: build.durationMs,
+    ...(build.signal === undefined ? {} : { signal: build.signal }),
+  });
+  return build;
+}
+
+/** The result of a cycle, or of a session that ended before one: its outcome, words and facts. */
+
+/** What a result knows of the session and the command, besides its own facts. */
+export interface ResultContext {
+  session?: Pick<Session, 'agent' | 'owner' | 'hold'>;
+  command?: BuildCommand;
+  /** `clock.now()` when the run or cycle started. */
+  startedMs: number;
+  now: () => number;
+}
+
+/** The result of `outcome` in `context`. */
+export function runResult(context: ResultContext, outcome: Outcome, facts: RunFacts = {}): RunResult {
+  const { session, command } = context;
+  return buildRunResult(
+    outcome,
+    describeOutcome(outcome),
+    {
+      hold: session?.hold === undefined ? 'none' : holdLeft(session.hold.state),
+      ...(session?.agent === undefined ? {} : { agent: session.agent }),
+      ...(session?.owner === undefined ? {} : { owner: session.owner.owner }),
+      ...(command === undefined ? {} : { command: describeCommand(command) }),
+      ...facts,
+    },
+    context.now() - context.startedMs,
+  );
+}
+
+/**
+ * The result of a cycle over several agents (see `RunResult.agents`): the deciding agent's
+ * outcome and exit status, the words for every agent, and every agent's verdicts.
+ * @param durationMs how long the run took, in ms.
+ */
+export function combineResults(agents: AgentRunResult[], durationMs: number): RunResult {
+  const deciding = agents.find((a) => a.exitCode !== 0) ?? agents.find((a) => !a.provenLive) ?? agents[0]!;
+  const provenLive = agents.every((a) => a.provenLive);
+  const words = describeAgents(
+    agents.map((a) => ({ source: a.agentSource, exitCode: a.exitCode, provenLive: a.provenLive, message: a.message })),
+  );
+  const { agentSource: _source, changes: _changes, hint, ...rest } = deciding;
+  return {
+    ...rest,
+    message: words.message,
+    ...(hint === undefined ? {} : { hint }),
+    verdicts: agents.flatMap((a) => a.verdicts),
+    provenLive,
+    agents,
+    durationMs: Math.max(0, Math.round(durationMs)),
+  };
+}
+
+/** `result`, a refusal by the agent of `source`, in words that name every agent of the run (`sources`). */
+export function refusedAmong<R extends RunResult>(result: R, source: string, sources: readonly string[]): R {
+  const { hint: _hint, ...rest } = result;
+  const words = describeAmong(source, sources, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+}
+
+/** `result`, of the agent of `source` in a run over several agents, in words that name that agent. */
+export function ofAgent<R extends RunResult>(result: R, source: string): R {
+  const { hint: _hint, ...rest } = result;
+  const words = describeOneOf(source, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+}
+
+/**
+ * What the steps of one cycle share (cycle.ts, check.ts), and how a cycle's result is made.
+ */
+
+/** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
+export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor' | 'view'>>;
+
+/** What the steps of one cycle share. */
+export interface Cycle {
+  session: BuildSession;
+  command: BuildCommand;
+  options: CycleOptions;
+  /** `clock.now()` when the cycle (or the run it belongs to) started. */
+  startedMs: number;
+  record: OwnerRecord;
+  /** With several agents: of the class output directories found, those this agent checks. */
+  dirsFor?: (dirs: string[]) => string[];
+  /**
+   * The agent's file watcher was still starting, so no hold was taken (a hold then keeps the
+   * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
+   */
+  unheld?: boolean;
+  /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
+  holdBefore?: boolean;
+  /** The class file the agent's capture of this build said it could not read, from before `ok` on (check.ts). */
+  readFailure?: () => string | undefined;
+}
+
+/** The result of `outcome` at the end of this cycle. */
+export function end(cycle: Cycle, outcome: Outcome, facts: RunFacts = {}): RunResult {
+  return runResult(
+    { session: cycle.session, command: cycle.command, startedMs: cycle.startedMs, now: () => cycle.session.host.clock.now() },
+    outcome,
+    facts,
+  );
+}
+
+/** The interrupt outcome at `at`, naming the owner while the hold may be ours. */
+export function interrupted(cycle: Cycle, at: InterruptPoint, facts: RunFacts = {}): RunResult {
+  const hold = cycle.session.hold;
+  const holdOwner = mayBeOurs(hold.state) ? { holdOwner: hold.owner, ...(hold.state === 'left' ? { holdKept: true as const } : {}) } : {};
+  return end(cycle, { reason: 'interrupted', signal: signalOf(cycle.session.signal), at, ...holdOwner }, facts);
+}
+
+/** Writes state after `BUILD ok` was acknowledged: a failure there only means the next run checks more, so it is a warning. */
+export function saveAfterOk(session: Session, write: () => void): void {
+  try {
+    write();
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    session.emit({ type: 'warning', message: warningText.notSaved(error.message) });
+  }
+}
+
+/**
+ * What the agent watches, read from its JVM (agent/jvm-options.ts) when that process is
+ * visible here: DOCTOR's `pid` names it, confirmed as for the app's start time (`findAppStart`:
+ * its working directory is DOCTOR's `workingDirectory`), then its command line and environment
+ * are read (tool/proc.ts) and the agent's options applied as the agent applies them.
+ */
+
+/**
+ * What the agent of `doctor` watches by its JVM's options, in its own paths; undefined when the
+ * JVM is not visible here, is not confirmed as the agent's, or its options do not say (see
+ * agent/jvm-options.ts `agentWatch`). Never throws.
+ */
+export async function agentWatchOf(
+  doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
+  map: readonly PathMapEntry[],
+  host: ProcHost = localHost,
+): Promise<AgentWatch | undefined> {
+  if (doctor.workingDirectory === '') return undefined;
+  const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
+  try {
+    const start = await findAppStart(doctor.pid, local(doctor.workingDirectory), host);
+    if (start.kind !== 'known') return undefined;
+    const line = await processCommandLine(start.pid, host);
+    if (line === undefined) return undefined;
+    const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
+    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir)));
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
+    return undefined;
+  }
+}
+
+/**
+ * Whether `dir` may have been a directory when the agent started, which is what its options
+ * test: a directory now, or nothing now (deleted since, as by a `mvn clean`: the agent registers
+ * a watched directory again when it comes back). Counting a missing one as watched costs only a
+ * longer check; counting it as not watched would be a false verdict.
+ */
+function mayHaveBeenDirectory(dir: string): boolean {
+  try {
+    return fs.statSync(dir).isDirectory();
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+}
+
+/**
+ * Whose agent this is: a test JVM's when its JVM runs a test runner (`watch`, agent/jvm-options.ts
+ * `testRunnerOf`), another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
+ * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
+ * `roots`: the project folders (where the run is, and the port file's project).
+ */
+export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots: string[]): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
+  if (watch?.testRunner !== undefined) return 'test-jvm';
+  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
+  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
+  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
+  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
+  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+}
+
+/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
+export function notOurs(
+  whose: 'foreign' | 'test-jvm',
+  pid: string,
+  view: AgentView,
+  watch: AgentWatch | undefined,
+  at: AgentLocation,
+  cwd: string,
+): Outcome {
+  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
+  const which =
+    whose === 'test-jvm'
+      ? { testJvm: { pid, runner: watch!.testRunner! } }
+      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
+  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
+}
+
+/** The port files around `cwd` other than `used`, when there are any. */
+export function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
+  const others = portFilesAround(cwd).filter((file) => file !== used);
+  return others.length > 0 ? { portFiles: others } : {};
+}
+
+function portFileOf(portFile: string | undefined): { portFile?: string } {
+  return portFile === undefined ? {} : { portFile };
+}
+
+/**
+ * When the app's JVM started, the cut-off of "unchanged since the app started" (evidence.ts):
+ * DOCTOR's `pid` looked up on this machine, confirmed by its working directory being DOCTOR's
+ * `workingDirectory` (protocol.md "DOCTOR"). A pid of another machine or container can name an
+ * unrelated process here, so anything short of that is an unknown start.
+ */
+
+/**
+ * The start of the process DOCTOR names, or why it is unknown: `no-pid` (not a process id),
+ * `not-visible` (no such process here: the app runs in a container or on another host, or as a
+ * user whose processes this one may not see), `elsewhere` (a process with that pid runs in
+ * another folder than the agent's working directory, or its folder cannot be read). Never throws.
+ */
+export async function findAppStart(pid: string, workingDirectory: string, host: ProcHost = localHost): Promise<AppStart> {
+  const id = /^\d{1,15}$/.test(pid) ? Number(pid) : NaN;
+  if (!Number.isSafeInteger(id) || id <= 0) return { kind: 'unknown', why: { kind: 'no-pid', pid } };
+  try {
+    const start = await processStartTime(id, host);
+    if (start === undefined) return { kind: 'unknown', why: { kind: 'not-visible', pid: id } };
+    const cwd = await processCwd(id, host);
+    if (cwd === undefined || !sameFolder(cwd, workingDirectory)) {
+      return { kind: 'unknown', why: { kind: 'elsewhere', pid: id, cwd: cwd ?? null, workingDirectory } };
+    }
+    return { kind: 'known', pid: id, startMs: start.startMs, errorMs: start.errorMs };
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): the start stays unknown, which only means more checking.
+    return { kind: 'unknown', why: { kind: 'not-visible', pid: id } };
+  }
+}
+
+/** True when `a` and `b` name the same folder (symbolic links resolved where they exist). */
+function sameFolder(a: string, b: string): boolean {
+  return real(a) === real(b);
+}
+
+function real(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return path.resolve(dir);
+  }
 }

@@ -2,22 +2,22 @@
  * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read
  * each answer by that rule, and record in the class index the evidence the answers give. What
  * VERIFY cannot prove is named: a change the agent says needs a restart, a file that moved again
- * after its check; what DIAGNOSE says of a class that is not live is shown with it (said.ts).
+ * after its check; what DIAGNOSE says of a class that is not live is shown with it (below).
  */
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { askReloadCount } from '../agent/requests.js';
-import { EVIDENCE, judgeOnce, keptBy, mayBeEvicted, type LiveEvidence } from '../classes/evidence.js';
-import type { ClassIndex } from '../classes/columns.js';
-import { sameStampAsRow } from '../classes/columns.js';
+import { askDiagnose, askPending, askReloadCount } from '../agent/requests.js';
+import { EVIDENCE, judgeOnce, keptBy, type LiveEvidence, mayBeEvicted } from '../classes/evidence.js';
+import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import { REWRITTEN_DETAIL } from '../report/step-words.js';
-import type { VerifyOptions, VerifyTarget } from '../verify/types.js';
-import { verifyClasses } from '../verify/verify.js';
-import { verdictWords } from '../report/verdict-words.js';
-import { diagnoseVerdicts, restartRequired, withDiagnosis } from './said.js';
+import { verifyClasses, type VerifyOptions, type VerifyTarget } from '../verify/round.js';
+import { verdictWords } from '../report/shortfall-words.js';
+import { type Diagnosis, lineNaming, restartRequiredBy } from '../agent/reports.js';
+import path from 'node:path';
+import { type PathMapEntry, toLocal } from '../agent/path-map.js';
 
 /**
  * How long a single ask keeps polling an answer that is not final (`running`, or a `mismatch`
@@ -45,7 +45,7 @@ export interface ProofInput {
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
-  /** What ends the wait for unattempted classes early (paused, capture over: capture-watch.ts). */
+  /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];
 }
 
@@ -64,7 +64,7 @@ export interface Proof extends VerifyReport {
  * ({@link keptBy}), a class new to the JVM stays new only while DIAGNOSE says the JVM has not
  * loaded it, and either reading of a `not_observed` counts only while the agent's HEALTH count
  * shows that no receipt can have been evicted. Names the classes the agent says need a restart
- * (said.ts), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
+ * (below), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
  * live (a stamp that moved since the scan is `rewritten`, never live), and records in `index` what
  * the answers prove. A class in a directory the agent is known not to watch never reloads, so a
  * change there is asked once, briefly, not polled to the deadline: an `applied` for its bytes still
@@ -280,6 +280,136 @@ function rowsOf(index: ClassIndex, paths: ReadonlySet<string>): Map<string, numb
 function stillSame(index: ClassIndex, row: number, file: string): boolean {
   try {
     return sameStampAsRow(index, row, fs.statSync(file));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What the agent says of a build's classes besides their receipts (protocol.md "What the agent's
+ * source shows": restart notes, DIAGNOSE): whether the JVM has loaded a class and which files
+ * hold it (DIAGNOSE, agent ReloadDiagnostics), and what needs a restart (a receipt's words, agent
+ * reload/StructuralReloader; PENDING's entries, agent ui/RestartLedger, which are the agent
+ * session's history: a later `applied` for the bytes on disk wins over an old entry).
+ */
+
+/** At most this many classes are asked DIAGNOSE for their words alone (a `failed` or `unverified` verdict): each walks the agent's folders. */
+const MAX_WORDS = 16;
+
+/** What the agent is asked on the proof's connection. Times in ms. */
+interface SaidInput {
+  connection: AgentConnection;
+  /** Bound per marker reply. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * Asks DIAGNOSE for every class of `needed` (whose verdict needs to know whether the JVM has
+ * loaded it) and, for their words, for at most {@link MAX_WORDS} others whose verdict is `failed`
+ * or `unverified`. Empty when there is nothing to ask or no answer came.
+ */
+async function diagnoseVerdicts(
+  input: SaidInput,
+  verdicts: readonly ClassVerdict[],
+  needed: ReadonlySet<number>,
+): Promise<ReadonlyMap<string, Diagnosis>> {
+  const words = verdicts.filter((v, i) => !needed.has(i) && (v.status === 'failed' || v.status === 'unverified')).slice(0, MAX_WORDS);
+  const names = [...new Set([...[...needed].map((i) => verdicts[i]!.className), ...words.map((v) => v.className)])];
+  if (names.length === 0) return new Map();
+  return (await askDiagnose(input.connection, names, input.timeoutMs, input.signal)) ?? new Map();
+}
+
+/** `verdict` with DIAGNOSE's words in its detail when it is not live and the agent said something of it. */
+function withDiagnosis(verdict: ClassVerdict, diagnoses: ReadonlyMap<string, Diagnosis>): ClassVerdict {
+  const said = diagnoses.get(verdict.className);
+  if (said === undefined || said.words.length === 0 || !SHOWN_WITH_WORDS.has(verdict.status)) return verdict;
+  return { ...verdict, detail: verdictWords.diagnosed(verdict.detail, said.words) };
+}
+const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', 'not-observed', 'timeout']);
+
+/**
+ * Verdicts of classes the agent says need a restart become `restart-required`: a `failed` or
+ * `unverified` receipt whose detail says so of the class itself, or one PENDING names (asked
+ * only when a receipt does not say). An `applied` (or any live verdict) stays: PENDING's
+ * entries are history.
+ */
+async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Promise<ClassVerdict[]> {
+  const candidate = (v: ClassVerdict) => v.status === 'unverified' || v.status === 'failed';
+  const byReceipt = (v: ClassVerdict) => restartRequiredBy(v.detail, v.className);
+  if (!verdicts.some(candidate)) return verdicts;
+  const entries = verdicts.some((v) => candidate(v) && !byReceipt(v))
+    ? await askPending(input.connection, input.timeoutMs, input.signal)
+    : undefined;
+  return verdicts.map((verdict) => {
+    if (!candidate(verdict)) return verdict;
+    if (byReceipt(verdict)) return { ...verdict, status: 'restart-required' as const };
+    const entry = entries === undefined ? undefined : lineNaming(entries, verdict.className);
+    return entry === undefined
+      ? verdict
+      : { ...verdict, status: 'restart-required' as const, detail: verdictWords.pending(entry, verdict.detail) };
+  });
+}
+
+/**
+ * What nothing else decides of what the agent watches, asked of the agent: `DIAGNOSE <class>`
+ * says whether any of its watched class output directories holds a compiled file for the name
+ * (protocol.md "What the agent's source shows": DIAGNOSE; agent ReloadDiagnostics). One class per
+ * folder is asked, and its answer stands for the folder: the agent finds a file at the path its
+ * binary name gives under a watched directory, so its folder is watched, or it finds none there.
+ */
+
+/** At most this many folders are asked about in one build: each is one DIAGNOSE, which walks the agent's folders. */
+const MAX_FOLDERS = 16;
+
+/** What DIAGNOSE said of the folders asked about: watched (the agent found our file there) or not (it found no file of that name). */
+export type FolderAnswers = ReadonlyMap<string, boolean>;
+
+/**
+ * Asks DIAGNOSE for one class of each folder of `undecided` (at most {@link MAX_FOLDERS}),
+ * those with the most classes first. A folder whose class the agent found at our path is
+ * watched; one for which it found no file of that name is not; any other answer (another
+ * file of that name, no answer) leaves the folder unknown. `timeoutMs` bounds the round trip.
+ */
+export async function diagnoseFolders(
+  connection: AgentConnection,
+  undecided: readonly ClassChange[],
+  agent: { map: readonly PathMapEntry[]; workingDirectory: string },
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<FolderAnswers> {
+  const byFolder = new Map<string, ClassChange[]>();
+  for (const change of undecided) {
+    const folder = path.dirname(change.path);
+    byFolder.set(folder, [...(byFolder.get(folder) ?? []), change]);
+  }
+  const asked = [...byFolder.entries()]
+    .sort((a, b) => b[1].length - a[1].length)
+    .slice(0, MAX_FOLDERS)
+    .map(([folder, changes]) => ({ folder, change: changes[0]! }));
+  const answers = new Map<string, boolean>();
+  if (asked.length === 0) return answers;
+  const files = await askDiagnose(
+    connection,
+    asked.map((a) => a.change.className),
+    timeoutMs,
+    signal,
+  );
+  for (const { folder, change } of asked) {
+    const found = files?.get(change.className)?.files;
+    if (found === undefined) continue;
+    // A relative watched directory names its files relative to the agent's working directory.
+    const local = (file: string) => path.resolve(agent.workingDirectory, toLocal(agent.map, file));
+    if (found.length === 0) answers.set(folder, false);
+    else if (found.some((file) => sameFile(local(file), change.path))) answers.set(folder, true);
+  }
+  return answers;
+}
+
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    return fs.realpathSync(a) === fs.realpathSync(b);
   } catch {
     return false;
   }

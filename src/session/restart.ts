@@ -18,24 +18,17 @@ import { restartRequiredBy } from '../agent/reports.js';
 import { askDoctor } from '../agent/requests.js';
 import { EVIDENCE, firstSeen, folderBefore, type StartCut } from '../classes/evidence.js';
 import { linkCtimeMs } from '../classes/scan.js';
-import type { DoctorObserved } from '../outcome/doctor.js';
 import { signalOf } from '../outcome/exit.js';
-import { LIVE_VERDICTS, type ClassVerdict } from '../outcome/facts.js';
+import { LIVE_VERDICTS, type ClassVerdict, type DoctorObserved } from '../outcome/facts.js';
 import type { Outcome, RestartFailure } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
 import { WAITING_FOR_RESTART } from '../report/restart-words.js';
 import { describeOutcome } from '../report/words.js';
 import { runBuild } from '../tool/spawn.js';
-import { agentWatchOf } from './agent-jvm.js';
-import { findAppStart } from './app-start.js';
-import type { BuildSession } from './cycle-context.js';
 import type { SessionGroup } from './group.js';
-import { NESTED_ENV, DEFAULTS } from './options.js';
-import { combineResults } from './result.js';
-import { verifyClasses } from '../verify/verify.js';
+import { agentWatchOf, combineResults, DEFAULTS, findAppStart, NESTED_ENV, type BuildSession } from './options.js';
+import { verifyClasses } from '../verify/round.js';
 
-/** How long the wait for the app's return is, by default, in ms. */
-const DEFAULT_RESTART_TIMEOUT_MS = 120_000;
 /** How often the agent is asked whether it is back, in ms. */
 const POLL_MS = 200;
 
@@ -85,7 +78,7 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
   if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
     return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
-  const timeoutMs = options.restartTimeoutMs ?? DEFAULT_RESTART_TIMEOUT_MS;
+  const timeoutMs = options.restartTimeoutMs ?? DEFAULTS.restartTimeoutMs;
   const command = options.restartCommand ?? null;
   group.emit({ type: 'restart-needed', classes: keys, command, timeoutMs });
   const failed = (failure: RestartFailure) => {

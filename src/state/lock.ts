@@ -8,12 +8,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import lockfile from 'proper-lockfile';
 import * as z from 'zod/mini';
 import type { BuildGroup } from '../outcome/facts.js';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } from './folder.js';
+import { pause } from '../util/wait.js';
 
 /**
  * A lock not refreshed for this long belongs to a dead run, in ms, when its holder cannot be
@@ -96,7 +96,7 @@ export async function acquireRunLock(
       const elapsed = performance.now() - start;
       if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath, orphan };
       onWait(Math.round(elapsed), orphan);
-      if (!(await pause(signal))) return { kind: 'aborted' };
+      if (!(await pause(LOCK_RETRY_MS, signal))) return { kind: 'aborted' };
       continue;
     }
     try {
@@ -141,17 +141,7 @@ export async function acquireRunLock(
     const elapsed = performance.now() - start;
     if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath };
     onWait(Math.round(elapsed));
-    if (!(await pause(signal))) return { kind: 'aborted' };
-  }
-}
-
-/** Sleeps one retry; false when `signal` aborted. */
-async function pause(signal: AbortSignal | undefined): Promise<boolean> {
-  try {
-    await sleep(LOCK_RETRY_MS, undefined, { signal });
-    return true;
-  } catch {
-    return false;
+    if (!(await pause(LOCK_RETRY_MS, signal))) return { kind: 'aborted' };
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * reclazz-build's own state of one agent, in its state folder under the checkout root's
- * `.reclazz/` (state/place.ts says where): the owner token used against an agent session
+ * `.reclazz/` (state/folder.ts says where): the owner token used against an agent session
  * (`owner.json`) and the class index
  * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
  * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
@@ -9,11 +9,10 @@
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
-import { emptyIndex, type ClassIndex } from '../classes/columns.js';
+import { type ClassIndex, emptyIndex } from '../classes/columns.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
 import { decodeIndex, encodeIndex } from './index-file.js';
 import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE, type StatePlace } from './folder.js';
-
 export { StateError } from './files.js';
 
 const ownerStateSchema = z.object({

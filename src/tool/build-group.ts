@@ -15,10 +15,10 @@
  * reaches one of the session's older processes (the user's shell, another job of the terminal),
  * which are never the build's. Where processes cannot be listed (Windows), nothing is waited for.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { groupMembers, localHost, processStartTime, sessionMembers, startRange, type ProcessInfo, type ProcHost } from './proc.js';
 import { parseLinuxStat } from './proc-linux.js';
+import { pause } from '../util/wait.js';
 
 /** How long the rest of a build's processes may run after its command exits, in ms. */
 const LINGER_MS = 5000;
@@ -70,7 +70,10 @@ export async function buildScope(
   };
 }
 
-/** The build's processes still running, or undefined when they cannot be listed here. */
+/**
+ * The build's processes still running, or undefined when they cannot be listed here.
+ * @internal for its tests
+ */
 export async function leftOver(scope: BuildScope, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
   const members =
     scope.kind === 'own'
@@ -116,7 +119,7 @@ export async function awaitBuildProcesses(
   const deadline = Date.now() + LINGER_MS;
   let left = await leftOver(scope, host);
   while (left !== undefined && left.length > 0 && Date.now() < deadline) {
-    if (!(await pause(signal))) return [];
+    if (!(await pause(POLL_MS, signal))) return [];
     left = await leftOver(scope, host);
   }
   if (left === undefined || left.length === 0) return [];
@@ -124,21 +127,11 @@ export async function awaitBuildProcesses(
   sendEach(control, left, 'SIGTERM');
   const killAt = Date.now() + KILL_AFTER_MS;
   while (left.length > 0 && Date.now() < killAt) {
-    await pause(undefined);
+    await pause(POLL_MS);
     left = (await leftOver(scope, host)) ?? [];
   }
   sendEach(control, left, 'SIGKILL');
   return stopped;
-}
-
-/** Sleeps one poll; false when `signal` aborted. */
-async function pause(signal: AbortSignal | undefined): Promise<boolean> {
-  try {
-    await sleep(POLL_MS, undefined, { signal });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function sendEach(control: Signaller, processes: readonly ProcessInfo[], name: NodeJS.Signals): void {

@@ -19,6 +19,7 @@ const REPEAT_OFFSETS_MS = [30, 60, 120].flatMap((minutes) => [-minutes * 60_000,
  * One `ps -o lstart=` value (local time of this machine), or undefined when it is not one:
  * a bad field, a weekday that does not fit the date (another locale's output), or a local
  * time that does not exist.
+ * @internal for its tests
  */
 export function parseLstart(text: string): StartTime | undefined {
   const match = new RegExp(`^\\s*${LSTART.source}\\s*$`).exec(text);
@@ -49,7 +50,10 @@ export async function darwinState(pid: number, host: ProcHost): Promise<string |
   return state === undefined || state === '' ? undefined : state;
 }
 
-/** The `n` line of `lsof -a -p <pid> -d cwd -Fn` output (`p<pid>`, `fcwd`, `n<path>`). */
+/**
+ * The `n` line of `lsof -a -p <pid> -d cwd -Fn` output (`p<pid>`, `fcwd`, `n<path>`).
+ * @internal for its tests
+ */
 export function parseLsofCwd(text: string): string | undefined {
   const lines = text.split('\n');
   const fd = lines.indexOf('fcwd');
@@ -75,12 +79,16 @@ export async function darwinCwd(pid: number, host: ProcHost): Promise<string | u
 /**
  * The arguments for a `ps` listing of every process that `parsePsTable` reads. Each keyword
  * has its own `-o`: in BSD `ps`, `pid=,pgid=` would make `,pgid=` the header of `pid`.
+ * @internal for its tests
  */
 export const PS_TABLE_ARGS = ['-A', '-o', 'pid=', '-o', 'ppid=', '-o', 'pgid=', '-o', 'state=', '-o', 'lstart=', '-o', 'comm='];
 
 const PS_ROW = new RegExp(`^\\s*(\\d+)\\s+(\\d+)\\s+(\\d+)\\s+(\\S+)\\s+(${LSTART.source})\\s+(.*)$`);
 
-/** The rows of a `ps ${PS_TABLE_ARGS}` listing; a line that is not a row is skipped. */
+/**
+ * The rows of a `ps ${PS_TABLE_ARGS}` listing; a line that is not a row is skipped.
+ * @internal for its tests
+ */
 export function parsePsTable(text: string): ProcessInfo[] {
   const rows: ProcessInfo[] = [];
   for (const line of text.split('\n')) {

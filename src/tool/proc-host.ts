@@ -2,8 +2,8 @@
  * What the process facts are read from (the file system, a few commands, the clock), kept
  * behind one interface so tests can feed recorded outputs, and the shapes they are given in.
  */
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import { execa } from 'execa';
 
 /**
  * When a process started: within `[startMs - errorMs, startMs + errorMs]`, epoch ms (both may
@@ -106,20 +106,17 @@ export const localHost: ProcHost = {
   readBytes: (file) => unlessNotVisible(() => fs.readFileSync(file)),
   readLink: (file) => unlessNotVisible(() => fs.readlinkSync(file)),
   listDir: (dir) => unlessNotVisible(() => fs.readdirSync(dir)),
-  run: (file, args) =>
-    new Promise((resolve) => {
-      execFile(
-        file,
-        [...args],
-        {
-          encoding: 'utf8',
-          timeout: RUN_TIMEOUT_MS,
-          maxBuffer: 64 * 1024 * 1024,
-          windowsHide: true,
-          env: { ...process.env, LC_ALL: 'C', LANG: 'C' },
-        },
-        (error, stdout) => resolve(error ? undefined : stdout),
-      );
-    }),
+  // execa adds LC_ALL and LANG to the environment this process has (extendEnv), which only cli/ reads.
+  run: async (file, args) => {
+    const result = await execa(file, [...args], {
+      env: { LC_ALL: 'C', LANG: 'C' },
+      timeout: RUN_TIMEOUT_MS,
+      maxBuffer: 64 * 1024 * 1024,
+      windowsHide: true,
+      stripFinalNewline: false,
+      reject: false,
+    });
+    return result.failed ? undefined : result.stdout;
+  },
   now: () => Date.now(),
 };

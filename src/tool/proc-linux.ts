@@ -54,7 +54,10 @@ export function parseLinuxStat(text: string | undefined): LinuxStat | undefined 
   return /^[A-Za-z]$/.test(stat.state) && numbers.every(Number.isSafeInteger) ? stat : undefined;
 }
 
-/** `/proc/<pid>/cmdline`: NUL-separated arguments, the last one NUL-terminated. */
+/**
+ * `/proc/<pid>/cmdline`: NUL-separated arguments, the last one NUL-terminated.
+ * @internal for its tests
+ */
 export function parseCmdline(text: string | undefined): string[] {
   if (!text) return [];
   const args = text.split('\0');
@@ -62,7 +65,10 @@ export function parseCmdline(text: string | undefined): string[] {
   return args;
 }
 
-/** Seconds since boot from `/proc/uptime`, in ms, and how coarse the printed figure is. */
+/**
+ * Seconds since boot from `/proc/uptime`, in ms, and how coarse the printed figure is.
+ * @internal for its tests
+ */
 export function parseUptime(text: string | undefined): { uptimeMs: number; resolutionMs: number } | undefined {
   const match = /^(\d+)(?:\.(\d{1,9}))?\s/.exec(text ?? '');
   if (!match) return undefined;
@@ -100,6 +106,7 @@ const WORD32 = new Set(['arm', 'ia32', 'mips', 'mipsel', 'ppc']);
  * `AT_CLKTCK` from an auxiliary vector (pairs of machine words, type then value, in the host's
  * byte order, ended by type 0); undefined when it is missing, zero or the bytes are cut short.
  * @param arch `process.arch` of the process whose vector this is: it fixes the word size.
+ * @internal for its tests
  */
 export function auxvClockTicks(bytes: Buffer | undefined, arch: string): number | undefined {
   if (bytes === undefined) return undefined;

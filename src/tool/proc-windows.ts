@@ -28,6 +28,7 @@ function utcMs(year: number, month: number, day: number, hour: number, minute: n
 /**
  * A Windows process creation time in either form above (surrounding white space allowed), or
  * undefined when it is neither (for example the empty output of a process that is gone).
+ * @internal for its tests
  */
 export function parseWindowsStartTime(text: string): StartTime | undefined {
   const value = text.trim();

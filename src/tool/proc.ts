@@ -19,7 +19,7 @@ import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo
 import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } from './proc-linux.js';
 import { windowsStartTime } from './proc-windows.js';
 
-export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+export { localHost, startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 /**
  * When process `pid` started, or undefined when it is not visible here (gone, another user's

@@ -48,7 +48,10 @@ export function batchArgumentProblem(args: readonly string[]): string | undefine
     : `an argument holds a line break or NUL, which cannot be passed to a Windows batch file: ${JSON.stringify(bad)}`;
 }
 
-/** One argument for a batch file's command line (see the module comment for the rule). */
+/**
+ * One argument for a batch file's command line (see the module comment for the rule).
+ * @internal for its tests
+ */
 export function quoteBatchArgument(arg: string): string {
   const quote =
     arg === '' ||

@@ -9,11 +9,10 @@
  * {@link REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a late reply
  * to the old token is ignored.
  */
-import { AgentConnectionError, type AgentConnection } from '../agent/connection.js';
-import { newToken, verifyLine, type AgentEvent } from '../agent/protocol.js';
+import { type AgentConnection, AgentConnectionError } from '../agent/connection.js';
+import { type AgentEvent, newToken, parseTokenJson, verifyLine, verifyResultSchema } from '../agent/protocol.js';
+import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
-import { judge, matchReceipt, mismatchDetail, REPLY_PREFIX } from './receipt.js';
-import type { StopRule, VerifyOptions, VerifyTarget } from './types.js';
 
 /** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
 const REPLY_TIMEOUT_MS = 1000;
@@ -32,7 +31,7 @@ interface Slot {
 }
 
 /** The round; {@link VerifyRound.run} once. */
-export class VerifyRound {
+class VerifyRound {
   private readonly started = performance.now();
   private readonly slots: Slot[];
   private readonly ready: Slot[];
@@ -274,4 +273,132 @@ export class VerifyRound {
 function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdict {
   const { className, path, sha256 } = slot.target;
   return { className, path, sha256, status, detail, ...(slot.last === undefined ? {} : { receipt: slot.last }) };
+}
+
+/**
+ * The VERIFY loop (protocol.md "VERIFY"): ask the agent, per changed class, whether the exact
+ * bytes (by SHA-256) were applied, polling `running`/`not_observed` and the "not captured yet"
+ * mismatch under one deadline, with a bounded number of requests in flight on one connection.
+ */
+
+/**
+ * Most VERIFY requests in flight at once: far below the agent's 1000-line outbox.
+ * @internal for its tests
+ */
+export const VERIFY_WINDOW = 64;
+
+/**
+ * Verifies every target; resolves when all are final, the deadline passes, the capacity rule
+ * stops the wait, the session changes, the connection closes, or `signal` aborts. Never
+ * rejects for the agent's behaviour: every class ends with a verdict (see round.ts for how
+ * replies are routed and lost ones asked again).
+ */
+export function verifyClasses(
+  connection: AgentConnection,
+  targets: readonly VerifyTarget[],
+  options: VerifyOptions,
+): Promise<VerifyReport> {
+  return new VerifyRound(connection, targets, {
+    ...options,
+    window: options.window ?? VERIFY_WINDOW,
+    capacity: options.capacity ?? AGENT_RECEIPT_CAPACITY,
+  }).run();
+}
+
+/** What a VERIFY round is asked about and how (`verify` below). Times in ms. */
+
+/** A class to verify: its binary name and the SHA-256 of its bytes after the build. */
+export interface VerifyTarget {
+  className: string;
+  /** The class file, for reports. */
+  path: string;
+  sha256: string;
+  /** Earlier bytes of this class file in this agent session: a `mismatch` naming one of them means "not captured yet". */
+  previousSha256s?: readonly string[];
+  /**
+   * For bytes the agent has already had its capture of (there before this build): how long to
+   * keep polling an answer that is not final, in ms from the call, before the verdict is
+   * `timeout`, instead of the whole deadline.
+   */
+  settleByMs?: number;
+  /** Bytes there before this build: the capacity rule (receipts of this build's capture) does not count this class. */
+  once?: boolean;
+  /** `not_observed` ends the ask: verdict `not-observed`, for the caller to judge. */
+  notObservedFinal?: boolean;
+}
+
+/** Options for a VERIFY round. */
+export interface VerifyOptions {
+  /** The agent session the receipts must come from (DOCTOR's sessionId). */
+  sessionId: string;
+  /** One deadline for all polling, in ms from the call. */
+  timeoutMs: number;
+  /** Called after every final verdict. */
+  onProgress?: (progress: { final: number; applied: number; total: number }) => void;
+  signal?: AbortSignal;
+  /** Requests in flight (default 64: far below the agent's 1000-line outbox). */
+  window?: number;
+  /** Receipt capacity of the agent (default 512, the agent's: agent/limits.ts). */
+  capacity?: number;
+  /**
+   * Ends the wait for the classes the agent has not attempted, from outside the round (what the
+   * agent's state shows: paused, or its capture over): called once at the start with `stop`.
+   * From then on, a class not final whose receipt, answered at `sinceMs` (`performance.now()`)
+   * or later, shows no attempt of its bytes (`not_observed`, or a mismatch naming earlier bytes)
+   * gets the verdict `status` with `detail`; only the classes of this build's capture (not those
+   * asked once) unless `all`. Returns what ends the watching.
+   */
+  watch?: (stop: (rule: StopRule) => void) => () => void;
+}
+
+/** When a VERIFY round stops waiting for unattempted classes (see {@link VerifyOptions.watch}). */
+interface StopRule {
+  status: VerdictStatus;
+  detail: string;
+  /** Classes asked once too. */
+  all: boolean;
+  /** Only answers from this `performance.now()` on count. */
+  sinceMs: number;
+}
+
+/** Reading one VERIFY_RESULT receipt (protocol.md "VERIFY"): which request it answers, and what it means for its class. */
+
+/** Replies to VERIFY start with this. */
+const REPLY_PREFIX = 'VERIFY_RESULT ';
+
+/** The receipt in `message` for request `token` about `target`, or undefined when it is anything else or malformed. */
+function matchReceipt(message: string, token: string, target: VerifyTarget): VerifyReceipt | undefined {
+  const json = parseTokenJson(message, 'VERIFY_RESULT', token);
+  if (json === undefined) return undefined;
+  const parsed = verifyResultSchema.safeParse(json);
+  if (!parsed.success) return undefined;
+  const receipt = parsed.data;
+  return receipt.className === target.className && receipt.expectedSha256 === target.sha256 ? receipt : undefined;
+}
+
+/**
+ * What a receipt means for its class: `applied` only with the exact bytes and a completion
+ * time; `poll` again while it is running, not observed (unless the target makes that final:
+ * `not-observed`), or a mismatch naming earlier bytes of this session (not captured yet); else final.
+ */
+function judge(receipt: VerifyReceipt, target: VerifyTarget): 'applied' | 'poll' | 'mismatch' | 'failed' | 'unverified' | 'not-observed' {
+  switch (receipt.status) {
+    case 'applied':
+      return receipt.observedSha256 === target.sha256 && receipt.completedAt !== '' ? 'applied' : 'poll';
+    case 'running':
+      return 'poll';
+    case 'not_observed':
+      return target.notObservedFinal === true ? 'not-observed' : 'poll';
+    case 'mismatch':
+      return receipt.observedSha256 === '' || target.previousSha256s?.includes(receipt.observedSha256) === true ? 'poll' : 'mismatch';
+    case 'failed':
+    case 'unverified':
+      return receipt.status;
+  }
+}
+
+/** The detail of a final mismatch: which bytes the agent applied instead, and why. */
+function mismatchDetail(receipt: VerifyReceipt): string {
+  const base = `the agent applied other bytes (${receipt.observedSha256.slice(0, 12)}…, ${receipt.source || 'unknown source'})`;
+  return receipt.detail ? `${base}: ${receipt.detail}` : base;
 }

@@ -11,7 +11,7 @@ import type { Outcome } from '../outcome/outcome.js';
 export interface VerdictScope {
   /** `verify` (class files given) rather than a build's changed classes: its `unchanged` verdicts are class files unchanged since before the app's JVM started. */
   files: boolean;
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** What a reconnect found after the connection was lost during VERIFY (a build asks; `verify` does not). */
   found?: AgentAfterLoss;
   /** Class files that could not be read: their change is unknown, so an all-applied round is not proof. */

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { watchTree } from './fswatch.js';
-import { isInside } from './paths.js';
+import { startsWithDir } from '../util/fs.js';
 
 /** The longest time between two full stat passes, in ms (issue "Detection in watch mode"). */
 export const FULL_PASS_EVERY_MS = 60_000;
@@ -71,7 +71,7 @@ export function watchClassDirs(options: ClassWatchOptions): ClassWatch {
   const now = options.now ?? Date.now;
   const roots = options.dirs.map((dir) => path.resolve(dir));
   let dirty = new Set<string>();
-  const inside = (file: string) => roots.some((root) => isInside(file, root));
+  const inside = (file: string) => roots.some((root) => startsWithDir(file, root));
   // A root's own removal is reported against its parent: keep only folders inside the class folders.
   const markDirty = (folder: string): void => {
     if (inside(folder)) dirty.add(folder);

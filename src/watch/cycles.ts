@@ -1,33 +1,38 @@
 /**
  * The running watch (loop.ts starts it): the agent's session while it stays, the source watch,
  * the scheduler, the class hints, and what each cycle found. Each cycle takes the run lock and
- * reads DOCTOR and owner.json again (session/next-cycle.ts), runs the build on the session API,
+ * reads DOCTOR and owner.json again (session/group.ts), runs the build on the session API,
  * and releases the lock; between cycles nothing is held.
  */
 import { signalOf } from '../outcome/exit.js';
-import type { RunEvent } from '../outcome/events.js';
+import type { RunEvent, ToolKind } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { closeSessions, runCycles, type SessionGroup } from '../session/group.js';
-import type { BuildSession } from '../session/cycle-context.js';
-import { failureOutcome } from '../session/failure.js';
-import { beginCycle } from '../session/next-cycle.js';
-import { restartIfNeeded } from '../session/restart.js';
-import type { Host } from '../session/options.js';
-import { ofAgent, runResult } from '../session/result.js';
-import { staleFolders } from '../session/stale-folders.js';
-import type { BuildCommand } from '../session/command.js';
-import { endLineOf } from './cycle-end.js';
+import { beginCycle, closeSessions, runCycles, type SessionGroup } from '../session/group.js';
+import {
+  type BuildCommand,
+  type BuildSession,
+  type CycleOptions,
+  failureOutcome,
+  type Host,
+  type HostOverrides,
+  ofAgent,
+  runResult,
+  type SessionHooks,
+  type SessionOptions,
+} from '../session/options.js';
+import { staleFolders } from '../session/check.js';
+import { restartIfNeeded, type RestartOptions } from '../session/restart.js';
+import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
-import { cycleEndLine, cycleStartLine, newsLine, type NewsLine } from './lines.js';
-import { awaitAgent, type Reached } from './link.js';
-import { collectGarbage } from './memory.js';
-import type { WatchHooks, WatchOptions } from './options.js';
-import { createCycleScheduler, DEFAULT_DEBOUNCE_MS, type CycleScheduler } from './scheduler.js';
+import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
-import { watchErrorHint, watchSources, type SourceWatcher } from './watcher.js';
+import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
+import { openSessions } from '../session/open.js';
+import { pause } from '../util/wait.js';
+import { collectGarbage } from '../util/memory.js';
 
 /** What {@link WatchCycles} is given. */
 interface WatchSetup {
@@ -265,5 +270,101 @@ export class WatchCycles {
 
   private news(news: NewsLine): void {
     this.setup.hooks.onNews?.(news, newsLine(news));
+  }
+}
+
+/** What a watch is given (watch/loop.ts `runWatch`) and what it tells as it goes. */
+
+/** Options of `runWatch`. Times in ms. */
+export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'changedFolders'>, HostOverrides, RestartOptions {
+  tool: ToolKind;
+  /** The quiet period after a change before a cycle starts (default 300). */
+  debounceMs?: number;
+  /** More folders or files to watch (`--watch`), relative to the project unless absolute. */
+  watch?: readonly string[];
+  /** End the watch when the agent goes away (default: keep watching and reconnect). */
+  exitOnAgentLoss?: boolean;
+  /** Pauses between tries to reach the agent again (default cycles.ts RECONNECT_MS). */
+  reconnect?: { first: number; max: number };
+}
+
+/** What a watch tells as it goes, and who may stop it. */
+export interface WatchHooks {
+  /** The events of each cycle, as a single run emits them. */
+  onEvent?: (event: RunEvent) => void;
+  /** A cycle starts: its number, the source paths that changed, and its start line. */
+  onCycleStart?: (start: { cycle: number; changed: readonly string[]; line: string }) => void;
+  /** A cycle ended: its whole result, its end line. */
+  onCycleEnd?: (end: { cycle: number; changed: readonly string[]; result: RunResult; end: EndLine; line: string }) => void;
+  /** News between cycles (the agent lost or back, the watch started). */
+  onNews?: (news: NewsLine, line: string) => void;
+  /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop (a running build is stopped and `failed` sent). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The watch's link to the agent: one session for as long as the agent stays (one connection:
+ * the agent keeps only 5 clients, and a closed slot lingers, protocol.md "Slots linger"), and
+ * when it goes away, a new one once its port file is back, tried with a growing pause. The
+ * opening is a build session's (DOCTOR, owner), with the run lock left to each cycle.
+ */
+
+/** The first and the longest pause between two tries to reach the agent again, in ms. */
+const RECONNECT_MS = { first: 250, max: 5000 } as const;
+
+/**
+ * Refusals that mean "the agent is not there (yet)": no or a stale port file, a port file being
+ * written, nothing listening, a full set of clients, an agent still starting. A watch keeps
+ * trying after these; any other refusal (an old agent, one without VERIFY) ends it.
+ */
+const AWAY: ReadonlySet<Outcome['reason']> = new Set([
+  'no-agent',
+  'stale-port',
+  'bad-port-file',
+  'handshake',
+  'agent-not-ready',
+  'agent-disconnected',
+]);
+
+/** What a try to reach the agent gave. */
+export type Reached =
+  { kind: 'open'; sessions: BuildSession[] } | { kind: 'away'; outcome: Outcome } | { kind: 'refused'; outcome: Outcome };
+
+/**
+ * One try: opens a build session with every agent of the checkout (without the run lock).
+ * @throws StateError when owner.json cannot be read.
+ */
+export async function reachAgent(options: SessionOptions, host: Host, hooks: SessionHooks): Promise<Reached> {
+  const opening = await openSessions(options, host, hooks, {
+    builds: true,
+    lockPerCycle: true,
+    announce: true,
+    requires: { need: 'owned builds', ownedBuilds: true, verify: options.verify !== false, offerNoVerify: true, session: true },
+  });
+  if (opening.kind === 'open') return { kind: 'open', sessions: opening.sessions as BuildSession[] };
+  return { kind: AWAY.has(opening.outcome.reason) ? 'away' : 'refused', outcome: opening.outcome };
+}
+
+/**
+ * Tries until the agent is reached, a refusal other than "away" comes, or `signal` aborts
+ * (then undefined), pausing {@link RECONNECT_MS} first, doubling up to its max.
+ * @throws StateError when owner.json cannot be read.
+ */
+async function awaitAgent(
+  options: SessionOptions,
+  host: Host,
+  hooks: SessionHooks,
+  backoff: { first: number; max: number } = RECONNECT_MS,
+): Promise<Exclude<Reached, { kind: 'away' }> | undefined> {
+  let backoffMs = backoff.first;
+  for (;;) {
+    if (!(await pause(backoffMs, hooks.signal))) return undefined;
+    const reached = await reachAgent(options, host, hooks);
+    if (hooks.signal?.aborted) {
+      if (reached.kind === 'open') await closeSessions(reached);
+      return undefined;
+    }
+    if (reached.kind !== 'away') return reached;
+    backoffMs = Math.min(backoffMs * 2, backoff.max);
   }
 }

@@ -47,7 +47,7 @@ export interface TreeWatchOptions {
   /** Called for each error the watcher reports (for example ENOSPC: out of inotify watches). */
   onError: (error: Error) => void;
   /** How often the roots are checked for appearing, going away or being replaced, in ms (default 1000). */
-  recheckMs?: number;
+  recheckMs?: number | undefined;
   /**
    * Called for each symbolic link found below a root (not left out by `ignore`), when the folder
    * holding it is first read and whenever it is read again after a change. A write through a

@@ -48,21 +48,28 @@
  * For Gradle (javac's own format) the `pattern` is
  * `"^(.+\\.java):(\\d+): error: (.*)$"` with `"file": 1, "line": 2, "message": 3`.
  */
-import { visible } from '../report/visible.js';
+import { visible } from '../report/palette.js';
+import { LIVE_VERDICTS } from '../outcome/facts.js';
+import type { RunResult } from '../outcome/result.js';
 
 const SGR = '(?:\\u001b\\[[0-9;]*m)*';
 const CLOCK = `^${SGR}\\d\\d:\\d\\d:\\d\\d${SGR} ${SGR}`;
 
-/** The source of the regular expression that matches a cycle's start line, for `beginsPattern`. */
+/**
+ * The source of the regular expression that matches a cycle's start line, for `beginsPattern`.
+ * @internal for its tests
+ */
 export const CYCLE_BEGINS_PATTERN = `${CLOCK}▶${SGR} building`;
-/** The source of the regular expression that matches a cycle's end line, for `endsPattern`. */
+/**
+ * The source of the regular expression that matches a cycle's end line, for `endsPattern`.
+ * @internal for its tests
+ */
 export const CYCLE_ENDS_PATTERN = `${CLOCK}[✔⚠✖]${SGR} \\S`;
-/** {@link CYCLE_BEGINS_PATTERN} as a RegExp. */
-export const CYCLE_BEGINS = new RegExp(CYCLE_BEGINS_PATTERN, 'u');
-/** {@link CYCLE_ENDS_PATTERN} as a RegExp. */
-export const CYCLE_ENDS = new RegExp(CYCLE_ENDS_PATTERN, 'u');
 
-/** The local time of `at` as `HH:MM:SS`. */
+/**
+ * The local time of `at` as `HH:MM:SS`.
+ * @internal for its tests
+ */
 export function clock(at: Date): string {
   return [at.getHours(), at.getMinutes(), at.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
@@ -81,7 +88,7 @@ export function cycleStartLine(start: StartLine): string {
 }
 
 /** Times of a cycle that ran its build, in ms. */
-export interface CycleTimes {
+interface CycleTimes {
   /** From the cycle's start to its verdict. */
   totalMs: number;
   /** The build command's own time. */
@@ -171,4 +178,57 @@ function duration(ms: number): string {
 
 function count(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
+}
+
+/** How a cycle's result reads as its end line (lines.ts): one home for the mapping. */
+
+/**
+ * The end line of `result`.
+ * @param holdRecovered the cycle before ended with the build held for us (a failed build).
+ */
+export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): EndLine {
+  const times = {
+    totalMs: result.durationMs,
+    buildMs: result.build?.durationMs ?? 0,
+    verifyMs: result.verify?.elapsedMs ?? 0,
+  };
+  const recovered = holdRecovered && result.hold === 'none' ? { holdRecovered: true } : {};
+  const live = result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length + (result.changes?.added.length ?? 0);
+  const outcome = result.outcome;
+  switch (outcome.reason) {
+    case 'ok':
+      if (result.provenLive)
+        return { kind: 'live', at, classes: live, ...times, ...recovered, ...(result.restart === undefined ? {} : { restarted: true }) };
+      return {
+        kind: 'not-proven',
+        at,
+        live,
+        notProven: result.changes?.changed.length ?? 0,
+        exitCode: result.exitCode,
+        ...times,
+        ...recovered,
+      };
+    case 'verify-incomplete': {
+      const notProven = result.verdicts.length - result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length;
+      if (notProven > 0) return { kind: 'not-proven', at, live, notProven, exitCode: result.exitCode, ...times, ...recovered };
+      return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
+    }
+    case 'build-failed':
+      return {
+        kind: 'build-failed',
+        at,
+        exitCode: outcome.status,
+        ...(result.build?.signal === undefined ? {} : { signal: result.build.signal }),
+        holding: result.hold === 'held',
+      };
+    case 'interrupted':
+      return { kind: 'interrupted', at, signal: outcome.signal, exitCode: result.exitCode };
+    default:
+      return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
+  }
+}
+
+/** `message` without its final period. */
+function sentence(message: string): string {
+  return message.replace(/\.\s*$/, '');
 }

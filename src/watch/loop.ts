@@ -1,5 +1,5 @@
 /**
- * `runWatch`: watch mode's core. One session with the agent for as long as it stays (link.ts);
+ * `runWatch`: watch mode's core. One session with the agent for as long as it stays (cycles.ts);
  * the source folders watched (sources.ts, watcher.ts); a change starts one cycle after a quiet
  * period, changes during a cycle make exactly one next cycle (scheduler.ts); each cycle is a
  * whole safe build on the session API (session/cycle.ts) under the run lock of that cycle only,
@@ -13,13 +13,8 @@ import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { prepareBuild } from '../session/command.js';
-import { failureOutcome } from '../session/failure.js';
-import { hostWith, type Host } from '../session/options.js';
-import type { BuildCommand } from '../session/command.js';
-import { WatchCycles } from './cycles.js';
-import { reachAgent } from './link.js';
-import type { WatchHooks, WatchOptions } from './options.js';
+import { type BuildCommand, failureOutcome, type Host, hostWith, prepareBuild } from '../session/options.js';
+import { reachAgent, WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
 
 /** How a watch ended: the reason, exit status and words, and its last cycle. */

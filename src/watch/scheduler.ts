@@ -22,7 +22,10 @@ interface CycleStart {
 /** How `runCycle` settled: its value, or what it threw. */
 type CycleOutcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
-/** A cycle that has ended. */
+/**
+ * A cycle that has ended.
+ * @internal for its tests
+ */
 export interface CycleEnd<T> extends CycleStart {
   /** From just before `runCycle` was called until it settled, in ms. */
   durationMs: number;

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isInside } from './paths.js';
+import { isDir, startsWithDir } from '../util/fs.js';
 
 /** How many folder levels below the project are searched for modules, by default. */
 const MODULE_DEPTH = 4;
@@ -60,7 +60,7 @@ export class WatchPathError extends Error {
  */
 export function findWatchSources(search: SourceSearch): WatchSources {
   const projectDir = path.resolve(search.projectDir);
-  if (!isDirectory(projectDir)) {
+  if (!isDir(projectDir)) {
     throw new WatchPathError(
       `the project folder ${projectDir} does not exist or is not a folder: run the watch from the project, or name it`,
     );
@@ -80,7 +80,7 @@ export function findWatchSources(search: SourceSearch): WatchSources {
     candidates.push(...EXTENSION_SOURCES.map((sub) => path.join(extension, sub)));
     outputDirs.push(...EXTENSION_OUTPUTS.map((sub) => path.join(extension, sub)));
   }
-  const found = candidates.filter(isDirectory);
+  const found = candidates.filter(isDir);
 
   const missing: string[] = [];
   for (const entry of search.extra ?? []) {
@@ -125,7 +125,7 @@ function walk(dir: string, depth: number, maxDepth: number, modules: Set<string>
     return; // extensions do not nest
   }
   const custom = path.join(dir, CUSTOM_TREE);
-  if (isDirectory(custom)) {
+  if (isDir(custom)) {
     // A platform home (often without the platform itself in the repository): only its custom
     // extensions are the project's; its data, logs and SAP's own extensions can be large.
     walk(custom, 0, maxDepth, modules, extensions);
@@ -143,15 +143,7 @@ function outermost(paths: string[]): string[] {
   const sorted = [...new Set(paths)].sort();
   const kept: string[] = [];
   for (const candidate of sorted) {
-    if (!kept.some((outer) => isInside(candidate, outer))) kept.push(candidate);
+    if (!kept.some((outer) => startsWithDir(candidate, outer))) kept.push(candidate);
   }
   return kept;
-}
-
-function isDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
 }

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { watchTree, type TreeWatch } from './fswatch.js';
-import { isInside } from './paths.js';
+import { startsWithDir } from '../util/fs.js';
 
 /** Folder names never watched below a source root. */
 const IGNORED_NAMES: ReadonlySet<string> = new Set(['.git', 'node_modules', '.reclazz']);
@@ -41,7 +41,10 @@ const EDITOR_FILES: readonly { who: string; test: (name: string) => boolean }[] 
   { who: 'macOS Finder metadata', test: (name) => name === '.DS_Store' || name.startsWith('._') },
 ];
 
-/** True when a file named `name` (no folder) is an editor's swap, lock, backup or temporary file, never a source. */
+/**
+ * True when a file named `name` (no folder) is an editor's swap, lock, backup or temporary file, never a source.
+ * @internal for its tests
+ */
 export function isEditorTemporary(name: string): boolean {
   return EDITOR_FILES.some((rule) => rule.test(name));
 }
@@ -84,7 +87,10 @@ export function watchSources(options: SourceWatchOptions): SourceWatcher {
     ignore: (candidate) => {
       const name = path.basename(candidate);
       return (
-        IGNORED_NAMES.has(name) || name.endsWith('.class') || isEditorTemporary(name) || ignoreDirs.some((dir) => isInside(candidate, dir))
+        IGNORED_NAMES.has(name) ||
+        name.endsWith('.class') ||
+        isEditorTemporary(name) ||
+        ignoreDirs.some((dir) => startsWithDir(candidate, dir))
       );
     },
     onChange: (change) => options.onChange(change.path),

@@ -8,8 +8,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConnection, MAX_LINE_BYTES } from '../../src/agent/connection.js';
 import { askDoctor } from '../../src/agent/requests.js';
-import type { VerifyTarget } from '../../src/verify/types.js';
-import { VERIFY_WINDOW, verifyClasses } from '../../src/verify/verify.js';
+import { VERIFY_WINDOW, verifyClasses, type VerifyTarget } from '../../src/verify/round.js';
 
 const servers: net.Server[] = [];
 afterEach(async () => {

@@ -7,9 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { CYCLE_BEGINS, CYCLE_ENDS } from '../../src/watch/lines.js';
 import { agentFor } from '../support/project.js';
-import { builds, editSource, holdBuilds, type RunningWatch, startWatch, watchProject } from '../support/watch.js';
+import { builds, CYCLE_BEGINS, CYCLE_ENDS, editSource, holdBuilds, type RunningWatch, startWatch, watchProject } from '../support/watch.js';
 import { sleep, waitFor } from '../support/wait.js';
 
 const agents: FakeAgent[] = [];

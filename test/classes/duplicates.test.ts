@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sameBinaryNames } from '../../src/classes/duplicates.js';
+import { sameBinaryNames } from '../../src/classes/changes.js';
 import { emptyIndex } from '../../src/classes/columns.js';
 
 /** An index over `dirs` with rows `[dir position, path, gone]`. */

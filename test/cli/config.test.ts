@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/cli/config.js';
-import { resolveSettings } from '../../src/cli/settings.js';
+import { resolveSettings } from '../../src/cli/options.js';
 import { tempDir } from '../support/cli.js';
 
 function write(dir: string, file: string, value: unknown): string {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { declaredClassName } from '../../src/classes/classfile.js';
+import { declaredClassName } from '../../src/classes/scan.js';
 import { ClassPathError, collectClassFiles } from '../../src/commands/verify.js';
 import { watchCoverage, type AgentView } from '../../src/classes/coverage.js';
 import { tempDir, writeClass } from '../support/cli.js';

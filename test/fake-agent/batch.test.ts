@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readHierarchy } from '../../src/fake-agent/classfile.js';
+import { readHierarchy } from '../../src/fake-agent/capture.js';
 import { agentFor, classBytes, clientOf, finalVerify, tempDir, writeClass } from './fixture.js';
 import { type LineClient } from './line-client.js';
 import { waitFor } from '../support/wait.js';

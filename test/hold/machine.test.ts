@@ -1,6 +1,6 @@
 /** hold/machine.ts: every transition the hold allows, every one it refuses, and what a result reports for each state. */
 import { describe, expect, it } from 'vitest';
-import { holdLeft, mayBeOurs, nextHold, type HoldEvent, type HoldState } from '../../src/hold/machine.js';
+import { holdLeft, mayBeOurs, nextHold, type HoldEvent, type HoldState } from '../../src/hold/hold.js';
 
 const STATES: HoldState[] = ['none', 'acquiring', 'held', 'finishing', 'released', 'left', 'unknown'];
 const EVENTS: HoldEvent[] = ['start', 'acquired', 'refused', 'finish', 'released', 'kept', 'lost'];

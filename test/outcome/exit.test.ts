@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXIT_TABLE, exitStatus, reasonsOf, REASON_EXIT } from '../../src/outcome/exit.js';
-import { exitHelp, exitMarkdown } from '../../src/report/help.js';
+import { exitHelp, exitMarkdown } from '../../src/report/shortfall-words.js';
 import { runCli, tempDir } from '../support/cli.js';
 import { readBlocks } from '../../scripts/docs-blocks.mjs';
 

@@ -3,7 +3,7 @@
  * nothing to escape takes the fast path.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { hasControl, terminalSafeJson, visible, visibleFacts } from '../../src/report/visible.js';
+import { hasControl, terminalSafeJson, visible, visibleFacts } from '../../src/report/palette.js';
 
 /** The escaped set, written as the ranges the terminal-output rule names. */
 const ESCAPED_RANGES: Array<[number, number]> = [

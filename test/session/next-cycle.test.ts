@@ -6,12 +6,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processHost } from '../../src/cli/host.js';
-import { prepareBuild } from '../../src/session/command.js';
+import { type BuildSession, closeSession, prepareBuild } from '../../src/session/options.js';
 import { runCycle } from '../../src/session/cycle.js';
-import type { BuildSession } from '../../src/session/cycle-context.js';
-import { beginCycle } from '../../src/session/next-cycle.js';
+import { beginCycle } from '../../src/session/group.js';
 import { openSession } from '../../src/session/open.js';
-import { closeSession } from '../../src/session/session.js';
 import { useFakeAgents } from '../support/agents.js';
 import { tempDir, writeClass } from '../support/cli.js';
 

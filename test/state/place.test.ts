@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentStatePlace, checkoutRoot, moveEarlierState } from '../../src/state/place.js';
+import { agentStatePlace, checkoutRoot, moveEarlierState } from '../../src/state/folder.js';
 import { readOwnerState, writeOwnerState } from '../../src/state/store.js';
 import { scratch, thrownBy } from './helpers.js';
 

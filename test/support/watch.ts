@@ -7,11 +7,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/watch/lines.js';
 import { startCli } from './cli.js';
 import { project, type Project } from './project.js';
 import { waitFor } from './wait.js';
 
 /** A project for watch mode: {@link Project} plus its sources and build log. */
+/** A cycle's start line, as an editor's `beginsPattern` matches it. */
+export const CYCLE_BEGINS = new RegExp(CYCLE_BEGINS_PATTERN, 'u');
+/** A cycle's end line, as an editor's `endsPattern` matches it. */
+export const CYCLE_ENDS = new RegExp(CYCLE_ENDS_PATTERN, 'u');
+
 export interface WatchProject extends Project {
   sources: string;
   /** The build command's log: `start <epoch ms>` and `end <epoch ms> <exit>` lines. */

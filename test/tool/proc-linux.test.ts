@@ -16,8 +16,8 @@ import {
   processStartTime,
   processStopped,
   sessionMembers,
-  startsMatch,
 } from '../../src/tool/proc.js';
+import { startsMatch } from '../../src/tool/proc-host.js';
 import { tempDir } from '../support/cli.js';
 
 const onLinux = process.platform === 'linux';

@@ -17,9 +17,9 @@ import {
   processStopped,
   sessionMembers,
   startRange,
-  startsMatch,
   type StartTime,
 } from '../../src/tool/proc.js';
+import { startsMatch } from '../../src/tool/proc-host.js';
 import { recordedHost, statLine } from './proc-recorded.js';
 
 const NOW = 1_800_000_000_000;

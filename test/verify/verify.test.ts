@@ -9,9 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConnection } from '../../src/agent/connection.js';
-import { formatEvent, startFakeAgent, type FakeAgent, type FakeAgentOptions, type InterceptCommand } from '../../src/fake-agent/index.js';
-import type { VerifyTarget } from '../../src/verify/types.js';
-import { verifyClasses } from '../../src/verify/verify.js';
+import { type FakeAgent, type FakeAgentOptions, formatEvent, type InterceptCommand, startFakeAgent } from '../../src/fake-agent/index.js';
+import { verifyClasses, type VerifyTarget } from '../../src/verify/round.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {

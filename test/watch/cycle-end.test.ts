@@ -3,8 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { buildRunResult } from '../../src/outcome/result.js';
 import type { Outcome } from '../../src/outcome/outcome.js';
 import type { ClassVerdict } from '../../src/outcome/facts.js';
-import { endLineOf } from '../../src/watch/cycle-end.js';
-import { cycleEndLine } from '../../src/watch/lines.js';
+import { cycleEndLine, endLineOf } from '../../src/watch/lines.js';
 
 const at = new Date(2026, 11, 1, 12, 4, 31);
 const verdict = (className: string, status: ClassVerdict['status']) => ({ className, status }) as ClassVerdict;

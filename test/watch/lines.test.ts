@@ -4,9 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   clock,
-  CYCLE_BEGINS,
   CYCLE_BEGINS_PATTERN,
-  CYCLE_ENDS,
   CYCLE_ENDS_PATTERN,
   cycleEndLine,
   cycleStartLine,
@@ -14,6 +12,7 @@ import {
   type EndLine,
   type NewsLine,
 } from '../../src/watch/lines.js';
+import { CYCLE_BEGINS, CYCLE_ENDS } from '../support/watch.js';
 
 const at = new Date(2025, 0, 15, 12, 4, 29); // local time, whatever the zone
 const times = { totalMs: 1900, buildMs: 1700, verifyMs: 40 };

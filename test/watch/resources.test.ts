@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { measureWatchDetection } from '../../src/watch/bench.js';
+import { measureWatchDetection } from '../../bench/watch-detection.mjs';
 import { watchClassDirs } from '../../src/watch/classwatch.js';
 import { watchSources } from '../../src/watch/watcher.js';
 import { put, tempTree } from './tmp.js';
@@ -88,6 +88,7 @@ describe.runIf(linux)('watch resources', () => {
     tree(root, 'class');
     let seen: string[] = [];
     const figures = await measureWatchDetection({
+      watchClassDirs,
       classDirs: [root],
       change: () => {
         fs.writeFileSync(path.join(root, 'com/acme/p1/C3.class'), 'new');

@@ -1,3 +1,7 @@
+/** What a long-running process does with V8's memory: a cycle's young generation, and a watch's heap between cycles. */
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
 /**
  * The V8 young generation while a cycle works on the class index. V8 doubles the young
  * generation (up to 2 x 16 MB on 64-bit) whenever as many bytes survived its collections as it
@@ -6,7 +10,6 @@
  * 30 MB of a 200,000-class run's peak. The limit is set only on the command line, but the growth
  * factor is read each time it grows: a factor of 1 keeps it at the size it has.
  */
-import v8 from 'node:v8';
 
 /** V8's own growth factor (`node --v8-options`), put back when the work is done. */
 const DEFAULT_GROWTH_FACTOR = 2;
@@ -29,4 +32,25 @@ export async function withSmallYoungGeneration<T>(work: () => Promise<T>): Promi
   } finally {
     if (--working === 0) v8.setFlagsFromString(`--semi-space-growth-factor=${DEFAULT_GROWTH_FACTOR}`);
   }
+}
+
+/**
+ * Between two cycles a watch gives back the memory the cycle used: a full garbage collection.
+ * V8 otherwise lets a long-lived process's heap grow towards its limits (about 40 MB more in
+ * 400 cycles here, none of it live), which a watch left open all day should not.
+ */
+let collect: (() => void) | null | undefined;
+
+/** Runs a full garbage collection, where V8 allows one to be asked for; else nothing. Never throws. */
+export function collectGarbage(): void {
+  if (collect === undefined) {
+    try {
+      // The documented way to reach V8's gc() without starting Node with --expose-gc.
+      v8.setFlagsFromString('--expose-gc');
+      collect = vm.runInNewContext('gc') as () => void;
+    } catch {
+      collect = null;
+    }
+  }
+  collect?.();
 }

@@ -1,0 +1,315 @@
+/**
+ * The application side of the fake agent: the stand-in JVM and what the agent does inside it
+ * (its wiring in start-up order, the watcher, the build hold, capture and reload). The status
+ * server (server.ts) adds the connections and the commands on top.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { excludedBy, registeredDirectories } from './paths.js';
+import { type ClassFile, isDirectory } from './capture.js';
+import { doctorJson, type Wiring } from './doctor.js';
+import { type HoldState, NO_HOLD } from './ledger.js';
+import { type StandIn, startStandIn } from './jvm.js';
+import { ClassReloader } from './reloader.js';
+import { jvmLine, type Settings } from './settings.js';
+import type { HoldEvent, HoldLogEntry, HoldSnapshot } from './types.js';
+
+/** The agent inside the application: its state, reset by {@link FakeApplication.restartApplication}. */
+export abstract class FakeApplication {
+  readonly holdLog: HoldLogEntry[] = [];
+  protected capturesValue = 0;
+  /**
+   * Class file paths pending for the hold (agent ReloadQueue): noted at each started/failed and
+   * capture, kept until a capture succeeds. A DELETE event is ignored, so a path the build then
+   * deleted stays pending and fails every later capture (agent-facts, "A capture that cannot
+   * read a held class file").
+   */
+  protected readonly heldPaths = new Set<string>();
+  /** Application timers: cancelled by restart() and stop(). */
+  protected readonly timers = new Set<NodeJS.Timeout>();
+  protected standIn: StandIn | undefined;
+
+  // Application state, reset by restart().
+  protected wiring: Wiring = 'all';
+  protected watcherState: 'starting' | 'watching' = 'watching';
+  /** When the stand-in JVM (the application) started, epoch ms. */
+  protected jvmStartMs = Date.now();
+  /** The watched directories that existed when the application started: only those are ever watched (agent SpringBootContext). */
+  protected roots: string[] = [];
+  protected holdState: HoldState = NO_HOLD;
+  protected holdWarning: NodeJS.Timeout | undefined;
+  /** A scheduled capture, or (with `scanWaiting`) the timeout of an ok whose scan waits for the watcher to start. */
+  protected pendingCapture: NodeJS.Timeout | undefined;
+  protected scanWaiting = false;
+  protected paused = false;
+  protected readonly reloader: ClassReloader;
+
+  constructor(
+    protected readonly settings: Settings,
+    protected session: string,
+  ) {
+    this.reloader = new ClassReloader({
+      excluded: settings.excludePatterns.length > 0 ? excludedBy(settings.excludePatterns) : undefined,
+      reloadMs: settings.reloadMs,
+      ledgerSize: settings.ledgerSize,
+      scanCache: settings.scanCache,
+      verifyStatus: settings.verifyStatus,
+      restartRequired: settings.restartRequired,
+      newBean: settings.newBean,
+      autoCompile: settings.autoCompile,
+      reportPath: settings.reportPath,
+      later: (ms, run) => void this.later(ms, run),
+      broadcast: (level, message) => this.broadcast(level, message),
+    });
+  }
+
+  get captures(): number {
+    return this.capturesValue;
+  }
+
+  get jvm(): { pid: number; cwd: string } | undefined {
+    return this.standIn && { pid: this.standIn.pid, cwd: this.standIn.cwd };
+  }
+
+  get starting(): boolean {
+    return this.wiring !== 'all';
+  }
+
+  get watching(): boolean {
+    return this.watcherState === 'watching';
+  }
+
+  /** Sends an event to every connected client. */
+  abstract broadcast(level: string, message: string, extra?: Record<string, unknown>): void;
+
+  /**
+   * The application's (re)start: its JVM, the classes it loads, the agent's wiring in the
+   * agent's order (ReclazzAgent.initialize): VERIFY after `verifyWiredMs`, the rest after
+   * `startingMs`, and the watcher `watcherStartMs` after that.
+   */
+  protected async startApplication(): Promise<void> {
+    const { settings } = this;
+    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
+    this.jvmStartMs = Date.now();
+    this.roots = settings.watchDirs.filter(isDirectory);
+    this.reloader.reset(this.roots);
+    this.wiring = 'none';
+    this.watcherState = 'starting';
+    if (settings.startingMs <= 0) return this.finishStarting();
+    if (settings.verifyWiredMs <= 0) this.wiring = 'verify';
+    else if (Number.isFinite(settings.verifyWiredMs)) this.later(settings.verifyWiredMs, () => this.wireVerify());
+    if (Number.isFinite(settings.startingMs)) this.later(settings.startingMs, () => this.finishStarting());
+  }
+
+  protected wireVerify(): void {
+    if (this.wiring === 'none') this.wiring = 'verify';
+  }
+
+  finishStarting(): void {
+    if (this.wiring === 'all') return;
+    this.wiring = 'all';
+    const delay = this.settings.watcherStartMs;
+    if (delay <= 0) this.startWatching();
+    else if (Number.isFinite(delay)) this.later(delay, () => this.startWatching());
+  }
+
+  /**
+   * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
+   * the watched directories, and the class files that changed while the JVM was starting are
+   * dispatched: reloaded at once unless a hold or a pause keeps them pending. A BUILD ok whose
+   * scan waited for it gets its capture now.
+   */
+  startWatching(): void {
+    if (this.wiring !== 'all' || this.watcherState === 'watching') return;
+    this.watcherState = 'watching';
+    const count = this.roots.length;
+    this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
+    let changed: ClassFile[] = [];
+    try {
+      changed = this.reloader.changedFiles(true);
+    } catch {
+      // a file vanished meanwhile: the next capture sees what is there
+    }
+    if (changed.length > 0) {
+      this.broadcast('INFO', `${changed.length} class file(s) changed while the JVM was starting — reloading them so the running code matches disk`);
+      if (this.holdState.kind === 'none' && !this.paused && !this.pendingCapture) this.reloader.admit(this.readable(changed));
+    }
+    if (this.scanWaiting) {
+      this.scanWaiting = false;
+      this.scheduleCapture();
+    }
+  }
+
+  hold(): HoldSnapshot {
+    const { kind, owner } = this.holdState;
+    const files = kind === 'none' ? 0 : this.reloader.countChanged();
+    return owner === undefined ? { kind, files } : { kind, owner, files };
+  }
+
+  /** The DOCTOR_RESULT JSON for `token`: the application's wiring, watcher and hold (doctor.ts). */
+  protected doctor(token: string): string {
+    const { settings } = this;
+    return doctorJson(
+      token,
+      {
+        wiring: this.wiring,
+        watcher: this.watcherState,
+        sessionId: this.session,
+        agentVersion: settings.agentVersion ?? 'unknown',
+        pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
+        workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
+        buildHold: this.holdState.kind,
+        registered: this.watching ? registeredDirectories(this.roots).map(settings.reportPath) : [],
+        forceTruncated: settings.forceWatchSampleTruncated,
+      },
+      settings.hostile,
+    );
+  }
+  /** The application restarts: a new agent session, no hold, no pause, a new stand-in JVM. */
+  protected async restartApplication(): Promise<void> {
+    this.clearTimers();
+    this.session = randomUUID();
+    this.holdState = NO_HOLD;
+    this.heldPaths.clear();
+    this.paused = false;
+    await this.standIn?.stop();
+    await this.startApplication();
+  }
+
+  /** setTimeout that stop()/restart() cancel, and that never keeps the process alive. */
+  protected later(ms: number, run: () => void): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      run();
+    }, ms);
+    timer.unref();
+    this.timers.add(timer);
+    return timer;
+  }
+
+  protected cancel(timer: NodeJS.Timeout | undefined): void {
+    if (!timer) return;
+    clearTimeout(timer);
+    this.timers.delete(timer);
+  }
+
+  protected clearTimers(): void {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.pendingCapture = undefined;
+    this.scanWaiting = false;
+    this.holdWarning = undefined;
+  }
+
+
+  protected logHold(event: HoldEvent, owner: string | undefined): void {
+    this.holdLog.push(owner === undefined ? { atMs: Date.now(), event } : { atMs: Date.now(), event, owner });
+  }
+
+  /** One WARN when a hold sees no BUILD result for holdWarnMs (reset by every accepted BUILD). */
+  protected restartHoldWarning(): void {
+    this.cancel(this.holdWarning);
+    this.holdWarning = undefined;
+    if (this.holdState.kind === 'none') return;
+    this.holdWarning = this.later(this.settings.holdWarnMs, () => {
+      this.holdWarning = undefined;
+      this.broadcast(
+        'WARN',
+        `Build hold active for ${Math.round(this.settings.holdWarnMs / 1000)} s without a BUILD result; ` +
+          `holding ${this.reloader.countChanged()} class files`,
+      );
+    });
+  }
+
+  protected scheduleCapture(): void {
+    this.cancel(this.pendingCapture);
+    this.pendingCapture = this.later(this.settings.captureDelayMs, () => this.capture());
+  }
+
+  /**
+   * BUILD ok while the watcher is still starting: its scan waits for the watcher's loop, for
+   * `scanTimeoutMs` at most (agent FileWatcher.scanNow); the watcher starting in time gives
+   * the capture, else it fails and the hold stays (agent ReloadQueue.acceptBuild, Supervised).
+   */
+  protected awaitWatcherScan(): void {
+    this.cancel(this.pendingCapture);
+    const held = this.holdState.kind !== 'none';
+    this.scanWaiting = true;
+    this.pendingCapture = this.later(this.settings.scanTimeoutMs, () => {
+      this.pendingCapture = undefined;
+      this.scanWaiting = false;
+      if (held) this.logHold('capture-failed', this.holdState.owner);
+      const what = held ? 'Accepting build output' : 'Scanning build output';
+      this.broadcast('ERROR', `${what} failed: IllegalStateException: Build scan did not finish; build remains held (caused by TimeoutException)`);
+    });
+  }
+
+  /** Scan, release the hold, and admit the changed classes as one reload batch (unless paused). */
+  protected capture(): void {
+    this.pendingCapture = undefined;
+    let changed: ClassFile[];
+    try {
+      const failure = this.settings.failCapture?.();
+      if (failure !== undefined) throw new Error(failure);
+      changed = this.reloader.changedFiles();
+    } catch (error) {
+      // A read or scan failure leaves the entire build held for another BUILD ok.
+      this.logHold('capture-failed', this.holdState.owner);
+      this.broadcast('ERROR', `Capture failed, build output stays held: ${(error as Error).message}`);
+      return;
+    }
+    if (this.holdState.kind !== 'none') {
+      // A held capture reads every pending file; the first it cannot read fails it whole: the
+      // batch is put back and the hold stays with its owner (agent ReloadQueue.acceptBuild, capture).
+      for (const file of changed) this.heldPaths.add(file.path);
+      const unreadable = this.unreadableOf(changed)[0];
+      if (unreadable !== undefined) {
+        this.logHold('capture-failed', this.holdState.owner);
+        this.broadcast('ERROR', unreadable);
+        return;
+      }
+      this.heldPaths.clear();
+      this.logHold('released', this.holdState.owner);
+      this.holdState = NO_HOLD;
+      this.restartHoldWarning();
+      this.broadcast('INFO', `Build hold released; captured ${changed.length} class files`);
+    }
+    this.capturesValue++;
+    if (this.paused) {
+      if (changed.length > 0) this.broadcast('INFO', `Automatic reload paused; ${changed.length} class files stay pending`);
+      return;
+    }
+    this.reloader.admit(this.readable(changed));
+  }
+
+  /** The changed class files, or none when the scan fails. */
+  protected changedOrNone(): ClassFile[] {
+    try {
+      return this.reloader.changedFiles();
+    } catch {
+      return [];
+    }
+  }
+
+  /**
+   * The agent's ERROR for each pending path it cannot read: a held path gone from disk
+   * (NoSuchFileException), or a file `unreadableClassFile` names (AccessDeniedException). Exact
+   * words: `Failed to read class file <path>: <Failures.describe>` (agent ReloadQueue.capture).
+   */
+  protected unreadableOf(changed: readonly ClassFile[]): string[] {
+    const { unreadableClassFile, reportPath } = this.settings;
+    const gone = [...this.heldPaths].filter((file) => !existsSync(file)).map((file) => [file, 'NoSuchFileException'] as const);
+    const denied = changed.filter((f) => unreadableClassFile?.(f.path, f.className) === true).map((f) => [f.path, 'AccessDeniedException'] as const);
+    return [...gone, ...denied].map(([file, why]) => `Failed to read class file ${reportPath(file)}: ${why}: ${reportPath(file)}`);
+  }
+
+  /**
+   * A watcher batch without a hold skips each file it cannot read, with the same ERROR, and
+   * reloads the rest: the read comes before the reload, so the batch is not made `unverified`.
+   */
+  protected readable(changed: ClassFile[]): ClassFile[] {
+    const { unreadableClassFile } = this.settings;
+    for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
+    return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
+  }
+}
