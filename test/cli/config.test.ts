@@ -100,7 +100,14 @@ describe('loadConfig', () => {
 });
 
 describe('resolveSettings: command line, then environment, then config, then defaults', () => {
-  const config = { port: 4000, portFile: '/cfg/agent.port', timeoutMs: 7000, waitMs: 0, classesDirs: ['/cfg/classes'] };
+  const config = {
+    port: 4000,
+    portFile: '/cfg/agent.port',
+    timeoutMs: 7000,
+    waitMs: 0,
+    classesDirs: ['/cfg/classes'],
+    restartTimeoutMs: 60000,
+  };
 
   it('takes the config where the command line says nothing', () => {
     expect(resolveSettings({}, config, '/here', {})).toEqual({
@@ -110,6 +117,7 @@ describe('resolveSettings: command line, then environment, then config, then def
       verifyTimeoutMs: 30000,
       waitMs: 0,
       waitForAgentMs: 0,
+      restartTimeoutMs: 60000,
       classDirs: ['/cfg/classes'],
       pathMap: [],
     });
@@ -123,12 +131,15 @@ describe('resolveSettings: command line, then environment, then config, then def
   });
 
   it('lets the command line win, whole: --port-file drops the config port too', () => {
-    expect(resolveSettings({ portFile: ['x.port', 'y.port'], timeout: 10, classesDir: ['out'] }, config, '/here', {})).toEqual({
+    expect(
+      resolveSettings({ portFile: ['x.port', 'y.port'], timeout: 10, restartTimeout: 9000, classesDir: ['out'] }, config, '/here', {}),
+    ).toEqual({
       portFiles: ['/here/x.port', '/here/y.port'],
       timeoutMs: 10,
       verifyTimeoutMs: 30000,
       waitMs: 0,
       waitForAgentMs: 0,
+      restartTimeoutMs: 9000,
       classDirs: ['/here/out'],
       pathMap: [],
     });
