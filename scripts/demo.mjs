@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // npm run demo: the main job on a real Maven build of the bundled example (fixtures/maven-app),
-// against the fake agent (the same one the tests use). Three runs: an edit proven live, a
-// compile error that keeps the hold, and the fix that recovers it. Maven gets Debian's offline
+// against the fake agent (the same one the tests use). Four runs: an edit proven live, a
+// compile error that keeps the hold, the fix that recovers it, and a change the JVM cannot
+// redefine (a new superclass), proven live after the app restarts. Maven gets Debian's offline
 // repository from here when the machine has it (scripts/offline-maven.mjs), not from the example.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -46,11 +47,11 @@ const agent = await startFakeAgent({
 say(`fake agent listening on 127.0.0.1:${agent.port}, port file ${path.join(app, '.reclazz', 'agent.port')}`);
 
 // The agent lives in this process, so the CLI runs asynchronously (a sync spawn would freeze the agent).
-async function reclazzBuild(title) {
-  say(`${title}\n$ reclazz-build mvn -q compile`);
+async function reclazzBuild(title, options = []) {
+  say(`${title}\n$ reclazz-build ${[...options, 'mvn', '-q', 'compile'].join(' ')}`);
   const from = agent.received.length;
   const t0 = performance.now();
-  const child = spawn(process.execPath, [bin, 'mvn', '-q', 'compile'], {
+  const child = spawn(process.execPath, [bin, ...options, 'mvn', '-q', 'compile'], {
     cwd: app,
     stdio: 'inherit',
     env: { ...env, RECLAZZ_SAFE_BUILD_ACTIVE: '' },
@@ -70,8 +71,17 @@ console.log(`  hold now: ${JSON.stringify(agent.hold())}`);
 setGreeting('Hello, fixed');
 const third = await reclazzBuild('3. fix it and run again: the saved owner token recovers the hold');
 
+// The "app" restarts on SIGHUP, as the fake agent's own command does: a new agent session.
+process.on('SIGHUP', () => void agent.restartJvm());
+fs.writeFileSync(path.join(path.dirname(greeter), 'Base.java'), 'package com.acme;\n\npublic class Base {}\n');
+fs.writeFileSync(greeter, fs.readFileSync(greeter, 'utf8').replace('public class Greeter {', 'public class Greeter extends Base {'));
+const fourth = await reclazzBuild(
+  '4. a new superclass, which the JVM cannot redefine: the app restarts and the change is proven live in it',
+  ['--restart-command', `kill -HUP ${process.pid}`],
+);
+
 await agent.stop();
 fs.rmSync(work, { recursive: true, force: true });
 const total = ((performance.now() - started) / 1000).toFixed(1);
-say(`demo done in ${total} s: exit statuses ${first}, ${second}, ${third} (expected 0, 1, 0)`);
-process.exit(first === 0 && second !== 0 && third === 0 ? 0 : 1);
+say(`demo done in ${total} s: exit statuses ${first}, ${second}, ${third}, ${fourth} (expected 0, 1, 0, 0)`);
+process.exit(first === 0 && second !== 0 && third === 0 && fourth === 0 ? 0 : 1);
