@@ -11,8 +11,7 @@ import type { RunResult } from './outcome/result.js';
 
 export { NESTED_ENV, DEFAULTS, type SafeBuildOptions, type SafeBuildHooks, type Host, type Clock } from './run.js';
 export { openSession, openSessions, type OpenPlan, type Opening, type Openings } from './session/open.js';
-export { runCycle } from './session/cycle.js';
-export { closeSessions, runCycles, type SessionGroup } from './session/group.js';
+export { closeSessions, runCycle, runCycles, type SessionGroup } from './session/group.js';
 export type { BuildSession } from './session/options.js';
 export { prepareBuild } from './session/options.js';
 export { closeSession, type Session } from './session/options.js';

@@ -360,6 +360,18 @@ export class AgentConnectionError extends Error {
   }
 }
 
+/**
+ * What a failed request came to, for the caller's outcome: `aborted` when `signal` has aborted
+ * (an abort may surface as the signal's reason rather than an AgentConnectionError), `timeout`
+ * when no reply came in time, else `closed`.
+ * @throws `error` itself when it is neither an abort nor an AgentConnectionError (a bug).
+ */
+export function requestFailure(error: unknown, signal: AbortSignal | undefined): 'aborted' | 'timeout' | 'closed' {
+  if (signal?.aborted) return 'aborted';
+  if (!(error instanceof AgentConnectionError)) throw error;
+  return error.kind === 'timeout' ? 'timeout' : 'closed';
+}
+
 /** A short, printable description of a first line that was not CONNECTED (undefined: not UTF-8 or not JSON). */
 function describeFirstLine(first: unknown): string {
   if (first === undefined) return 'a line that is not UTF-8 JSON, or longer than 64 KiB';

@@ -7,7 +7,7 @@
 import type { AgentEndpoint, AgentInfo, DoctorObserved } from '../outcome/facts.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Need, Outcome } from '../outcome/outcome.js';
-import { AgentConnection, AgentConnectionError } from './connection.js';
+import { AgentConnection, AgentConnectionError, requestFailure } from './connection.js';
 import { type AgentLocation, discoverAgent, discoverAgents } from './discover.js';
 import type { AgentEvent, ConnectedEvent } from './protocol.js';
 import { askDoctor, type DoctorAnswer } from './requests.js';
@@ -148,9 +148,9 @@ export async function checkAgent(
   try {
     answer = await askDoctor(open.connection, timeoutMs, signal);
   } catch (error) {
-    if (signal?.aborted) return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(signal), at: 'doctor' } };
-    if (!(error instanceof AgentConnectionError)) throw error;
-    if (error.kind === 'timeout') {
+    const failure = requestFailure(error, signal);
+    if (failure === 'aborted') return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(signal), at: 'doctor' } };
+    if (failure === 'timeout') {
       return {
         kind: 'refused',
         outcome: { reason: 'agent-not-ready', port, why: { kind: 'doctor-timeout', agent: open.connected.agent!, timeoutMs } },

@@ -3,7 +3,7 @@
  * `tail -f`, until the caller's signal aborts or the agent closes the connection. Works with
  * agents of any age: it sends nothing.
  */
-import { AgentConnectionError } from '../agent/connection.js';
+import { requestFailure } from '../agent/connection.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
@@ -54,9 +54,8 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
   try {
     await connection.waitFor(() => false, 'the end of the stream', Number.POSITIVE_INFINITY, options.signal);
   } catch (error) {
-    // An abort may surface as the signal's reason rather than an AgentConnectionError.
-    if (options.signal?.aborted) return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'following', events }, endpoint);
-    if (!(error instanceof AgentConnectionError)) throw error;
+    if (requestFailure(error, options.signal) === 'aborted')
+      return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'following', events }, endpoint);
   } finally {
     await closeSession(session);
   }

@@ -3,7 +3,7 @@
  * `RELOAD_STATE` receipt (protocol.md "RELOAD"). A missing receipt leaves the outcome uncertain:
  * it is reported as such, never as done.
  */
-import { AgentConnectionError } from '../agent/connection.js';
+import { requestFailure } from '../agent/connection.js';
 import { requireCurrentAgent, type AgentTarget } from '../agent/handshake.js';
 import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
@@ -31,12 +31,11 @@ export async function runReload(action: ReloadAction, options: AgentTarget): Pro
     try {
       state = await askReload(connection, action, options.timeoutMs, options.signal);
     } catch (error) {
-      // An abort may surface as the signal's reason rather than an AgentConnectionError.
-      if (options.signal?.aborted)
+      const failure = requestFailure(error, options.signal);
+      if (failure === 'aborted')
         return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'reload-receipt', action }, { endpoint });
-      if (!(error instanceof AgentConnectionError)) throw error;
       const outcome: Outcome =
-        error.kind === 'timeout'
+        failure === 'timeout'
           ? { reason: 'no-receipt', awaited: { kind: 'reload', action, timeoutMs: options.timeoutMs } }
           : { reason: 'agent-disconnected', port: endpoint.port, during: { kind: 'reload', action } };
       return end(outcome, { endpoint });

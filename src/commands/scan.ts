@@ -4,7 +4,7 @@
  * read the SCAN line (commands on one connection are handled in order) and whether SCAN is
  * wired (`scanSupported`). It says nothing about what the scan found or reloaded.
  */
-import { AgentConnectionError } from '../agent/connection.js';
+import { requestFailure } from '../agent/connection.js';
 import { isCurrentAgent, type AgentTarget } from '../agent/handshake.js';
 import { closeSession } from '../session/options.js';
 import { openFor } from './doctor.js';
@@ -38,10 +38,9 @@ export async function runScan(options: AgentTarget): Promise<ScanResult> {
     try {
       answer = await askDoctor(connection, options.timeoutMs, options.signal);
     } catch (error) {
-      // An abort may surface as the signal's reason rather than an AgentConnectionError.
-      if (options.signal?.aborted) return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'after-scan' }, sent);
-      if (!(error instanceof AgentConnectionError)) throw error;
-      const why = error.kind === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed';
+      const failure = requestFailure(error, options.signal);
+      if (failure === 'aborted') return end({ reason: 'interrupted', signal: signalOf(options.signal), at: 'after-scan' }, sent);
+      const why = failure === 'timeout' ? `none within ${options.timeoutMs} ms` : 'connection closed';
       return end({ reason: 'no-receipt', awaited: { kind: 'doctor-after-scan', why } }, sent);
     }
     if (answer.kind === 'observed' && !answer.doctor.scanSupported) {

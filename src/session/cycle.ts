@@ -20,7 +20,6 @@ import {
   interrupted,
   saveAfterOk,
   type Session,
-  spawnBuild,
 } from './options.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
@@ -36,7 +35,6 @@ import { WAITING_FOR, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { type Before, checkChanges, readFailures } from './check.js';
-import { withSmallYoungGeneration } from '../util/memory.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { pause } from '../util/wait.js';
 
@@ -44,29 +42,6 @@ import { pause } from '../util/wait.js';
 const CAPTURE = { waitMs: 5000, pollMs: 100 } as const;
 /** Binary names in two class output directories warned about before a build, at most. */
 const MAX_SAME_NAMES = 5;
-
-/**
- * Runs one cycle. Never throws for the agent's or the build's behaviour. From the class index's
- * read to the cycle's end, the young generation is kept at its size (util/memory.ts).
- * @throws StateError when owner.json or the class index cannot be written before the build;
- *   anything else thrown is a bug. See {@link endWithError}.
- */
-export async function runCycle(
-  session: BuildSession,
-  command: BuildCommand,
-  options: CycleOptions,
-  startedMs = session.host.clock.now(),
-): Promise<RunResult> {
-  const cycle = cycleOf(session, command, options, startedMs);
-  const refused = await takeHold(cycle);
-  if (refused !== undefined) return end(cycle, refused);
-  return withSmallYoungGeneration(async () => {
-    const ready = await beforeBuild(cycle);
-    if (session.signal?.aborted) return await interruptedBeforeBuild(cycle);
-    const build = await spawnBuild(session, command, options, ready.found.dirs, cycle.unheld !== true);
-    return afterBuild(cycle, build, ready);
-  });
-}
 
 /** The cycle of `session` building `command`. */
 export function cycleOf(

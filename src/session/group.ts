@@ -2,7 +2,7 @@
  * A build cycle over several sessions, one per agent of the checkout (several services run
  * from one checkout, each with its agent): every hold, in the sessions' order; the build once;
  * every finish; then each agent verifies the changed classes of the directories it watches.
- * With one session it is exactly {@link runCycle}. Watch mode runs many such cycles on the same
+ * With one session it is {@link runCycle}. Watch mode runs many such cycles on the same
  * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
  */
 import { onClassPath, watchCoverage } from '../classes/coverage.js';
@@ -27,7 +27,7 @@ import {
   spawnBuild,
 } from './options.js';
 import { withSmallYoungGeneration } from '../util/memory.js';
-import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, runCycle, takeHold } from './cycle.js';
+import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import { rereadOwner, saveReleased } from '../hold/owner.js';
 import { AgentConnectionError } from '../agent/connection.js';
 import { askDoctor } from '../agent/requests.js';
@@ -46,8 +46,22 @@ export interface SessionGroup<S extends Session = Session> {
 }
 
 /**
+ * Runs one cycle on `session`: {@link runCycles} with one session. From the class index's read to
+ * the cycle's end, the young generation is kept at its size (util/memory.ts). Never throws.
+ */
+export function runCycle(
+  session: BuildSession,
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs = session.host.clock.now(),
+): Promise<RunResult> {
+  return runCycles({ sessions: [session], emit: session.emit }, command, options, startedMs);
+}
+
+/**
  * Runs one cycle over every session of `group`. Never throws: a thrown error (a state file
- * that cannot be written, a bug) ends every cycle as {@link endWithError} does.
+ * that cannot be written, a bug) ends every cycle as {@link endWithError} does. With one session
+ * its result is that session's, in words that name no agent.
  */
 export async function runCycles(
   group: SessionGroup<BuildSession>,
@@ -56,27 +70,25 @@ export async function runCycles(
   startedMs = group.sessions[0]!.host.clock.now(),
 ): Promise<RunResult> {
   const { sessions } = group;
-  if (sessions.length === 1) {
-    const cycle = cycleOf(sessions[0]!, command, options, startedMs);
-    return runCycle(sessions[0]!, command, options, startedMs).catch((error: unknown) => endWithError(cycle, error));
-  }
   const cycles = sessions.map((s) => cycleOf(s, command, options, startedMs, (dirs) => dirsFor(s, sessions, dirs)));
+  const combine = (results: RunResult[]) => (results.length === 1 ? results[0]! : combineAll(cycles, results));
   const held: Cycle[] = [];
   try {
     for (const cycle of cycles) {
       const refused = await takeHold(cycle);
       if (refused !== undefined) {
         await giveBack(held);
+        if (sessions.length === 1) return end(cycle, refused);
         const sources = sessions.map((s) => s.location.source);
         return refusedAmong(end(cycle, refused), cycle.session.location.source, sources);
       }
       held.push(cycle);
     }
-    // As in runCycle: the young generation kept at its size from the class indexes' read on.
+    // The young generation kept at its size from the class indexes' read on.
     return await withSmallYoungGeneration(async () => {
       const readies: Ready[] = [];
       for (const cycle of cycles) readies.push(await beforeBuild(cycle));
-      if (sessions[0]!.signal?.aborted) return combine(cycles, await Promise.all(cycles.map(interruptedBeforeBuild)));
+      if (sessions[0]!.signal?.aborted) return combine(await Promise.all(cycles.map(interruptedBeforeBuild)));
       const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
       const first = sessions[0]!;
       const build = await spawnBuild(
@@ -86,10 +98,10 @@ export async function runCycles(
         dirs,
         cycles.some((cycle) => cycle.unheld !== true),
       );
-      return combine(cycles, await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
+      return combine(await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
     });
   } catch (error) {
-    return combine(cycles, await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
+    return combine(await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
   }
 }
 
@@ -135,7 +147,7 @@ async function giveBack(held: Cycle[]): Promise<void> {
   }
 }
 
-function combine(cycles: Cycle[], results: RunResult[]): RunResult {
+function combineAll(cycles: Cycle[], results: RunResult[]): RunResult {
   const first = cycles[0]!;
   return combineResults(
     results.map((result, i) => ({ ...result, agentSource: cycles[i]!.session.location.source })),
