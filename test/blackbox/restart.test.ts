@@ -80,7 +80,8 @@ function build(p: Project): string[] {
  * written its new port, touches `file`: a class file younger than the new JVM.
  */
 function restartThenTouch(portFile: string, pid: number, file: string): string {
-  return `old=$(cat ${portFile}); kill -HUP ${pid}; while [ ! -s ${portFile} ] || [ "$(cat ${portFile})" = "$old" ]; do sleep 0.02; done; touch ${file}`;
+  // One read per look: a test and a read apart could see the old file, then none (the agent removes it first).
+  return `old=$(cat ${portFile}); kill -HUP ${pid}; while now=$(cat ${portFile} 2>/dev/null); [ -z "$now" ] || [ "$now" = "$old" ]; do sleep 0.02; done; touch ${file}`;
 }
 
 const events = (stdout: string) =>
