@@ -191,22 +191,11 @@ describe('a change that needs an app restart', () => {
     writeClass(shared, 'com.acme.shared.Money', 'money-v1');
     for (const svc of ['svc-a', 'svc-b']) writeClass(path.join(root, svc, 'target', 'classes'), `com.acme.${svc.slice(-1)}.Service`, 'v1');
     // Both apps load the shared module, whose change is a superclass change.
-    const a = await fakeAgent(path.join(root, 'svc-a'), [
-      '--watch',
-      'target/classes',
-      '--watch',
-      shared,
-      '--restart-required',
-      'com.acme.shared.Money',
-    ]);
-    const b = await fakeAgent(path.join(root, 'svc-b'), [
-      '--watch',
-      'target/classes',
-      '--watch',
-      shared,
-      '--restart-required',
-      'com.acme.shared.Money',
-    ]);
+    const [a, b] = await Promise.all(
+      ['svc-a', 'svc-b'].map((svc) =>
+        fakeAgent(path.join(root, svc), ['--watch', 'target/classes', '--watch', shared, '--restart-required', 'com.acme.shared.Money']),
+      ),
+    );
     const marker = path.join(root, 'restarts.log');
     const command = `echo once >> ${marker}; kill -HUP ${a.pid}; kill -HUP ${b.pid}`;
     const write = `require('fs').writeFileSync(${JSON.stringify(path.join(shared, 'com', 'acme', 'shared', 'Money.class'))}, 'money-v2')`;
