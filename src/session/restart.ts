@@ -230,7 +230,9 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const facts = { restart: { sessionId } };
   if (appStart.kind === 'unknown')
     return resultOf(part, { kind: 'not-provable', sessionId, why: appStart.why }, part.result.verdicts, { agent, ...facts });
-  const classes = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
+  const kept = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
+  // The new classes too: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
+  const classes = [...kept, ...addedOf(part.result)];
   const read = classes.map((v) => readAfter(v, appStart));
   const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
   const signal = session.signal === undefined ? {} : { signal: session.signal };
@@ -238,7 +240,9 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const timeoutMs = options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
   const report = await verifyClasses(back.connection, targets, { sessionId, timeoutMs, ...signal });
   const answers = new Map(report.verdicts.map((v) => [v.path, v]));
-  const verdicts = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
+  const checked = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
+  // A new class stays listed as added when the new JVM has its bytes; it is a verdict only when it does not.
+  const verdicts = checked.filter((v, i) => i < kept.length || !LIVE_VERDICTS.has(v.status));
   if (verdicts.some((v) => v.status === 'interrupted'))
     return { ...interruptedResult(part.result, session.signal), verdicts, agent, ...facts };
   const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
@@ -249,6 +253,23 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
     proof: { kind: 'restarted', classes: verdicts.length, preStart, sessionId, at: back.at.toISOString() },
   };
   return { ...rebuilt(part.result, outcome, verdicts), agent, ...facts };
+}
+
+/** The part's new classes with bytes (`changes.added`), as the verdicts a restart reads again. */
+function addedOf(result: Omit<RunResult, 'agents'>): ClassVerdict[] {
+  return (result.changes?.added ?? []).flatMap((a) =>
+    a.verifiable && a.after !== undefined
+      ? [
+          {
+            className: a.className,
+            path: a.path,
+            sha256: a.after,
+            status: 'unverified' as const,
+            detail: 'a new class, not yet read in the new JVM',
+          },
+        ]
+      : [],
+  );
 }
 
 /**

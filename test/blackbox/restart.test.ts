@@ -158,6 +158,18 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(75);
   });
 
+  it('a new class written after the new JVM started is not proven by the old JVM having not loaded it: 75', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const fresh = path.join(p.classes, 'com', 'acme', 'Fresh.class');
+    const withFresh = [...build(p).slice(0, -1), `${build(p).at(-1)!};fs.writeFileSync(${JSON.stringify(fresh)}, 'fresh-v1');`];
+    const restart = restartThenTouch(p.portFile, agent.pid, fresh);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...withFresh], { cwd: p.dir });
+    expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
+    expect(run.stderr).toMatch(/com\.acme\.Fresh/);
+    expect(run.exitCode).toBe(75);
+  });
+
   it('with --await-restart: says so once, waits for the user to restart the app, then proves the change (exit 0)', async () => {
     const p = project();
     const agent = await agentFor(p);
