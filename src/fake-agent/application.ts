@@ -176,14 +176,17 @@ export abstract class FakeApplication {
     await this.startApplication();
   }
 
-  /** setTimeout that stop()/restart() cancel, and that never keeps the process alive. */
-  protected later(ms: number, run: () => void): NodeJS.Timeout {
+  /**
+   * setTimeout kept in `timers` until it fires, and that never keeps the process alive: the
+   * application's (by default) are cancelled by stop()/restart(), the agent process's by stop().
+   */
+  protected later(ms: number, run: () => void, timers: Set<NodeJS.Timeout> = this.timers): NodeJS.Timeout {
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
+      timers.delete(timer);
       run();
     }, ms);
     timer.unref();
-    this.timers.add(timer);
+    timers.add(timer);
     return timer;
   }
 

@@ -248,12 +248,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
 
   /** setTimeout that only stop() cancels (the agent process, not the application). */
   private processLater(ms: number, run: () => void): void {
-    const timer = setTimeout(() => {
-      this.processTimers.delete(timer);
-      run();
-    }, ms);
-    timer.unref();
-    this.processTimers.add(timer);
+    this.later(ms, run, this.processTimers);
   }
 
   // ---- commands ----------------------------------------------------------------------------
