@@ -10,7 +10,6 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
 import { toLocal } from '../agent/path-map.js';
@@ -28,6 +27,7 @@ import { runBuild } from '../tool/spawn.js';
 import type { SessionGroup } from './group.js';
 import { agentWatchOf, combineResults, DEFAULTS, findAppStart, NESTED_ENV, type BuildSession } from './options.js';
 import { verifyClasses } from '../verify/round.js';
+import { pause } from '../util/wait.js';
 
 /** How often the agent is asked whether it is back, in ms. */
 const POLL_MS = 200;
@@ -184,7 +184,7 @@ async function awaitNewSession(
     if (back !== undefined) return back;
     if (host.clock.now() >= deadline) return 'not-back';
     session.emit({ type: 'waiting', what: WAITING_FOR_RESTART, elapsedMs: Math.round(host.clock.now() - start) });
-    await sleep(POLL_MS, undefined, signal === undefined ? {} : { signal }).catch(() => undefined);
+    await pause(POLL_MS, signal);
   }
 }
 
