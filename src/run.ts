@@ -27,9 +27,9 @@ import {
   type SessionHooks,
   type SessionOptions,
 } from './session/options.js';
-import { closeSessions, noAgentBuild, runCycles } from './session/group.js';
+import { noAgentBuild } from './session/cycle.js';
 import { openSessions } from './session/open.js';
-import { restartIfNeeded, type RestartOptions } from './session/restart.js';
+import { closeSessions, restartIfNeeded, type RestartOptions, runCycles } from './session/group.js';
 
 export { DEFAULTS, NESTED_ENV, type Clock, type Host } from './session/options.js';
 
@@ -81,7 +81,7 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
   }
   const group = { sessions: opening.sessions as BuildSession[], emit: hooks.onEvent ?? (() => undefined) };
   try {
-    // A change that needs a restart: restart the app and prove it there, when asked to (restart.ts).
+    // A change that needs a restart: restart the app and prove it there, when asked to (session/group.ts).
     return await restartIfNeeded(await runCycles(group, command, options, startedMs), { group, options });
   } finally {
     await closeSessions(group);

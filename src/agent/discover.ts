@@ -134,7 +134,6 @@ const PORT_FILE_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
  * @returns the port, or what is wrong with the file: missing, cannot be looked at (stat error),
  *   a directory, not a regular file, unreadable (read error), larger than 64 bytes, empty, not
  *   a number, outside 1..65535.
- * @internal for its tests
  */
 export function readPortFile(file: string): number | PortFault {
   let stat: fs.Stats;

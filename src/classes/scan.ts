@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { EVIDENCE, firstSeen, folderBefore, type StartCut } from './evidence.js';
 
 /**
  * How long synchronous scanning and hashing may run before the event loop gets a turn, in ms.
@@ -211,4 +212,39 @@ export function declaredClassName(bytes: Uint8Array): string | undefined {
   const nameIndex = classes.get(view.getUint16(offset + 2));
   const internal = nameIndex === undefined ? undefined : utf8.get(nameIndex);
   return internal === undefined || internal === '' ? undefined : internal.split('/').join('.');
+}
+
+/** What the disk shows of a built class file against a JVM's start: {@link sightSince}. */
+export type SinceStart = 'gone' | 'other-bytes' | 'pre-start' | 'unknown';
+
+/**
+ * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, and
+ * has held them at its path since before `start`: its ctime, its link's and its folders' up to
+ * the class output directory all before it (evidence.ts `firstSeen`). `gone` when it cannot be
+ * read, `unknown` when that cannot be told from here. Never throws.
+ */
+export function sightSince(file: string, className: string, sha256: string, start: StartCut): SinceStart {
+  const stat = statOf(file);
+  const hash = stat === undefined ? undefined : hashFile(file);
+  if (stat === undefined || hash === undefined) return 'gone';
+  if (hash !== sha256) return 'other-bytes';
+  // A file swapped between the stat and the read would lend the old file's times to the new bytes.
+  const again = statOf(file);
+  if (again?.ino !== stat.ino || again.ctimeMs !== stat.ctimeMs) return 'unknown';
+  const folders = [path.dirname(file)];
+  for (let i = className.split('.').length - 1; i > 0; i -= 1) folders.push(path.dirname(folders.at(-1)!));
+  const foldersBefore = folders.every((dir) => {
+    const times = statOf(dir);
+    return times !== undefined && folderBefore(times, start);
+  });
+  const sight = { ctimeMs: stat.ctimeMs, linkCtimeMs: linkCtimeMs(file, stat), foldersBefore };
+  return firstSeen(sight, start) === EVIDENCE.preStart ? 'pre-start' : 'unknown';
+}
+
+function statOf(file: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(file);
+  } catch {
+    return undefined;
+  }
 }

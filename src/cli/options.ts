@@ -109,7 +109,7 @@ export const OPTIONS = {
     expected: 'a whole number of milliseconds, 0 or more, e.g. 300',
     flag: 'debounce',
   },
-  /** A shell command that restarts the app when classes need a restart (session/restart.ts). */
+  /** A shell command that restarts the app when classes need a restart (session/group.ts). */
   restartCommand: {
     schema: nonEmpty,
     expected: 'a non-empty shell command string, e.g. "systemctl --user restart shop"',

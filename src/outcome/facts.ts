@@ -315,7 +315,7 @@ type RunEventBody =
   | { type: 'agent-event'; level: string; message: string }
   /**
    * A cycle ended with `classes` (binary names) needing an app restart: the run restarts the app
-   * with `command`, or (null) waits for the user to, for at most `timeoutMs` (session/restart.ts).
+   * with `command`, or (null) waits for the user to, for at most `timeoutMs` (session/group.ts).
    */
   | { type: 'restart-needed'; classes: string[]; command: string | null; timeoutMs: number }
   /** The restart command ended with `exitCode` (128+N for a signal) after `durationMs`. */

@@ -64,7 +64,7 @@ export type Proof =
   | { kind: 'restarted'; classes: number; preStart: number; sessionId: string; at: string };
 
 /**
- * Why a restart did not prove a change that needed one (session/restart.ts): the restart
+ * Why a restart did not prove a change that needed one (session/group.ts): the restart
  * command failed; the agent did not come back with a new agent session within `waitedMs`; the
  * new JVM's start cannot be seen from here (`why`); `classes` class files still not proven in
  * the new session; or (watch mode) an earlier restart could not prove these classes, so the app

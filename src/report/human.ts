@@ -159,7 +159,7 @@ export class HumanReporter {
     }
   }
 
-  /** The restart of a change that needs one (session/restart.ts): what it is about to do, then how its command ended. */
+  /** The restart of a change that needs one (session/group.ts): what it is about to do, then how its command ended. */
   private restartEvent(event: Extract<RunEvent, { type: 'restart-needed' | 'restart' }>): void {
     const p = this.p;
     if (event.type === 'restart-needed') {

@@ -1,5 +1,5 @@
 /**
- * The words of a restart for a change that needed one (session/restart.ts): what the run says
+ * The words of a restart for a change that needed one (session/group.ts): what the run says
  * before it restarts the app or waits for it, what it waits for, and how the restart ended.
  */
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
@@ -8,6 +8,13 @@ import { appStartWhy } from './app-start-words.js';
 
 /** What a run waits for while the app restarts (`waiting` events' `what`). */
 export const WAITING_FOR_RESTART = 'the app to come back with a new agent session';
+
+/** A class file's detail after a restart, by what the disk shows of it (classes/scan.ts `sightSince`). */
+export const RESTART_SIGHT = {
+  gone: 'the class file is gone since the build: not proven in the new JVM',
+  'other-bytes': 'the class file has other bytes than the build wrote: not proven in the new JVM',
+  'pre-start': 'at its path since before the new JVM started: the bytes it loaded',
+} as const;
 
 /** The line before the restart: which classes need it, and what the run does about it. */
 export function restartNeededText(classes: readonly string[], command: string | null, timeoutMs: number): string {

@@ -3,6 +3,7 @@
  * function of the session and what the step before found; the first one that ends the cycle
  * returns its result. Watch mode runs many cycles on one session; a one-shot run, one.
  */
+import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,10 +17,13 @@ import {
   DEFAULTS,
   end,
   failureOutcome,
-  findAppStart,
+  type Host,
   interrupted,
+  runResult,
   saveAfterOk,
   type Session,
+  type SessionHooks,
+  spawnBuild,
 } from './options.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
@@ -32,6 +36,7 @@ import type { AppStart, BuildRun, ReloadState } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { WAITING_FOR, warningText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { type Before, checkChanges, readFailures } from './check.js';
@@ -448,4 +453,28 @@ async function nothingToHold(session: Session, dirs: readonly string[], dirsBefo
   const now = session.host.clock.date().getTime();
   const held = await heldClassFiles(session.connection, holdAtMs, now, session.timeoutMs, session.signal);
   return held === 0 && (await wroteNothingSince(dirs, dirsBefore, holdAtMs));
+}
+
+/** What a build without an agent (`--allow-no-agent`) needs; `why` is the no-agent refusal, said in a warning. */
+export interface NoAgentRun {
+  host: Host;
+  hooks: SessionHooks;
+  command: BuildCommand;
+  options: CycleOptions;
+  why: Outcome;
+  startedMs: number;
+}
+
+/** Runs the build without a hold, with no agent found (`--allow-no-agent`); its result says nothing is proven live. */
+export async function noAgentBuild(run: NoAgentRun): Promise<RunResult> {
+  const { host, hooks, command, options } = run;
+  const emit = hooks.onEvent ?? (() => undefined);
+  emit({ type: 'warning', message: warningText.noAgent(describeOutcome(run.why).message) });
+  const dirs = [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
+  const build = await spawnBuild({ host, emit, signal: hooks.signal }, command, options, dirs, false);
+  const context = { command, startedMs: run.startedMs, now: () => host.clock.now() };
+  if (build.interruptedBy !== undefined)
+    return runResult(context, { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'build' }, { build });
+  const outcome: Outcome = build.exitCode === 0 ? { reason: 'no-agent-build' } : { reason: 'build-failed', status: build.exitCode };
+  return runResult(context, outcome, { build });
 }

@@ -1,42 +1,50 @@
 /**
- * A build cycle over several sessions, one per agent of the checkout (several services run
- * from one checkout, each with its agent): every hold, in the sessions' order; the build once;
- * every finish; then each agent verifies the changed classes of the directories it watches.
- * With one session it is {@link runCycle}. Watch mode runs many such cycles on the same
- * sessions: open them with `openSessions` (open.ts), run `runCycles`, end with {@link closeSessions}.
+ * A build cycle over the sessions of one run, one per agent of the checkout (several services
+ * run from one checkout, each with its agent): every hold, in the sessions' order; the build
+ * once; every finish; then each agent verifies the changed classes of the directories it
+ * watches. Watch mode runs many such cycles on the same sessions (`openSessions`, open.ts;
+ * `runCycles`; {@link closeSessions}). After a cycle whose only unproven classes need a restart,
+ * {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
  */
+import path from 'node:path';
+import { AgentConnection } from '../agent/connection.js';
+import { readPortFile } from '../agent/discover.js';
+import { toLocal } from '../agent/path-map.js';
+import { restartRequiredBy } from '../agent/reports.js';
+import { askDoctor } from '../agent/requests.js';
 import { onClassPath, watchCoverage } from '../classes/coverage.js';
-import type { RunEvent } from '../outcome/facts.js';
-import type { RunResult } from '../outcome/result.js';
+import type { StartCut } from '../classes/evidence.js';
+import { sightSince } from '../classes/scan.js';
+import { saveReleased } from '../hold/owner.js';
+import { signalOf } from '../outcome/exit.js';
+import { LIVE_VERDICTS, type ClassVerdict, type DoctorObserved, type RunEvent } from '../outcome/facts.js';
+import type { Outcome, RestartFailure } from '../outcome/outcome.js';
+import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
+import { RESTART_SIGHT, WAITING_FOR_RESTART } from '../report/restart-words.js';
 import { warningText } from '../report/step-words.js';
+import { describeOutcome } from '../report/words.js';
+import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
+import { runBuild } from '../tool/spawn.js';
+import { withSmallYoungGeneration } from '../util/memory.js';
+import { pause } from '../util/wait.js';
+import { verifyClasses } from '../verify/round.js';
+import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import {
+  agentWatchOf,
   type BuildSession,
   closeSession,
   combineResults,
   type Cycle,
   type CycleOptions,
+  DEFAULTS,
   end,
-  findAppStart,
-  type Host,
+  NESTED_ENV,
   refusedAmong,
-  runResult,
   saveAfterOk,
   type Session,
-  type SessionHooks,
   spawnBuild,
 } from './options.js';
-import { withSmallYoungGeneration } from '../util/memory.js';
-import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
-import { rereadOwner, saveReleased } from '../hold/owner.js';
-import { AgentConnectionError } from '../agent/connection.js';
-import { askDoctor } from '../agent/requests.js';
-import { signalOf } from '../outcome/exit.js';
-import type { Outcome } from '../outcome/outcome.js';
-import { processStopped } from '../tool/proc.js';
-import { lockCheckout } from './open.js';
-import { findClassDirs } from '../classes/dirs.js';
-import { describeOutcome } from '../report/words.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -155,112 +163,298 @@ function combineAll(cycles: Cycle[], results: RunResult[]): RunResult {
   );
 }
 
-/**
- * Before each cycle of a long session (watch mode): the checkout's run lock for this cycle only,
- * so that a one-shot run in another terminal can run between two cycles, and what the session
- * knew when it opened read again: DOCTOR (the agent's hold, protocol.md "DOCTOR") and owner.json.
- * Either may have moved since: that run, or this session's own last cycle, changed them.
- */
+/* The restart for a change that needs one (`--restart-command`, `--await-restart`): nothing is held across it, it comes after `ok` was acknowledged. */
 
-/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
-export type CycleStart =
-  | { kind: 'ready'; releaseLock: () => Promise<void> }
-  | { kind: 'refused'; outcome: Outcome; session?: BuildSession }
-  | { kind: 'lost'; session: BuildSession };
+/** How often the agent is asked whether it is back, in ms. */
+const POLL_MS = 200;
 
-/**
- * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
- * again. A DOCTOR naming another agent session, or a closed connection, is `lost`: the sessions
- * are over. Never throws for the agent.
- * @throws StateError when the run lock or an owner.json cannot be read or written.
- */
-export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
-  const first = sessions[0]!;
-  const hooks = { onEvent: first.emit, ...(first.signal === undefined ? {} : { signal: first.signal }) };
-  const taken = await lockCheckout(first.checkout, first.host, first.options, hooks);
-  if ('kind' in taken) return { kind: 'refused', outcome: taken.outcome };
-  // The cycle's build is recorded with this cycle's lock, so a run after a killed watch waits for it.
-  if (taken.recordBuild !== undefined) first.recordBuild = taken.recordBuild;
-  const lock = async () => {
-    delete first.recordBuild;
-    await taken.release();
-  };
-  try {
-    for (const session of sessions) {
-      const refused = await refresh(session);
-      if (refused !== undefined) {
-        await lock();
-        return refused;
-      }
-    }
-  } catch (error) {
-    await lock();
-    throw error;
-  }
-  return { kind: 'ready', releaseLock: lock };
+/** What a run restarts the app with, and how long it waits for it. Times in ms. */
+export interface RestartOptions {
+  /** A shell command that restarts the app (`systemctl --user restart shop`). */
+  restartCommand?: string;
+  /** Without a command: wait for the user to restart the app. */
+  awaitRestart?: boolean;
+  /** How long to wait for the app's agent to come back with a new agent session (default 120000). */
+  restartTimeoutMs?: number;
+  /** One deadline for the VERIFY polling after the restart (default 30000). */
+  verifyTimeoutMs?: number;
 }
 
-/** DOCTOR and owner.json of one session again; the start that refuses the cycle, if any. */
-async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kind: 'ready' }> | undefined> {
-  let answer;
-  try {
-    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
-  } catch (error) {
-    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
-    if (error.kind === 'aborted')
-      return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
-    // It answered DOCTOR when the session opened: not starting, but stopped or hung.
-    const answered = { pid: session.agent.pid, stopped: await jvmStopped(session) };
-    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs, answered };
-    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
+/** What a restart is given besides the cycle's result. */
+export interface RestartPlace {
+  group: SessionGroup<BuildSession>;
+  options: RestartOptions;
+  /** Watch mode: true once a new save arrived, which ends the wait (the cycle starts over). */
+  superseded?: () => boolean;
+  /** Watch mode: the binary names of classes an earlier restart could not prove: never restarted again for them (added to here). */
+  notAgain?: Set<string>;
+}
+
+/** One agent's own result in a run's. */
+type PartResult = Omit<RunResult, 'agents'>;
+
+/** One agent's part of the cycle's result, and its session. */
+interface Part {
+  session: BuildSession;
+  result: PartResult;
+  /** The classes its app needs a restart for. */
+  needs: ClassVerdict[];
+}
+
+/**
+ * `result`, or when it ended with classes that need a restart (and nothing else unproven) and a
+ * restart is asked for: the result of restarting the app and proving the change in the new JVM.
+ * Never throws for the command's or the agent's behaviour.
+ */
+export async function restartIfNeeded(result: RunResult, place: RestartPlace): Promise<RunResult> {
+  const { options, group } = place;
+  if (options.restartCommand === undefined && options.awaitRestart !== true) return result;
+  const parts = partsOf(result, group.sessions);
+  if (parts === undefined) return result;
+  const needing = parts.filter((p) => p.needs.length > 0);
+  const { host, signal } = group.sessions[0]!;
+  const startedMs = host.clock.now();
+  const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
+  if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
+    return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
+  const timeoutMs = options.restartTimeoutMs ?? DEFAULTS.restartTimeoutMs;
+  const command = options.restartCommand ?? null;
+  group.emit({ type: 'restart-needed', classes: keys, command, timeoutMs });
+  const failed = (failure: RestartFailure) => {
+    for (const key of keys) place.notAgain?.add(key);
+    return ended(parts, needing, failure, startedMs);
+  };
+  if (command !== null) {
+    const run = await runCommand(command, group.sessions[0]!);
+    group.emit({ type: 'restart', command, exitCode: run.exitCode, durationMs: run.durationMs });
+    if (run.interruptedBy !== undefined || signal?.aborted) return interrupted(parts, startedMs, signal);
+    if (run.exitCode !== 0) return failed({ kind: 'command-failed', command, exitCode: run.exitCode });
   }
-  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
-  session.doctor = answer.doctor;
-  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
-    session.emit({ type: 'warning', message }),
+  const deadline = startedMs + timeoutMs;
+  const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded)));
+  try {
+    if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
+    if (backs.some((b) => b === 'superseded')) return result;
+    if (backs.includes('not-back')) return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
+    const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
+    const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
+    for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
+    return whole(parts, results, startedMs);
+  } finally {
+    for (const back of backs) if (typeof back === 'object') back.connection.close();
+  }
+}
+
+/**
+ * The parts of `result`, one per agent, when every class not live is one that needs a restart
+ * and at least one does (never for a failed build, a class not watched, a timeout); else undefined.
+ */
+function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefined {
+  const own = result.agents ?? [{ ...result, agentSource: sessions[0]!.location.source } as AgentRunResult];
+  const parts: Part[] = [];
+  for (const r of own) {
+    const session = sessions.find((s) => s.location.source === r.agentSource);
+    if (session === undefined) return undefined;
+    const needs = r.verdicts.filter((v) => v.status === 'restart-required');
+    const restartOnly =
+      r.outcome.reason === 'verify-incomplete' &&
+      r.outcome.shortfall.kind === 'restart-required' &&
+      r.verdicts.every((v) => mayRestart(v, needs));
+    if (!r.provenLive && !restartOnly) return undefined;
+    parts.push({ session, result: r, needs: restartOnly ? needs : [] });
+  }
+  return parts.some((p) => p.needs.length > 0) ? parts : undefined;
+}
+
+/**
+ * True when a restart may make `verdict` live: it is live already, needs a restart itself, or
+ * is `unverified` only because the agent's restart note about one of `needs` came in its batch
+ * (protocol.md "VERIFY": a WARN in a batch makes every class in it `unverified`).
+ */
+function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
+  if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
+  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
+}
+
+/** Runs the user's restart command in a shell, its output on stderr, under the run's signal handling (tool/spawn.ts). */
+function runCommand(command: string, session: BuildSession) {
+  const { host, signal } = session;
+  const win = host.platform === 'win32';
+  const shell = { file: win ? (host.env.ComSpec ?? 'cmd.exe') : '/bin/sh', args: win ? ['/d', '/s', '/c', command] : ['-c', command] };
+  return runBuild(
+    { kind: 'command', ...shell, cwd: host.cwd, wrapper: false },
+    {
+      stdoutToStderr: true,
+      env: { ...host.env, [NESTED_ENV]: '1' },
+      process: host,
+      sharesTerminal: host.sharesTerminal,
+      platform: host.platform,
+      self: host.pid,
+      ...(signal === undefined ? {} : { signal }),
+    },
   );
+}
+
+/** The agent back in a new agent session: a connection to it and its DOCTOR. */
+interface Back {
+  connection: AgentConnection;
+  doctor: DoctorObserved;
+  at: Date;
+}
+
+/**
+ * Asks, every {@link POLL_MS}, the agent of `session` (its port file read again: a new JVM's
+ * agent writes its new port there) until it answers DOCTOR in another agent session than the
+ * one before, with VERIFY wired (protocol.md "Early in agent start-up"), and not in a test JVM,
+ * or `deadline` passes.
+ */
+async function awaitNewSession(
+  session: BuildSession,
+  deadline: number,
+  superseded?: () => boolean,
+): Promise<Back | 'not-back' | 'interrupted' | 'superseded'> {
+  const { host, signal } = session;
+  const before = session.agent.sessionId;
+  const start = host.clock.now();
+  for (;;) {
+    if (signal?.aborted) return 'interrupted';
+    if (superseded?.() === true) return 'superseded';
+    const back = await askOnce(session, before);
+    if (back !== undefined) return back;
+    if (host.clock.now() >= deadline) return 'not-back';
+    session.emit({ type: 'waiting', what: WAITING_FOR_RESTART, elapsedMs: Math.round(host.clock.now() - start) });
+    await pause(POLL_MS, signal);
+  }
+}
+
+/** One look: the agent in a new agent session, or undefined (not there yet, still the old one, not ready). */
+async function askOnce(session: BuildSession, before: string): Promise<Back | undefined> {
+  const file = session.location.portFile;
+  const port = file === undefined ? session.location.port : readPortFile(file);
+  if (typeof port !== 'number') return undefined;
+  const timeoutMs = session.timeoutMs;
+  try {
+    const { connection } = await AgentConnection.open(port, {
+      timeoutMs,
+      ...(session.signal === undefined ? {} : { signal: session.signal }),
+    });
+    try {
+      const answer = await askDoctor(connection, timeoutMs, session.signal);
+      const d = answer.kind === 'observed' ? answer.doctor : undefined;
+      // A test JVM's agent may write the same port file meanwhile: never the app's (agent-jvm.ts).
+      const ours = async (doctor: DoctorObserved) => (await agentWatchOf(doctor, session.options.pathMap ?? []))?.testRunner === undefined;
+      if (d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported && (await ours(d)))
+        return { connection, doctor: d, at: session.host.clock.date() };
+    } catch {
+      // not answering yet: asked again
+    }
+    connection.close();
+  } catch {
+    // nothing listens yet: asked again
+  }
   return undefined;
 }
 
 /**
- * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
- * the app's on this machine as for its start time (options.ts `findAppStart`), then its process state. False
- * when it runs, or when that cannot be told here (a container, another host). Never throws.
+ * Proves `part`'s class files (every verdict with bytes: the classes live before the restart
+ * and those that needed it) in the new JVM: the bytes on disk must still be the build's, then
+ * at their path since before the new JVM started ({@link firstSeen}), or VERIFY applied.
  */
-async function jvmStopped(session: BuildSession): Promise<boolean> {
-  try {
-    const start = await findAppStart(session.agent.pid, session.view.workingDirectory);
-    return start.kind === 'known' && (await processStopped(start.pid)) === true;
-  } catch {
-    // A fault reading /proc (EMFILE, EIO): not known to be stopped.
-    return false;
-  }
+async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
+  const { session } = part;
+  const wd = back.doctor.workingDirectory === '' ? '' : path.resolve(toLocal(session.options.pathMap ?? [], back.doctor.workingDirectory));
+  const appStart = await findAppStart(back.doctor.pid, wd);
+  const sessionId = back.doctor.sessionId;
+  const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };
+  const facts = { restart: { sessionId } };
+  if (appStart.kind === 'unknown')
+    return resultOf(part, { kind: 'not-provable', sessionId, why: appStart.why }, part.result.verdicts, { agent, ...facts });
+  const kept = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
+  // The new classes too: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
+  const classes = [...kept, ...addedOf(part.result)];
+  const read = classes.map((v) => readAfter(v, appStart));
+  const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
+  const signal = session.signal === undefined ? {} : { signal: session.signal };
+  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
+  const timeoutMs = options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
+  const report = await verifyClasses(back.connection, targets, { sessionId, timeoutMs, ...signal });
+  const answers = new Map(report.verdicts.map((v) => [v.path, v]));
+  const checked = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
+  // A new class stays listed as added when the new JVM has its bytes; it is a verdict only when it does not.
+  const verdicts = checked.filter((v, i) => i < kept.length || !LIVE_VERDICTS.has(v.status));
+  if (verdicts.some((v) => v.status === 'interrupted'))
+    return { ...interruptedResult(part.result, session.signal), verdicts, agent, ...facts };
+  const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
+  if (notLive > 0) return resultOf(part, { kind: 'not-proven', sessionId, classes: notLive }, verdicts, { agent, ...facts });
+  const preStart = verdicts.filter((v) => v.status === 'unchanged').length;
+  const outcome: Outcome = {
+    reason: 'ok',
+    proof: { kind: 'restarted', classes: verdicts.length, preStart, sessionId, at: back.at.toISOString() },
+  };
+  return { ...rebuilt(part.result, outcome, verdicts), agent, ...facts };
 }
 
-/** `--allow-no-agent`: with no agent found, the build runs without a hold, and nothing is verified. */
-
-/** What the build without an agent needs. */
-export interface NoAgentRun {
-  host: Host;
-  hooks: SessionHooks;
-  command: BuildCommand;
-  options: CycleOptions;
-  /** Why there is no agent (the no-agent refusal), said in the warning. */
-  why: Outcome;
-  startedMs: number;
+/** The part's new classes with bytes (`changes.added`), as the verdicts a restart reads again. */
+function addedOf(result: PartResult): ClassVerdict[] {
+  return (result.changes?.added ?? []).flatMap((a) =>
+    a.verifiable && a.after !== undefined
+      ? [
+          {
+            className: a.className,
+            path: a.path,
+            sha256: a.after,
+            status: 'unverified' as const,
+            detail: 'a new class, not yet read in the new JVM',
+          },
+        ]
+      : [],
+  );
 }
 
-/** Runs the build without a hold; its result says nothing is proven live. */
-export async function noAgentBuild(run: NoAgentRun): Promise<RunResult> {
-  const { host, hooks, command, options } = run;
-  const emit = hooks.onEvent ?? (() => undefined);
-  emit({ type: 'warning', message: warningText.noAgent(describeOutcome(run.why).message) });
-  const dirs = [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
-  const build = await spawnBuild({ host, emit, signal: hooks.signal }, command, options, dirs, false);
-  const context = { command, startedMs: run.startedMs, now: () => host.clock.now() };
-  if (build.interruptedBy !== undefined)
-    return runResult(context, { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'build' }, { build });
-  return runResult(context, build.exitCode === 0 ? { reason: 'no-agent-build' } : { reason: 'build-failed', status: build.exitCode }, {
-    build,
-  });
+/** `verdict` read from the disk after the restart (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
+function readAfter(verdict: ClassVerdict, start: StartCut): ClassVerdict | 'verify' {
+  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start);
+  if (sight === 'unknown') return 'verify';
+  return { ...verdict, status: sight === 'pre-start' ? 'unchanged' : 'rewritten', detail: RESTART_SIGHT[sight] };
+}
+
+/** The part's result with `outcome` and `verdicts`, its other facts kept. */
+function rebuilt(result: PartResult, outcome: Outcome, verdicts: ClassVerdict[]): PartResult {
+  const { outcome: _o, reason: _r, exitCode: _e, message: _m, hint: _h, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
+  return buildRunResult(outcome, describeOutcome(outcome), { ...facts, verdicts }, durationMs);
+}
+
+/** The part's result when its restart ended with `failure`: 75. */
+function resultOf(part: Part, failure: RestartFailure, verdicts: ClassVerdict[], extra: Partial<RunResult> = {}): PartResult {
+  const old = part.result.outcome;
+  const counts = old.reason === 'verify-incomplete' ? { applied: old.applied, total: old.total } : { applied: 0, total: verdicts.length };
+  const outcome: Outcome = { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'restart', classes: part.needs.length, failure } };
+  return { ...rebuilt(part.result, outcome, verdicts), ...extra };
+}
+
+function interruptedResult(result: PartResult, signal: AbortSignal | undefined): PartResult {
+  return rebuilt(result, { reason: 'interrupted', signal: signalOf(signal), at: 'restart' }, result.verdicts);
+}
+
+/** Every part that needed a restart ends with `failure` (the restart never got as far as a new session). */
+function ended(parts: Part[], needing: Part[], failure: RestartFailure, startedMs: number): RunResult {
+  const results = parts.map((p) => (needing.includes(p) ? resultOf(p, failure, p.result.verdicts) : p.result));
+  return whole(parts, results, startedMs);
+}
+
+function interrupted(parts: Part[], startedMs: number, signal: AbortSignal | undefined): RunResult {
+  const results = parts.map((p) => interruptedResult(p.result, signal));
+  return whole(parts, results, startedMs);
+}
+
+/** The run's result of the parts' `results`: one agent's own, or several combined; the restart's time added. */
+function whole(parts: Part[], results: PartResult[], startedMs: number): RunResult {
+  const host = parts[0]!.session.host;
+  const took = host.clock.now() - startedMs;
+  const timed = results.map((r) => ({ ...r, durationMs: r.durationMs + Math.round(took) }));
+  if (parts.length === 1) return timed[0]!;
+  return combineResults(
+    timed.map((r, i) => ({ ...r, agentSource: parts[i]!.session.location.source })),
+    Math.max(...timed.map((r) => r.durationMs)),
+  );
 }

@@ -8,11 +8,12 @@
  * (`waitMs`) are waited out first (agent/await-agent.ts).
  */
 import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
-import { type AgentLocation, projectDirOf } from '../agent/discover.js';
+import type { AgentLocation } from '../agent/discover.js';
 import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
 import {
   agentWatchOf,
+  type BuildSession,
   DEFAULTS,
   type Host,
   notOurs,
@@ -23,19 +24,19 @@ import {
   type SessionOptions,
   whoseAgent,
 } from './options.js';
-import { chooseOwner } from '../hold/owner.js';
+import { chooseOwner, rereadOwner } from '../hold/owner.js';
+import { AgentConnectionError } from '../agent/connection.js';
+import { askDoctor } from '../agent/requests.js';
 import { BuildHold } from '../hold/hold.js';
 import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { type RememberedWhy, WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
-import { agentStatePlace, checkoutRoot, moveEarlierState, stateFolderPath, type StatePlace } from '../state/folder.js';
-import { isGroupAlive } from '../tool/proc.js';
+import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
+import { findAppStart, isGroupAlive, processStopped } from '../tool/proc.js';
 import path from 'node:path';
-import fs from 'node:fs';
-import { StateError } from '../state/files.js';
-import { readOwnerState } from '../state/store.js';
+import { type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
 
 /** What kind of session to open. */
 export interface OpenPlan {
@@ -324,7 +325,7 @@ function lockProcessOf(host: SessionHost): LockProcess {
  * refusal when it cannot.
  * @throws StateError when the state folder or the lock cannot be created.
  */
-export async function lockCheckout(
+async function lockCheckout(
   checkout: string,
   host: LockProcess,
   options: SessionOptions,
@@ -349,21 +350,85 @@ export async function lockCheckout(
 }
 
 /**
- * The agent this checkout last used, as its owner.json records it (hold/owner.ts: port, DOCTOR's
- * `pid`, agent session and the port file it was found by). A test JVM's agent overwrites the
- * app's port file and deletes it when the tests end (agent StatusServer.start), while the app's
- * agent keeps listening: then this record still finds it. Only an agent that answers DOCTOR with
- * the recorded session is used (session/open.ts): another session is another app run.
+ * Before each cycle of a long session (watch mode): the checkout's run lock for this cycle only,
+ * so that a one-shot run in another terminal can run between two cycles, and what the session
+ * knew when it opened read again: DOCTOR (the agent's hold, protocol.md "DOCTOR") and owner.json.
+ * Either may have moved since: that run, or this session's own last cycle, changed them.
  */
 
-/** An agent this checkout used: where it was, and what it must answer to be used again. */
-interface RememberedAgent {
-  /** Its port, and the port file it was found by (source: that file's path). */
-  location: AgentLocation;
-  /** DOCTOR's `sessionId` when it was used (never ''). */
-  sessionId: string;
-  /** DOCTOR's `pid` when it was used. */
-  pid: string;
+/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
+export type CycleStart =
+  | { kind: 'ready'; releaseLock: () => Promise<void> }
+  | { kind: 'refused'; outcome: Outcome; session?: BuildSession }
+  | { kind: 'lost'; session: BuildSession };
+
+/**
+ * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
+ * again. A DOCTOR naming another agent session, or a closed connection, is `lost`: the sessions
+ * are over. Never throws for the agent.
+ * @throws StateError when the run lock or an owner.json cannot be read or written.
+ */
+export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
+  const first = sessions[0]!;
+  const hooks = { onEvent: first.emit, ...(first.signal === undefined ? {} : { signal: first.signal }) };
+  const taken = await lockCheckout(first.checkout, first.host, first.options, hooks);
+  if ('kind' in taken) return { kind: 'refused', outcome: taken.outcome };
+  // The cycle's build is recorded with this cycle's lock, so a run after a killed watch waits for it.
+  if (taken.recordBuild !== undefined) first.recordBuild = taken.recordBuild;
+  const lock = async () => {
+    delete first.recordBuild;
+    await taken.release();
+  };
+  try {
+    for (const session of sessions) {
+      const refused = await refresh(session);
+      if (refused !== undefined) {
+        await lock();
+        return refused;
+      }
+    }
+  } catch (error) {
+    await lock();
+    throw error;
+  }
+  return { kind: 'ready', releaseLock: lock };
+}
+
+/** DOCTOR and owner.json of one session again; the start that refuses the cycle, if any. */
+async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kind: 'ready' }> | undefined> {
+  let answer;
+  try {
+    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
+  } catch (error) {
+    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
+    if (error.kind === 'aborted')
+      return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
+    // It answered DOCTOR when the session opened: not starting, but stopped or hung.
+    const answered = { pid: session.agent.pid, stopped: await jvmStopped(session) };
+    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs, answered };
+    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
+  }
+  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
+  session.doctor = answer.doctor;
+  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
+    session.emit({ type: 'warning', message }),
+  );
+  return undefined;
+}
+
+/**
+ * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
+ * the app's on this machine as for its start time (tool/proc.ts `findAppStart`), then its process state. False
+ * when it runs, or when that cannot be told here (a container, another host). Never throws.
+ */
+async function jvmStopped(session: BuildSession): Promise<boolean> {
+  try {
+    const start = await findAppStart(session.agent.pid, session.view.workingDirectory);
+    return start.kind === 'known' && (await processStopped(start.pid)) === true;
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): not known to be stopped.
+    return false;
+  }
 }
 
 /** A remembered agent tried in place of what was found, `why`, and `instead`: what stands when it is not that agent any more. */
@@ -391,63 +456,4 @@ function sameSession<R>(
   });
   if (announce) emit({ type: 'agent', agent });
   return true;
-}
-
-/**
- * The agent recorded in owner.json at `place`, when the record names its port file, pid and
- * session (records of earlier versions and of `--port` runs do not), and that port file's state
- * folder, seen from `cwd`, is `place` (a checkout moved since names other paths).
- * @param warn reports a corrupt owner.json (moved aside, as any read of it does).
- * @returns undefined when there is no such record, or it cannot be read (a build reading it later says why).
- */
-function rememberedAt(place: StatePlace, cwd: string, warn: (message: string) => void): RememberedAgent | undefined {
-  let saved;
-  try {
-    saved = readOwnerState(place, warn);
-  } catch (error) {
-    if (error instanceof StateError) return undefined;
-    throw error;
-  }
-  if (saved?.pid === undefined || saved.portFile === undefined || saved.sessionId === '' || saved.recoveredFrom !== undefined)
-    return undefined;
-  const { port, portFile, sessionId, pid } = saved;
-  if (port < 1 || port > 65535 || !path.isAbsolute(portFile)) return undefined;
-  const location = { port, source: portFile, portFile, projectDir: projectDirOf(portFile) };
-  const here = agentStatePlace(checkoutRoot(cwd, [location]), location);
-  return stateFolderPath(here) === stateFolderPath(place) ? { location, sessionId, pid } : undefined;
-}
-
-/**
- * The agent recorded at `place` that was found by `location`'s port file on another port: what
- * that port file named before a test JVM's agent wrote its own port into it.
- */
-function rememberedBehind(
-  place: StatePlace,
-  location: AgentLocation,
-  cwd: string,
-  warn: (message: string) => void,
-): RememberedAgent | undefined {
-  const remembered = rememberedAt(place, cwd, warn);
-  const { port, portFile } = remembered?.location ?? {};
-  return portFile === location.portFile && port !== location.port ? remembered : undefined;
-}
-
-/**
- * Every agent recorded in the state folders of the checkout of `cwd` (its own `.reclazz/` and
- * each `.reclazz/agents/<agent>/`), as {@link rememberedAt} reads them.
- */
-function rememberedInCheckout(cwd: string, warn: (message: string) => void): RememberedAgent[] {
-  const checkout = checkoutRoot(cwd, []);
-  let agents: string[] = [];
-  try {
-    agents = fs
-      .readdirSync(path.join(checkout, '.reclazz', 'agents'), { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
-  } catch {
-    // No agents folder: only the checkout's own record.
-  }
-  const places: StatePlace[] = [checkout, ...agents.map((agent) => ({ checkout, agent }))];
-  return places.flatMap((place) => rememberedAt(place, cwd, warn) ?? []);
 }

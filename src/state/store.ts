@@ -6,13 +6,25 @@
  * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
  * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
  */
+import fs from 'node:fs';
 import path from 'node:path';
+import { type AgentLocation, projectDirOf } from '../agent/discover.js';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
 import { type ClassIndex, emptyIndex } from '../classes/columns.js';
 import { moveCorruptAside, readStateFile, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
 import { decodeIndex, encodeIndex } from './index-file.js';
-import { createStateFolder, existingStateFolder, INDEX_FILE, LEGACY_CLASS_STATE_FILE, OWNER_FILE, type StatePlace } from './folder.js';
+import {
+  agentStatePlace,
+  checkoutRoot,
+  createStateFolder,
+  existingStateFolder,
+  INDEX_FILE,
+  LEGACY_CLASS_STATE_FILE,
+  OWNER_FILE,
+  stateFolderPath,
+  type StatePlace,
+} from './folder.js';
 export { StateError } from './files.js';
 
 const ownerStateSchema = z.object({
@@ -157,4 +169,81 @@ function parseJson<T>(text: string, schema: z.ZodMiniType<T>): T | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The agent this checkout last used, as its owner.json records it (hold/owner.ts: port, DOCTOR's
+ * `pid`, agent session and the port file it was found by). A test JVM's agent overwrites the
+ * app's port file and deletes it when the tests end (agent StatusServer.start), while the app's
+ * agent keeps listening: then this record still finds it. Only an agent that answers DOCTOR with
+ * the recorded session is used (session/open.ts): another session is another app run.
+ */
+
+/** An agent this checkout used: where it was, and what it must answer to be used again. */
+export interface RememberedAgent {
+  /** Its port, and the port file it was found by (source: that file's path). */
+  location: AgentLocation;
+  /** DOCTOR's `sessionId` when it was used (never ''). */
+  sessionId: string;
+  /** DOCTOR's `pid` when it was used. */
+  pid: string;
+}
+
+/**
+ * The agent recorded in owner.json at `place`, when the record names its port file, pid and
+ * session (records of earlier versions and of `--port` runs do not), and that port file's state
+ * folder, seen from `cwd`, is `place` (a checkout moved since names other paths).
+ * @param warn reports a corrupt owner.json (moved aside, as any read of it does).
+ * @returns undefined when there is no such record, or it cannot be read (a build reading it later says why).
+ */
+function rememberedAt(place: StatePlace, cwd: string, warn: (message: string) => void): RememberedAgent | undefined {
+  let saved;
+  try {
+    saved = readOwnerState(place, warn);
+  } catch (error) {
+    if (error instanceof StateError) return undefined;
+    throw error;
+  }
+  if (saved?.pid === undefined || saved.portFile === undefined || saved.sessionId === '' || saved.recoveredFrom !== undefined)
+    return undefined;
+  const { port, portFile, sessionId, pid } = saved;
+  if (port < 1 || port > 65535 || !path.isAbsolute(portFile)) return undefined;
+  const location = { port, source: portFile, portFile, projectDir: projectDirOf(portFile) };
+  const here = agentStatePlace(checkoutRoot(cwd, [location]), location);
+  return stateFolderPath(here) === stateFolderPath(place) ? { location, sessionId, pid } : undefined;
+}
+
+/**
+ * The agent recorded at `place` that was found by `location`'s port file on another port: what
+ * that port file named before a test JVM's agent wrote its own port into it.
+ */
+export function rememberedBehind(
+  place: StatePlace,
+  location: AgentLocation,
+  cwd: string,
+  warn: (message: string) => void,
+): RememberedAgent | undefined {
+  const remembered = rememberedAt(place, cwd, warn);
+  const { port, portFile } = remembered?.location ?? {};
+  return portFile === location.portFile && port !== location.port ? remembered : undefined;
+}
+
+/**
+ * Every agent recorded in the state folders of the checkout of `cwd` (its own `.reclazz/` and
+ * each `.reclazz/agents/<agent>/`), as {@link rememberedAt} reads them.
+ */
+export function rememberedInCheckout(cwd: string, warn: (message: string) => void): RememberedAgent[] {
+  const checkout = checkoutRoot(cwd, []);
+  let agents: string[] = [];
+  try {
+    agents = fs
+      .readdirSync(path.join(checkout, '.reclazz', 'agents'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    // No agents folder: only the checkout's own record.
+  }
+  const places: StatePlace[] = [checkout, ...agents.map((agent) => ({ checkout, agent }))];
+  return places.flatMap((place) => rememberedAt(place, cwd, warn) ?? []);
 }

@@ -14,6 +14,9 @@
  * Every function takes an optional `ProcHost` (default: this machine) so tests can replay
  * recorded outputs.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AppStart } from '../outcome/facts.js';
 import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime, darwinState } from './proc-darwin.js';
 import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } from './proc-linux.js';
@@ -39,6 +42,7 @@ export async function processStartTime(pid: number, host: ProcHost = localHost):
  * The working directory of process `pid` as an absolute path, or undefined when it is not
  * visible here or the platform cannot tell (Windows). On Linux a directory that was removed
  * reads as its old path followed by ` (deleted)`, which matches no live directory.
+ * @internal for its tests (the rest of the code asks {@link findAppStart})
  */
 export async function processCwd(pid: number, host: ProcHost = localHost): Promise<string | undefined> {
   if (!isProcessId(pid)) return undefined;
@@ -130,4 +134,41 @@ export async function isGroupAlive(pgid: number, leaderStart: StartTime, host: P
   if (leader?.start) return startsMatch(leader.start, leaderStart) && running.length > 0;
   const earliest = leaderStart.startMs - leaderStart.errorMs;
   return running.some((member) => !member.start || member.start.startMs + member.start.errorMs >= earliest);
+}
+
+/**
+ * When the app's JVM started, the cut-off of "unchanged since the app started" (classes/evidence.ts):
+ * process `pid` (DOCTOR's) on this machine, confirmed by running in `workingDirectory`
+ * (protocol.md "DOCTOR"), since a pid from another machine or container can name an unrelated
+ * process here. Unknown, with why: `no-pid` (not a process id), `not-visible` (no such process
+ * here), `elsewhere` (it runs in another folder, or its folder cannot be read). Never throws.
+ */
+export async function findAppStart(pid: string, workingDirectory: string, host: ProcHost = localHost): Promise<AppStart> {
+  const id = /^\d{1,15}$/.test(pid) ? Number(pid) : NaN;
+  if (!Number.isSafeInteger(id) || id <= 0) return { kind: 'unknown', why: { kind: 'no-pid', pid } };
+  try {
+    const start = await processStartTime(id, host);
+    if (start === undefined) return { kind: 'unknown', why: { kind: 'not-visible', pid: id } };
+    const cwd = await processCwd(id, host);
+    if (cwd === undefined || !sameFolder(cwd, workingDirectory)) {
+      return { kind: 'unknown', why: { kind: 'elsewhere', pid: id, cwd: cwd ?? null, workingDirectory } };
+    }
+    return { kind: 'known', pid: id, startMs: start.startMs, errorMs: start.errorMs };
+  } catch {
+    // A fault reading /proc (EMFILE, EIO): the start stays unknown, which only means more checking.
+    return { kind: 'unknown', why: { kind: 'not-visible', pid: id } };
+  }
+}
+
+/** True when `a` and `b` name the same folder (symbolic links resolved where they exist). */
+function sameFolder(a: string, b: string): boolean {
+  return real(a) === real(b);
+}
+
+function real(dir: string): string {
+  try {
+    return fs.realpathSync(dir);
+  } catch {
+    return path.resolve(dir);
+  }
 }

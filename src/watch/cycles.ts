@@ -10,7 +10,6 @@ import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { beginCycle, closeSessions, runCycles, type SessionGroup } from '../session/group.js';
 import {
   type BuildCommand,
   type BuildSession,
@@ -24,13 +23,13 @@ import {
   type SessionOptions,
 } from '../session/options.js';
 import { staleFolders } from '../session/check.js';
-import { restartIfNeeded, type RestartOptions } from '../session/restart.js';
+import { closeSessions, restartIfNeeded, type RestartOptions, runCycles, type SessionGroup } from '../session/group.js';
 import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
 import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
 import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
-import { openSessions } from '../session/open.js';
+import { beginCycle, openSessions } from '../session/open.js';
 import { pause } from '../util/wait.js';
 import { collectGarbage } from '../util/memory.js';
 
@@ -189,7 +188,7 @@ export class WatchCycles {
       const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
       const saves = this.saves;
       const result = await runCycles(group, command, { ...options, changedFolders }, startedMs);
-      // A change that needs a restart: restart the app once for it, unless a save comes first (session/restart.ts).
+      // A change that needs a restart: restart the app once for it, unless a save comes first (session/group.ts).
       return await restartIfNeeded(result, { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain });
     } finally {
       await start.releaseLock();

@@ -1,7 +1,7 @@
 /** When the app's JVM started (src/classes/app-start.ts): DOCTOR's pid, confirmed by its working directory. */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { findAppStart } from '../../src/session/options.js';
+import { findAppStart } from '../../src/tool/proc.js';
 import { recordedHost } from '../tool/proc-recorded.js';
 import { tempDir } from '../support/cli.js';
 
