@@ -4,25 +4,17 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { afterAll, afterEach, expect } from 'vitest';
+import { afterThisTest } from '../support/cleanup.js';
+
+export { standInsOf } from '../support/stand-ins.js';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { LineClient } from './line-client.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-
-afterEach(async () => {
-  while (cleanups.length > 0) await cleanups.pop()!();
-});
-
-// Every stand-in JVM this test file's agents started must be gone once they stopped.
-afterAll(() => {
-  expect(standInsOf(process.pid)).toEqual([]);
-});
 
 /** A fresh temp directory, removed after the test. */
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'fake-agent-test-'));
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  afterThisTest(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -41,33 +33,26 @@ export function sha(content: string | Buffer): string {
 /** Start a fake agent with fast test timings, stopped after the test. */
 export async function agentFor(options: FakeAgentOptions = {}): Promise<FakeAgent> {
   const agent = await startFakeAgent({ heartbeatMs: 60_000, captureDelayMs: 20, reloadMs: 20, ...options });
-  cleanups.push(() => agent.stop());
+  afterThisTest(() => agent.stop());
   return agent;
 }
 
 /** Connect a client that has seen CONNECTED; closed after the test. */
 export async function clientOf(agent: FakeAgent): Promise<LineClient> {
   const client = await LineClient.ready(agent.port);
-  cleanups.push(() => client.close());
+  afterThisTest(() => client.close());
   return client;
 }
 
 /** Register an extra cleanup step. */
 export function onCleanup(step: () => Promise<void> | void): void {
-  cleanups.push(step);
+  afterThisTest(step);
 }
 
 /** DOCTOR and parse the JSON of DOCTOR_RESULT. */
 export async function doctor(client: LineClient, token: string): Promise<Record<string, unknown>> {
   const message = await client.ask(`DOCTOR ${token}`, 'DOCTOR_RESULT', token);
   return JSON.parse(message.slice(`DOCTOR_RESULT ${token} `.length)) as Record<string, unknown>;
-}
-
-/** `ps` lines of live (not zombie) stand-in JVMs started by the process `parentPid`. */
-export function standInsOf(parentPid: number): string[] {
-  return execFileSync('ps', ['-eo', 'pid=,stat=,args='], { encoding: 'utf8' })
-    .split('\n')
-    .filter((line) => line.includes(`reclazz-fake-jvm parent=${parentPid}`) && !/^\s*\d+\s+Z/.test(line));
 }
 
 /** True while process `pid` exists and is not a zombie. */

@@ -9,18 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync } from 'esbuild';
-import { afterEach, expect } from 'vitest';
+import { expect } from 'vitest';
 import { StateError } from '../../src/state/store.js';
+import { afterThisTest } from '../support/cleanup.js';
 
-const cleanups: (() => void)[] = [];
-afterEach(() => {
-  for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-});
 
 /** A new empty folder under the system temp folder, removed after the test. */
 export function scratch(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-test-'));
-  cleanups.push(() => fs.rmSync(dir, { recursive: true, force: true }));
+  afterThisTest(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
@@ -31,7 +28,7 @@ export const isRoot = process.getuid?.() === 0;
 export function smallDisk(bytes: number): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-test-disk-'));
   execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', dir]);
-  cleanups.push(() => {
+  afterThisTest(() => {
     execFileSync('umount', [dir]);
     fs.rmdirSync(dir);
   });

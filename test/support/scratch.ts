@@ -1,21 +1,16 @@
 /**
- * Temp folders for black-box tests that are removed after each test (importing this module
- * registers the afterEach), and the checks that a terminal is safe from what a peer sent.
+ * Temp folders for black-box tests, removed after each test (cleanup.ts), and the checks that a
+ * terminal is safe from what a peer sent.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
-
-const made: string[] = [];
-afterEach(() => {
-  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+import { afterThisTest } from './cleanup.js';
 
 /** A new empty folder under the system temp folder, removed after the test. */
 export function scratchDir(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-test-'));
-  made.push(dir);
+  afterThisTest(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -1,5 +1,15 @@
-/** Runs in every test file: the temp folders its tests made are removed when it ends. */
-import { afterAll } from 'vitest';
+/**
+ * Runs in every test file: the steps helpers registered run after each test (cleanup.ts), the
+ * temp folders the file's tests made are removed when it ends, and no stand-in JVM an in-process
+ * fake agent started is left running by then.
+ */
+import { afterAll, afterEach, expect } from 'vitest';
 import { removeTempDirs } from './cli.js';
+import { runAfterTestSteps } from './cleanup.js';
+import { standInsOf } from './stand-ins.js';
 
-afterAll(() => removeTempDirs());
+afterEach(runAfterTestSteps);
+afterAll(() => {
+  removeTempDirs();
+  expect(standInsOf(process.pid)).toEqual([]);
+});

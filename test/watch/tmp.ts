@@ -2,18 +2,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach } from 'vitest';
-
-const made: string[] = [];
-
-afterEach(() => {
-  for (const dir of made.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
+import { afterThisTest } from '../support/cleanup.js';
 
 /** A fresh temp folder (real path), removed after the current test. */
 export function tempTree(): string {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'reclazz-test-watch-')));
-  made.push(dir);
+  afterThisTest(() => fs.rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
 
