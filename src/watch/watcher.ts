@@ -1,8 +1,6 @@
 /**
- * The source watcher of `reclazz-build watch`: reports the source paths that changed below the
- * source roots (see sources.ts), leaving out class output folders, `.git`, `node_modules`,
- * `.reclazz`, class files, and the swap, lock, backup and temporary files editors write beside the
- * file they save.
+ * The source watcher of `reclazz-build watch`: reports changed source paths, leaving out class
+ * output folders, tool folders, class files and editors' swap, lock and backup files.
  */
 import path from 'node:path';
 import { watchTree, type TreeWatch } from './fswatch.js';
