@@ -1,9 +1,6 @@
 /**
- * reclazz-build as a library: `runSafeBuild(options, hooks)` runs one build under the agent's
- * named hold and returns what is proven live; `runDoctor`, `runReload`, `runScan`,
- * `verifyClassFiles` and `followEvents` are the subcommands' cores. None of them prints or
- * exits: results are data, each with its `outcome` (a reason and the facts behind it), exit
- * status and words. The CLI is a thin face over the same core.
+ * reclazz-build as a library: `runSafeBuild` runs one build under the agent's named hold; the
+ * others are the subcommands' cores. None prints or exits: results are data (outcome, exit status, words).
  */
 import { processHost } from './cli/host.js';
 import { runSafeBuild as runOn, type SafeBuildHooks, type SafeBuildOptions } from './run.js';

@@ -1,9 +1,6 @@
 /**
- * One TCP connection to the agent's status socket: bounded line framing, event parsing,
- * and token-correlated waiting (protocol.md "The stream", "Commands").
- *
- * The socket is read the whole time the connection is open, whatever the caller is doing,
- * because the agent drops lines (receipts included) for a client that does not read.
+ * One TCP connection to the agent's status socket (protocol.md "The stream", "Commands"). It is
+ * read all the time: the agent drops lines, receipts included, for a client that does not read.
  */
 import net from 'node:net';
 import pTimeout from 'p-timeout';
@@ -361,9 +358,8 @@ export class AgentConnectionError extends Error {
 }
 
 /**
- * What a failed request came to, for the caller's outcome: `aborted` when `signal` has aborted
- * (an abort may surface as the signal's reason rather than an AgentConnectionError), `timeout`
- * when no reply came in time, else `closed`.
+ * What a failed request came to: `aborted` when `signal` has (it may surface as the signal's
+ * reason), `timeout`, else `closed`.
  * @throws `error` itself when it is neither an abort nor an AgentConnectionError (a bug).
  */
 export function requestFailure(error: unknown, signal: AbortSignal | undefined): 'aborted' | 'timeout' | 'closed' {

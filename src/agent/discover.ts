@@ -1,9 +1,7 @@
 /**
- * Finding the agent's port (protocol.md "Finding the agent"), in this order:
- * `--port`, `--port-file` (one or more), `RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, then
- * `.reclazz/agent.port` or `.idea/reclazz/agent.port` in the folder and each parent, then every
- * such file a few levels down (the Gradle and Maven attach plugins write it into the subproject
- * the app runs from; several services of one checkout each write their own).
+ * Finding the agent's port (protocol.md "Finding the agent"): `--port`, `--port-file`,
+ * `RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, a port file in the folder or a parent, then every one a few
+ * levels down (the attach plugins write it into the subproject the app runs from).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -104,11 +102,7 @@ export function discoverAgents(options: DiscoverOptions): Discoveries {
   return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }
 
-/**
- * Every port file in `cwd` or a parent ({@link PORT_FILE_LOCATIONS}) and a few levels below it
- * (as the downward search looks), sorted and without duplicates: what a refusal names so the
- * user can pick the right one with `--port-file`.
- */
+/** Every port file in `cwd`, a parent or a few levels below, sorted: a refusal names them for `--port-file`. */
 export function portFilesAround(cwd: string): string[] {
   const found = new Set<string>();
   for (let dir = cwd; ; dir = path.dirname(dir)) {
@@ -126,14 +120,10 @@ const PORT_FILE_MAX_BYTES = 64;
 const PORT_FILE_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
 
 /**
- * Reads and validates a port file (protocol.md "Finding the agent"): a regular file whose
- * trimmed content (a trailing CRLF included) is a decimal integer 1..65535. At most
- * {@link PORT_FILE_MAX_BYTES} + 1 bytes are read, whatever the file's size, and nothing that is
- * not a regular file is opened for long: a FIFO or device is refused without blocking.
+ * Reads a port file (protocol.md "Finding the agent"): a regular file whose trimmed content is a
+ * decimal 1..65535. At most {@link PORT_FILE_MAX_BYTES} + 1 bytes are read; a FIFO never blocks.
  * @param file absolute path of the port file.
- * @returns the port, or what is wrong with the file: missing, cannot be looked at (stat error),
- *   a directory, not a regular file, unreadable (read error), larger than 64 bytes, empty, not
- *   a number, outside 1..65535.
+ * @returns the port, or what is wrong with the file.
  */
 export function readPortFile(file: string): number | PortFault {
   let stat: fs.Stats;

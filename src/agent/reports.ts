@@ -1,9 +1,8 @@
 /**
  * Reading what the agent says in words (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE", "What the
- * agent's source shows": restart notes, DIAGNOSE): its DIAGNOSE lines (agent ReloadDiagnostics),
- * its PENDING digest (agent ui/RestartLedger, whose closing sentences its
- * SuperclassReportingVerificationTest reads), and the words of a receipt's `detail` (agent
- * ReloadVerification, reload/StructuralReloader). Pure: fed lines, returns facts.
+ * agent's source shows"): DIAGNOSE (agent ReloadDiagnostics), the PENDING digest (ui/RestartLedger;
+ * its SuperclassReportingVerificationTest pins the closing sentences) and a receipt's `detail`
+ * (ReloadVerification, reload/StructuralReloader). Pure.
  */
 
 /** What DIAGNOSE said of one class. */
@@ -117,12 +116,9 @@ export function restartRequiredBy(detail: string, className: string): boolean {
 }
 
 /**
- * Why the agent marked a class `unverified` by a cause that may cover its whole batch, from the
- * receipt's `detail` (protocol.md "Batch-wide verdicts", "A client that stops reading harms
- * others"): `not-unique` for the agent's `Class was not uniquely loaded before the batch, or input
- * class names were ambiguous` (a class not loaded exactly once before, or a batch with two class
- * files of one binary name or one that is not valid class bytes), `slow-client` for its "not
- * keeping up" WARN; undefined otherwise.
+ * A batch-wide cause of `unverified` in a receipt's `detail` (protocol.md "Batch-wide verdicts",
+ * "A client that stops reading harms others"): `not-unique` for `Class was not uniquely loaded
+ * before the batch, or input class names were ambiguous`, `slow-client` for "not keeping up".
  */
 export function batchWideCause(detail: string): 'not-unique' | 'slow-client' | undefined {
   if (detail.includes('input class names were ambiguous')) return 'not-unique';

@@ -64,10 +64,8 @@ export function askReload(
 }
 
 /**
- * Sends `DIAGNOSE <name>` for each of `classNames` (binary names VERIFY accepts), whose INFO
- * lines go to every client with no token and no end marker, each {@link DIAGNOSE_CHUNK} of them
- * followed by a DOCTOR that marks their end (the agent answers a client's commands in order).
- * Before VERIFY is wired the agent does not answer DIAGNOSE.
+ * Sends `DIAGNOSE <name>` for `classNames` (binary names VERIFY accepts), a DOCTOR after each
+ * {@link DIAGNOSE_CHUNK} as end marker (see {@link untilMarker}). Unanswered before VERIFY is wired.
  * @param timeoutMs bound for each DOCTOR reply, in ms.
  * @returns per name, what the agent said (reports.ts); a name it did not answer is missing.
  *   Undefined when a marker did not come.
@@ -88,9 +86,7 @@ export async function askDiagnose(
 }
 
 /**
- * Sends `PENDING`, whose INFO lines go to every client with no token and no end marker
- * (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR: the agent answers commands in
- * order and writes a client's lines in order, so the DOCTOR_RESULT marks the end of PENDING's lines.
+ * Sends `PENDING` (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE") with a DOCTOR as end marker.
  * @param timeoutMs bound for the DOCTOR reply, in ms.
  * @returns the digest's entries (reports.ts `PendingReader`); undefined when the marker did not come.
  */
@@ -101,8 +97,9 @@ export async function askPending(connection: AgentConnection, timeoutMs: number,
 }
 
 /**
- * Sends `lines`, then a DOCTOR whose reply marks the end of what the agent broadcast for them;
- * every INFO message before it goes to `read`. False when the marker did not come.
+ * Sends `lines`, then a DOCTOR: their INFO lines are broadcast with no token or end marker, but
+ * the agent answers in order, so its reply marks their end. Each INFO before it goes to `read`.
+ * False when the marker did not come.
  */
 async function untilMarker(
   connection: AgentConnection,
@@ -133,11 +130,8 @@ async function untilMarker(
 }
 
 /**
- * Sends `HEALTH`, whose INFO lines go to every client with no token and no end marker (protocol.md
- * "SCAN, PENDING, HEALTH, DIAGNOSE"), then a DOCTOR whose reply marks the end of them (as for
- * {@link askPending}), and reads the agent's count of reload attempts since it started:
- * reloads plus failures, each counted per class. Several counts (another client asked too) give
- * the largest: the count only grows.
+ * Sends `HEALTH` with a DOCTOR as end marker and reads the agent's reload attempts since it
+ * started (reloads plus failures, per class); of several counts (another client asked) the largest.
  * @param timeoutMs bound for the DOCTOR reply, in ms.
  * @returns the count; undefined when no count line came before the marker (an agent without it) or the marker did not come.
  */

@@ -24,16 +24,11 @@ export interface Baseline {
 }
 
 /**
- * The record before this build: `index` when it is of this agent session and covers `dirs`.
- * Missing, corrupt, of another version or of another session, it is no record: then, and for
- * class output directories it does not cover, the files are scanned now (only files whose stamp
- * moved are hashed), each one live only when at its path since before the app's JVM started
- * (evidence.ts `firstSeen`), each folder whole only when unchanged since then; the caller
- * saves the result before the build starts, so that a run killed mid-build still leaves it.
- * The histories of the folders scanned earlier are checked against their stamps now, unless the
- * hold has been ours since the record was saved (`heldSince`: a failed build left it held, and
- * what it wrote is this build's); a folder found no longer whole is recorded so (then `save`).
- * What cannot be read now is named after the build.
+ * The record before this build: `index` when it is of this agent session and covers `dirs`. For
+ * no record (missing, corrupt, another session) and uncovered directories, files are scanned now,
+ * each live only when at its path since before the JVM started (evidence.ts `firstSeen`); the
+ * caller saves that before the build, so a run killed mid-build leaves it. Older folders' histories
+ * are checked against their stamps, unless the hold has been ours since the save (`heldSince`).
  */
 export async function baselineOf(
   index: ClassIndex,

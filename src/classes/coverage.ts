@@ -1,17 +1,10 @@
 /**
- * What the agent watches, seen from here (protocol.md "DOCTOR", "How the running agent
- * differs": a change in a directory it does not watch never reloads; "What the agent's source
- * shows": DOCTOR lists a sample of registrations, and what it watches is on its command line):
- * its watched directories translated by `--path-map`, whether each exists here and holds class
- * files, whether the project's class output directories and class files are among what it
- * watches, and whether the agent is this project's.
- *
- * What it watches comes, in this order, from its options on its JVM's command line
- * (agent/jvm-options.ts), from DOCTOR's sample when it is whole (registrations read as folders
- * under roots), or from a truncated sample by its order: the agent lists the first 8 of its
- * registrations sorted in String order (watcher/FileWatcher.java doctorEvidence), so a folder
- * of at most 256 characters that sorts at or before the last one listed, and is not listed, is
- * not registered.
+ * What the agent watches, seen from here through `--path-map` (protocol.md "DOCTOR", "How the
+ * running agent differs": an unwatched directory never reloads; "What the agent's source shows").
+ * Known from its JVM's options (agent/jvm-options.ts), else DOCTOR's whole sample, else a
+ * truncated one by its order: the agent lists its first 8 registrations in String order
+ * (watcher/FileWatcher.java doctorEvidence), so an unlisted folder (at most 256 characters)
+ * sorting before the last one listed is not registered.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,11 +30,7 @@ export interface WatchedHere {
 export interface AgentView {
   /** What it is known to watch: its class output directories (`complete`), or the registrations DOCTOR listed. */
   watched: WatchedHere[];
-  /**
-   * `watched` is every class output directory it watches: read from its options, or a whole
-   * DOCTOR sample (the watcher `watching`, at least one listed, `watchSampleTruncated` false and
-   * as many listed as counted). An agent still starting, or one listing none, says nothing.
-   */
+  /** `watched` is all it watches: from its options, or a whole DOCTOR sample (not truncated, as many listed as counted). */
   complete: boolean;
   /** Where `watched` comes from: the JVM's options, DOCTOR's whole sample, a truncated one, or nothing yet. */
   from: 'options' | 'doctor' | 'sample' | 'none';
@@ -51,11 +40,7 @@ export interface AgentView {
   excludePatterns: readonly string[];
   /** `autoCompile=true` in its options: it watches sources, not class output directories, so nothing here is decided. */
   autoCompile: boolean;
-  /**
-   * The directories on its JVM's class path (from its command line, translated by the path map,
-   * with symbolic links resolved in `real`): its app loads classes from them, watched or not.
-   * Empty when not known.
-   */
+  /** The directories on its JVM's class path (local; `real` with links resolved), watched or not; empty when not known. */
   classPath: readonly { local: string; real: string }[];
   /** DOCTOR's `workingDirectory`, translated by the path map. */
   workingDirectory: string;
@@ -196,11 +181,9 @@ function parentOf(agentPath: string): string {
 }
 
 /**
- * Class output directories the agent watches that reclazz-build did not find by itself: with a
- * complete sample, the watched directories here that hold class files and neither contain nor
- * lie inside one of `known` (a known one names classes from its own root), nor hold one of the
- * project folders `roots` (`/` or a home folder is no class output directory, and scanning it
- * would read the whole disk). Sorted.
+ * Class output directories the agent watches that reclazz-build did not find: with a complete
+ * sample, watched directories holding class files, neither nesting with one of `known` nor holding
+ * a project folder of `roots` (`/` or a home folder would mean scanning the disk). Sorted.
  */
 export function agentClassDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
   if (!view.complete) return [];

@@ -1,21 +1,12 @@
-/**
- * The folder table of the class index: the folders a scan listed, with their stamps, so that
- * the next scan takes an unchanged folder's entries from here instead of reading it again.
- */
+/** The folder table of the class index: the next scan takes an unchanged folder's entries from it. */
 import type fs from 'node:fs';
 import { COARSE_CLOCK_MS } from './evidence.js';
 
 /**
- * The folders a scan listed, in the order it listed them, so that the next scan can take an
- * unchanged folder's entries from here instead of reading it again (snapshot.ts). A folder's
- * stamp moves whenever an entry is added, removed or renamed in it, and only then (a file
- * rewritten in place moves the file's stamp, not its folder's, and every file is still looked
- * at). Folder `f` is `paths[f]`, with stamp `stamps[3f .. 3f+2]` (mtimeMs, ctimeMs, inode;
- * NaN when the folder changed too close to its listing to be trusted), found in folder
- * `parent[f]` ({@link NO_PARENT} for a class output directory); its class files with a row are
- * rows `firstRow[f] .. firstRow[f] + rowCount[f] - 1` of the index, in listing order, and
- * `unlisted[f]` names, '/'-separated, its other entries that are files or links: class files
- * with no row (a link to nothing) and the other files.
+ * The folders a scan listed, in listing order. A folder's stamp moves only when an entry is added,
+ * removed or renamed (files are still each looked at). Folder `f` is `paths[f]`, stamp
+ * `stamps[3f .. 3f+2]` (mtimeMs, ctimeMs, inode; NaN: not trusted), in `parent[f]`; its rows are
+ * `firstRow[f]` onwards, `rowCount[f]` of them; `unlisted[f]` names ('/'-separated) its other files.
  */
 export interface FolderTable {
   paths: string[];
@@ -86,11 +77,9 @@ export class FolderTableBuilder {
 export type FolderStamp = readonly [number, number, number];
 
 /**
- * The stamp of a folder read at `listedAtMs` (epoch ms, taken before the stat), or undefined
- * when it changed so shortly before that a change right after the listing could leave the same
- * stamp (file systems stamp from a coarse clock, see evidence.ts): then it is listed again next time.
- * A folder stamped in whole seconds (a file system with 1 s or 2 s stamps) never gets one: an entry
- * added in the same second would leave it as it was.
+ * The stamp of a folder read at `listedAtMs` (epoch ms, before the stat), or undefined when it
+ * changed so shortly before that the coarse clock could hide a later change (evidence.ts), or its
+ * stamps are whole seconds: then it is listed again next time.
  */
 export function folderStamp(stat: fs.Stats, listedAtMs: number): FolderStamp | undefined {
   const settled = listedAtMs - COARSE_CLOCK_MS;

@@ -1,12 +1,7 @@
 /**
- * Detection from hints (watch mode): only the folders that may have changed are scanned, and the
- * cost is their rows, not the tree's. The rows of those folders are taken out of the record as an
- * index of their own, set against the disk by the usual rule (snapshot.ts `detectChanges`), and
- * put back; every other row is copied whole, column by column. Row numbers of the record are
- * kept, so the folder-to-rows lookup of a record carries over to the next one. The folders of
- * rows not live by the record (evidence.ts) are looked in too, hint or none: a class an earlier
- * cycle did not prove live is asked again in every cycle until it is proven or changes, as a
- * full scan asks it.
+ * Detection from hints (watch mode): only folders that may have changed are scanned, by the usual
+ * rule (snapshot.ts), costing their rows, not the tree's; row numbers are kept. Folders of rows
+ * not live by the record are scanned too, so a class not yet proven is asked again every cycle.
  */
 import path from 'node:path';
 import { IndexBuilder, SHA_BYTES, STAMP_FIELDS, type ClassIndex } from './columns.js';

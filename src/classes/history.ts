@@ -1,23 +1,9 @@
 /**
- * What the class index knows of each folder's past in the agent session, for the rule of
- * evidence.ts that a class file is new to the JVM only when its path held no class in the
- * session. Per folder below the class output directories that a scan listed (the directories
- * themselves included): its stamp then, and whether its history is **whole**: every class file
- * and folder it has held since the session began is in the record (a row, a tombstone, an entry
- * here). A class file without a row in a folder whose history is whole held no class in the
- * session before it.
- *
- * How it is kept:
- * - A folder first listed in the session is whole when no entry was added to or removed from it
- *   since the JVM started (evidence.ts `wholeSinceStart`): after a `mvn clean` by hand it is not,
- *   since a class the JVM loaded may have been removed.
- * - Between runs a folder stays whole only while its stamp does not move ({@link wholeBefore},
- *   before each build): an entry added or removed in between may have been a class the JVM loaded.
- * - A build's own changes are recorded by the scan after it, so after a build a folder is as
- *   whole as it was before, and a folder the build made is as whole as its parent was.
- * - A folder that goes away hands its history to its parent: when it was not whole, the parent
- *   is not either (a class may have come and gone below it unseen). One that cannot be listed is
- *   not whole.
+ * Each folder's past in the agent session, for evidence.ts's rule that a class file is new to the
+ * JVM only when its path held no class in the session. A folder's history is **whole** when every
+ * class file and folder it held in the session is in the record. It is whole when first listed
+ * only if unchanged since the JVM started; between runs only while its stamp stays; after a build
+ * as before it (a new folder as its parent). A folder gone or unlistable makes its parent not whole.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,12 +22,9 @@ export interface FolderHistory {
 export type FolderHistories = Map<string, FolderHistory>;
 
 /**
- * How a scan judges the history of the folders it lists. `first`: first listed in this agent
- * session (no record of them), whole when unchanged since the JVM started (`start` unknown:
- * never); the scan also tells which folders were at their path before the start
- * (evidence.ts `folderBefore`). `after`: a scan after a build, whole as `before` says the folder
- * was just before the build; a folder `before` does not name is one the build made, as whole as
- * its parent.
+ * How a scan judges the folders it lists. `first`: no record yet; whole when unchanged since the
+ * JVM started (`start` unknown: never). `after`: after a build, as `before` says; a folder the
+ * build made is as whole as its parent.
  */
 export type HistoryRule = { kind: 'first'; start: StartCut | undefined } | { kind: 'after'; before: ReadonlyMap<string, boolean> };
 
@@ -60,9 +43,8 @@ export function wholeBefore(histories: FolderHistories, fresh: (folder: string) 
 }
 
 /**
- * Records in `histories` (in place) the folders `whole` finds no longer whole, so that the
- * record saved before a build says so: a build that fails keeps the hold, and the next run takes
- * what changed under it as its own ({@link wholeBefore} with `fresh` for every folder).
+ * Marks in `histories` (in place) the folders `whole` finds no longer whole, for the record saved
+ * before a build: after a failed build the next run takes what changed under the hold as its own.
  * @returns whether any folder was.
  */
 export function breakHistories(histories: FolderHistories, whole: ReadonlyMap<string, boolean>): boolean {
@@ -142,11 +124,7 @@ export class HistoryBuilder {
     return this.rule.kind === 'after' && this.wholeAfter(folder);
   }
 
-  /**
-   * The folder histories after the scan: the folders it listed; the base's other folders as they were
-   * when the scan did not look at them (`looked` false) or could not (below a folder it could
-   * not list); the rest went away, and hand their history to the nearest folder above them.
-   */
+  /** The histories after the scan: those listed, the base's others kept where not looked at; gone ones hand theirs up. */
   finish(looked: (folder: string) => boolean): FolderHistories {
     const result: FolderHistories = new Map(this.listedNow);
     const hidden = (folder: string) => this.unlistable.some((u) => folder.startsWith(u + path.sep));

@@ -1,15 +1,9 @@
 /**
- * Change detection for class output directories, against the class index: per file its bytes
- * at the last scan and the evidence that makes them live (evidence.ts holds the rule). A class
- * file "changed" when its bytes differ from the index; the stat check (size, mtime, ctime,
- * inode) is only a pre-filter, so a same-size, same-mtime rewrite with new bytes still counts
- * (a write always moves ctime).
- *
- * The index is kept as columns with no object per file, and a run scans the class output
- * directories once, after the build: at 50,000 class files, objects per file and a second
- * stat pass were most of a run's time and memory. Reads are synchronous: for thousands of
- * small files that is many times faster than as many concurrent promises. The user's class
- * files are only ever read.
+ * Change detection for class output directories against the class index (the evidence rule is
+ * evidence.ts's). A class file changed when its bytes differ; the stat check is only a pre-filter
+ * (a write always moves ctime). Columns, not an object per file, and one scan per run: at 50,000
+ * files those were most of a run's time and memory. Reads are synchronous, many times faster for
+ * small files. The user's class files are only ever read.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,11 +28,7 @@ export interface ScanOptions {
   unseenBefore?: readonly string[];
   /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
   resourcesSinceMs?: number;
-  /**
-   * Scan only these folders (absolute, each without the folders below it) of `dirs`; rows of
-   * `base` elsewhere are kept as they are (there as their rows say, not removed). Undefined: every folder. For a large base, hinted.ts
-   * `detectInFolders` costs the rows of these folders only.
-   */
+  /** Scan only these folders (absolute, not their subfolders); `base`'s rows elsewhere are kept. Undefined: all. */
   folders?: ReadonlySet<string>;
 }
 
@@ -47,10 +37,7 @@ export interface Detection {
   changes: ChangeSet;
   /** The index as of now: the scanned directories as found, other rows of the base kept. */
   index: ClassIndex;
-  /**
-   * False when `index` need not be written: it holds what the base did, and every folder listed
-   * was either taken from the base's folder table or changed too recently to be worth saving.
-   */
+  /** False when `index` need not be written: it holds what the base did, folder stamps included. */
   dirty: boolean;
   /** Class files that exist but could not be read: not checked, their rows kept as they were. */
   unreadable: string[];
@@ -83,25 +70,15 @@ interface Walk {
 }
 
 /**
- * Scans the class output directories `dirs` (one stat per class file) and sets them against
- * `base`: a file whose stamp moved is hashed, and `judge` (the rule in evidence.ts) decides what
- * every file that is not simply the row's live bytes needs, which becomes its row's evidence and
- * puts it in `changed`, `checks` or `added`. A file of `base` that is gone becomes a tombstone
- * (reported removed once). Rows of `base` under directories not in `dirs` are carried over as
- * they are; so is the row of a file that cannot be read (listed in `unreadable`: its change is
- * unknown, not a removal; without a row it gets one with no bytes, so it is never taken as new
- * later) and every row below a folder that cannot be listed (`unreadableDirs`). `dirs` must not
- * nest. Symbolic links to class files are followed, links to folders are not. A folder whose
- * stamp is the one `base.folders` has for it is not read again: its entries are as they were
- * (see folders.ts); each of its files is still looked at. The work yields to the event
- * loop every SLICE_MS ms (scan.ts), so timers keep running (the run lock's refresh) however
- * large the tree. Each folder listed gets its history by `options.history` (history.ts): what
- * tells whether a class file without a row is new. Never throws for the file system. `base` is
- * given away: while no row was added, removed or moved its rows are updated in place, so use the
- * returned index, not `base`.
+ * Scans `dirs` (one stat per class file; they must not nest) against `base`: a file whose stamp
+ * moved is hashed, and `judge` (evidence.ts) decides what a file that is not its row's live bytes
+ * needs. A gone file becomes a tombstone (reported removed once). A file that cannot be read keeps
+ * its row (or gets one with no bytes, so it is never taken as new later); so do rows below an
+ * unlistable folder. Links to class files are followed, to folders not. A folder whose stamp is
+ * unchanged is not listed again. Yields every SLICE_MS ms so the run lock's refresh keeps running.
+ * Never throws for the file system. `base` is given away (its rows may be updated in place).
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
- *   sessionId; `base` itself, with the folders of this scan, when no row was added, removed or
- *   moved), whether it differs from `base` as it was, and what could not be read.
+ *   sessionId), whether it differs from `base` as it was, and what could not be read.
  */
 export async function detectChanges(base: ClassIndex, dirs: readonly string[], options: ScanOptions): Promise<Detection> {
   const scanned = [...new Set(dirs.map((d) => path.resolve(d)))];
@@ -163,9 +140,8 @@ interface Place {
 }
 
 /**
- * One folder: its entries (as the base lists them when its stamp is the one the base has, else
- * read now), a row per class file, and its own entry in the new folder table; its folders go on
- * `stack`. The stamp is read before the entries, so an entry added while they are read moves it.
+ * One folder: its entries (the base's when its stamp is unchanged), a row per class file, and its
+ * folder table entry. The stamp is read first, so an entry added while listing moves it.
  */
 async function scanFolder(walk: Walk, place: Place, stack: { folder: string; parent: number }[]): Promise<void> {
   const { base } = walk;

@@ -1,9 +1,6 @@
 /**
- * The agent subcommands on the command line: doctor, status, pause, resume, scan, verify,
- * events. Each parses its options, loads the project config, runs its core function (in this
- * folder) and renders the result: human text (what was asked for on stdout, refusals on
- * stderr) or, with `--json`, JSON lines on stdout. `src/cli/main.ts` supplies signal handling and
- * the exit. The work is in `actions.ts`, loaded only when a subcommand runs.
+ * The agent subcommands (doctor, status, pause, resume, scan, verify, events) on the command
+ * line. Their work is in `actions.ts`, loaded only when a subcommand runs.
  */
 import type { Command } from 'commander';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';

@@ -1,10 +1,6 @@
 /**
- * Project defaults for reclazz-build: a `reclazz.config.json` file, or a `reclazz` key in
- * `package.json`, found in the working directory or a parent up to the checkout root (the first
- * folder holding `.git`). Validated with zod; an invalid file is a {@link ConfigError} that
- * names the file, the key and the expected shape (the keys, their schemas and their words are
- * options.ts `OPTIONS`). Relative paths in a config file are relative to the folder that holds
- * it. Command-line options win over the config (options.ts `resolveSettings`).
+ * Project defaults: `reclazz.config.json` or a `reclazz` key in `package.json`, in the working
+ * directory or a parent up to the checkout root. Relative paths are relative to the file's folder.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,9 +36,7 @@ export interface LoadedConfig {
 }
 
 /**
- * Finds and reads the config for `cwd`: `explicit` (`--config`) when given, else the nearest
- * `reclazz.config.json` or `package.json` with a `reclazz` key in `cwd` or a parent, up to the
- * checkout root. Paths in it come back absolute.
+ * Finds and reads the config for `cwd`: `explicit` (`--config`), else the nearest one. Paths come back absolute.
  * @throws ConfigError for an explicit file that is missing, unreadable JSON, or invalid content.
  */
 export function loadConfig(cwd: string, explicit?: string): LoadedConfig {

@@ -1,25 +1,12 @@
 /**
- * Start-up of the `reclazz-build` command (`bin/reclazz-build.cjs`): runs the CLI bundle
- * (`dist/cli.cjs`) with V8's code cache, kept in the user's cache folder.
- *
- * Why: after Node's own start-up, a run is mostly compiling and starting the bundle's
- * JavaScript. V8 compiles most functions only when first called, so a cache taken right after
- * compiling (what Node 20's loaders and require hooks can do) misses them; this one is taken
- * when the process exits, after a whole run, and makes the next run skip compiling nearly
- * everything it calls (bench/README.md, "History", has what it saves).
- *
- * The cache is code V8 will run, so it is only read from a folder only this user can write
- * to, and V8 is only given data that passes our own check first: V8 release builds do not
- * checksum the data (one changed byte crashed the process or ran wrong code) and compare only
- * the source's length (a bundle rebuilt in place to the same length ran the old code). The
- * file is a header (magic, SHA-256 of the bundle's identity, SHA-256 of the payload) and V8's
- * data. The identity is the bundle file's device, inode, size, mtime and ctime in ns, read
- * before and after reading it: any write to the file moves its ctime, which no one can set
- * back, and a stat costs next to nothing where hashing the whole bundle took time at every start;
- * V8 itself still refuses data from another V8 version or other flags. Anything unexpected
- * (no cache folder, data that fails a check, a failed write) just means compiling as usual
- * and a new cache at exit. `RECLAZZ_CODE_CACHE_DIR` names the folder; `RECLAZZ_CODE_CACHE=0`
- * turns the cache off.
+ * Start-up of `reclazz-build` (`bin/reclazz-build.cjs`): runs `dist/cli.cjs` with a V8 code cache
+ * taken at exit, after a whole run, since V8 compiles most functions only when first called
+ * (savings: bench/README.md, "History"). The cache is code V8 will run, and V8 release builds
+ * neither checksum it nor compare more than the source's length, so it is read only from a folder
+ * only this user can write, and checked first: a header with SHA-256 of the bundle's identity
+ * (device, inode, size, mtime, ctime in ns, stat'ed around the read: any write moves ctime) and
+ * of the payload. Anything unexpected means compiling as usual. `RECLAZZ_CODE_CACHE_DIR` names
+ * the folder; `RECLAZZ_CODE_CACHE=0` turns it off.
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -47,12 +34,9 @@ export interface CodeCacheLocation {
 }
 
 /**
- * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR` when it is absolute (a relative one
- * turns the cache off rather than make folders in whatever the working folder is), else
- * `reclazz-build` in `XDG_CACHE_HOME` (when absolute) or `~/.cache` (`%LOCALAPPDATA%` on
- * Windows); undefined when the cache is off (`RECLAZZ_CODE_CACHE=0`) or there is no such folder
- * to use. Only the `reclazz-build` folder (the named one) and `.cache` in the home folder may be
- * created, never their parents.
+ * The folder for the code cache: `RECLAZZ_CODE_CACHE_DIR` if absolute (relative turns the cache
+ * off), else `reclazz-build` in `XDG_CACHE_HOME`, `~/.cache` or `%LOCALAPPDATA%`; undefined when
+ * off. Only that folder and `~/.cache` may be created, never their parents.
  */
 export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, home: string): CodeCacheLocation | undefined {
   if (env.RECLAZZ_CODE_CACHE === '0') return undefined;
@@ -66,12 +50,9 @@ export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform, 
 }
 
 /**
- * Runs the CommonJS bundle `file` as the program, compiled with the code cache when there is
- * one that passes the checks; when there is none (or it failed a check, or V8 rejected it) and
- * the run does real work, saves a new one as the process exits, replacing the old one and
- * pruning stale ones. Never throws for the cache.
- * @param words the command line after the program name: `--version`/`--help` runs (which
- *   call little of the CLI) never write the cache.
+ * Runs the CommonJS bundle `file` with the code cache when one passes the checks; else, for a run
+ * doing real work, saves a new one at exit. Never throws for the cache.
+ * @param words the command line after the program name: `--version`/`--help` never write the cache.
  */
 export function launch(file: string, words: readonly string[]): void {
   const { bytes, identity } = readBundle(file);
@@ -123,11 +104,7 @@ export function isLightRun(words: readonly string[]): boolean {
   return own.some((w) => w === '-V' || w === '--version' || w === '-h' || w === '--help');
 }
 
-/**
- * `cli-<bundle path hash>-<V8 version>.v8cache`: one per installed copy of the CLI and Node
- * version (neither evicts the other), overwritten when it is rebuilt or upgraded (the header
- * says which bundle it is for).
- */
+/** `cli-<bundle path hash>-<V8 version>.v8cache`: one per installed copy and Node version, so neither evicts the other. */
 function cacheName(file: string): string {
   return `${cachePrefix(file)}-${process.versions.v8}.v8cache`;
 }
@@ -195,11 +172,8 @@ function save(location: CodeCacheLocation, cacheFile: string, sourceHash: Buffer
 }
 
 /**
- * Deletes, among our files in `dir` other than `keep`: any `cli-*.v8cache` neither read nor
- * written for 30 days (other installs or Node versions, long gone; read time counts where the
- * file system keeps it), and `cli-*.v8cache.<pid>.tmp` left for a day by a run that died while
- * saving.
- * Other names are left alone (the folder may be one `RECLAZZ_CODE_CACHE_DIR` shares).
+ * Deletes our files in `dir` but `keep`: `cli-*.v8cache` untouched for 30 days, and
+ * `cli-*.v8cache.<pid>.tmp` older than a day. Other names stay (the folder may be shared).
  */
 function prune(dir: string, keep: string): void {
   const now = Date.now();

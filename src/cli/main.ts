@@ -1,8 +1,6 @@
 /**
- * The command-line face: parses arguments (commander), renders events (human on stderr, or
- * JSON lines on stdout with --json), forwards signals as an AbortSignal, and exits with the
- * run's exit status. All the work is in the core (`run.ts`). What runs a build (`build.ts`)
- * and the subcommands' work are loaded only when needed: `--help` and `--version` load neither.
+ * The command line: parses arguments, renders events, turns signals into an AbortSignal and exits
+ * with the exit status. The build and subcommands load only when needed (not for `--help`).
  */
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
@@ -290,9 +288,8 @@ let signalled = false;
 const SIGNALLED_FLUSH_MS = 200;
 
 /**
- * Exits once everything written to stdout and stderr has been handed to the OS (pipes may be
- * asynchronous); after a signal, at most {@link SIGNALLED_FLUSH_MS} ms later, so that a reader
- * that stopped reading (`events | sleep 30`) cannot keep the process after one Ctrl-C.
+ * Exits once stdout and stderr are flushed; after a signal, at most {@link SIGNALLED_FLUSH_MS} ms
+ * later, so a reader that stopped reading (`events | sleep 30`) cannot keep the process.
  */
 async function exit(code: number): Promise<never> {
   const flushed = (stream: NodeJS.WriteStream) =>
@@ -306,9 +303,8 @@ async function exit(code: number): Promise<never> {
 }
 
 /**
- * Stands in for the words after `--` while commander parses: commander dispatches on the first
- * operand even after `--`, so `-- status` would run the `status` subcommand instead of a
- * command named status. Not a word anyone types (it holds a NUL).
+ * Stands in for the words after `--` while commander parses: it dispatches on the first operand
+ * even after `--`, so `-- status` would run `status`. Holds a NUL, so no one types it.
  */
 const AFTER_DASHES = '\0after--';
 

@@ -1,10 +1,7 @@
 /**
- * The project options, declared once: {@link OPTIONS} gives each its config-file key, its zod
- * schema, what it takes in words, its default and the command-line flag that overrides it. The
- * config file's type, key list, schema and error words, the flags' type and the resolved
- * settings all come from it; commander's flag list (main.ts, commands.ts) names each flag.
- * Precedence: command-line flags, then the environment (`RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`,
- * read by discovery), then the config file (config.ts), then the defaults.
+ * The project options, declared once in {@link OPTIONS}: config key, schema, words, default and
+ * flag. Precedence: flags, then the environment (`RECLAZZ_PORT`, `RECLAZZ_PORT_FILE`, read by
+ * discovery), then the config file, then the defaults.
  */
 import path from 'node:path';
 // zod/mini: the same schemas as `zod`'s, built with functions, so a bundle keeps only what it uses.

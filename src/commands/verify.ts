@@ -1,14 +1,7 @@
 /**
- * `reclazz-build verify [class files or directories...]`: asks the running agent whether the
- * bytes on disk now (by SHA-256) are applied, with the same VERIFY loop, deadline, capacity
- * and exit statuses as a build (0 all applied, 75 not proven, 69 refused, 2 usage).
- *
- * A point-in-time check: without a build there are no "bytes from before", so a `mismatch`
- * receipt is final here (after a build it may mean "not captured yet"). Which class files are
- * live without asking is the build's rule (classes/evidence.ts, through baseline.ts): bytes at
- * their path since before the app's JVM started are live (`unchanged`), as a build calls them;
- * the rest are asked and read as a build reads them (session/proof.ts: a change PENDING lists is
- * `restart-required`).
+ * `reclazz-build verify [class files or directories...]`: are the bytes on disk now applied? The
+ * build's VERIFY loop, evidence rule and exit statuses. Without a build there are no "bytes from
+ * before", so a `mismatch` receipt is final here (after a build it may mean "not captured yet").
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -169,10 +162,8 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
 }
 
 /**
- * The verdicts for `files` by the build's rule: live without asking when at their path since
- * before the app's JVM started (as the record before a build finds them: classes/baseline.ts),
- * `rewritten` when their bytes moved while read, the rest asked and read as a build reads its
- * changed classes (session/proof.ts), in the order of their names.
+ * The verdicts for `files` by the build's rule (classes/baseline.ts, session/proof.ts), in name
+ * order: live when at their path since before the JVM started, `rewritten` when moved while read.
  */
 async function proveFiles(
   session: Session<SessionHost>,
@@ -254,10 +245,8 @@ function rowsByPath(index: ClassIndex): Map<string, number> {
 }
 
 /**
- * `index` with a row (evidence unknown) for each class file of `files` it lacks (one outside
- * every class output directory, named by the class it declares), so that an answer for it is
- * read as any other (session/proof.ts: a file that moved since it was hashed is `rewritten`).
- * A file that cannot be read now, or whose bytes changed since `after`, gets no row.
+ * `index` with a row (evidence unknown) for each file of `files` it lacks, so its answer is read
+ * as any other. A file unreadable now, or changed since `after`, gets no row.
  */
 function withRows(index: ClassIndex, files: readonly ClassChange[]): ClassIndex {
   const known = new Set(index.paths);

@@ -51,13 +51,10 @@ export interface CachedHash {
 }
 
 /**
- * Every class file under the (absolute) watched directories, recursively, hashed.
- * Missing directories are skipped; any other read error throws (a failed capture).
- * With `cache`, a file whose size, mtime, ctime and inode are unchanged since it was last
- * hashed keeps its hash (any write moves ctime, so new bytes are still seen); the cache is
- * updated in place and forgets files that are gone. `onRead` sees the bytes of every file
- * this scan actually read (all of them without a cache). A file whose name `skip` accepts is
- * left out unread (the agent's `excludePatterns`).
+ * Every class file under the (absolute) watched directories, hashed; missing directories are
+ * skipped, other read errors throw (a failed capture). With `cache`, a file whose stamp is
+ * unchanged keeps its hash (a write moves ctime). `onRead` sees the bytes actually read; names
+ * `skip` accepts (`excludePatterns`) are left out unread.
  */
 export function scanClassFiles(
   dirs: readonly string[],

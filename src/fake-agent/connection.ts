@@ -30,11 +30,9 @@ export interface ConnectionHooks {
 const WRITES_UNTIL_FAILURE = 2;
 
 /**
- * A connected client. Incoming bytes are decoded as UTF-8 and split on `\n`; `\r` is ignored;
- * a line (or an unterminated partial line) of 513+ characters closes the connection.
- * Outgoing lines are written directly while the socket drains; once `write()` returns false
- * they wait in an outbox of `outboxLimit` lines, and past that limit they are dropped
- * (receipts included), each drop reported through `onDrop`.
+ * A connected client: lines split on `\n` (`\r` ignored); one of 513+ characters closes the
+ * connection. Lines the socket does not take wait in an outbox of `outboxLimit` lines; beyond
+ * it they are dropped, receipts included (`onDrop`).
  */
 export class StatusClient {
   /** Lines dropped because the outbox was full, over the connection's life. */

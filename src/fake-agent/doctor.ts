@@ -44,12 +44,9 @@ export interface DoctorFacts {
 }
 
 /**
- * `DOCTOR_RESULT` JSON for `token`: every observed field in the agent's order, or
- * `{"requestId","status":"unavailable","detail"}` when a string field is longer than 512
- * characters or the whole is longer than 3900. Before anything is wired: sessionId "",
- * watcherState and buildHold "unavailable", no directories, every `*Supported` false. With
- * VERIFY wired but not the rest: the session, `verifySupported` and `scanSupported`, the hold and
- * the watcher still "unavailable", ownership unsupported.
+ * `DOCTOR_RESULT` JSON for `token`: the observed fields in the agent's order, or "unavailable"
+ * when a string field is over 512 characters or the whole over 3900; the starting shapes while
+ * not all is wired.
  */
 export function doctorJson(token: string, facts: DoctorFacts, hostile: Hostility): string {
   const text = (field: DoctorStringField, value: string): string => hostile.doctorField(field, value);
@@ -88,11 +85,9 @@ export function doctorJson(token: string, facts: DoctorFacts, hostile: Hostility
 }
 
 /**
- * HEALTH's report of what the agent did since it started, in the order and words of the agent's
- * `SessionReport.lines` (agent/SessionReport.java): the count of reloads and failures, counted
- * once per class attempt as `ReloadQueue.java` reports each class of a batch, is what a client
- * reads to know whether a receipt can have been evicted (protocol.md "SCAN, PENDING, HEALTH,
- * DIAGNOSE").
+ * HEALTH's lines, as agent/SessionReport.java writes them: its count of reloads and failures (per
+ * class attempt, as ReloadQueue.java counts) tells a client whether a receipt can have been
+ * evicted (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE").
  */
 
 /** How many latencies the report remembers (SessionReport's ring). */

@@ -1,10 +1,6 @@
 /**
- * A fake of the reclazz hot-reload agent's loopback status socket, following the agent's
- * status-socket contract as the running agent implements it, for end-to-end tests, the demo
- * and integration work. docs/fake-agent.md (shipped in the package) describes it.
- *
- * Independent of the reclazz-build client code on purpose: it imports nothing from it.
- *
+ * A fake of the reclazz agent's status socket, as the running agent implements it, for tests, the
+ * demo and integration work (docs/fake-agent.md). It imports nothing from the client, on purpose.
  * @example
  * ```ts
  * import { startFakeAgent } from 'reclazz-build/fake-agent';

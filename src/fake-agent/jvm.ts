@@ -1,9 +1,7 @@
 /**
- * The fake agent's stand-in for the application's JVM: a real, idle process started in the
- * app's folder, so that DOCTOR's `pid` and `workingDirectory` (protocol.md, "DOCTOR") name a
- * process a client can look up (its start time, its cwd, its command line and environment) as
- * it would a real JVM. Its command line reads like one: `java -javaagent:<jar>=<options> -cp
- * <class path> <main class>`, after the keep-alive shell (or node) that runs it.
+ * The stand-in for the application's JVM: a real idle process in the app's folder, so DOCTOR's
+ * `pid` and `workingDirectory` (protocol.md, "DOCTOR") name a process a client can look up. Its
+ * command line reads like a JVM's: `java -javaagent:<jar>=<options> -cp <class path> <main class>`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';

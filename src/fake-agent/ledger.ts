@@ -140,12 +140,9 @@ export interface HoldState {
 export const NO_HOLD: HoldState = { kind: 'none', sinceMs: 0 };
 
 /**
- * Outcome of one BUILD command against the current hold.
- * - rejected: nothing changes; `BUILD_REJECTED` when a request token was given.
- * - accepted: `hold` is the hold afterwards and `event` what happened:
- *   `acquired` (a free hold taken), `reacquired` (same holder started again: cancels a pending
- *   capture), `failed` (hold kept or, for unowned, taken: cancels a pending capture),
- *   `capture-scheduled` (ok: the hold stays until the capture runs).
+ * Outcome of one BUILD command against the current hold: rejected (nothing changes; `BUILD_REJECTED`
+ * when a request token was given), or accepted with the hold afterwards. `reacquired` and `failed`
+ * cancel a pending capture; after `capture-scheduled` (ok) the hold stays until the capture runs.
  */
 export type BuildDecision =
   | { accepted: false }

@@ -72,11 +72,9 @@ export function appDirOfPortFile(path: string): string | undefined {
 }
 
 /**
- * The directories the agent's watcher registers, as DOCTOR counts and samples them
- * (agent FileWatcher.registerDirectories and doctorEvidence; platform/SpringBootContext for the
- * resource folders): every directory under each watched root, each one its own registration,
- * and the resource folder the agent derives from a Maven or Gradle class output directory, with
- * its subfolders. Symbolic links are not followed, as `Files.walkFileTree` does not by default.
+ * The directories the agent's watcher registers (agent FileWatcher.registerDirectories,
+ * doctorEvidence; platform/SpringBootContext): each directory under a watched root, and the
+ * resource folder derived from a class output directory. Links are not followed (`Files.walkFileTree`).
  */
 
 /**
@@ -127,11 +125,9 @@ export function registeredDirectories(roots: readonly string[]): string[] {
 }
 
 /**
- * The agent's own options as the fake's stand-in JVM carries them on its command line, and the
- * one of them the fake acts on besides `watchDirs`: `excludePatterns` (agent
- * config/AgentConfig.java: `key=value` pairs joined by `,`; `watchDirs` and `excludePatterns`
- * split on `;`; a pattern is a glob, `*` any run of characters and `?` one, matched against the
- * whole file name, case-sensitively).
+ * The agent's options on the stand-in JVM's command line, and `excludePatterns` (agent
+ * config/AgentConfig.java: `key=value` joined by `,`, lists split on `;`; globs with `*` and `?`
+ * over the whole file name, case-sensitive).
  */
 
 /** Where the stand-in says the agent's jar is: a plausible path; nothing reads it. */

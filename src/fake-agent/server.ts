@@ -24,12 +24,10 @@ const DROP_WARN_EVERY = 1000;
 type Reply = (message: string) => void;
 
 /**
- * Start a fake agent on 127.0.0.1 following protocol.md ("Finding the agent", "The stream",
- * "Commands"). Starts the stand-in JVM, snapshots the watched directories (those classes count
- * as loaded), listens (unless `listenDelayMs`) and writes the port file (unless
- * `portFileDelayMs`). Rejects if the port cannot be bound or the stand-in cannot start.
- * Defaults: ephemeral port, heartbeat 10000 ms, captureDelayMs 100, reloadMs 50, 5 clients,
- * outbox 1000 lines, ledger 512 classes (see {@link FakeAgentOptions}). Always `stop()` it.
+ * Starts a fake agent on 127.0.0.1 (protocol.md "Finding the agent", "The stream", "Commands"):
+ * the stand-in JVM, the watched classes as loaded, the socket and the port file. Defaults in
+ * {@link FakeAgentOptions}. Always `stop()` it.
+ * @throws when the port cannot be bound or the stand-in cannot start.
  */
 export async function startFakeAgent(options: FakeAgentOptions = {}): Promise<FakeAgent> {
   const agent = new FakeAgentServer(settingsFrom(options), options.sessionId ?? randomUUID());
@@ -156,11 +154,9 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
   }
 
   /**
-   * The app's JVM restarted (systemctl, docker, the IDE): as the real agent, the old JVM's
-   * shutdown hook closes the status server and deletes the port file (agent
-   * `agent/StatusServer.java` stop()), and the new JVM's agent binds a new port (an ephemeral one
-   * unless `port` is fixed) and writes it to the port file again (StatusServer start()), with a new
-   * agent session and a new stand-in JVM that loads the class files on disk.
+   * The app's JVM restarted: the port file is deleted and the server closed (agent
+   * `agent/StatusServer.java` stop()), then a new stand-in JVM and agent session bind a new port
+   * and write the port file again (StatusServer start()).
    */
   async restartJvm(): Promise<void> {
     if (this.stopping) return;

@@ -136,34 +136,27 @@ export interface FakeAgentOptions {
   /** DOCTOR `workingDirectory` instead of the stand-in's (mapped) cwd, e.g. a folder outside the project. */
   reportedWorkingDirectory?: string | undefined;
   /**
-   * Agent path -> local path, the pairs reclazz-build's `--path-map` takes (`{ '/app': '/home/me/shop' }`):
-   * DOCTOR `watchedDirectories` and `workingDirectory`, and VERIFY `source`, report a local path
-   * under the longest matching local path with that prefix replaced (`/app/target/classes`).
-   * Agent paths must be absolute. Default: no mapping.
+   * Agent path -> local path, as `--path-map` takes them (`{ '/app': '/home/me/shop' }`): DOCTOR and
+   * VERIFY report paths in the agent's form. Agent paths must be absolute. Default: no mapping.
    */
   pathMap?: Record<string, string> | undefined;
   /**
-   * DOCTOR `watchSampleTruncated` true whatever the sample. Without it the sample is the agent's
-   * (watcher/FileWatcher.java doctorEvidence): every folder under a watched directory, and its
-   * `src/main/resources` tree, is a registration; the first 8 in String order of at most 256
-   * characters are listed, and it is truncated when there are more. Default false.
+   * DOCTOR `watchSampleTruncated` true whatever the sample. Else the sample is the agent's
+   * (watcher/FileWatcher.java doctorEvidence): the first 8 registrations in String order. Default false.
    */
   forceWatchSampleTruncated?: boolean | undefined;
 
   // ---- the application's command line (what a client reads of the JVM, agent config/AgentConfig.java) ----
 
   /**
-   * The agent's option string the stand-in JVM shows after `-javaagent:<jar>=`; `''` for a bare
-   * `-javaagent:<jar>`. Default: `watchDirs=<watchDirs, ';'-separated>` (in the agent's paths),
-   * then `excludePatterns=` and `startupDelaySec=` when set, as the Maven plugin writes it. The
-   * fake still watches `watchDirs`: keep the two consistent unless a test wants them apart.
+   * The option string after `-javaagent:<jar>=` (`''`: none). Default: `watchDirs=`, then
+   * `excludePatterns=` and `startupDelaySec=` when set, as the Maven plugin writes it. The fake
+   * still watches `watchDirs` whatever this says.
    */
   agentArgs?: string | undefined;
   /**
-   * `autoCompile=true` (agent ReclazzAgent.handleJavaBatch, IncrementalCompiler): the agent
-   * compiles the sources itself, so each receipt carries its own compiled bytes, never the
-   * build's (a build's hash reads `mismatch`); the default `agentArgs` then end with
-   * `autoCompile=true`. Only the receipts are modelled: the fake still captures the class files.
+   * `autoCompile=true` (agent ReclazzAgent.handleJavaBatch, IncrementalCompiler): receipts carry the
+   * agent's own compiled bytes, so a build's hash reads `mismatch`. Only the receipts are modelled.
    */
   autoCompile?: boolean | undefined;
   /**
@@ -184,23 +177,18 @@ export interface FakeAgentOptions {
   // ---- start-up (protocol.md, "Commands": early in agent start-up) ---------------------------
 
   /**
-   * For this many ms after start (and after each restart()) the handlers are not all wired yet,
-   * in the agent's order (agent/ReclazzAgent.java initialize): first nothing (BUILD, VERIFY,
-   * RELOAD and DIAGNOSE get no reply and change nothing, SCAN does nothing, DOCTOR answers per
-   * `startingDoctor`), then from `verifyWiredMs` on VERIFY and DIAGNOSE (DOCTOR shows the
-   * session and `verifySupported`, but `buildOwnershipSupported` false and the hold and watcher
-   * "unavailable"). `Infinity`: until finishStarting(). Default 0 (wired at once).
+   * For this many ms after each start the handlers are not all wired, in the agent's order
+   * (agent/ReclazzAgent.java initialize): first none (DOCTOR per `startingDoctor`), then from
+   * `verifyWiredMs` VERIFY and DIAGNOSE. `Infinity`: until finishStarting(). Default 0.
    */
   startingMs?: number | undefined;
   /** When VERIFY is wired, in ms after start (before `startingMs`; agent/ReclazzAgent.java wires it first). Default: half of `startingMs` (never when that is `Infinity`). */
   verifyWiredMs?: number | undefined;
   /**
-   * The watcher's start-up delay in ms after everything is wired (the agent's
-   * `startupDelaySec`, 30 s by default there; agent watcher/FileWatcher.java startWatching):
-   * DOCTOR's `watcherState` is "starting" with nothing registered, a BUILD ok's scan waits for
-   * the watcher (`scanTimeoutMs` at most), and SCAN does nothing. When it starts, the class files
-   * that changed since the application started are reloaded, unless a hold or a pause keeps
-   * them pending. `Infinity`: until startWatching(). Default 0.
+   * The watcher's start-up delay in ms (`startupDelaySec`; watcher/FileWatcher.java
+   * startWatching): DOCTOR says "starting", a BUILD ok's scan waits (`scanTimeoutMs` at most),
+   * SCAN does nothing; then files changed since start reload unless held or paused.
+   * `Infinity`: until startWatching(). Default 0.
    */
   watcherStartMs?: number | undefined;
   /**
@@ -209,11 +197,7 @@ export interface FakeAgentOptions {
    * held ...` and the hold stays with its owner. Default 10000.
    */
   scanTimeoutMs?: number | undefined;
-  /**
-   * DOCTOR while starting: `'observed'` answers `status` "observed" with `sessionId` "",
-   * `watcherState` and `buildHold` "unavailable", no watched directories and every `*Supported`
-   * false; `'silent'` gives no answer. Default `'observed'`.
-   */
+  /** DOCTOR while starting: `'observed'` (the starting shape: no session, nothing supported) or `'silent'`. Default `'observed'`. */
   startingDoctor?: 'observed' | 'silent' | undefined;
   /** Write the port file only this many ms after start (the socket listens at once). Default 0. */
   portFileDelayMs?: number | undefined;
@@ -227,51 +211,37 @@ export interface FakeAgentOptions {
   // ---- clients (protocol.md, "Slots linger") ------------------------------------------------
 
   /**
-   * A client that disconnected keeps its slot until the second line written to it afterwards
-   * (the first write to a closed peer still succeeds, the second fails): with heartbeats alone,
-   * up to about two heartbeats. Meanwhile a 6th connection is accepted and closed at once.
-   * Default false (a slot frees as soon as its client closes).
+   * A closed client keeps its slot until the second line written to it fails (up to two
+   * heartbeats); meanwhile a 6th connection is closed at once. Default false.
    */
   lingeringSlots?: boolean | undefined;
 
   // ---- reload batches (protocol.md, "Batch-wide verdicts", "VERIFY") ------------------------
 
   /**
-   * True for a class file the agent cannot read (agent ReloadQueue.capture: an IOException,
-   * here `AccessDeniedException`), as for a held path gone from disk (`NoSuchFileException`;
-   * the agent ignores DELETE events, so a held path the build deleted stays pending). A held
-   * capture broadcasts ERROR `Failed to read class file <path>: ...`, puts its batch back and
-   * keeps the hold with its owner, although `ok` was acknowledged; every later capture fails
-   * the same way until the file reads again. A watcher batch without a hold skips the file with
-   * the same ERROR and reloads the rest. Called with the absolute local path and the binary name
-   * from the path. Default: none.
+   * True for a class file the agent cannot read (agent ReloadQueue.capture), as for a held path
+   * the build deleted (the agent ignores DELETE events). A held capture then broadcasts ERROR
+   * `Failed to read class file <path>: ...` and keeps the hold with its owner although `ok` was
+   * acknowledged, until the file reads again; without a hold the file is skipped. Default: none.
    */
   unreadableClassFile?: ((path: string, className: string) => boolean) | undefined;
   /**
-   * The superclass change of `className` with these bytes (binary names `from` and `to`), or
-   * undefined. Real class files are also compared by themselves: a superclass that differs from
-   * the one loaded at start counts. As the agent's StructuralReloader does: the method bodies are
-   * salvaged and a WARN during the batch (`<class>: superclass change not applied; restart
-   * required. Still extends <From> instead of <To>. ...`) makes the batch `unverified` with that
-   * WARN as detail; with `refused` (why the rest of the class cannot be applied without the new
-   * superclass) the save is refused instead: `failed`, with the agent's sentence ending `This
-   * save was refused; restart required to pick it up.` (cut to 200 characters). Either way
-   * PENDING lists the class for the rest of the agent session (agent ui/RestartLedger.java).
+   * The superclass change of `className` with these bytes, or undefined (real class files are also
+   * compared by themselves). As agent reload/StructuralReloader: a WARN `<class>: superclass change
+   * not applied; restart required. ...` makes the batch `unverified`; with `refused` the save is
+   * `failed` (`... restart required to pick it up.`, cut to 200 characters). PENDING then lists the
+   * class for the session (agent ui/RestartLedger.java).
    */
   restartRequired?: ((className: string, sha256: string) => SuperclassChange | undefined) | undefined;
   /**
-   * A class the application had not loaded that the agent registers as a new Spring bean (agent
-   * SpringNewBeanRegistrar): `registered` (its receipt `unverified`, and the JVM has loaded it
-   * since), or `refused` (its receipt `failed`, with the registration's description). Default: a
-   * plain new class (ClassReloader.handleNewClass: `New class detected: <class>`, `unverified`, not
-   * loaded until the application first uses it). Registrations are not counted in HEALTH.
+   * A new class the agent registers as a Spring bean (agent SpringNewBeanRegistrar): `registered`
+   * (`unverified`, loaded since) or `refused` (`failed`). Default: a plain new class
+   * (ClassReloader.handleNewClass: `unverified`, not loaded until first use). Not counted in HEALTH.
    */
   newBean?: ((className: string) => 'registered' | 'refused' | undefined) | undefined;
   /**
-   * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): a change
-   * in a watched directory with no hold, no pause and wired handlers is captured and reloaded
-   * `watchDebounceMs` after it was last seen to change, with no BUILD or SCAN; `verifyStatus`
-   * decides whether each class reloads. Default false (only BUILD ok, SCAN and resume capture).
+   * The agent's own watcher (protocol.md, "Without a hold the agent reloads on its own"): without a
+   * hold or pause, a change reloads `watchDebounceMs` after it settles. Default false.
    */
   autoReload?: boolean | undefined;
   /** Quiet time of the watcher before it captures, in ms; default 500 (the agent's debounce). */

@@ -35,11 +35,8 @@ function truncateMessage(message: string): string {
 }
 
 /**
- * One status event as the JSON text of one line, WITHOUT the line terminator:
- * `{"level":L,"message":M,"timestamp":T,...extra}` (protocol.md, "The stream").
- * The message is truncated per {@link truncateMessage}; `extra` fields follow the three
- * standard ones in insertion order and cannot override them.
- * Useful for building raw lines for `InterceptAction` `reply`.
+ * One status event as one line of JSON without its terminator (protocol.md, "The stream"):
+ * `{"level","message","timestamp",...extra}`; `extra` cannot override the three. For `reply` intercepts.
  */
 export function formatEvent(level: string, message: string, extra?: Record<string, unknown>): string {
   const event: Record<string, unknown> = {

@@ -70,10 +70,9 @@ export interface AcquireOptions {
 }
 
 /**
- * The result of {@link acquireHold}. `busy`: another owner still held it after `waitMs`;
- * `interrupted-waiting`: the signal fired between retries, while another owner held it (our
- * `started` was rejected, so we hold nothing); `lost`: a receipt wait failed (the hold may
- * have been taken with our owner).
+ * The result of {@link acquireHold}. `busy`: another owner held it after `waitMs`;
+ * `interrupted-waiting`: the signal fired between refused tries (we hold nothing); `lost`: a
+ * receipt wait failed (the hold may be ours).
  */
 export type AcquireResult =
   | { kind: 'acquired' }
@@ -82,9 +81,8 @@ export type AcquireResult =
   | Exclude<HoldReply, { kind: 'ack' } | { kind: 'rejected' }>;
 
 /**
- * Acquires the named hold (protocol.md "BUILD"): `started` until acknowledged, retrying every
- * {@link HOLD_RETRY_MS} ms while another owner (the IDE, another terminal) holds it, up to
- * `waitMs` ms, reporting the wait through `onBusy`. Each `started` carries a fresh request token.
+ * Acquires the named hold (protocol.md "BUILD"), retrying `started` (fresh request token each) every
+ * {@link HOLD_RETRY_MS} ms up to `waitMs` while another owner holds it.
  * @throws nothing: every ending is an {@link AcquireResult}.
  */
 async function acquireHold(connection: AgentConnection, options: AcquireOptions): Promise<AcquireResult> {
@@ -177,12 +175,9 @@ export class BuildHold {
  *                      │  └──refused──▶ none                   │        └──kept──────▶ left
  *                      └──lost──▶ unknown                      └──lost──▶ unknown    released ──kept──▶ left
  *
- * `released`: our `BUILD ok` was acknowledged (the agent releases the hold once its capture
- * ran). `left`: our `BUILD failed` was acknowledged, so the agent keeps holding for our owner
- * token; or our ok's capture could not read a held class file, so the agent kept the hold
- * (agent ReloadQueue.acceptBuild). `unknown`: a receipt was lost or the agent went away: the hold may or may not be ours.
- * A new cycle may start from none, released, left or unknown (the same owner may send
- * `started` again). Pure: the BUILD exchange itself is in hold.ts.
+ * `left`: our `failed` was acknowledged, or our ok's capture could not read a held class file
+ * (agent ReloadQueue.acceptBuild): the agent holds for our owner token. `unknown`: the hold may or
+ * may not be ours. A new cycle may start from any but acquiring, held and finishing.
  */
 
 /** Where the hold is. */

@@ -1,8 +1,6 @@
 /**
- * The owner token and its persistence in the agent's `owner.json` (state/store.ts): which token a
- * cycle uses, saved before `BUILD started` is sent (a lost receipt may still have installed the
- * hold), put back when `started` was refused (the token of a hold an earlier run left must not
- * be lost), and marked released once `BUILD ok` was acknowledged.
+ * The owner token in `owner.json`: saved before `BUILD started` (a lost receipt may still have
+ * installed the hold), put back when refused, marked released once `BUILD ok` is acknowledged.
  */
 import { newToken } from '../agent/protocol.js';
 import type { AgentInfo } from '../outcome/facts.js';

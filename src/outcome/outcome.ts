@@ -56,19 +56,14 @@ export type Proof =
   /** `verify`: none of the files has a name VERIFY accepts. */
   | { kind: 'none-verifiable'; files: number }
   /**
-   * A change that needed a restart, proven after the app restarted (`--restart-command`,
-   * `--await-restart`): its `classes` class files are live in the new agent session `sessionId`
-   * (seen `at`, ISO), `preStart` by bytes at their path since before the new JVM started, the
-   * rest VERIFY applied.
+   * A change that needed a restart, proven after it: `classes` live in the new agent session
+   * `sessionId` (seen `at`, ISO), `preStart` of them by bytes there before the new JVM started.
    */
   | { kind: 'restarted'; classes: number; preStart: number; sessionId: string; at: string };
 
 /**
- * Why a restart did not prove a change that needed one (session/group.ts): the restart
- * command failed; the agent did not come back with a new agent session within `waitedMs`; the
- * new JVM's start cannot be seen from here (`why`); `classes` class files still not proven in
- * the new session; or (watch mode) an earlier restart could not prove these classes, so the app
- * is not restarted again for them.
+ * Why a restart did not prove a change that needed one (session/group.ts); `not-again` (watch
+ * mode): an earlier restart could not prove these classes, so the app is not restarted again.
  */
 export type RestartFailure =
   | { kind: 'command-failed'; command: string; exitCode: number }

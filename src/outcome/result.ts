@@ -48,9 +48,8 @@ export interface RunResult extends ResultBase {
   /** The app was restarted (or restarted by the user) for a change that needed it, and came back in agent session `sessionId`. */
   restart?: { sessionId: string };
   /**
-   * With several agents: each agent's own result, in hold order. The result itself is then the
-   * deciding agent's (the first whose exit status is not 0, else the first not proven live,
-   * else the first) with the words for all of them, every agent's `verdicts`, no `changes`,
+   * With several agents: each agent's result, in hold order. The result is then the first one not
+   * exiting 0 (else not proven, else the first), with words and `verdicts` for all, no `changes`,
    * and `provenLive` only when every agent proved its classes.
    */
   agents?: AgentRunResult[];

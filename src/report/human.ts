@@ -29,11 +29,8 @@ export interface HumanOptions {
 const PREFIX = 'reclazz-build:';
 
 /**
- * Renders events and the result as text. Create one per run. In a live terminal the status
- * line says what is awaited, inferred from the order in which a run emits its events: after
- * `hold` the BUILD started receipt, after `build-end` the BUILD ok/failed receipt, after an
- * acknowledged ok the change detection, after `changes` the VERIFY receipts. While the build
- * runs it is hidden: the build writes to the same terminal.
+ * Renders events and the result as text; one per run. The live line says what is awaited,
+ * inferred from the order of a run's events, and is hidden while the build writes.
  */
 /** With --quiet, waits shorter than this (ms) are not shown. */
 const QUIET_WAIT_MS = 5000;

@@ -1,8 +1,6 @@
 /**
- * `--json` output: one JSON object per line on stdout, one per event, then one `class` line
- * per class and a final `result` object. Every line type is described by the zod schemas in
- * `report/schema.ts`, documented in docs/json.md (held to the schemas by
- * `test/package/json-doc.test.ts`) and checked against real runs by `test/blackbox/json.test.ts`.
+ * `--json` output: one JSON line per event, then one `class` line per class and a `result` line.
+ * Schemas: schema.ts; documented in docs/json.md.
  */
 import type { RunEvent } from '../outcome/facts.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
@@ -25,11 +23,7 @@ export type JsonAgentResult = WithRunReason<NonNullable<z.infer<typeof runResult
 /** The final line of a build's or `verify`'s `--json` output: its schema's type (schema.ts). */
 export type JsonResult = WithRunReason<Omit<z.infer<typeof runResultLineSchema>, 'agents'>> & { agents?: JsonAgentResult[] };
 
-/**
- * One `--json` line of `value` (no newline): `JSON.stringify`, with the characters a terminal
- * would act on that it leaves raw written as `\u` escapes (the same JSON value; see
- * {@link terminalSafeJson}). Every JSON line goes through here.
- */
+/** One `--json` line of `value` (no newline), terminal-safe ({@link terminalSafeJson}). Every JSON line goes through here. */
 export function jsonLine(value: unknown): string {
   return terminalSafeJson(JSON.stringify(value));
 }
@@ -68,10 +62,7 @@ function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
   ];
 }
 
-/**
- * The final JSON object: outcome, exit status, owner, build status and time, and one entry per
- * class (see {@link resultClasses}).
- */
+/** The final JSON object: outcome, exit status, owner, build status and time, and the classes. */
 export function resultToJson(result: RunResult, action: 'build' | 'verify' = 'build'): JsonResult {
   const agents = result.agents?.map((a) => ({ agentSource: a.agentSource, ...resultFields(a, ownClasses(a)) }));
   return { type: 'result', action, ...resultFields(result, resultClasses(result)), ...(agents === undefined ? {} : { agents }) };

@@ -1,9 +1,7 @@
 /**
- * Lines for an output stream whose reader may stop reading (`reclazz-build events | sleep 30`).
- * The agent's socket must be read the whole time (protocol.md "The stream": a client that does
- * not read makes the agent drop lines and warn, which spoils other clients' reload batches), so
- * what the stream does not take is held here, in order and bounded; beyond the bound the oldest
- * held line is dropped, and once the stream has taken every held line the drops are reported.
+ * Lines for a stream whose reader may stop reading (`events | sleep 30`). The agent's socket must
+ * be read all the time (protocol.md "The stream"), so lines wait here, bounded; the oldest are
+ * dropped beyond the bound, and the drops are reported once the stream caught up.
  */
 
 /** Where the lines go: a Node writable stream (stdout), or anything with its `write` and `drain`. */

@@ -1,9 +1,7 @@
 /**
- * The `--json` output as zod schemas: every line reclazz-build writes to stdout with `--json`
- * is one of {@link jsonLineSchema} (`events --json` instead passes the agent's own lines
- * through: {@link agentLineSchema}). The schemas are strict, so a field that is added to the
- * output without being added here (and to docs/json.md) fails the test that checks real runs.
- * Consumers may import them from `reclazz-build` to validate what they read.
+ * The `--json` output as strict zod schemas: each stdout line is a {@link jsonLineSchema}
+ * (`events --json`: {@link agentLineSchema}), so a field missing here (and in docs/json.md)
+ * fails the test of real runs. Exported from `reclazz-build` for consumers.
  */
 import * as z from 'zod';
 import { doctorObservedSchema } from '../outcome/facts.js';

@@ -1,9 +1,7 @@
 /**
  * Every sentence a user reads about how a command ended, and its `next:` hint, keyed by reason
- * (wireit's `src/logging/default-logger.ts` is the model). Outcomes carry facts; only this file
- * turns them into words. Every refusal gets a hint. The facts come from the agent and the file
- * system (paths, details, versions), so they are made visible (report/palette.ts) before any of
- * them is put into a sentence: the words are then safe to show as they are.
+ * (modelled on wireit's `default-logger.ts`). Facts are made visible (palette.ts) before they
+ * go into a sentence, so the words are safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, PortFault, Proof, Shortfall, UsageProblem } from '../outcome/outcome.js';
 import type { BuildGroup } from '../outcome/facts.js';

@@ -1,8 +1,6 @@
 /**
- * File access for the state folder that never follows a symbolic link: reads and writes check
- * with lstat and open with O_NOFOLLOW where the platform has it, and a file is replaced whole
- * (temp file, every byte written and fsynced, rename), so a full disk or a killed run leaves the
- * previous file as it was. Errors name the file in a {@link StateError}.
+ * File access for the state folder that never follows a symbolic link (lstat, O_NOFOLLOW). Files
+ * are replaced whole, so a full disk or a killed run leaves the previous one as it was.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -142,20 +140,12 @@ export function isInterruptedWrite(entry: string, names: readonly string[]): boo
   return names.some((name) => entry.startsWith(`${name}.`) && /^(tmp-\d+-[0-9a-f]{8}|\d{1,10})$/.test(entry.slice(name.length + 1)));
 }
 
-/**
- * How long a state file must outlive its write: `crash` (the default) a crash of the machine,
- * `process` only this process (a file whose meaning ends with the processes of this boot: the
- * lock's holder, or a token marked as no longer holding), so it needs no fsync.
- */
+/** What a state file must survive: `crash` (default) of the machine, or only this `process` (no fsync). */
 export type Survives = 'crash' | 'process';
 
 /**
- * Replaces `file` whole with `data`: a temp file beside it, created exclusively without
- * following links, written to the last byte (short writes continued, errors thrown), fsynced,
- * closed and renamed over `file`; then the folder is fsynced where the platform allows. With
- * `survives: 'process'` neither is fsynced: a killed run still leaves the old file or the new
- * one whole (the rename), a machine crash may lose the new one. On any error the temp file is
- * removed and `file` is left as it was.
+ * Replaces `file` whole with `data`: an exclusive temp file beside it, written, fsynced and renamed
+ * over it, then the folder fsynced (neither with `survives: 'process'`). On error `file` stays.
  * @throws StateError naming `file` when it is a symbolic link or not a regular file, or when
  *   any step fails (ENOSPC, EFBIG, EACCES...).
  */

@@ -65,11 +65,7 @@ export function existingStateFolder(place: StatePlace, access: 'read' | 'write' 
 /** What `.reclazz/.gitignore` says: nothing in the folder, itself included, belongs in version control. */
 const GITIGNORE = '# written by reclazz-build: its state, never to be committed\n*\n';
 
-/**
- * Writes `.gitignore` into the checkout's `.reclazz/` when it has none (never through a link:
- * an exclusive create), so the folder keeps itself out of version control. Best effort: a
- * folder it cannot write to only means the user adds `.reclazz/` to their own `.gitignore`.
- */
+/** Writes `.gitignore` into the checkout's `.reclazz/` when it has none (exclusive create). Best effort. */
 function ignoreItself(root: string): void {
   try {
     fs.writeFileSync(path.join(root, '.gitignore'), GITIGNORE, { flag: 'wx' });
@@ -110,10 +106,8 @@ export function openStateFolder(checkout: string): string {
 }
 
 /**
- * Removes the temp files that interrupted writes left in the state folder `dir` (see
- * {@link isInterruptedWrite}): regular files only, never a link or a folder, never any other
- * name. Call it holding the run lock, so no live write's temp file is taken. Files that cannot
- * be removed are left for a later run.
+ * Removes the temp files interrupted writes left in `dir` (regular files only). Call it holding
+ * the run lock, so no live write's temp file is taken.
  */
 export function removeInterruptedWrites(dir: string): void {
   let entries: fs.Dirent[];
@@ -134,10 +128,8 @@ export function removeInterruptedWrites(dir: string): void {
 }
 
 /**
- * Where a build keeps its state (docs/state.md): the run lock in `.reclazz/`
- * at the checkout root, so that every run in one checkout is serialised whatever port file it
- * uses, and each agent's owner token and class index under that same folder, keyed by the
- * agent's port file. The agent's own port file stays where the agent writes it.
+ * Where a build keeps its state (docs/state.md): the run lock at the checkout root's `.reclazz/`,
+ * so every run in one checkout is serialised, and each agent's state below it, by port file.
  */
 
 /** The state files of one agent, moved from where earlier versions kept them. */
@@ -145,12 +137,8 @@ const AGENT_FILES = [OWNER_FILE, INDEX_FILE] as const;
 
 /**
  * The checkout root of a run started in `cwd`: the nearest folder at or above it holding `.git`
- * (a folder, or the file of a linked worktree). Else the outermost folder holding the agents'
- * port files: `cwd` for those below it, the project folder of one above it or elsewhere (the
- * folder a `.reclazz/` or `.idea/reclazz/` port file belongs to; several: the folder holding
- * them all), or the nearest folder above that holding `.git`. A port file that is not in such a
- * place (`--port-file /tmp/x/agent.port`), or agents with nothing in common but the file
- * system's root, give `cwd`.
+ * (folder or worktree file); else the folder holding all agents' project folders (or `.git`
+ * above it); else `cwd` (a port file elsewhere, or agents sharing only `/`).
  * @param agents the agents found: the port file read (absolute) and its project folder.
  */
 export function checkoutRoot(cwd: string, agents: ReadonlyArray<{ portFile?: string; projectDir: string }>): string {
@@ -188,10 +176,8 @@ export function agentStatePlace(checkout: string, agent: { portFile?: string; pr
 }
 
 /**
- * Moves an agent's state from where earlier versions kept it (`.reclazz/` of the folder holding
- * its port file: a module's, or `/tmp/x/` for `--port-file /tmp/x/agent.port`) into `place`,
- * once: a file is moved only when `place` has none (else the old one is left as it was), and
- * removed from the old folder only after it was written whole. Call it holding the run lock.
+ * Moves an agent's state from where earlier versions kept it (`.reclazz/` beside its port file)
+ * into `place`: only when `place` has none, and removed only once written whole. Hold the run lock.
  * @param oldProjectDir the folder whose `.reclazz/` held the agent's state before.
  * @returns the files moved, from and to.
  * @throws StateError when a file cannot be read, written or removed, or a link is in the way:

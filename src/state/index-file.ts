@@ -1,21 +1,13 @@
 /**
- * The bytes of `.reclazz/classes.idx` (see {@link ClassIndex}): written and read in pieces, so a
- * 200,000-class index (35 MB) never sits in memory as one buffer beside the index it holds.
- *
- * Layout, little-endian: `RCLZIDX5`, u32 row count, u32 header bytes, u32 path bytes, u32
- * history bytes, u32 folder count, u32 folder text bytes, u32 folder history count, u32 folder
- * history text bytes; the header (JSON: sessionId, dirs); the
- * paths (UTF-8, each followed by NUL); per row a u32 directory number; per row 4 float64 (size in
- * bytes, mtimeMs, ctimeMs, inode); per row 32 bytes of SHA-256; per row one evidence byte
- * (classes/evidence.ts); per row one byte, 1 for a tombstone; the history: per path that has one,
- * u32 row, u8 count, that many 32-byte hashes; the folder table ({@link FolderTable}): per folder
- * 3 float64 (mtimeMs, ctimeMs, inode), per folder u32 parent, u32 first row, u32 row count, then
- * the folder text (UTF-8, per folder its path, NUL, its unlisted names, NUL); the folder
- * histories ({@link FolderHistories}): per folder 3 float64 (its stamp, NaN when it has none), per
- * folder one byte, 1 when its history is whole, then the text (UTF-8, per folder its path, NUL);
- * then the SHA-256 of everything before it. `RCLZIDX4` is the same without the two folder history
- * counts and the histories, `RCLZIDX3` also without the two folder counts and the folder table:
- * both are still read, with no folder history (no class file is then taken as new).
+ * The bytes of `.reclazz/classes.idx`, written and read in pieces so a 200,000-class index
+ * (35 MB) never sits in memory as one buffer. Layout, little-endian: `RCLZIDX5`; u32 counts (rows,
+ * header bytes, path bytes, history bytes, folders, folder text bytes, folder histories, their
+ * text bytes); header JSON (sessionId, dirs); paths (UTF-8, NUL after each); per row u32 directory,
+ * 4 float64 (size in bytes, mtimeMs, ctimeMs, inode), 32-byte SHA-256, evidence byte, tombstone
+ * byte; history (u32 row, u8 count, 32-byte hashes); folder table (3 float64 stamp; u32 parent,
+ * first row, row count; text: path NUL unlisted names NUL); folder histories (3 float64 stamp or
+ * NaN, whole byte, text: path NUL); SHA-256 of all before. `RCLZIDX4` (no folder histories) and
+ * `RCLZIDX3` (nor folder table) are still read, with no history: no class file is then new.
  */
 import { createHash, type Hash } from 'node:crypto';
 import * as z from 'zod/mini';
@@ -108,10 +100,8 @@ const PATH_PIECE_BYTES = 64 * 1024;
 const PATHS_PER_GROUP = 256;
 
 /**
- * The paths, each followed by NUL, joined a group at a time and encoded into one reused buffer,
- * yielded whenever it is full. Groups of 4,096 paths encoded into a buffer each were 17 MB of
- * short-lived large objects at 200,000 classes, held by the young generation at the run's peak;
- * they and a write per path were slower (200,000 paths with the hashing: 127-152 and 81-121 ms, against 64-90).
+ * The paths, each followed by NUL, encoded into one reused buffer, yielded when full. A buffer per
+ * group (17 MB of garbage at 200,000 classes) or a write per path were slower.
  */
 function* pathPieces(paths: readonly string[]): Generator<Uint8Array> {
   const piece = Buffer.allocUnsafe(PATH_PIECE_BYTES);

@@ -1,9 +1,7 @@
 /**
- * Serialises reclazz-build runs in one checkout with an advisory lock (proper-lockfile), so
- * two runs never hold the agent with one owner token at the same time. A lock left by a killed
- * run goes stale (its mtime stops being refreshed) and is taken over, but not while the build
- * that run started (its process group, recorded in the holder file) still runs: a killed run's
- * build may still write class files.
+ * Serialises runs in one checkout (proper-lockfile), so two runs never hold the agent with one
+ * owner token. A killed run's lock is taken over, but not while its build (the process group in
+ * the holder file) still runs: it may still write class files.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -20,11 +18,7 @@ import { pause } from '../util/wait.js';
  * checked (no holder file yet, or a run on another host sharing the folder).
  */
 const LOCK_STALE_MS = 5000;
-/**
- * proper-lockfile's own staleness: long, because a run that is alive but not refreshing the lock
- * (suspended with Ctrl-Z, stopped in a debugger, a paused VM) must keep it; a run that is gone
- * is recognised by its process id instead (see the holder file).
- */
+/** proper-lockfile's own staleness: long, so a suspended run (Ctrl-Z, a debugger) keeps it; a gone run is known by its pid. */
 const LOCK_REFRESH_STALE_MS = 10 * 60_000;
 /** How often a waiting run tries again, in ms. */
 const LOCK_RETRY_MS = 100;
@@ -64,14 +58,10 @@ const holderSchema = z.object({
 });
 
 /**
- * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms while
- * another run holds it, or while the build of a run that is gone still runs (then `onWait` and
- * the busy result name that build), and reporting the wait through `onWait`. Next to the lock,
- * `build.lock.holder` names this process (`self`), so that a later run can tell a lock left by a run
- * that is gone (taken over at once) from one of a run that is only slow or suspended (waited
- * for). `onLost` is called if the lock is taken over all the same (its folder was removed).
- * Opens the state folder first (see {@link openStateFolder}: a symbolic link there is refused),
- * and once locked removes the temp files of interrupted writes (see {@link removeInterruptedWrites}).
+ * Takes the run lock of `projectDir` (`.reclazz/build.lock`), waiting up to `waitMs` ms (through
+ * `onWait`) while another run or a gone run's build holds it. `build.lock.holder` names `self`, so
+ * a later run takes over a gone run's lock at once but waits for a slow one. `onLost`: taken over
+ * all the same. Opens the state folder first; once locked, removes interrupted writes' temp files.
  * @throws StateError when the state folder or the lock cannot be created (for example a
  *   read-only checkout), or a symbolic link stands in the place of the folder or a state file.
  */
@@ -166,11 +156,9 @@ function removeQuietly(file: string): void {
 }
 
 /**
- * Removes the lock when the run holding it is gone: its holder file names a process on this
- * host that no longer exists, or there is no valid holder file and the lock has not been
- * refreshed for {@link LOCK_STALE_MS} ms. The holder file is first renamed to a name of our own,
- * so of several waiting runs only one removes the lock. A lock held by a live process is never
- * removed, however long since it was refreshed.
+ * Removes the lock when its run is gone: the holder names a dead process on this host, or there is
+ * no valid holder and no refresh for {@link LOCK_STALE_MS} ms. The holder is renamed to our own
+ * name first, so only one waiting run removes it. A live holder's lock is never removed.
  * @returns true when the lock was removed (try to take it again at once).
  * @throws StateError when the lock or its holder file is a symbolic link.
  */

@@ -1,10 +1,6 @@
 /**
- * reclazz-build's own state of one agent, in its state folder under the checkout root's
- * `.reclazz/` (state/folder.ts says where): the owner token used against an agent session
- * (`owner.json`) and the class index
- * (`classes.idx`: the class files' stamps and hashes). Files are written whole and checked (see
- * {@link writeStateFile}) and never through a symbolic link. A corrupt index is ignored with a
- * warning, never trusted; a corrupt owner file is moved aside, never replaced or deleted.
+ * One agent's state (folder.ts says where): `owner.json` and `classes.idx`. A corrupt index is
+ * ignored with a warning, never trusted; a corrupt owner file is moved aside, never replaced.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,10 +43,8 @@ const ownerStateSchema = z.object({
 export type OwnerState = z.infer<typeof ownerStateSchema>;
 
 /**
- * What {@link readOwnerState} found. With `recoveredFrom`, the file was corrupt and has been
- * moved there, and `owner` is the token still readable in it: a hold left behind may be this
- * token's, so try it before making a new one. Then `sessionId` is the one still readable, or ''
- * (no agent session matches it), `port` 0 and `updatedAt` '' when not readable.
+ * What {@link readOwnerState} found. With `recoveredFrom` the file was corrupt and moved there;
+ * `owner` is the token still readable in it (a hold left behind may be its), other fields '' or 0.
  */
 export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
 
@@ -58,10 +52,8 @@ export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
 const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the saved owner token from `owner.json` in the state folder of `place`. A corrupt one is never replaced or
- * deleted: it is moved aside to `owner.json.corrupt-<UTC time>`, a warning through `warn` names
- * where, and an owner token still readable in it is returned with `recoveredFrom` (see
- * {@link SavedOwnerState}).
+ * Reads the owner token from `owner.json` of `place`. A corrupt file is moved aside to
+ * `owner.json.corrupt-<UTC time>` (named through `warn`), and a token still readable is returned.
  * @returns the state, or undefined when there is none (or a corrupt one without a readable token).
  * @throws StateError when the file exists but cannot be read, is not a regular file or is a
  *   symbolic link, or when a corrupt one cannot be moved aside: it may name the owner of a hold

@@ -1,19 +1,11 @@
 /**
- * A build is over when its whole process group has exited, not when its first process has: a
- * `sh -c '(sleep 1; cp …) & exit 0'` writes after its shell exits. After the command exits,
- * the rest of its processes get {@link LINGER_MS} ms, then SIGTERM, then SIGKILL
- * {@link KILL_AFTER_MS} ms later, and are named in a warning.
- *
- * Which processes are the build's: with a group of its own (no terminal) the build was started
- * with setsid, so on Linux every process of its session counts (a job-control shell may move
- * children into groups of their own there), elsewhere its process group. A daemon that calls
- * setsid itself (the Gradle daemon) leaves both and is left alone. Sharing the terminal (Linux),
- * the session is the user's terminal's: its processes count that started after the build did
- * and come from it, whatever their group (a `set -m` in the build script gives each background
- * job a group of its own): their parent chain reaches this run, or leaves the session's
- * processes (orphaned to init or a subreaper when the shell that started them exited), before it
- * reaches one of the session's older processes (the user's shell, another job of the terminal),
- * which are never the build's. Where processes cannot be listed (Windows), nothing is waited for.
+ * A build is over when all its processes have exited, not its first: `sh -c '(sleep 1; cp …) &'`
+ * writes after the shell exits. Those left get {@link LINGER_MS} ms, then SIGTERM, then SIGKILL,
+ * and a warning names them. Started with setsid (no terminal), the build's session (Linux) or
+ * group is the build; a daemon that calls setsid itself (Gradle's) is left alone. Sharing the
+ * terminal (Linux), a process of its session is the build's when it started after the build and
+ * its parent chain reaches this run or leaves the session before an older process (the user's
+ * shell). Where processes cannot be listed (Windows), nothing is waited for.
  */
 import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
 import { groupMembers, localHost, processStartTime, sessionMembers, startRange, type ProcessInfo, type ProcHost } from './proc.js';
@@ -43,10 +35,8 @@ export interface Signaller {
 }
 
 /**
- * The scope of a build just spawned as `pid`, and the record the run lock keeps of it (pgid, the
- * leader's start time, the command): the leader of an own group is the build, started between
- * `beforeMs` and `afterMs` (epoch ms, taken around the spawn); of a shared group, its leader as
- * /proc sees it. Undefined where the group cannot be told (a shared group off Linux).
+ * The scope of a build just spawned as `pid`, and the run lock's record of its group leader;
+ * `beforeMs`/`afterMs` (epoch ms) bracket the spawn. Undefined for a shared group off Linux.
  */
 export async function buildScope(
   pid: number,
@@ -87,10 +77,8 @@ export async function leftOver(scope: BuildScope, host: ProcHost = localHost): P
 }
 
 /**
- * Whether `process`, of our terminal's session, is the build's (see the module's doc): each
- * process up its parent chain started since the build did, until the chain reaches this run or
- * leaves the session. One that surely started before the build (the user's shell, another job,
- * the other side of a `| cat`) ends it as not the build's.
+ * Whether `process`, of our terminal's session, is the build's: see the module's doc. A process
+ * that surely started before the build (the user's shell, the other side of a `| cat`) is not.
  */
 function fromBuild(process: ProcessInfo, scope: Extract<BuildScope, { kind: 'shared' }>, session: Map<number, ProcessInfo>): boolean {
   let at: ProcessInfo | undefined = process;
@@ -105,9 +93,8 @@ function fromBuild(process: ProcessInfo, scope: Extract<BuildScope, { kind: 'sha
 }
 
 /**
- * Waits up to {@link LINGER_MS} ms for the build's processes to end, then stops the rest
- * (SIGTERM, SIGKILL after {@link KILL_AFTER_MS} ms). Ends early, stopping nothing, when
- * `signal` aborts (the interrupt's own handling stops the build).
+ * Waits up to {@link LINGER_MS} ms for the build's processes to end, then stops the rest. Stops
+ * nothing when `signal` aborts (the interrupt stops the build).
  * @returns the processes that had to be stopped (pid and command), [] when none lingered.
  */
 export async function awaitBuildProcesses(

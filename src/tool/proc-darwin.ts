@@ -1,10 +1,7 @@
 /**
- * Process facts on macOS, from `ps` and `lsof` (run with `LC_ALL=C`, so dates are English).
- *
- * `ps -o lstart=` prints a start time to the second in local time, `Tue Dec  1 09:53:05 2026`
- * (the day padded with a space), so the error is half a second; in the hour a daylight-saving
- * change repeats, the time names two instants and the range covers both. macOS `ps` has no
- * session id (its `sess` is a kernel pointer), so `sid` is undefined here.
+ * Process facts on macOS, from `ps` and `lsof` (with `LC_ALL=C`). `ps -o lstart=` gives local
+ * time to the second, so in a repeated daylight-saving hour the range covers both instants.
+ * macOS `ps` has no session id (its `sess` is a kernel pointer), so `sid` is undefined.
  */
 import { startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 

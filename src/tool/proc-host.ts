@@ -66,10 +66,8 @@ export function startRange(lowMs: number, highMs: number): StartTime {
 }
 
 /**
- * True when `a` and `b` can be the start of the same process: their ranges overlap. Two
- * processes with the same pid whose starts match are, for any practical purpose, the same one
- * (pids are not reused within a few ms). A step of the wall clock between the two readings
- * (not a slew, which Linux applies to both clocks alike) shifts Linux readings by the step.
+ * True when `a` and `b` can be the start of the same process: their ranges overlap (pids are not
+ * reused within a few ms). A wall-clock step between the readings shifts Linux readings by it.
  */
 export function startsMatch(a: StartTime, b: StartTime): boolean {
   return Math.abs(a.startMs - b.startMs) <= a.errorMs + b.errorMs;

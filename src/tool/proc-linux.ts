@@ -1,12 +1,7 @@
 /**
- * Process facts on Linux, from /proc (proc(5)).
- *
- * A start time is field 22 of `/proc/<pid>/stat`: clock ticks since boot (USER_HZ, `AT_CLKTCK` of the auxiliary vector,
- * 100 on every mainstream architecture), truncated. It becomes wall-clock time through the
- * boot time, taken as now minus `/proc/uptime` (hundredths of a second, truncated), never the
- * `btime` line of /proc/stat, which is whole seconds and was seen 0.88 s off. Both clocks count
- * time suspended, so a laptop's sleep does not skew the result. With 10 ms ticks the error is
- * at most about 11 ms: one tick, one uptime step and one ms of `Date.now()`.
+ * Process facts on Linux, from /proc (proc(5)). A start time (field 22 of `stat`, USER_HZ ticks
+ * since boot) becomes wall-clock time through now minus `/proc/uptime`, not `btime`, which is
+ * whole seconds and was seen 0.88 s off. The error is at most about 11 ms with 10 ms ticks.
  */
 import os from 'node:os';
 import { startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
@@ -86,9 +81,8 @@ const AT_CLKTCK = 17;
 const clockTicksByHost = new WeakMap<ProcHost, number>();
 
 /**
- * USER_HZ, the unit of the start times in `/proc/<pid>/stat`, as the kernel hands it to every
- * process in its auxiliary vector (`/proc/self/auxv`): where `getconf CLK_TCK` reads it, without
- * starting a process on every run. Read once per host.
+ * USER_HZ, the unit of start times in `/proc/<pid>/stat`, from `/proc/self/auxv` (where `getconf
+ * CLK_TCK` reads it, without starting a process). Read once per host.
  */
 function clockTicks(host: ProcHost): number {
   let ticks = clockTicksByHost.get(host);

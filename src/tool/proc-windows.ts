@@ -1,11 +1,8 @@
 /**
- * Process start times on Windows: the creation time the kernel keeps to 100 ns, as PowerShell
- * prints it, `(Get-Process -Id N).StartTime.ToUniversalTime().ToString('o')` giving
- * `2026-12-01T08:53:05.1234567Z`, or as WMI's `Win32_Process.CreationDate` gives it,
- * `20261201095305.123456+060` (local time and its offset from UTC in minutes). The error is
- * half the last printed digit, but at least 1 us, the finest a double holding epoch ms keeps.
- * Windows has no process groups or sessions in the POSIX sense, and no supported way to read
- * another process's working directory.
+ * Process start times on Windows, as PowerShell's `StartTime...ToString('o')`
+ * (`2026-12-01T08:53:05.1234567Z`) or WMI's `CreationDate` (`20261201095305.123456+060`, offset
+ * in minutes) print them. Error: half the last digit, at least 1 us. Windows has no POSIX groups
+ * or sessions, and no supported way to read another process's working directory.
  */
 import type { ProcHost, StartTime } from './proc-host.js';
 

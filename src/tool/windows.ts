@@ -1,33 +1,13 @@
 /**
- * Running a Windows batch file (`gradlew.bat`, `mvnw.cmd`, or `gradle.bat`/`mvn.cmd` from PATH)
- * with every argument intact: spaces, quotes, `%`, `^`, `&`, `|`, `<`, `>`, `(`, `)`, `!`.
- *
- * Windows cannot start a batch file directly: cmd.exe reads one command line and hands the
- * arguments to the script, whose `%*` line cmd.exe parses a second time when it forwards them
- * to java. execa 9 leaves the line to cross-spawn, which quotes an embedded `"` as `\"` and
- * protects the rest with `^`. That survives the first parse but not the script's `%*`: cmd.exe
- * does not know `\"`, so the quote flips its quote state and an `&` or `|` after it becomes a
- * command separator (the BatBadBut class of bug, CVE-2024-24576). So reclazz-build writes the
- * cmd.exe line itself and starts cmd.exe with it verbatim, by the rule the Rust standard
- * library adopted for batch files after CVE-2024-24576 (`make_bat_command_line` in
- * `std/src/sys/.../windows/args.rs`):
- *
- * - an argument that is empty, ends in `\`, or holds any ASCII character other than letters,
- *   digits and `#$*+-./:?@\_` (or any control character) is put in double quotes: inside quotes
- *   cmd.exe takes `& | < > ( ) ^` as text, in both parses;
- * - an embedded `"` is doubled: `""` toggles cmd.exe's quote state twice, so nothing is ever
- *   left outside a quoted region, and the C runtime (java's launcher included) reads `""` inside
- *   quotes as one `"`; backslashes before a `"` or before the closing quote are doubled, other
- *   backslashes are literal (the C runtime's rule);
- * - `%` is written `%%cd:~,%`: `%cd:~,%` is an empty substring of the always-defined `cd`
- *   variable, so it expands to nothing and no `%name%` can form for cmd.exe to expand; one `%`
- *   is left;
- * - CR, LF and NUL cannot reach a batch file (cmd.exe ends the command at a line break): such
- *   an argument is refused before anything runs.
- *
- * The line is `cmd.exe /d /e:ON /v:OFF /s /c ""<script>" <args>"`: no AutoRun commands,
- * command extensions on (the `%cd:~,%` substring needs them), delayed `!` expansion off, and
- * `/s` strips exactly the outer pair of quotes.
+ * Running a Windows batch file (`gradlew.bat`, `mvnw.cmd`, `mvn.cmd`...) with every argument
+ * intact. cmd.exe parses the arguments twice (its own line, then the script's `%*`), and the `\"`
+ * quoting of cross-spawn lets an `&` after a quote escape (BatBadBut, CVE-2024-24576). So the
+ * cmd.exe line is written here, by the rule of Rust's `make_bat_command_line`: quote any argument
+ * that is empty, ends in `\` or holds a character outside letters, digits and `#$*+-./:?@\_`;
+ * double each `"` (and the backslashes before it or the closing quote); write `%` as `%%cd:~,%`
+ * (an empty substring, so no `%name%` forms); refuse CR, LF and NUL. The line is
+ * `cmd.exe /d /e:ON /v:OFF /s /c ""<script>" <args>"`: no AutoRun, extensions on (for the
+ * substring), no delayed `!` expansion, `/s` strips the outer quotes.
  */
 
 /** True for a file that Windows runs through cmd.exe (`.bat`, `.cmd`, any case). */
@@ -38,9 +18,7 @@ export function isBatchFile(file: string): boolean {
 /** ASCII characters that need no quotes (besides letters and digits). */
 const UNQUOTED = '#$*+-./:?@\\_';
 
-/**
- * Why `args` cannot be passed to a batch file, or undefined when they can.
- */
+/** Why `args` cannot be passed to a batch file, or undefined when they can. */
 export function batchArgumentProblem(args: readonly string[]): string | undefined {
   const bad = args.find((arg) => /[\r\n\0]/.test(arg));
   return bad === undefined
@@ -88,9 +66,8 @@ export interface SpawnPlan {
 }
 
 /**
- * How to start `file` with `args` on `platform`. Anything but a batch file on Windows is
- * spawned as it is; a batch file on Windows runs through `comspec` (cmd.exe) with a command line
- * written by {@link quoteBatchArgument}.
+ * How to start `file` with `args` on `platform`: a batch file on Windows runs through `comspec`
+ * (cmd.exe) with a line written by {@link quoteBatchArgument}; anything else is spawned as it is.
  * @param file the executable, resolved (a batch file must be recognisable by its extension).
  * @throws Error for a script path holding `"`, or an argument {@link batchArgumentProblem} refuses.
  */

@@ -1,13 +1,7 @@
 /**
- * One VERIFY round on one connection (protocol.md "VERIFY"), as a small state machine per class
- * (a slot: ready, in flight, waiting to poll again, final) under one deadline.
- *
- * Replies are routed by token from one listener on the connection (a Map lookup per line), not
- * matched by a waiter per request: with thousands of classes, a waiter and a timeout per
- * request made every reply cost as much as the window. Requests sent in the same turn of the
- * event loop go out together (see `pump`). A request without a reply after
- * {@link REPLY_TIMEOUT_MS} is presumed dropped and asked again with a new token; a late reply
- * to the old token is ignored.
+ * One VERIFY round on one connection (protocol.md "VERIFY"): a slot per class under one deadline.
+ * One listener routes replies by token: a waiter per request made each reply cost the whole window.
+ * A reply missing after {@link REPLY_TIMEOUT_MS} is asked again with a new token.
  */
 import { type AgentConnection, AgentConnectionError } from '../agent/connection.js';
 import { type AgentEvent, newToken, parseTokenJson, verifyLine, verifyResultSchema } from '../agent/protocol.js';
@@ -288,10 +282,8 @@ function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdic
 export const VERIFY_WINDOW = 64;
 
 /**
- * Verifies every target; resolves when all are final, the deadline passes, the capacity rule
- * stops the wait, the session changes, the connection closes, or `signal` aborts. Never
- * rejects for the agent's behaviour: every class ends with a verdict (see round.ts for how
- * replies are routed and lost ones asked again).
+ * Verifies every target until all are final, the deadline, the capacity rule, a session change,
+ * a closed connection or `signal`. Never rejects for the agent's behaviour: every class gets a verdict.
  */
 export function verifyClasses(
   connection: AgentConnection,
@@ -341,12 +333,9 @@ export interface VerifyOptions {
   /** Receipt capacity of the agent (default 512, the agent's: agent/limits.ts). */
   capacity?: number;
   /**
-   * Ends the wait for the classes the agent has not attempted, from outside the round (what the
-   * agent's state shows: paused, or its capture over): called once at the start with `stop`.
-   * From then on, a class not final whose receipt, answered at `sinceMs` (`performance.now()`)
-   * or later, shows no attempt of its bytes (`not_observed`, or a mismatch naming earlier bytes)
-   * gets the verdict `status` with `detail`; only the classes of this build's capture (not those
-   * asked once) unless `all`. Returns what ends the watching.
+   * Ends the wait for classes the agent has not attempted (paused, or its capture over): called
+   * once with `stop`; then a class whose receipt since `sinceMs` shows no attempt of its bytes gets
+   * `status`. Returns what ends the watching.
    */
   watch?: (stop: (rule: StopRule) => void) => () => void;
 }

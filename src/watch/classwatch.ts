@@ -1,12 +1,8 @@
 /**
- * Detection hints for the class output folders during a watch. The folders are watched the whole
- * time, between cycles too, so a compile run outside the watch is seen; a folder with any event
- * since the last take is "dirty" and its files are to be stat'ed. Events are hints only: on Linux
- * an inotify queue overflow can pass unreported, so a full stat pass is due at least every
- * `fullPassEveryMs` and whenever the watch may have missed something (an error, a root folder
- * created, removed or replaced). A class file that is a symbolic link is written through where no
- * folder watch here sees it (its target's folder), so the folders holding linked class files are
- * in every take: their files are stat'ed every cycle. The caller decides verdicts; this module never does.
+ * Detection hints for the class output folders during a watch: a folder with any event since the
+ * last take is dirty. Events are hints only (an inotify overflow can pass unreported), so a full
+ * stat pass is due every `fullPassEveryMs` and after a possible miss. Folders holding class files
+ * that are symbolic links are in every take. Verdicts are the caller's.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,22 +31,15 @@ export interface ClassWatch {
   /** Resolves once the existing class folders are fully watched. Run the first full pass after it. */
   readonly ready: Promise<void>;
   /**
-   * The folders (absolute, inside the class folders) that had an event since the last take, and clears them, with
-   * every folder holding a class file that is a symbolic link. A folder may
-   * no longer exist (its classes were removed); a folder that was created is in the set itself,
-   * with its parent. Files in these folders are to be stat'ed; folders below them have their own
-   * entries when they changed.
+   * Takes (and clears) the folders (absolute) that had an event since the last take, plus those
+   * holding linked class files. A folder may no longer exist; a new one comes with its parent.
    */
   takeDirtyFolders(): Set<string>;
   /** Marks `folders` (absolute) dirty, as a full stat pass found them; folders outside the class folders are left out. */
   markDirty(folders: Iterable<string>): void;
   /** How many folders are dirty right now, without taking them. */
   readonly dirtyCount: number;
-  /**
-   * True when a full stat pass is due at `now` (ms, default the clock): none was marked yet, the
-   * last one started `fullPassEveryMs` or more ago, or the watch may have missed events since it
-   * started (an error, a class folder that appeared, went away or was replaced).
-   */
+  /** True when a full stat pass is due at `now` (ms): none yet, the last is too old, or the watch may have missed events. */
   fullPassDue(now?: number): boolean;
   /** Records a full pass that started at `startedAt` (ms, default the clock); pass the time it started, not ended. */
   markFullPass(startedAt?: number): void;

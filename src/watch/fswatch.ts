@@ -1,21 +1,10 @@
 /**
- * A folder-level watch over a few roots, on chokidar 4: the one place that talks to chokidar, for
- * both the source watcher and the class output watch.
- *
- * Why folders only: chokidar puts an fs.watch (one inotify watch on Linux) on every file it
- * tracks, so a 200,000-class tree would cost 200,000 kernel watches and as many handles. Files are
- * therefore ignored and only folders are watched; a folder's own watch still reports every entry
- * that is created, written, renamed or removed in it, through chokidar's `raw` event. A root that is
- * a file is tracked as a file (its folder is not watched). A write through a symbolic link changes
- * the link's target, elsewhere, so the links found are named (`onLink`) for the caller to stat.
- *
- * Why the re-watching: chokidar never picks up a root that did not exist when it was added, loses a
- * root for good once it is removed (`mvn clean`), and goes blind, without an error, on a folder
- * that is removed and made again before it looks (`rm -rf` then a compile; the new folder may even
- * reuse the inode). So a folder whose own watch reports its removal is watched afresh when it
- * exists again, and every `recheckMs` the roots (only the roots, a few stat calls) are checked: a
- * missing root that now exists is watched, a root that went away or was replaced is watched
- * afresh. Each time, `onGap` says changes below that folder may have gone unseen.
+ * A folder-level watch over a few roots: the one place that talks to chokidar (4). Only folders
+ * are watched, since chokidar spends one kernel watch per file it tracks; a folder's `raw` events
+ * still name each entry changed in it. Links found go to `onLink`: a write through one lands
+ * elsewhere. Chokidar misses a root that appears late and goes blind on a folder removed and made
+ * again (`mvn clean`, `rm -rf`), so such folders are watched afresh and the roots are rechecked
+ * every `recheckMs`; `onGap` says changes below may have gone unseen.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,11 +37,7 @@ export interface TreeWatchOptions {
   onError: (error: Error) => void;
   /** How often the roots are checked for appearing, going away or being replaced, in ms (default 1000). */
   recheckMs?: number | undefined;
-  /**
-   * Called for each symbolic link found below a root (not left out by `ignore`), when the folder
-   * holding it is first read and whenever it is read again after a change. A write through a
-   * link changes its target, which no folder watch here sees. Several calls may name the same link.
-   */
+  /** Called for each symbolic link found below a root when its folder is (re)read; may repeat a link. */
   onLink?: (link: string) => void;
 }
 

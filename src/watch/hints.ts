@@ -1,10 +1,7 @@
 /**
- * Detection in watch mode costs what changed, not the tree: the class output folders are watched
- * the whole time (between cycles too, so an outside compile is seen), and each cycle's detection
- * stats only the files of the folders that had an event (classwatch.ts). Events are hints: a full
- * pass runs in the background at least every {@link FULL_PASS_EVERY_MS} ms and soon after a
- * watcher error, and a cycle whose last full pass is older than that scans everything before its
- * verdict. A new set of class output directories is watched afresh, and its first cycle is a full pass.
+ * Detection in watch mode costs what changed, not the tree: a cycle stats only folders with events
+ * (classwatch.ts). Since events are hints, a background full pass runs every
+ * {@link FULL_PASS_EVERY_MS} ms, and a cycle whose last full pass is older scans everything.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FULL_PASS_EVERY_MS, watchClassDirs, type ClassWatch } from './classwatch.js';

@@ -1,52 +1,8 @@
 /**
- * The lines `reclazz-build watch` prints for its cycles, with fixed words an editor's background
- * problem matcher can key on. Every line starts with a local `HH:MM:SS` clock and a mark:
- *
- *   12:04:29 ▶ building (2 sources changed)                                   a cycle starts
- *   12:04:31 ✔ 2 classes live in 1.9 s (build 1.7 s, verify 40 ms)             a cycle ends: all proven
- *   12:05:02 ✖ build failed (exit 1): the agent keeps holding; fix and save    a cycle ends: failed
- *   12:05:20 ⚠ 2 classes live, 1 not proven in 3.1 s (build 1.7 s, verify 1.4 s; exit 75)
- *   12:05:40 • agent lost: still watching sources; reconnecting when it is back   neither
- *
- * `▶` starts a cycle; `✔`, `⚠` and `✖` end one; `•` is news between cycles and neither starts nor
- * ends one. Colour, if the caller adds it, may wrap the clock and the mark: the patterns below
- * allow SGR colour codes there.
- *
- * A VS Code task for docs/editors.md (the patterns are {@link CYCLE_BEGINS_PATTERN} and
- * {@link CYCLE_ENDS_PATTERN}; the `pattern` entry is Maven's compiler error line):
- *
- * ```json
- * {
- *   "version": "2.0.0",
- *   "tasks": [
- *     {
- *       "label": "reclazz watch",
- *       "type": "shell",
- *       "command": "npx reclazz-build watch mvn -q compile",
- *       "isBackground": true,
- *       "problemMatcher": {
- *         "owner": "reclazz",
- *         "fileLocation": "absolute",
- *         "pattern": {
- *           "regexp": "^\\[ERROR\\] (.+\\.(?:java|kt)):\\[(\\d+),(\\d+)\\] (.*)$",
- *           "file": 1,
- *           "line": 2,
- *           "column": 3,
- *           "message": 4
- *         },
- *         "background": {
- *           "activeOnStart": false,
- *           "beginsPattern": "^(?:\\u001b\\[[0-9;]*m)*\\d\\d:\\d\\d:\\d\\d(?:\\u001b\\[[0-9;]*m)* (?:\\u001b\\[[0-9;]*m)*▶(?:\\u001b\\[[0-9;]*m)* building",
- *           "endsPattern": "^(?:\\u001b\\[[0-9;]*m)*\\d\\d:\\d\\d:\\d\\d(?:\\u001b\\[[0-9;]*m)* (?:\\u001b\\[[0-9;]*m)*[✔⚠✖](?:\\u001b\\[[0-9;]*m)* \\S"
- *         }
- *       }
- *     }
- *   ]
- * }
- * ```
- *
- * For Gradle (javac's own format) the `pattern` is
- * `"^(.+\\.java):(\\d+): error: (.*)$"` with `"file": 1, "line": 2, "message": 3`.
+ * The lines `reclazz-build watch` prints for its cycles: a local `HH:MM:SS` clock, then a mark an
+ * editor's background problem matcher keys on. `▶` starts a cycle; `✔`, `⚠` and `✖` end one; `•`
+ * is news between cycles. The patterns allow SGR colour codes around the clock and the mark.
+ * The marks, sample lines and a VS Code task using these patterns: docs/editors.md.
  */
 import { visible } from '../report/palette.js';
 import { LIVE_VERDICTS } from '../outcome/facts.js';
@@ -110,7 +66,7 @@ export type EndLine =
   /** Any other failure: `summary` is one plain sentence of what happened, without a final period. */
   | { kind: 'failed'; at: Date; summary: string; exitCode: number };
 
-/** The line that ends a cycle; see the examples at the top of this module. */
+/** The line that ends a cycle; examples in docs/editors.md. */
 export function cycleEndLine(end: EndLine): string {
   const at = clock(end.at);
   switch (end.kind) {

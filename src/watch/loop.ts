@@ -1,11 +1,7 @@
 /**
- * `runWatch`: watch mode's core. One session with the agent for as long as it stays (cycles.ts);
- * the source folders watched (sources.ts, watcher.ts); a change starts one cycle after a quiet
- * period, changes during a cycle make exactly one next cycle (scheduler.ts); each cycle is a
- * whole safe build on the session API (session/cycle.ts) under the run lock of that cycle only,
- * with detection from the class watch's hints (hints.ts). The agent going away is news, not the
- * end: changes wait for it to come back. Ends on the signal, or with `exitOnAgentLoss` when the
- * agent goes away, or on a refusal a new try cannot mend (an agent too old).
+ * `runWatch`: watch mode's core. Each cycle is a whole safe build (session/cycle.ts) under its own
+ * run lock. The agent going away is news, not the end; the watch ends on the signal, on agent loss
+ * with `exitOnAgentLoss`, or on a refusal a new try cannot mend (an agent too old).
  */
 import { findClassDirs } from '../classes/dirs.js';
 import type { HoldLeft } from '../outcome/facts.js';

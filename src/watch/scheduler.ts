@@ -1,8 +1,6 @@
 /**
- * The cycle scheduler of `reclazz-build watch`: a change starts one cycle after a quiet period;
- * changes during a running cycle are coalesced into exactly one next cycle, which also waits for
- * the quiet period after the last of them; two cycles never overlap. What a cycle does is
- * injected (`runCycle`), so the scheduler is generic over its result.
+ * The cycle scheduler of `reclazz-build watch`: a change starts a cycle after a quiet period;
+ * changes during a cycle make exactly one next cycle; two cycles never overlap.
  */
 
 /** The default quiet period before a cycle starts, in ms (issue: `--debounce`, default 300). */
@@ -61,11 +59,7 @@ type SchedulerState = 'idle' | 'waiting' | 'running' | 'stopped';
 export interface CycleScheduler {
   /** Reports changed paths; ignored once stopped. An empty list changes nothing. */
   notify(paths: string | Iterable<string>): void;
-  /**
-   * Stops: no cycle starts any more and pending changes are dropped. During a cycle, aborts its
-   * signal with `reason` and resolves once `runCycle` has settled; between cycles, at once.
-   * Calling it again returns the same promise.
-   */
+  /** Stops and drops pending changes; aborts a running cycle with `reason` and resolves once it settled. Idempotent. */
   stop(reason?: unknown): Promise<void>;
   readonly state: SchedulerState;
   /** How many cycles have started. */

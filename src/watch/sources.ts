@@ -1,10 +1,6 @@
 /**
- * Which folders `reclazz-build watch` watches for a project: `src/main/java`, `src/main/kotlin`
- * and `src/main/resources` of the project and of each module below it (a folder with a
- * `pom.xml`, `build.gradle` or `build.gradle.kts`), the `src`, `web/src` and `resources` folders
- * of SAP Commerce custom extensions (a folder with an `extensioninfo.xml`, found below
- * `hybris/bin/custom` or `bin/custom`), and the user's `--watch` entries. Reads the file system,
- * changes nothing.
+ * Which folders `reclazz-build watch` watches: the source folders of the project, of its Maven or
+ * Gradle modules and of SAP Commerce custom extensions, plus `--watch` entries. Read-only.
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,8 +1,6 @@
 /**
- * The source watcher of `reclazz-build watch`: reports the source paths that changed below the
- * source roots (see sources.ts), leaving out class output folders, `.git`, `node_modules`,
- * `.reclazz`, class files, and the swap, lock, backup and temporary files editors write beside the
- * file they save.
+ * The source watcher of `reclazz-build watch`: reports changed source paths, leaving out class
+ * output folders, tool folders, class files and editors' swap, lock and backup files.
  */
 import path from 'node:path';
 import { watchTree, type TreeWatch } from './fswatch.js';
@@ -17,9 +15,8 @@ const VIM_PROBE_FIRST = 4913;
 const VIM_PROBE_STEP = 123;
 
 /**
- * What editors write beside a file when they open or save it, by file name. Each rule names who
- * writes it; what vim, Emacs and nano write was recorded from real saves, the rest is from the
- * editors' own documentation or source.
+ * What editors write beside a file they open or save, by file name: vim, Emacs and nano recorded
+ * from real saves, the rest from the editors' documentation or source.
  */
 const EDITOR_FILES: readonly { who: string; test: (name: string) => boolean }[] = [
   // `.A.java.swp`, then `.swo`, `.swn`… when taken; `.A.java.swx` and `.A.java.swpx` are probes.

@@ -1,6 +1,4 @@
 /** The cycle lines and the problem matcher patterns that key on them. */
-import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import {
   clock,
@@ -137,25 +135,5 @@ describe('problem matcher patterns', () => {
   it('are exported as RegExps too', () => {
     expect(CYCLE_BEGINS.source).toBe(new RegExp(CYCLE_BEGINS_PATTERN, 'u').source);
     expect(CYCLE_ENDS.test(allLines().ends[0]!)).toBe(true);
-  });
-
-  it('are the ones in the tasks.json example of the module comment', () => {
-    const source = fs.readFileSync(fileURLToPath(new URL('../../src/watch/lines.ts', import.meta.url)), 'utf8');
-    const block = /```json\n([\s\S]*?)```/.exec(source)![1]!;
-    const tasks = JSON.parse(block.replace(/^ \* ?/gm, '')) as {
-      tasks: {
-        isBackground: boolean;
-        problemMatcher: { background: { beginsPattern: string; endsPattern: string }; pattern: { regexp: string } };
-      }[];
-    };
-    const task = tasks.tasks[0]!;
-    expect(task.isBackground).toBe(true);
-    expect(task.problemMatcher.background).toEqual({
-      activeOnStart: false,
-      beginsPattern: CYCLE_BEGINS_PATTERN,
-      endsPattern: CYCLE_ENDS_PATTERN,
-    });
-    const maven = new RegExp(task.problemMatcher.pattern.regexp).exec('[ERROR] /p/src/main/java/A.java:[3,5] cannot find symbol');
-    expect(maven?.slice(1)).toEqual(['/p/src/main/java/A.java', '3', '5', 'cannot find symbol']);
   });
 });
