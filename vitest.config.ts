@@ -8,7 +8,7 @@
  *   hook setup.ts adds to every file, never a hook of their own.
  * - blackbox: the built CLI against the fake agent (test/blackbox). Their files mostly wait on
  *   child processes, so they share the unit tests' workers, more of them than this machine has
- *   cores.
+ *   cores, and their modules as the unit files do.
  * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), the packed
  *   package and the documents' samples recorded from real Maven runs (test/package), after the
  *   others, two files at a time: a build's JVM keeps about one core busy, and the tests wait on
@@ -54,7 +54,7 @@ export default defineConfig({
           isolate: false,
         },
       },
-      { test: { ...common, name: 'blackbox', include: BLACKBOX, maxWorkers: PARALLEL_WORKERS } },
+      { test: { ...common, name: 'blackbox', include: BLACKBOX, maxWorkers: PARALLEL_WORKERS, isolate: false } },
       {
         test: {
           ...common,
