@@ -1,15 +1,7 @@
 /**
- * `runSafeBuild`: one session per agent, one cycle. The steps, in order:
- *
- * 1. prepare the build command (nothing is sent if it cannot run);
- * 2. open the sessions: discover the agents (usually one; several services of one checkout
- *    each have theirs), take the checkout's run lock, then per agent connect, handshake,
- *    DOCTOR checks, choose the owner token (session/open.ts);
- * 3. run one cycle over them: hold, build, finish, detect, verify (session/cycle.ts; over
- *    several agents, session/group.ts);
- * 4. close the sessions: the connections and the lock.
- *
- * With no agent found and `allowNoAgent`, the build runs without a hold instead of 2-4.
+ * `runSafeBuild`: prepare the build command (nothing is sent if it cannot run), open one session per
+ * agent of the checkout (session/open.ts), run one cycle over them (session/group.ts), close them.
+ * With no agent found and `allowNoAgent`, the build runs without a hold instead.
  */
 import type { RunResult } from './outcome/result.js';
 import type { Outcome } from './outcome/outcome.js';
@@ -45,10 +37,9 @@ export interface SafeBuildOptions extends SessionOptions, CycleOptions, HostOver
 export type SafeBuildHooks = SessionHooks;
 
 /**
- * Runs one safe build on `host` (cli/host.ts gives the real process; the package entry
- * defaults to it). Never throws for expected failures (no agent, rejected hold, lost receipt,
- * failed build, unproven classes): they come back as a {@link RunResult} with a reason and
- * exit status; a bug comes back as `internal-error`.
+ * Runs one safe build on `host` (cli/host.ts gives the real process). Never throws: an expected
+ * failure (no agent, rejected hold, lost receipt, failed build, unproven classes) comes back as a
+ * {@link RunResult} with a reason and exit status, a bug as `internal-error`.
  */
 export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks, base: Host): Promise<RunResult> {
   const host = hostWith(base, options);

@@ -1,17 +1,10 @@
 /**
- * Waiting for an agent that is not there yet, or not ready yet, around the one handshake
- * (handshake.ts), each wait bounded and reported through `onWait`:
- *
- * - `--wait-for-agent`: in CI the app may still be starting when the build step runs, so its
- *   port file may not exist yet, or name a port nothing answers on yet. Discovery and the
- *   connect are tried again until the port answers or the time is up (default 0: refused at
- *   once, as without waiting).
- * - A closed client's slot can stay taken for about two heartbeats (protocol.md "Slots linger"),
- *   so a connection closed before CONNECTED is tried again with backoff within `--wait`.
- * - Early in start-up the agent answers before its handlers are wired (protocol.md "Commands"):
- *   a DOCTOR that gets no answer, or shows the starting shape, is asked again within `--wait`.
- *
- * At the end the last refusal stands, with how long was waited.
+ * Waiting for an agent that is not there or not ready yet, around the one handshake (handshake.ts);
+ * each wait is bounded and reported through `onWait`, and at the end the last refusal stands with
+ * how long was waited. `--wait-for-agent` (default 0) is for CI, where the app may still be starting:
+ * no port file yet, or a port nothing answers on. Within `--wait`: a closed client's slot can stay
+ * taken for about two heartbeats (protocol.md "Slots linger"), and early in start-up the agent
+ * answers before its handlers are wired (protocol.md "Commands").
  */
 import { signalOf } from '../outcome/exit.js';
 import type { AgentInfo, AgentWait, DoctorObserved } from '../outcome/facts.js';
@@ -38,11 +31,7 @@ const RETRY_MS = 200;
 const SLOT_FIRST_MS = 100;
 const SLOT_MAX_MS = 2000;
 
-/**
- * Discovery (handshake.ts `findAgent` or `findAgents`, as `find`), tried again every
- * {@link RETRY_MS} ms for up to `waitForAgentMs` ms while no port file exists (none found, or a
- * named one missing).
- */
+/** Discovery (`find`), tried again every {@link RETRY_MS} ms for up to `waitForAgentMs` ms while no port file exists. */
 export async function findWaiting<T>(
   find: () => Step<T>,
   waitForAgentMs: number,
@@ -100,9 +89,8 @@ export async function connectWaiting(
 }
 
 /**
- * DOCTOR and its checks (handshake.ts `checkAgent`), asked again every {@link RETRY_MS} ms for
- * up to `waitMs` ms while the agent is not ready (no answer, "unavailable", no session, or the
- * starting shape); each DOCTOR waits at most `timeoutMs` ms, and no longer than the time left.
+ * DOCTOR and its checks (handshake.ts `checkAgent`), asked again every {@link RETRY_MS} ms for up to
+ * `waitMs` ms while the agent is not ready; each DOCTOR waits at most `timeoutMs` ms, and no longer than the time left.
  */
 export async function checkAgentWaiting(
   open: OpenAgent,
@@ -127,10 +115,9 @@ export async function checkAgentWaiting(
 }
 
 /**
- * Asks DOCTOR every {@link RETRY_MS} ms while it shows the agent's file watcher `starting`, for up
- * to `waitMs` ms (its `startupDelaySec`: it waits for the app to be ready). Resolves with the
- * last DOCTOR observed (still starting when the time is up), or undefined when DOCTOR did not
- * answer or the wait was interrupted.
+ * Asks DOCTOR every {@link RETRY_MS} ms for up to `waitMs` ms while the agent's file watcher is
+ * `starting` (its `startupDelaySec`). Resolves with the last DOCTOR observed, or undefined when
+ * DOCTOR did not answer or the wait was interrupted.
  */
 export async function awaitWatcher(
   open: OpenAgent,

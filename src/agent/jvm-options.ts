@@ -1,25 +1,17 @@
 /**
- * What the agent watches, read from the app's JVM as its own code decides it (protocol.md "What
- * the agent's source shows": what the agent watches is on its command line). Facts from the
- * agent's source (GitHub onurkat/reclazz):
- *
- * - config/AgentConfig.java: the options come only from `-javaagent:<jar>=<options>`; they are
- *   split on a comma only where a known key and `=` follow it, each at its first `=`, key and
- *   value trimmed, the last of a key winning; `watchDirs` and `excludePatterns` are split on
- *   `;`; an `excludePatterns` entry is a glob (`*`, `?`) matched case-sensitively against a
- *   class file's whole name; `Boolean.parseBoolean` takes `true` in any case.
- * - platform/SpringBootContext.java: the `watchDirs` entries that are directories (relative ones
- *   against the JVM's working directory); without any, the entries of `java.class.path` that are
- *   directories whose path ends in `/target/classes` or `/target/test-classes` or holds
- *   `/build/classes/`; without those, `target/classes` and `build/classes/java/main` of the
- *   working directory. platform/PlatformDetector.java: SAP Commerce (`platform=hybris`,
- *   `hybrisHome=`, `-DHYBRIS_BIN_DIR`, `-Dplatform.home`, `HYBRIS_BIN_DIR` in the environment)
- *   watches by its own rules, which are not read here.
- *
- * The JVM reads `-javaagent` from its command line and from `JAVA_TOOL_OPTIONS`,
- * `JDK_JAVA_OPTIONS` and `_JAVA_OPTIONS`; the launcher sets `java.class.path` from `-cp` (or
- * `CLASSPATH`, or `.`), or to the jar of `-jar`. Whether a directory existed when the agent
- * started cannot be read back: existence is checked now.
+ * What the agent watches, read from the app's JVM command line as the agent decides it (protocol.md
+ * "What the agent's source shows"; agent source GitHub onurkat/reclazz):
+ * - config/AgentConfig.java: options come only from `-javaagent:<jar>=<options>`, split on a comma
+ *   only before a known key and `=`, trimmed, the last of a key winning; `watchDirs` and
+ *   `excludePatterns` split on `;`; an exclude is a case-sensitive glob on the class file's whole
+ *   name; a boolean is `true` in any case.
+ * - platform/SpringBootContext.java: the `watchDirs` entries that are directories (relative to the
+ *   JVM's working directory); else the class-path directories ending in `/target/classes` or
+ *   `/target/test-classes` or holding `/build/classes/`; else `target/classes` and
+ *   `build/classes/java/main` of the working directory. SAP Commerce (platform/PlatformDetector.java)
+ *   watches by its own rules, not read here.
+ * The JVM also takes options from `JAVA_TOOL_OPTIONS`, `JDK_JAVA_OPTIONS` and `_JAVA_OPTIONS`.
+ * Whether a directory existed when the agent started cannot be read back: it is checked now.
  */
 import path from 'node:path';
 
@@ -89,11 +81,9 @@ export interface JvmFacts {
 }
 
 /**
- * The test runner a JVM's arguments show, in words, or undefined: Maven Surefire's or
- * Failsafe's forked booter (`-jar .../surefirebooter-<stamp>.jar` by default, else its main
- * class `org.apache.maven.surefire.booter.ForkedBooter`), or Gradle's test worker (main class
- * `worker.org.gradle.process.internal.worker.GradleWorkerMain`). The attach plugins put the agent
- * on these JVMs too (protocol.md "The port file is anyone's to delete").
+ * The test runner a JVM's arguments show, in words: Surefire's or Failsafe's forked booter, or
+ * Gradle's test worker. The attach plugins put the agent on these JVMs too (protocol.md "The port
+ * file is anyone's to delete").
  */
 function testRunnerOf(args: readonly string[]): string | undefined {
   if (args.some((arg) => arg === 'org.apache.maven.surefire.booter.ForkedBooter' || /surefirebooter[^/\\]*\.jar$/.test(arg)))
@@ -106,10 +96,9 @@ function testRunnerOf(args: readonly string[]): string | undefined {
 export type ReadArgFile = (file: string) => string | undefined;
 
 /**
- * The JVM facts of a process whose arguments are `args` (the program first) and environment
- * `env` (undefined: not readable). Undefined when no Java launcher (`java`, `javaw`) is among
- * the arguments: then the process is no JVM this can read (a native launcher, a wrapper).
- * `@file` arguments are read with `readArgFile`, relative ones against `cwd`.
+ * The JVM facts of a process with arguments `args` (program first) and environment `env`
+ * (undefined: not readable); undefined without a `java`/`javaw` argument (a native launcher, a
+ * wrapper). `@file` arguments are read with `readArgFile`, relative to `cwd`.
  */
 export function readJvm(
   args: readonly string[],
@@ -221,9 +210,9 @@ export interface AgentWatch {
 }
 
 /**
- * What the agent of `jvm` watches, its working directory being `userDir`; `isDir` says whether
- * one of its paths may have been a directory when the agent started (through --path-map). Undefined when that cannot be told: its
- * options were not found, it is SAP Commerce's, or it needs a class path that cannot be read.
+ * What the agent of `jvm` watches, its working directory being `userDir`; `isDir` says whether one of
+ * its paths may have been a directory when the agent started (through --path-map). Undefined when
+ * its options were not found, it is SAP Commerce's, or it needs a class path that cannot be read.
  */
 export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: string) => boolean): AgentWatch | undefined {
   if (jvm.agentArgs === undefined) return undefined;

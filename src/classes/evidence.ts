@@ -1,25 +1,9 @@
 /**
- * The one rule for what is proven live (design "Proof is evidence, not a delta"). A class file
- * counts as live only with evidence from the JVM's side: a VERIFY `applied` for its exact bytes
- * in this agent session, or bytes that have been at their path since before the app's JVM
- * started. The class index records that evidence per file; what it does not record is checked,
- * never assumed. docs/state.md ("The evidence rule") says it in words.
- *
- * - Bytes known to have changed at a path (against the record, or the scan before the build)
- *   are asked; the start-time rule covers only a file first seen in the agent session, and only
- *   when nothing shows that it arrived after the JVM started: its own stamp, its link's and
- *   its folders' ({@link folderBefore}).
- * - A class file is new to the JVM only when the record shows that its path held no class in
- *   this agent session: its folder's history is whole (history.ts). Otherwise it is asked. A new
- *   one is asked once too: the agent may register it (a new Spring bean) and fail, and a class
- *   the JVM has loaded since runs the bytes it loaded ({@link keptBy}).
- * - Bytes known live whose file was rewritten since (its stamp moved) are asked once: the
- *   answer keeps the evidence or takes it away ({@link keptBy}).
- * - A `not_observed` reads as "identical bytes" only while no receipt can have been evicted:
- *   the agent's HEALTH count of reloads and failures is below its 512 receipts.
- *
- * Pure: fed facts, returns decisions. The scan (snapshot.ts, history.ts) gathers the facts, the
- * run asks VERIFY for what this decides, and {@link judgeOnce} and {@link keptBy} read an answer.
+ * The one rule for what is proven live (design "Proof is evidence, not a delta"; docs/state.md
+ * "The evidence rule"): a VERIFY `applied` for a class file's exact bytes in this agent session,
+ * or bytes at their path since before the app's JVM started. What the class index does not
+ * record is asked, never assumed. Pure: the scan (snapshot.ts, history.ts) gathers the facts,
+ * {@link decide} says what to ask, {@link judgeOnce} and {@link keptBy} read an answer.
  */
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 
@@ -116,27 +100,19 @@ export type Decision =
   /** Live by `evidence`: nothing to ask. */
   | { kind: 'live'; evidence: LiveEvidence }
   /**
-   * Ask VERIFY. `by: 'build'`: this build changed the bytes, so the agent's capture of them may
-   * still be coming (poll under the deadline). `by: 'once'`: the bytes were there before this
-   * build, so the agent has had its chance (ask once). `liveUnknown`: nothing records what the
-   * app has for this file, so `not_observed` may mean the agent saw identical bytes. `keeps`:
-   * the bytes are known live by this code, but the file was rewritten since: the answer keeps
-   * it or takes it away ({@link keptBy}). A file without a row that `keeps` `added` is new to the
-   * JVM by the record: asked once, and `added` only as {@link keptBy} reads the answer.
+   * Ask VERIFY: `build` polls under the deadline (this build wrote the bytes, the agent may still
+   * capture them), `once` asks once (the agent has had its chance). `liveUnknown`: `not_observed`
+   * may mean identical bytes. `keeps`: the live code the answer keeps or takes away ({@link keptBy}).
    */
   | { kind: 'verify'; by: 'build' | 'once'; liveUnknown: boolean; keeps?: LiveEvidence };
 
 /**
- * The rule for one class file present after the build, against the record of this agent
- * session (the start-time rule is {@link firstSeen}'s, before the build):
- * - the row's bytes at the row's stamp with live evidence are live;
- * - the row's live bytes at a stamp that moved (rewritten, or back after a removal) are asked
- *   once, and the answer keeps the evidence or not;
- * - other bytes the row has are asked once; changed bytes are asked: polled when this build
- *   wrote them, asked once when they were there before it (an outside compile between runs);
- * - a file without a row is new to the JVM only when the record shows its path held no class
- *   in this session, and then asked once to keep `added`; otherwise it is asked like any other.
- * A stamp within the clock's coarseness of the hold counts as after it, which errs towards polling.
+ * The rule for one class file present after the build, against this agent session's record (the
+ * start-time rule is {@link firstSeen}'s). Live bytes whose stamp moved (rewritten, or back after a
+ * removal) are asked once to keep their code; changed bytes are polled when this build wrote them,
+ * asked once when they were there before it (an outside compile between runs). A file without a
+ * row that is new in the session is asked once to keep `added` (the agent may register it, as a
+ * new Spring bean, and fail). A stamp within the clock's coarseness of the hold counts as after it.
  */
 export function decide(file: FileFacts, cuts: Cuts): Decision {
   const duringBuild = file.scannedBeforeBuild || file.ctimeMs >= cuts.holdAtMs - COARSE_CLOCK_MS;
@@ -165,9 +141,8 @@ export interface FirstSight {
 }
 
 /**
- * The evidence of a class file first seen in this agent session (no record of it): at its path
- * since before the JVM started when nothing shows that it arrived later (its ctime, its link's
- * ctime and its folders, each before the start beyond its error), else unknown.
+ * The evidence of a class file first seen in this agent session: `preStart` when its ctime, its
+ * link's and its folders' are all before the JVM's start beyond its error, else unknown.
  */
 export function firstSeen(file: FirstSight, start: StartCut | undefined): typeof EVIDENCE.preStart | typeof EVIDENCE.unknown {
   if (start === undefined) return EVIDENCE.unknown;
@@ -183,12 +158,10 @@ export interface FolderTimes {
 }
 
 /**
- * Whether a folder was at its path before the JVM started, as far as its stamp tells: unchanged
- * since (ctime), or born before it and changed since only in its entries (mtime moved with its
- * ctime: a class added next to the others). A ctime alone moves whenever an entry is added or
- * removed, so it cannot be the test; but a folder renamed into place (`mv staging out`) or whose
- * permissions changed keeps its mtime and birth time and moves only its ctime, so that is not
- * taken. Without a birth time only an unchanged folder counts.
+ * Whether a folder was at its path before the JVM started: ctime before the start, or born before
+ * it with its mtime moved since (an entry added). A ctime that moved alone is not taken: a folder
+ * renamed into place (`mv staging out`) or chmod-ed keeps its mtime and birth time. Without a
+ * birth time only an unchanged folder counts.
  */
 export function folderBefore(times: FolderTimes, start: StartCut | undefined): boolean {
   if (start === undefined) return false;
@@ -197,26 +170,23 @@ export function folderBefore(times: FolderTimes, start: StartCut | undefined): b
 }
 
 /**
- * Whether a folder first listed in the agent session has held nothing but what it holds now
- * since the JVM started: no entry added or removed since (its ctime before the start, beyond its
- * error). Then every class file it has held in the session is one the listing records.
+ * Whether a folder first listed in the agent session has held only what it holds now since the
+ * JVM started (ctime before the start, beyond its error): its listing records every class file.
  */
 export function wholeSinceStart(ctimeMs: number, start: StartCut | undefined): boolean {
   return start !== undefined && ctimeMs < start.startMs - start.errorMs;
 }
 
 /**
- * How long the agent's watcher may take to notice a change on disk, in ms: on macOS the JDK's
- * watcher polls every 2 s. A rewrite younger than this when RELOAD status was taken may not be
- * counted in its pending classes yet.
+ * How long the agent's watcher may take to notice a change, in ms (on macOS the JDK's watcher
+ * polls every 2 s): a rewrite younger than this at RELOAD status may not be pending yet.
  * @internal for its tests
  */
 export const WATCHER_NOTICE_MS = 3000;
 
 /**
- * Whether a receipt may have been evicted from the agent's ledger: unknown without the agent's
- * count of reloads and failures since it started (HEALTH), or when it reached the 512 receipts
- * the ledger keeps. Below that, every class attempted still has its receipt.
+ * Whether a receipt may have been evicted from the agent's ledger: HEALTH's count of reloads and
+ * failures since the agent started is unknown or has reached the 512 receipts the ledger keeps.
  */
 export function mayBeEvicted(attempts: number | undefined): boolean {
   return attempts === undefined || attempts >= AGENT_RECEIPT_CAPACITY;
@@ -228,22 +198,17 @@ export interface OnceContext {
   liveUnknown: boolean;
   /** The agent watches the file's class output directory (DOCTOR; unknown counts as not). */
   watched: boolean;
-  /**
-   * RELOAD status taken before this build: nothing pending, and no hold before this run took its
-   * own (DOCTOR at connect); undefined when it was not taken or got no receipt.
-   */
+  /** RELOAD status before this build found nothing pending and no hold before this run's (DOCTOR at connect). */
   quiet?: { atMs: number };
   /** The file's ctime, epoch ms. */
   ctimeMs: number;
 }
 
 /**
- * Whether a single ask answered `not_observed` may leave the file `unchanged` (live), as far as
- * the run knew before asking: only when nothing records what the app has, the agent watches the
- * folder, had nothing pending and no hold before this run, and the rewrite is old enough for its
- * watcher to have noticed it. Its watcher then saw no change in content (identical bytes, as a
- * Maven recompile of a whole module writes). The answer counts only while {@link mayBeEvicted}
- * says no receipt can have been evicted.
+ * Whether a single ask answered `not_observed` may leave the file `unchanged`: only when nothing
+ * records what the app has and the agent, quiet before this run, watches the folder and has had
+ * time to notice the rewrite. Its watcher then saw identical bytes (as a Maven recompile of a whole
+ * module writes). Counts only while {@link mayBeEvicted} is false.
  */
 export function judgeOnce(context: OnceContext): 'unchanged' | 'not-observed' {
   const { quiet } = context;
@@ -260,15 +225,12 @@ export interface AnswerFacts {
 }
 
 /**
- * What a single ask of bytes known live by `keeps` leaves them (a rewritten file, or a class new
- * to the JVM by the record, which keeps `added`): `applied` proves them. For `added`, an
- * `unverified` receipt (the agent never applies a class the JVM had not loaded: it is
- * `unverified`, or `failed` when it refused to register it as a bean) or no answer keeps it only
- * when DIAGNOSE says the JVM has not loaded the class, which then loads these bytes on first use;
- * a class it has loaded runs the bytes it loaded, which no receipt proves. Otherwise
- * `not_observed` keeps `keeps` (the agent skips identical bytes: it made no attempt since),
- * unless a receipt may have been evicted. Anything else (`mismatch`: the agent's latest attempt
- * was other bytes; `failed`; `unverified`) takes the evidence away: undefined.
+ * What a single ask leaves bytes known live by `keeps` (undefined: the evidence is gone). `applied`
+ * proves them. `added` survives `unverified` or no answer only when DIAGNOSE says the JVM has not
+ * loaded the class (the agent never applies a class the JVM has not loaded; a loaded class runs
+ * the bytes it loaded, which no receipt proves). Otherwise `not_observed` keeps `keeps` (the agent
+ * skips identical bytes) unless a receipt may have been evicted; `mismatch`, `failed` and
+ * `unverified` take it away.
  */
 export function keptBy(
   keeps: LiveEvidence,

@@ -55,9 +55,8 @@ export class Pacer {
 }
 
 /**
- * The entries of `folder` the scan needs: the names ending in `.class` that are files or
- * symbolic links (`names`), the names of its other files and links (`others`), and its folders
- * (`subfolders`, absolute; folders reached through a symbolic link are not listed: no cycles).
+ * The entries of `folder`: `.class` files and links (`names`), its other files and links (`others`),
+ * and its folders (`subfolders`, absolute; not through a symbolic link, so no cycles).
  * @throws what `readdirSync` throws.
  */
 export function readFolder(folder: string): { names: string[]; others: string[]; subfolders: string[] } {
@@ -71,19 +70,15 @@ export function readFolder(folder: string): { names: string[]; others: string[];
   return { names, others, subfolders };
 }
 
-/**
- * Whether a folder that cannot be listed (`error` from stat or readdir) is one to name as
- * unreadable: one that vanished, or is not a folder, is not.
- */
+/** Whether a folder that cannot be listed (`error` from stat or readdir) is named unreadable: not when it vanished or is no folder. */
 export function isUnreadableFolder(error: unknown): boolean {
   const code = (error as NodeJS.ErrnoException).code;
   return code !== 'ENOENT' && code !== 'ENOTDIR';
 }
 
 /**
- * Folder by folder below `dir` (absolute, normalised): its entries as {@link readFolder} gives
- * them. A folder that cannot be listed is skipped and added to `unreadable` (one that vanished,
- * or a missing `dir`, is not).
+ * Folder by folder below `dir` (absolute, normalised), as {@link readFolder} gives them. A folder that
+ * cannot be listed is skipped and added to `unreadable` (not one that vanished, or a missing `dir`).
  */
 export function* classFolders(dir: string, unreadable: string[] = []): Generator<{ folder: string; names: string[]; others: string[] }> {
   const folders = [dir];
@@ -118,9 +113,8 @@ export function statClassFile(file: string): fs.Stats | typeof UNREADABLE | unde
 }
 
 /**
- * The ctime of a symbolic link itself when `file` is one (a link re-pointed later is younger than
- * its target), else `stat`'s (the file's, followed); +Infinity when it vanished, which is never
- * before anything.
+ * The ctime of `file`'s symbolic link itself (a link re-pointed later is younger than its target),
+ * else `stat`'s; +Infinity, never before anything, when it vanished.
  */
 export function linkCtimeMs(file: string, stat: fs.Stats): number {
   try {
@@ -152,12 +146,6 @@ export function hashFile(file: string): string | undefined {
   }
 }
 
-/**
- * The binary class name a class file declares (`this_class`), read from its constant pool
- * (JVMS §4.1, §4.4). Used when a class file given to `verify` lies outside every known class
- * output directory, so its name cannot be derived from its path.
- */
-
 /** Constant-pool entry sizes after the tag byte, by tag (JVMS table 4.4-B); Utf8 (1) is variable. */
 const ENTRY_BYTES: Record<number, number> = {
   3: 4,
@@ -179,8 +167,9 @@ const ENTRY_BYTES: Record<number, number> = {
 };
 
 /**
- * Returns `com.acme.Outer$Inner` for a class file declaring `com/acme/Outer$Inner`, or
- * undefined when `bytes` is not a well-formed class file.
+ * The binary class name a class file declares (`this_class`, JVMS §4.1, §4.4): `com.acme.Outer$Inner`
+ * for `com/acme/Outer$Inner`; undefined when `bytes` is not well-formed. For a class file given to
+ * `verify` outside every class output directory, whose path cannot give its name.
  */
 export function declaredClassName(bytes: Uint8Array): string | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -218,10 +207,9 @@ export function declaredClassName(bytes: Uint8Array): string | undefined {
 export type SinceStart = 'gone' | 'other-bytes' | 'pre-start' | 'unknown';
 
 /**
- * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, and
- * has held them at its path since before `start`: its ctime, its link's and its folders' up to
- * the class output directory all before it (evidence.ts `firstSeen`). `gone` when it cannot be
- * read, `unknown` when that cannot be told from here. Never throws.
+ * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, held at
+ * its path since before `start` by evidence.ts `firstSeen` (folders up to the class output directory).
+ * `gone` when it cannot be read, `unknown` when that cannot be told. Never throws.
  */
 export function sightSince(file: string, className: string, sha256: string, start: StartCut): SinceStart {
   const stat = statOf(file);

@@ -193,10 +193,9 @@ function nothingAsked(unread: { unreadable: number; folders: number }, unprovabl
 }
 
 /**
- * `outcome`, unless the agent said its capture of this build could not read a held class file
- * and RELOAD status still shows the named hold: then the agent kept the hold for our owner
- * although `ok` was acknowledged (protocol.md "What the agent's source shows"), owner.json says
- * so again, and the cycle ends naming the file (75).
+ * `outcome`, unless the agent's capture could not read a held class file and RELOAD status still
+ * shows the named hold: the agent kept it for our owner although `ok` was acknowledged (protocol.md
+ * "What the agent's source shows"), so owner.json says so again and the cycle ends naming the file (75).
  */
 async function keptHold(cycle: Cycle, outcome: Outcome): Promise<Outcome> {
   const { session } = cycle;
@@ -248,9 +247,8 @@ function dirOf(file: string, dirs: readonly string[]): string | undefined {
 }
 
 /**
- * What the `not-watched` verdicts need for their advice: the class output directories of those
- * the agent does not watch (with the `watchDirs=` value that adds them, when all it watches is
- * known), and the `excludePatterns` that skip the others.
+ * What the `not-watched` verdicts need for their advice: the unwatched class output directories
+ * (with the `watchDirs=` value that adds them) and the `excludePatterns` that skip the others.
  */
 function neverReloaded(
   view: AgentView,
@@ -281,9 +279,8 @@ function neverReloaded(
 }
 
 /**
- * The agent's `watchDirs=` value that adds `unwatched` to what it watches: the class output
- * directories it watches as it names them, then these in its own paths, `;`-separated (the
- * agent's AgentConfig splits watchDirs on `;`). Only when all it watches is known.
+ * The agent's `watchDirs=` value that adds `unwatched`: what it watches as it names them, then these
+ * in its own paths, `;`-separated (AgentConfig). Only when all it watches is known.
  */
 function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: readonly PathMapEntry[]): string {
   return [...new Set([...view.watched.map((w) => w.reported), ...unwatched.map((dir) => toAgent(map, dir))])].join(';');
@@ -300,23 +297,15 @@ function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[])
 }
 
 /**
- * The agent's state while a build's VERIFY round runs, which can end the wait for classes it
- * has not attempted long before the deadline (protocol.md "What the agent's source shows"):
- *
- * - **Paused**: `BUILD ok` while reloads are paused captures, releases the hold and keeps the
- *   batch pending until resume (agent ReloadQueue.acceptBuild), so nothing is attempted: the
- *   classes are pending until resume.
- * - **Capture over**: once the hold is released, nothing is pending (RELOAD status) and the
- *   watcher runs (DOCTOR), every change the agent saw has been dispatched; after a grace for the
- *   watcher's debounce and batching, a class with no attempt of its bytes was not seen by it.
- *
- * - **Hold kept**: a held capture that cannot read a pending class file broadcasts ERROR
- *   `Failed to read class file <path>: ...`, puts its batch back and keeps the hold with its
- *   owner although `ok` was acknowledged (agent ReloadQueue.acceptBuild): nothing of the build is
- *   attempted while RELOAD status still shows the named hold.
- *
- * RELOAD status is asked every {@link POLL_MS} ms on the round's connection; any failure to
- * get it ends the watching (the round then waits as it would without it).
+ * The agent's state can end a build's VERIFY round for unattempted classes long before the deadline
+ * (protocol.md "What the agent's source shows"; agent ReloadQueue.acceptBuild). RELOAD status is
+ * asked every {@link POLL_MS} ms; a failure to get it ends the watching, and the round waits on.
+ * - Paused: `BUILD ok` captures, releases the hold and keeps the batch pending until resume.
+ * - Capture over: hold released, nothing pending, the watcher running (DOCTOR) for {@link GRACE_MS}:
+ *   every change the agent saw was dispatched, so a class with no attempt of its bytes was unseen.
+ * - Hold kept: a capture that cannot read a held class file broadcasts ERROR `Failed to read class
+ *   file <path>: ...`, puts its batch back and keeps the hold with its owner although `ok` was
+ *   acknowledged: nothing is attempted while RELOAD status shows the named hold.
  */
 
 /** How often the agent's state is asked, in ms. */
@@ -399,16 +388,10 @@ async function watchLoop(
 }
 
 /**
- * Watch mode's full stat pass between cycles (watch/hints.ts): which folders of the class output
- * directories hold a class file whose stamp is not the one the class index recorded, a class
- * file the index has no row for, or none where it has a live row. One stat per class file, no
- * hashing: the next cycle's detection (classes/snapshot.ts) looks at those folders and decides.
- */
-
-/**
- * The folders (absolute) below `dirs` whose class files differ from the class index of
- * `projectDir` by their stamps; every folder when there is no index. Never throws for the class
- * folders; a folder that cannot be listed counts as differing.
+ * Watch mode's full stat pass between cycles (watch/hints.ts): the folders (absolute) below `dirs`
+ * with a class file whose stamp is not the index's or that has no row, or none where a row is; every
+ * folder without an index, and one that cannot be listed. One stat per file, no hashing: the next
+ * cycle's detection (classes/snapshot.ts) decides. Never throws for the class folders.
  * @throws StateError when the state folder or the index is a symbolic link.
  */
 export async function staleFolders(projectDir: string, dirs: readonly string[], warn: (message: string) => void): Promise<Set<string>> {

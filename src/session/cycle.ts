@@ -1,7 +1,6 @@
 /**
- * One build cycle on an open session: hold, build, finish, detect, verify. Each step is a
- * function of the session and what the step before found; the first one that ends the cycle
- * returns its result. Watch mode runs many cycles on one session; a one-shot run, one.
+ * One build cycle on an open session: hold, build, finish, detect, verify; the first step that ends
+ * the cycle returns its result. Watch mode runs many cycles on one session.
  */
 import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
@@ -116,9 +115,8 @@ export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): P
 }
 
 /**
- * A thrown error in a cycle: a state file that cannot be read or written, or a bug. A hold
- * that may be ours is given `failed` (it stays with the owner, who recovers it by running
- * again) before the cycle ends: 69 for state files, 70 for anything else.
+ * A thrown error in a cycle (a state file, or a bug): a hold that may be ours gets `failed` (the
+ * owner recovers it by running again), then the cycle ends with 69 for state files, else 70.
  */
 export async function endWithError(cycle: Cycle, error: unknown): Promise<RunResult> {
   const hold = cycle.session.hold;
@@ -128,9 +126,8 @@ export async function endWithError(cycle: Cycle, error: unknown): Promise<RunRes
 }
 
 /**
- * Announces the owner, saves it, lets a pending capture finish, and sends `started` until it is
- * ours; the refusal when it cannot. While the agent's file watcher is still starting no hold is
- * taken (the cycle runs {@link Cycle.unheld}), and the run says so.
+ * Announces and saves the owner, lets a pending capture finish, and sends `started` until the hold is
+ * ours; the refusal when it cannot. No hold while the agent's file watcher starts ({@link Cycle.unheld}).
  */
 export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const { session, record } = cycle;
@@ -183,9 +180,8 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
 }
 
 /**
- * Polls DOCTOR every `CAPTURE.pollMs` until the agent reports no named hold, for at
- * most `CAPTURE.waitMs` (bounded by --wait). Any failure just ends the wait: the
- * `started` that follows has its own receipt rules.
+ * Polls DOCTOR until the agent shows no named hold, within `CAPTURE` and --wait. A failure ends the
+ * wait: the `started` that follows has its own receipt rules.
  */
 async function awaitCaptureRelease(session: Session): Promise<void> {
   const clock = session.host.clock;
@@ -212,9 +208,8 @@ interface ClassDirs {
 }
 
 /**
- * The class output directories of this cycle (of them, those `cycle.dirsFor` gives this agent):
- * found ones, --classes-dir, and those the agent watches that hold class files here (coverage.ts
- * {@link agentClassDirs}), so a layout reclazz-build does not know is still checked.
+ * This cycle's class output directories (filtered by `cycle.dirsFor`): found ones, --classes-dir, and
+ * those the agent watches that hold class files here ({@link agentClassDirs}), so an unknown layout is still checked.
  */
 function classDirsOf(cycle: Cycle): ClassDirs {
   const { session, command, options } = cycle;
@@ -242,9 +237,8 @@ function classDirsOf(cycle: Cycle): ClassDirs {
 }
 
 /**
- * The baseline (classes/baseline.ts), saved before the build when it was scanned or a folder's
- * history was found broken; what cannot be read is named after the build. `heldBefore`: the hold
- * has been ours since the last run saved the record.
+ * The baseline (classes/baseline.ts), saved before the build when scanned or a folder's history broke.
+ * `heldBefore`: the hold has been ours since the last run saved the record.
  */
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, heldBefore: boolean): ReturnType<typeof baselineOf> {
   const { session } = cycle;
@@ -335,16 +329,10 @@ async function releaseUnwritten(cycle: Cycle, build: BuildRun): Promise<RunResul
 }
 
 /**
- * What the agent's state is before a build, beyond DOCTOR at connect: whether its file watcher
- * still starts, and its RELOAD status (a pause; whether anything was pending).
- */
-
-/**
- * True while the agent's file watcher is starting (agent FileWatcher.startWatching: it waits for
- * the app to be ready, `startupDelaySec` at most): then its scan of a BUILD ok cannot run, the
- * ok fails about 10 s later and the hold stays with its owner (agent ReloadQueue.acceptBuild,
- * FileWatcher.scanNow), and what was built is reloaded only when the watcher starts. DOCTOR is
- * asked again when the last one said so; what it says now is kept.
+ * True while the agent's file watcher is starting (agent FileWatcher.startWatching waits up to
+ * `startupDelaySec` for the app): a BUILD ok then fails about 10 s later, the hold stays with its
+ * owner (ReloadQueue.acceptBuild, FileWatcher.scanNow) and the build reloads only when the watcher
+ * starts. DOCTOR is asked again; what it says now is kept.
  */
 async function watcherStarting(session: BuildSession): Promise<boolean> {
   if (session.doctor.watcherState !== 'starting') return false;
@@ -372,9 +360,8 @@ async function reloadStatus(session: BuildSession): Promise<(ReloadState & { atM
 }
 
 /**
- * RELOAD status before the build: nothing pending and no hold before this run took its own
- * (DOCTOR at connect) means the agent's view of the disk was its admitted state. Undefined
- * otherwise, or when no receipt came (then a single ask's not_observed proves nothing).
+ * Nothing pending at RELOAD status and no hold before this run's (DOCTOR at connect): the agent's view
+ * of the disk was its admitted state. Else undefined, and a single ask's not_observed proves nothing.
  */
 function quietBefore(session: BuildSession, state: (ReloadState & { atMs: number }) | undefined): { atMs: number } | undefined {
   if (session.doctor.buildHold !== 'none' || state === undefined) return undefined;
@@ -387,24 +374,15 @@ async function heldBy(session: BuildSession): Promise<ReloadState['buildHold'] |
 }
 
 /**
- * A failed build that wrote nothing need not leave the agent holding: Maven's "there is no POM
- * in this directory", Gradle's "Task 'classes' not found", an option the tool does not know.
- * Left held, every reload (the IDE's too) waits until the next good build. This decides when
- * `BUILD ok` may release it instead: it captures nothing, since nothing was written.
- */
-
-/**
- * How long after the hold the agent has dispatched every file event from before it, in ms: its
- * pending set goes out once its oldest event is `max(1000, debounceMs)` old (debounceMs 500 by
- * default; agent-facts.md "Debounce and batching"), polled every 100 ms.
+ * How long after the hold the agent has dispatched every file event from before it, in ms: once its
+ * oldest is `max(1000, debounceMs)` old, polled every 100 ms (agent-facts.md "Debounce and batching").
  */
 const AGENT_DISPATCH_MS = 1100;
 
 /**
- * Whether nothing below the class output directories `dirs` was added, removed or changed since
- * `sinceMs` (epoch ms): no file or folder there has a ctime that late (adding or removing an
- * entry moves its folder's), and every one of `dirsBefore` is still there. A folder that cannot
- * be read counts as written.
+ * Whether nothing below `dirs` was added, removed or changed since `sinceMs` (epoch ms): no ctime that
+ * late (an entry added or removed moves its folder's), and every one of `dirsBefore` is still there.
+ * An unreadable folder counts as written.
  */
 async function wroteNothingSince(dirs: readonly string[], dirsBefore: readonly string[], sinceMs: number): Promise<boolean> {
   const cut = sinceMs - COARSE_CLOCK_MS;
@@ -426,9 +404,8 @@ async function wroteNothingSince(dirs: readonly string[], dirsBefore: readonly s
 }
 
 /**
- * How many class files the agent holds (requests.ts askHeldCount), read once its watcher has
- * dispatched what came before the hold (at `holdAtMs` + {@link AGENT_DISPATCH_MS}).
- * @returns the count; undefined when it is not known (no holding line, no marker, or interrupted).
+ * How many class files the agent holds (askHeldCount), read once its watcher dispatched what came
+ * before the hold; undefined when not known (no holding line, no marker, or interrupted).
  */
 async function heldClassFiles(
   connection: AgentConnection,
@@ -443,10 +420,11 @@ async function heldClassFiles(
 }
 
 /**
- * Whether a failed build held since `holdAtMs` (epoch ms) wrote nothing below `dirs` (the class
- * output directories after it; `dirsBefore` before it) and the agent holds no class file, read
- * once its watcher dispatched what came before the hold; the folders are looked at again after
- * that (a slow build's last child, or the IDE, may write meanwhile).
+ * Whether `BUILD ok` may release the hold of a failed build (Maven's "there is no POM in this
+ * directory", an unknown option), capturing nothing: left held, every reload, the IDE's too, waits for
+ * the next good build. True when nothing below `dirs` (`dirsBefore`: before the build) was written since
+ * `holdAtMs` (epoch ms) and the agent holds no class file; the folders are looked at again after that
+ * (a slow build's last child, or the IDE, may write meanwhile).
  */
 async function nothingToHold(session: Session, dirs: readonly string[], dirsBefore: readonly string[], holdAtMs: number): Promise<boolean> {
   if (session.signal?.aborted || !(await wroteNothingSince(dirs, dirsBefore, holdAtMs))) return false;

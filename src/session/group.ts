@@ -1,10 +1,7 @@
 /**
- * A build cycle over the sessions of one run, one per agent of the checkout (several services
- * run from one checkout, each with its agent): every hold, in the sessions' order; the build
- * once; every finish; then each agent verifies the changed classes of the directories it
- * watches. Watch mode runs many such cycles on the same sessions (`openSessions`, open.ts;
- * `runCycles`; {@link closeSessions}). After a cycle whose only unproven classes need a restart,
- * {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
+ * A build cycle over the sessions of one run, one per agent of the checkout: every hold in order, the
+ * build once, every finish, then each agent verifies the class output directories it watches. When
+ * only a restart is missing, {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
  */
 import path from 'node:path';
 import { AgentConnection } from '../agent/connection.js';
@@ -67,9 +64,8 @@ export function runCycle(
 }
 
 /**
- * Runs one cycle over every session of `group`. Never throws: a thrown error (a state file
- * that cannot be written, a bug) ends every cycle as {@link endWithError} does. With one session
- * its result is that session's, in words that name no agent.
+ * Runs one cycle over every session of `group`; with one session, its result names no agent. Never
+ * throws: an error ends every cycle as {@link endWithError} does.
  */
 export async function runCycles(
   group: SessionGroup<BuildSession>,
@@ -119,11 +115,9 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
 }
 
 /**
- * Of the class output directories `dirs`, those `session`'s agent checks: the ones it watches
- * (or may watch: its sample is incomplete), the ones its app loads classes from (its JVM's class
- * path) though it does not watch them (its app runs their old code: it names them as not
- * watched, whatever another app's agent proves there), and the ones no agent watches (each agent
- * then names them as not watched, and nothing there is proven).
+ * Of `dirs`, those `session`'s agent checks: the ones it watches or may watch (incomplete sample), the
+ * ones on its JVM's class path though unwatched (its app runs their old code, whatever another agent
+ * proves there), and the ones no agent watches (each names them not watched).
  */
 function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]): string[] {
   const watched = (s: BuildSession, dir: string) => watchCoverage([dir], s.view)[0]!.watched;
@@ -133,9 +127,8 @@ function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]
 }
 
 /**
- * A later agent's hold could not be had: the holds this run took fresh get `ok` (nothing was
- * built, so their output is as it was); a hold recovered from an earlier failed build is left
- * with its owner, never given `ok` (its output was never proven to compile).
+ * A later agent's hold could not be had: fresh holds get `ok` (nothing was built); a hold recovered
+ * from an earlier failed build stays with its owner, never `ok` (its output never compiled).
  */
 async function giveBack(held: Cycle[]): Promise<void> {
   for (const cycle of held) {
@@ -202,9 +195,8 @@ interface Part {
 }
 
 /**
- * `result`, or when it ended with classes that need a restart (and nothing else unproven) and a
- * restart is asked for: the result of restarting the app and proving the change in the new JVM.
- * Never throws for the command's or the agent's behaviour.
+ * `result`, or, when only classes that need a restart are unproven and a restart is asked for, the
+ * result of restarting the app and proving the change in the new JVM. Never throws for the command's or the agent's behaviour.
  */
 export async function restartIfNeeded(result: RunResult, place: RestartPlace): Promise<RunResult> {
   const { options, group } = place;
@@ -303,10 +295,9 @@ interface Back {
 }
 
 /**
- * Asks, every {@link POLL_MS}, the agent of `session` (its port file read again: a new JVM's
- * agent writes its new port there) until it answers DOCTOR in another agent session than the
- * one before, with VERIFY wired (protocol.md "Early in agent start-up"), and not in a test JVM,
- * or `deadline` passes.
+ * Asks the agent of `session` every {@link POLL_MS} ms (its port file read again: a new JVM writes its
+ * new port) until DOCTOR shows another agent session with VERIFY wired (protocol.md "Early in agent
+ * start-up"), not a test JVM's, or `deadline` passes.
  */
 async function awaitNewSession(
   session: BuildSession,
@@ -356,9 +347,8 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
 }
 
 /**
- * Proves `part`'s class files (every verdict with bytes: the classes live before the restart
- * and those that needed it) in the new JVM: the bytes on disk must still be the build's, then
- * at their path since before the new JVM started ({@link firstSeen}), or VERIFY applied.
+ * Proves `part`'s class files (live before the restart, and those that needed it) in the new JVM: the
+ * build's bytes still on disk, at their path since before it started, or VERIFY `applied`.
  */
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;

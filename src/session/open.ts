@@ -1,11 +1,8 @@
 /**
-/**
- * Opening sessions: discover the agent (or every agent, for a build), take the checkout's run
- * lock (a session that builds), then per agent connect and read CONNECTED, ask DOCTOR and check
- * what the session needs, and choose the owner token (a session that builds). Each step returns
- * data; the first refusal ends the opening with its outcome. A port file not there yet, a port
- * not answering yet (`waitForAgentMs`), a lingering client slot and an agent still starting
- * (`waitMs`) are waited out first (agent/await-agent.ts).
+ * Opening sessions: discover the agent (or every agent, for a build), take the checkout's run lock (a
+ * session that builds), then per agent connect, ask DOCTOR, check what the session needs and choose the
+ * owner token. The first refusal ends the opening. An agent not there or not ready yet is waited out
+ * first (agent/await-agent.ts).
  */
 import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import type { AgentLocation } from '../agent/discover.js';
@@ -68,9 +65,8 @@ export type Opening<H extends SessionHost = Host> =
     };
 
 /**
- * Opens a session with one agent (several port files below the folder refuse as
- * `ambiguous-agent`: see {@link openSessions} for a build that holds them all). Never throws
- * for the agent's behaviour.
+ * Opens a session with one agent (several port files refuse as `ambiguous-agent`; {@link openSessions}
+ * holds them all). Never throws for the agent's behaviour.
  * @throws StateError when the run lock or owner.json cannot be read or written (a session that builds).
  */
 export async function openSession<H extends SessionHost>(
@@ -96,10 +92,9 @@ export async function openSession<H extends SessionHost>(
 export type Openings<H extends SessionHost = Host> = { kind: 'open'; sessions: Session<H>[] } | Extract<Opening<H>, { kind: 'refused' }>;
 
 /**
- * Opens a session with every agent found (agent/discover.ts `discoverAgents`): with several,
- * one per port file, sorted by its path, so that two runs take their holds in one order. The
- * run lock of the checkout is taken once, before any connection; the first agent that refuses
- * ends the opening (the sessions opened so far are closed; the lock is left to `releaseLock`).
+ * Opens a session with every agent found, one per port file, sorted by path so that two runs take their
+ * holds in one order. The run lock is taken once, before any connection; the first refusal closes the
+ * sessions opened so far (the lock is left to `releaseLock`).
  * @throws StateError when the run lock or an owner.json cannot be read or written (a session that builds).
  */
 export async function openSessions<H extends SessionHost>(
@@ -320,9 +315,8 @@ function lockProcessOf(host: SessionHost): LockProcess {
 }
 
 /**
- * Takes the run lock of the checkout, waiting up to --wait (also for the build of a run that
- * is gone, recorded with the lock: tool/proc.ts tells whether its group still runs); the
- * refusal when it cannot.
+ * Takes the checkout's run lock, waiting up to --wait, also for the build a gone run recorded with it
+ * (tool/proc.ts tells whether its group still runs); the refusal when it cannot.
  * @throws StateError when the state folder or the lock cannot be created.
  */
 async function lockCheckout(
@@ -349,13 +343,6 @@ async function lockCheckout(
   return { release: lock.release, recordBuild: lock.recordBuild };
 }
 
-/**
- * Before each cycle of a long session (watch mode): the checkout's run lock for this cycle only,
- * so that a one-shot run in another terminal can run between two cycles, and what the session
- * knew when it opened read again: DOCTOR (the agent's hold, protocol.md "DOCTOR") and owner.json.
- * Either may have moved since: that run, or this session's own last cycle, changed them.
- */
-
 /** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
 export type CycleStart =
   | { kind: 'ready'; releaseLock: () => Promise<void> }
@@ -363,9 +350,10 @@ export type CycleStart =
   | { kind: 'lost'; session: BuildSession };
 
 /**
- * Takes the run lock of the checkout (waiting up to --wait) and asks each session's agent DOCTOR
- * again. A DOCTOR naming another agent session, or a closed connection, is `lost`: the sessions
- * are over. Never throws for the agent.
+ * Before each watch cycle: the run lock for this cycle only (waiting up to --wait), so a one-shot run
+ * in another terminal can run between cycles, then DOCTOR (the agent's hold, protocol.md "DOCTOR") and
+ * owner.json read again, which that run may have moved. DOCTOR naming another agent session, or a
+ * closed connection, is `lost`. Never throws for the agent.
  * @throws StateError when the run lock or an owner.json cannot be read or written.
  */
 export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
@@ -417,9 +405,8 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
 }
 
 /**
- * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer): DOCTOR's `pid` confirmed as
- * the app's on this machine as for its start time (tool/proc.ts `findAppStart`), then its process state. False
- * when it runs, or when that cannot be told here (a container, another host). Never throws.
+ * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer), its pid confirmed as by `findAppStart`;
+ * false when it runs or that cannot be told here (a container, another host). Never throws.
  */
 async function jvmStopped(session: BuildSession): Promise<boolean> {
   try {

@@ -62,10 +62,7 @@ export interface SessionOptions {
   owner?: string;
   /** Bound per receipt and for the connection (default 5000). */
   timeoutMs?: number;
-  /**
-   * How long to wait for another run's lock or another owner's hold, a free client slot, and
-   * the agent to finish starting (default 30000 for a session that builds, else 0 = do not wait).
-   */
+  /** How long to wait for a run lock, another owner's hold, a client slot, the agent's start (default 30000 when building, else 0). */
   waitMs?: number;
   /** How long to wait for a port file to appear and its port to answer (default 0: refused at once). */
   waitForAgentMs?: number;
@@ -87,15 +84,11 @@ export interface CycleOptions {
   verify?: boolean;
   /** Extra class output directories, added to the discovered ones. */
   classDirs?: string[];
-  /**
-   * Where the build tool's stdout goes: `inherit` (default, the terminal's stdout) or `stderr`
-   * (with `--json`, so that stdout carries only JSON lines).
-   */
+  /** Where the build tool's stdout goes: `inherit` (default) or `stderr` (with `--json`: stdout carries only JSON lines). */
   buildStdout?: 'inherit' | 'stderr';
   /**
-   * Watch mode: called once per cycle, after the build, with the class output directories; the
-   * folders in them that may have changed since the last call (absolute), or undefined for a full
-   * pass. `full` says the cycle scans every file anyway. Default: always a full pass.
+   * Watch mode, once per cycle after the build: the folders (absolute) of the class output directories
+   * that may have changed since the last call, or undefined for a full pass (the default). `full`: the cycle scans every file anyway.
    */
   changedFolders?: (dirs: readonly string[], full: boolean) => Promise<ReadonlySet<string> | undefined>;
 }
@@ -130,16 +123,13 @@ export function hostWith(base: Host, overrides: HostOverrides): Host {
   };
 }
 
-/**
- * An open session with one agent: its connection and what the handshake found, the owner token
- * cycles hold the build with, and where the hold is. Cycles (cycle.ts) read and advance it;
- * {@link closeSession} ends it.
- */
-
 /** What every session needs of its host: where to search from and the environment discovery reads. */
 export type SessionHost = Pick<Host, 'cwd' | 'env'>;
 
-/** An open session; `H` is its host (a session that builds needs the whole {@link Host}). */
+/**
+ * An open session with one agent; `H` is its host (a session that builds needs the whole {@link Host}).
+ * Cycles (cycle.ts) read and advance it; {@link closeSession} ends it.
+ */
 export interface Session<H extends SessionHost = Host> {
   host: H;
   options: SessionOptions;
@@ -181,10 +171,8 @@ export async function closeSession(session: Pick<Session, 'connection' | 'releas
   await release?.();
 }
 
-/** A thrown error as an outcome: a state file that cannot be read or written (69), or a bug (70). */
-
 /**
- * The outcome of `error`; a bug's stack goes out as a warning first.
+ * The outcome of a thrown `error`: a state file (69), or a bug (70), whose stack goes out as a warning first.
  * @param holdOwner the owner of a hold that may be left, to name it.
  */
 export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, holdOwner?: string): Outcome {
@@ -197,14 +185,9 @@ export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, 
 }
 
 /**
- * Whether a hold the agent has is this checkout's own, by its saved owner state: what `doctor`
- * needs to tell a hold the next run here recovers from one a build here would wait on.
- */
-
-/**
- * A hold that a build here would wait on: a legacy one, or a named one that this checkout's
- * owner.json does not record as held by its token in this agent session (then the next run here
- * would not recover it). An owner.json that cannot be read counts as not recording it.
+ * A hold that a build here would wait on (for `doctor`): a legacy one, or a named one this checkout's
+ * owner.json does not record as held in this agent session, so the next run here would not recover it.
+ * An unreadable owner.json records nothing.
  * @param cwd the folder the command runs in; `location` the agent's port file.
  */
 export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'not-ours' | 'legacy' } {
@@ -219,17 +202,14 @@ export function holdFinding(doctor: DoctorObserved, cwd: string, location: Agent
   return saved?.held === true && saved.sessionId === doctor.sessionId ? {} : { hold: 'not-ours' };
 }
 
-/**
- * The build command of a cycle, checked before anything is sent to the agent: not inside
- * another safe build, resolvable (wrapper script or tool), not one that never finishes, found
- * and executable.
- */
-
 export type { BuildCommand };
 /** The app's start, for the subcommands that sit on the session API (tool/proc.ts). */
 export { findAppStart };
 
-/** The command to run, or the outcome that refuses it (nothing was sent). */
+/**
+ * The build command of a cycle, checked before anything is sent to the agent: not nested in another
+ * safe build, resolvable (wrapper script or tool), not never-ending, found and executable; or the refusal.
+ */
 export async function prepareBuild(
   options: CycleOptions,
   host: Host,
@@ -252,12 +232,6 @@ export async function prepareBuild(
   return { kind: 'ok', command };
 }
 
-/**
- * Running the build command of a cycle (tool/spawn.ts), told as `build-start` and `build-end`
- * events; its process group is recorded with the run lock, and processes of it that outlived
- * the command and had to be stopped are named in a warning.
- */
-
 /** Where a build runs and who hears of it. */
 export interface BuildPlace {
   host: Host;
@@ -268,8 +242,8 @@ export interface BuildPlace {
 }
 
 /**
- * Runs `command` with the host's environment plus {@link NESTED_ENV}=1 (a safe build inside it
- * refuses to start), its stdout where `options.buildStdout` says.
+ * Runs `command` (tool/spawn.ts) with {@link NESTED_ENV}=1 added (a safe build inside it refuses to
+ * start), told as `build-start` and `build-end`; leftovers that had to be stopped are named in a warning.
  * @param held whether it runs under the hold (false: `--allow-no-agent`).
  */
 export async function spawnBuild(
@@ -303,8 +277,6 @@ export async function spawnBuild(
   });
   return build;
 }
-
-/** The result of a cycle, or of a session that ended before one: its outcome, words and facts. */
 
 /** What a result knows of the session and the command, besides its own facts. */
 export interface ResultContext {
@@ -369,14 +341,10 @@ export function ofAgent<R extends RunResult>(result: R, source: string): R {
   return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
 }
 
-/**
- * What the steps of one cycle share (cycle.ts, check.ts), and how a cycle's result is made.
- */
-
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
 export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor' | 'view'>>;
 
-/** What the steps of one cycle share. */
+/** What the steps of one cycle share (cycle.ts, check.ts). */
 export interface Cycle {
   session: BuildSession;
   command: BuildCommand;
@@ -386,10 +354,7 @@ export interface Cycle {
   record: OwnerRecord;
   /** With several agents: of the class output directories found, those this agent checks. */
   dirsFor?: (dirs: string[]) => string[];
-  /**
-   * The agent's file watcher was still starting, so no hold was taken (a hold then keeps the
-   * build's classes back after BUILD ok): the build runs unheld, and no BUILD ok or failed is sent.
-   */
+  /** The agent's file watcher was starting: no hold taken (it would keep the classes back after BUILD ok), no ok or failed sent. */
   unheld?: boolean;
   /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
   holdBefore?: boolean;
@@ -424,16 +389,9 @@ export function saveAfterOk(session: Session, write: () => void): void {
 }
 
 /**
- * What the agent watches, read from its JVM (agent/jvm-options.ts) when that process is
- * visible here: DOCTOR's `pid` names it, confirmed as for the app's start time (`findAppStart`:
- * its working directory is DOCTOR's `workingDirectory`), then its command line and environment
- * are read (tool/proc.ts) and the agent's options applied as the agent applies them.
- */
-
-/**
- * What the agent of `doctor` watches by its JVM's options, in its own paths; undefined when the
- * JVM is not visible here, is not confirmed as the agent's, or its options do not say (see
- * agent/jvm-options.ts `agentWatch`). Never throws.
+ * What the agent of `doctor` watches by its JVM's options (agent/jvm-options.ts), in its own paths:
+ * DOCTOR's `pid`, confirmed as by `findAppStart`, gives the command line to read. Undefined when the
+ * JVM is not visible here, not confirmed, or its options do not say. Never throws.
  */
 export async function agentWatchOf(
   doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
@@ -456,10 +414,9 @@ export async function agentWatchOf(
 }
 
 /**
- * Whether `dir` may have been a directory when the agent started, which is what its options
- * test: a directory now, or nothing now (deleted since, as by a `mvn clean`: the agent registers
- * a watched directory again when it comes back). Counting a missing one as watched costs only a
- * longer check; counting it as not watched would be a false verdict.
+ * Whether `dir` may have been a directory when the agent started: one now, or nothing now (a `mvn
+ * clean` deleted it; the agent registers it again when it comes back). Counting a missing one as
+ * watched costs a longer check; counting it as not watched would be a false verdict.
  */
 function mayHaveBeenDirectory(dir: string): boolean {
   try {
@@ -470,10 +427,9 @@ function mayHaveBeenDirectory(dir: string): boolean {
 }
 
 /**
- * Whose agent this is: a test JVM's when its JVM runs a test runner (`watch`, agent/jvm-options.ts
- * `testRunnerOf`), another app's by its DOCTOR evidence (coverage.ts {@link isForeignAgent}),
- * `maybe` when its sample is truncated and nothing listed is this project's, else `ours`.
- * `roots`: the project folders (where the run is, and the port file's project).
+ * Whose agent this is: a test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}),
+ * `maybe` when its sample is truncated and lists nothing of this project, else `ours`. `roots`: the
+ * project folders (where the run is, and the port file's project).
  */
 export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots: string[]): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
   if (watch?.testRunner !== undefined) return 'test-jvm';

@@ -1,8 +1,6 @@
 /**
- * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read
- * each answer by that rule, and record in the class index the evidence the answers give. What
- * VERIFY cannot prove is named: a change the agent says needs a restart, a file that moved again
- * after its check; what DIAGNOSE says of a class that is not live is shown with it (below).
+ * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read each
+ * answer by it, and record in the class index the evidence the answers give.
  */
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
@@ -58,19 +56,14 @@ export interface Proof extends VerifyReport {
 }
 
 /**
- * Asks VERIFY for every verifiable class of `changed` (polled), `checks` and `added` (asked once),
- * reads each single ask by the rule (classes/evidence.ts): a `not_observed` becomes `unchanged`
- * where {@link judgeOnce} allows, a rewritten file's answer keeps its evidence or takes it away
- * ({@link keptBy}), a class new to the JVM stays new only while DIAGNOSE says the JVM has not
- * loaded it, and either reading of a `not_observed` counts only while the agent's HEALTH count
- * shows that no receipt can have been evicted. Names the classes the agent says need a restart
- * (below), shows DIAGNOSE's words with a verdict that is not live, re-stats every class found
- * live (a stamp that moved since the scan is `rewritten`, never live), and records in `index` what
- * the answers prove. A class in a directory the agent is known not to watch never reloads, so a
- * change there is asked once, briefly, not polled to the deadline: an `applied` for its bytes still
- * proves it (DOCTOR's list may name the folder otherwise than here), anything else is
- * `not-watched`. Verdicts come in the order changed, then checks, then added, then not watched;
- * an added class that stays new has none (it is in `added`). Never rejects for the agent's behaviour.
+ * Asks VERIFY for the verifiable classes of `changed` (polled), `checks` and `added` (asked once),
+ * reads each single ask by the rule ({@link judgeOnce}, {@link keptBy}), marks what the agent says
+ * needs a restart, adds DIAGNOSE's words to a verdict that is not live, and records in `index` what
+ * the answers prove; a class found live whose stamp moved since the scan is `rewritten`. A change in
+ * a folder the agent is known not to watch is asked once, briefly: `applied` still proves it (DOCTOR
+ * may name the folder otherwise), else `not-watched`. Verdicts come in the order changed, checks,
+ * added, not watched; an added class that stays new has none (it is in `added`). Never rejects for
+ * the agent's behaviour.
  */
 export async function proveClasses(input: ProofInput): Promise<Proof> {
   // A rewritten file with bytes known live is asked wherever it lies: the same bytes need no reload.
@@ -148,11 +141,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   };
 }
 
-/**
- * True when a verdict may leave a class new to the JVM: `unverified`, or no attempt (no receipt,
- * or the agent's capture of this build was over without one); not `applied`, `failed`, or other
- * bytes attempted.
- */
+/** A verdict that may leave a class new to the JVM: `unverified`, or no attempt (no receipt, or the capture ended without one). */
 function mayBeNew(verdict: ClassVerdict): boolean {
   return verdict.status === 'unverified' || verdict.status === 'not-watched' || unseen(verdict);
 }
@@ -169,11 +158,9 @@ interface Read {
 }
 
 /**
- * A single ask's verdict read by the rule: bytes known live keep their evidence or lose it
- * ({@link keptBy}: a class new to the JVM by what DIAGNOSE said, `loaded`); a `not_observed` for
- * bytes nothing records is `unchanged` where the run's facts allow and no receipt can have been
- * evicted (`attempts`: HEALTH's count); any other `not_observed` (a `timeout` still
- * `not_observed` included) is `not-observed`, with why.
+ * A single ask's verdict read by the rule: bytes known live keep or lose their evidence ({@link keptBy},
+ * `loaded` from DIAGNOSE); an unrecorded `not_observed` is `unchanged` when `facts.unchanged` and no
+ * receipt can have been evicted (`attempts`: HEALTH's count); else `not-observed`, with why.
  */
 function readOnce(
   verdict: ClassVerdict,
@@ -213,9 +200,8 @@ function readOnce(
 }
 
 /**
- * Records in `index` what the verdicts prove (`applied`: proven; `unchanged`: what its reading
- * gave) and what the single asks took away; a class found live whose file moved since the scan
- * is `rewritten` instead, never live.
+ * Records in `index` what the verdicts prove and what the single asks took away; a class found live
+ * whose file moved since the scan is `rewritten` instead, never live.
  */
 function record(index: ClassIndex, verdicts: ClassVerdict[], asked: ClassChange[], read: Read[]): ClassVerdict[] {
   const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
@@ -286,11 +272,9 @@ function stillSame(index: ClassIndex, row: number, file: string): boolean {
 }
 
 /**
- * What the agent says of a build's classes besides their receipts (protocol.md "What the agent's
- * source shows": restart notes, DIAGNOSE): whether the JVM has loaded a class and which files
- * hold it (DIAGNOSE, agent ReloadDiagnostics), and what needs a restart (a receipt's words, agent
- * reload/StructuralReloader; PENDING's entries, agent ui/RestartLedger, which are the agent
- * session's history: a later `applied` for the bytes on disk wins over an old entry).
+ * What the agent says besides receipts (protocol.md "What the agent's source shows"): DIAGNOSE (agent
+ * ReloadDiagnostics), restart notes in a receipt (reload/StructuralReloader) and PENDING (ui/RestartLedger),
+ * which is the agent session's history: a later `applied` for the bytes on disk wins over an old entry.
  */
 
 /** At most this many classes are asked DIAGNOSE for their words alone (a `failed` or `unverified` verdict): each walks the agent's folders. */
@@ -305,9 +289,8 @@ interface SaidInput {
 }
 
 /**
- * Asks DIAGNOSE for every class of `needed` (whose verdict needs to know whether the JVM has
- * loaded it) and, for their words, for at most {@link MAX_WORDS} others whose verdict is `failed`
- * or `unverified`. Empty when there is nothing to ask or no answer came.
+ * Asks DIAGNOSE for every class of `needed` (whether the JVM has loaded it) and, for their words, for
+ * at most {@link MAX_WORDS} `failed` or `unverified` others. Empty when nothing was asked or answered.
  */
 async function diagnoseVerdicts(
   input: SaidInput,
@@ -329,10 +312,8 @@ function withDiagnosis(verdict: ClassVerdict, diagnoses: ReadonlyMap<string, Dia
 const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', 'not-observed', 'timeout']);
 
 /**
- * Verdicts of classes the agent says need a restart become `restart-required`: a `failed` or
- * `unverified` receipt whose detail says so of the class itself, or one PENDING names (asked
- * only when a receipt does not say). An `applied` (or any live verdict) stays: PENDING's
- * entries are history.
+ * A `failed` or `unverified` verdict becomes `restart-required` when its receipt says so of the class
+ * itself, or PENDING names it (asked only when no receipt says). A live verdict stays: PENDING is history.
  */
 async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Promise<ClassVerdict[]> {
   const candidate = (v: ClassVerdict) => v.status === 'unverified' || v.status === 'failed';
@@ -352,11 +333,9 @@ async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Prom
 }
 
 /**
- * What nothing else decides of what the agent watches, asked of the agent: `DIAGNOSE <class>`
- * says whether any of its watched class output directories holds a compiled file for the name
- * (protocol.md "What the agent's source shows": DIAGNOSE; agent ReloadDiagnostics). One class per
- * folder is asked, and its answer stands for the folder: the agent finds a file at the path its
- * binary name gives under a watched directory, so its folder is watched, or it finds none there.
+ * What nothing else decides of what the agent watches is asked with `DIAGNOSE <class>` (protocol.md
+ * "What the agent's source shows"; agent ReloadDiagnostics): the agent looks for the file at the path
+ * the binary class name gives under each watched directory, so one class answers for its folder.
  */
 
 /** At most this many folders are asked about in one build: each is one DIAGNOSE, which walks the agent's folders. */
@@ -366,10 +345,9 @@ const MAX_FOLDERS = 16;
 export type FolderAnswers = ReadonlyMap<string, boolean>;
 
 /**
- * Asks DIAGNOSE for one class of each folder of `undecided` (at most {@link MAX_FOLDERS}),
- * those with the most classes first. A folder whose class the agent found at our path is
- * watched; one for which it found no file of that name is not; any other answer (another
- * file of that name, no answer) leaves the folder unknown. `timeoutMs` bounds the round trip.
+ * Asks DIAGNOSE for one class of each folder of `undecided` (at most {@link MAX_FOLDERS}, fullest
+ * first): found at our path, watched; no file of that name, not; any other answer leaves it unknown.
+ * `timeoutMs` bounds the round trip.
  */
 export async function diagnoseFolders(
   connection: AgentConnection,

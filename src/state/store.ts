@@ -28,10 +28,7 @@ const ownerStateSchema = z.object({
   sessionId: z.string(),
   port: z.number().check(z.int()),
   updatedAt: z.string(),
-  /**
-   * Whether this owner may hold the agent's build hold: true from just before `started` is
-   * sent until an `ok` is acknowledged. Absent in files of earlier versions (then unknown).
-   */
+  /** This owner may hold the build hold: from just before `started` until `ok` is acknowledged. Absent (unknown) in earlier versions. */
   held: z.optional(z.boolean()),
   /** DOCTOR's `pid` of the agent's JVM. Absent in files of earlier versions. */
   pid: z.optional(z.string()),
@@ -52,12 +49,11 @@ export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
 const OWNER_MAX_BYTES = 64 * 1024;
 
 /**
- * Reads the owner token from `owner.json` of `place`. A corrupt file is moved aside to
+ * Reads the owner token from `owner.json` of `place`; a corrupt file is moved aside to
  * `owner.json.corrupt-<UTC time>` (named through `warn`), and a token still readable is returned.
  * @returns the state, or undefined when there is none (or a corrupt one without a readable token).
- * @throws StateError when the file exists but cannot be read, is not a regular file or is a
- *   symbolic link, or when a corrupt one cannot be moved aside: it may name the owner of a hold
- *   left behind, so it must not be replaced by a new token.
+ * @throws StateError when the file cannot be read, is no regular file or a symbolic link, or a corrupt
+ *   one cannot be moved aside: it may name the owner of a hold left behind, so it is never replaced.
  */
 export function readOwnerState(place: StatePlace, warn: (message: string) => void): SavedOwnerState | undefined {
   const dir = existingStateFolder(place);
@@ -164,14 +160,10 @@ function parseJson<T>(text: string, schema: z.ZodMiniType<T>): T | undefined {
 }
 
 /**
- * The agent this checkout last used, as its owner.json records it (hold/owner.ts: port, DOCTOR's
- * `pid`, agent session and the port file it was found by). A test JVM's agent overwrites the
- * app's port file and deletes it when the tests end (agent StatusServer.start), while the app's
- * agent keeps listening: then this record still finds it. Only an agent that answers DOCTOR with
- * the recorded session is used (session/open.ts): another session is another app run.
+ * An agent this checkout used, as owner.json records it. A test JVM's agent overwrites the app's port
+ * file and deletes it when the tests end (agent StatusServer.start) while the app's agent keeps
+ * listening: this record still finds it, used only when DOCTOR shows the recorded agent session.
  */
-
-/** An agent this checkout used: where it was, and what it must answer to be used again. */
 export interface RememberedAgent {
   /** Its port, and the port file it was found by (source: that file's path). */
   location: AgentLocation;
@@ -182,9 +174,8 @@ export interface RememberedAgent {
 }
 
 /**
- * The agent recorded in owner.json at `place`, when the record names its port file, pid and
- * session (records of earlier versions and of `--port` runs do not), and that port file's state
- * folder, seen from `cwd`, is `place` (a checkout moved since names other paths).
+ * The agent recorded in owner.json at `place`, when the record names its port file, pid and session
+ * (not earlier versions' or `--port` runs'), and that port file's state folder from `cwd` is `place`.
  * @param warn reports a corrupt owner.json (moved aside, as any read of it does).
  * @returns undefined when there is no such record, or it cannot be read (a build reading it later says why).
  */

@@ -1,18 +1,11 @@
 /**
- * Facts about processes on this machine: when one started, its working directory, its command
- * line and environment, whether it is stopped, and the members of a process group. Used to tell
- * the JVM behind an agent apart from another process that reuses its pid, to tell a stopped JVM
- * from a hung one, and to see whether a build's process group is still running.
- *
- * Read-only by design: nothing here sends a signal. Processes come and go while they are
- * looked at, so a process that is gone, or that this user may not see (another user's process,
- * `hidepid`, a container's pid namespace), gives undefined or is skipped, never an error. An
- * id that is not a positive integer names no process and gives undefined too. Undefined from a
- * group function means "cannot tell here", which a caller must not read as "gone".
- *
+ * Facts about processes on this machine, to tell the JVM behind an agent from a process that reused
+ * its pid, a stopped JVM from a hung one, and whether a build's process group still runs. Read-only:
+ * nothing here sends a signal. A process that is gone or hidden from this user (another user's,
+ * `hidepid`, another pid namespace), or an id that is not a positive integer, gives undefined or is
+ * skipped, never an error; from a group function undefined means "cannot tell here", never "gone".
  * Linux reads /proc; macOS runs `ps` and `lsof`; Windows runs PowerShell for start times only.
- * Every function takes an optional `ProcHost` (default: this machine) so tests can replay
- * recorded outputs.
+ * `ProcHost` (default: this machine) lets tests replay recorded outputs.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -39,9 +32,8 @@ export async function processStartTime(pid: number, host: ProcHost = localHost):
 }
 
 /**
- * The working directory of process `pid` as an absolute path, or undefined when it is not
- * visible here or the platform cannot tell (Windows). On Linux a directory that was removed
- * reads as its old path followed by ` (deleted)`, which matches no live directory.
+ * The absolute working directory of process `pid`; undefined when not visible or on Windows. On
+ * Linux a removed directory reads as its old path plus ` (deleted)`, which matches no live one.
  * @internal for its tests (the rest of the code asks {@link findAppStart})
  */
 export async function processCwd(pid: number, host: ProcHost = localHost): Promise<string | undefined> {
@@ -52,9 +44,8 @@ export async function processCwd(pid: number, host: ProcHost = localHost): Promi
 }
 
 /**
- * The command line and starting environment of process `pid`, or undefined when it is not
- * visible here or the platform cannot tell (Windows). On macOS `ps` prints the arguments
- * joined by spaces, so an argument holding a space reads as two; there is no environment.
+ * The command line and starting environment of process `pid`; undefined when not visible or on
+ * Windows. On macOS `ps` joins the arguments by spaces (one holding a space reads as two) and gives no environment.
  */
 export async function processCommandLine(pid: number, host: ProcHost = localHost): Promise<CommandLine | undefined> {
   if (!isProcessId(pid)) return undefined;
@@ -64,9 +55,8 @@ export async function processCommandLine(pid: number, host: ProcHost = localHost
 }
 
 /**
- * Whether process `pid` is stopped: by a signal (SIGSTOP, or SIGTSTP from a terminal's Ctrl-Z)
- * or by a tracer. A stopped process runs none of its threads, so it answers nothing until it
- * is continued. Undefined when it is not visible here or the platform cannot tell (Windows).
+ * Whether process `pid` is stopped (SIGSTOP, Ctrl-Z's SIGTSTP, a tracer): it answers nothing until
+ * continued. Undefined when not visible or on Windows.
  */
 export async function processStopped(pid: number, host: ProcHost = localHost): Promise<boolean | undefined> {
   if (!isProcessId(pid)) return undefined;
@@ -84,12 +74,9 @@ function scan(host: ProcHost, keep: (info: { pgid: number; sid: number | undefin
 }
 
 /**
- * The visible processes whose process group is `pgid`, zombies included (state `Z`: exited,
- * not yet reaped, writing nothing), in no particular order; [] when there are none, undefined
- * when this platform cannot tell (Windows) or /proc cannot be read.
- *
- * A process that called setsid(2), such as a Gradle daemon, leads a new session and a new
- * group, so it is never a member of the group it was started in.
+ * The visible processes of process group `pgid`, zombies included, in no order; undefined on
+ * Windows or when /proc cannot be read. A process that called setsid(2), as a Gradle daemon does,
+ * leaves the group it was started in.
  */
 export async function groupMembers(pgid: number, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
   if (!isProcessId(pgid)) return undefined;
@@ -97,10 +84,9 @@ export async function groupMembers(pgid: number, host: ProcHost = localHost): Pr
 }
 
 /**
- * The visible processes of session `sid` (any process group), zombies included. A build
- * started in its own session (Node's `detached: true` calls setsid) keeps there any child that
- * a job-control shell moved into a new process group, while a daemon that called setsid
- * leaves it. Undefined where this platform cannot tell (macOS, Windows) or /proc cannot be read.
+ * The visible processes of session `sid`, zombies included. A build started in its own session
+ * (`detached: true` calls setsid) keeps there a child a job-control shell moved to a new group; a
+ * daemon that called setsid leaves it. Undefined off Linux or when /proc cannot be read.
  */
 export async function sessionMembers(sid: number, host: ProcHost = localHost): Promise<ProcessInfo[] | undefined> {
   if (!isProcessId(sid) || host.platform !== 'linux') return undefined;
@@ -113,18 +99,12 @@ function isExited(info: ProcessInfo): boolean {
 }
 
 /**
- * Whether the process group `pgid` that was recorded with its leader's start time `leaderStart`
- * (the leader being the process whose pid is `pgid`) still has a running member. Undefined
- * when this platform cannot tell (see `groupMembers`).
- *
- * - The leader is visible: the group is the recorded one only if the leader's start matches
- *   (`startsMatch`); otherwise the pid was reused and the recorded group is gone (a pgid
- *   cannot be reused while any process is still in that group).
- * - The leader has exited and is reaped, members remain: alive while one is running that
- *   cannot have started before the leader. Members of a recorded group start after its leader,
- *   so this errs only one way: a new group that reused the pgid and then lost its own leader
- *   counts as alive, which makes a caller wait, never miss a writer.
- * - A zombie counts as exited, but a zombie leader still proves which group this is.
+ * Whether process group `pgid`, recorded with its leader's start `leaderStart`, still has a running
+ * member; undefined where {@link groupMembers} cannot tell. A visible leader (a zombie too) must
+ * match the start, else its pid was reused and the group is gone (a pgid is not reused while the
+ * group has members). Without the leader, a running member that cannot have started before it
+ * counts: a new group that reused the pgid and lost its leader counts as alive, which makes a
+ * caller wait, never miss a writer.
  */
 export async function isGroupAlive(pgid: number, leaderStart: StartTime, host: ProcHost = localHost): Promise<boolean | undefined> {
   const members = await groupMembers(pgid, host);
@@ -137,11 +117,10 @@ export async function isGroupAlive(pgid: number, leaderStart: StartTime, host: P
 }
 
 /**
- * When the app's JVM started, the cut-off of "unchanged since the app started" (classes/evidence.ts):
- * process `pid` (DOCTOR's) on this machine, confirmed by running in `workingDirectory`
- * (protocol.md "DOCTOR"), since a pid from another machine or container can name an unrelated
- * process here. Unknown, with why: `no-pid` (not a process id), `not-visible` (no such process
- * here), `elsewhere` (it runs in another folder, or its folder cannot be read). Never throws.
+ * When the app's JVM started (the cut of classes/evidence.ts): DOCTOR's `pid`, confirmed by running
+ * in `workingDirectory` (protocol.md "DOCTOR"), since a pid from another machine or container can
+ * name an unrelated process here. Unknown with why: `no-pid`, `not-visible`, `elsewhere` (another
+ * folder, or unreadable). Never throws.
  */
 export async function findAppStart(pid: string, workingDirectory: string, host: ProcHost = localHost): Promise<AppStart> {
   const id = /^\d{1,15}$/.test(pid) ? Number(pid) : NaN;

@@ -1,14 +1,10 @@
 /**
- * Running the build command with the terminal's stdio, and stopping it on SIGINT/SIGTERM.
- *
- * In a terminal the child shares our process group, so Ctrl-C already reaches it and is not
- * sent twice. Without a terminal (CI, npm scripts, pipes) the child gets its own process group
- * and both SIGINT and SIGTERM are forwarded to that whole group. Either way, a child still
- * running 5 s after the signal is killed. If we exit while it runs (a second Ctrl-C exits at
- * once), its own process group is killed on the way out, so no build tool is left orphaned
- * (in a terminal the second Ctrl-C reaches it directly, and execa's cleanup covers the rest).
- * A build that was not interrupted is over only when the rest of its processes are too
- * (build-group.ts), and its process group is handed to `onGroup` for the run lock's record.
+ * Running the build command with the terminal's stdio, and stopping it on SIGINT/SIGTERM. In a
+ * terminal the child shares our process group, so Ctrl-C reaches it once; without one (CI, pipes) it
+ * gets its own group, to which SIGINT and SIGTERM are forwarded. A child still running 5 s after the
+ * signal is killed; if we exit while it runs (a second Ctrl-C), its own group is killed on the way out
+ * (a shared one gets the Ctrl-C, and execa's cleanup). A build is over only when the rest of its
+ * processes are too (build-group.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -56,9 +52,8 @@ export interface RunBuildOptions {
 export type ExecutableCheck = { kind: 'ok'; path: string } | { kind: 'missing' } | { kind: 'not-executable'; path: string };
 
 /**
- * Checks `command.file` before anything is sent to the agent: a name is looked up on PATH, a
- * path (a wrapper script, `./build.sh`) is checked directly, so that a present file without
- * execute permission is told apart from a missing one.
+ * Checks `command.file` before anything is sent to the agent: a name on PATH, a path (a wrapper
+ * script, `./build.sh`) directly, so that a file without execute permission is told from a missing one.
  */
 export async function checkExecutable(command: BuildCommand, platform: NodeJS.Platform, env: NodeJS.ProcessEnv): Promise<ExecutableCheck> {
   // Synchronous: the lookup stats PATH entries one after another, and nothing else runs meanwhile.

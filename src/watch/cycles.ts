@@ -1,8 +1,7 @@
 /**
- * The running watch (loop.ts starts it): the agent's session while it stays, the source watch,
- * the scheduler, the class hints, and what each cycle found. Each cycle takes the run lock and
- * reads DOCTOR and owner.json again (session/group.ts), runs the build on the session API,
- * and releases the lock; between cycles nothing is held.
+ * The running watch (loop.ts starts it): the agent's sessions while they stay, the source watch, the
+ * scheduler, the class hints. Each cycle takes the run lock (session/open.ts `beginCycle`) and releases
+ * it; between cycles nothing is held.
  */
 import { signalOf } from '../outcome/exit.js';
 import type { RunEvent, ToolKind } from '../outcome/facts.js';
@@ -52,9 +51,8 @@ export class WatchCycles {
   /** The agent sessions of the last group, to tell a return from an app restart. */
   private lastSessionIds: ReadonlySet<string> | undefined;
   /**
-   * The group of the cycle running now, and the first of its agents that went away meanwhile:
-   * the others' sessions stay open until the cycle ends, so each agent's part is told as it
-   * happened (only the one that went away lost its connection).
+   * The group of the cycle running now, and the first of its agents that went away meanwhile: the
+   * others stay open until the cycle ends, so each agent's part is told as it happened.
    */
   private running: { group: SessionGroup<BuildSession>; lost?: BuildSession } | undefined;
   /** Changes seen while no agent was there: they start a cycle once it is back. */
@@ -302,19 +300,14 @@ export interface WatchHooks {
 }
 
 /**
- * The watch's link to the agent: one session for as long as the agent stays (one connection:
- * the agent keeps only 5 clients, and a closed slot lingers, protocol.md "Slots linger"), and
- * when it goes away, a new one once its port file is back, tried with a growing pause. The
- * opening is a build session's (DOCTOR, owner), with the run lock left to each cycle.
+ * The first and the longest pause between two tries to reach a gone agent again, in ms. A watch keeps
+ * one session while the agent stays: it keeps only 5 clients, and a closed slot lingers (protocol.md "Slots linger").
  */
-
-/** The first and the longest pause between two tries to reach the agent again, in ms. */
 const RECONNECT_MS = { first: 250, max: 5000 } as const;
 
 /**
- * Refusals that mean "the agent is not there (yet)": no or a stale port file, a port file being
- * written, nothing listening, a full set of clients, an agent still starting. A watch keeps
- * trying after these; any other refusal (an old agent, one without VERIFY) ends it.
+ * Refusals that mean "the agent is not there (yet)" (no port file, nothing listening, clients full,
+ * still starting): a watch keeps trying; any other refusal (an old agent, no VERIFY) ends it.
  */
 const AWAY: ReadonlySet<Outcome['reason']> = new Set([
   'no-agent',
@@ -345,8 +338,8 @@ export async function reachAgent(options: SessionOptions, host: Host, hooks: Ses
 }
 
 /**
- * Tries until the agent is reached, a refusal other than "away" comes, or `signal` aborts
- * (then undefined), pausing {@link RECONNECT_MS} first, doubling up to its max.
+ * Tries, with a doubling pause, until the agent is reached, a refusal other than "away" comes, or
+ * `signal` aborts (then undefined).
  * @throws StateError when owner.json cannot be read.
  */
 async function awaitAgent(
