@@ -207,34 +207,37 @@ describe('pause', () => {
 });
 
 describe("the stand-in JVM's command line", () => {
-  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
-  const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  const argsOf = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(0, -1);
+  // Until the stand-in's exec is done, /proc shows the forking node's command line and environment.
+  const execed = (pid: number) => waitFor(() => argsOf(pid).includes('reclazz.fake.App'), `the stand-in ${pid}'s exec`);
+  const cmdline = async (pid: number) => (await execed(pid), argsOf(pid));
+  const environ = async (pid: number) => (await execed(pid), readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0'));
 
   it('carries -javaagent with the watched directories and options, and a class path', async () => {
     const a = tempDir();
     const b = tempDir();
     const agent = await agentFor({ watchDirs: [a, b], excludePatterns: ['*Test.class'], watcherStartMs: 1500 });
-    const args = cmdline(agent.jvm!.pid);
+    const args = (await cmdline(agent.jvm!.pid));
     const java = args.indexOf('java');
     expect(java).toBeGreaterThan(0);
     expect(args[java + 1]).toMatch(/^-javaagent:\S*reclazz-agent-1\.4\.0-fake\.jar=watchDirs=(.+),excludePatterns=\*Test\.class,startupDelaySec=2$/);
     expect(args[java + 1]).toContain(`=watchDirs=${a};${b},`);
     expect(args.slice(java + 2, java + 4)).toEqual(['-cp', `${a}:${b}`]);
     expect(args.slice(java + 4, java + 5)).toEqual(['reclazz.fake.App']);
-    expect(environ(agent.jvm!.pid).some((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toBe(false);
+    expect((await environ(agent.jvm!.pid)).some((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toBe(false);
   });
 
   it('agentArgs and classPath replace them; JAVA_TOOL_OPTIONS or attached at run time move the agent off the command line', async () => {
     const a = tempDir();
     const bare = await agentFor({ watchDirs: [a], agentArgs: '', classPath: [join(a, 'x')] });
-    const args = cmdline(bare.jvm!.pid);
+    const args = (await cmdline(bare.jvm!.pid));
     expect(args.some((arg) => /^-javaagent:\S*reclazz-agent-1\.4\.0-fake\.jar$/.test(arg))).toBe(true);
     expect(args).toContain(join(a, 'x'));
     const tool = await agentFor({ watchDirs: [a], agentOn: 'JAVA_TOOL_OPTIONS' });
-    expect(cmdline(tool.jvm!.pid).some((arg) => arg.startsWith('-javaagent:'))).toBe(false);
-    expect(environ(tool.jvm!.pid).find((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toMatch(/=-javaagent:\S*\.jar=watchDirs=/);
+    expect((await cmdline(tool.jvm!.pid)).some((arg) => arg.startsWith('-javaagent:'))).toBe(false);
+    expect((await environ(tool.jvm!.pid)).find((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toMatch(/=-javaagent:\S*\.jar=watchDirs=/);
     const attached = await agentFor({ watchDirs: [a], agentOn: 'attached' });
-    expect(cmdline(attached.jvm!.pid).some((arg) => arg.startsWith('-javaagent:'))).toBe(false);
-    expect(environ(attached.jvm!.pid).some((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toBe(false);
+    expect((await cmdline(attached.jvm!.pid)).some((arg) => arg.startsWith('-javaagent:'))).toBe(false);
+    expect((await environ(attached.jvm!.pid)).some((v) => v.startsWith('JAVA_TOOL_OPTIONS='))).toBe(false);
   });
 });
