@@ -10,11 +10,10 @@
  *   child processes, so they share the unit tests' workers, more of them than this machine has
  *   cores, and their modules as the unit files do.
  * - e2e: real Maven, Gradle, kotlinc and ant builds (test/e2e, test/fixtures), the packed
- *   package and the documents' samples recorded from real Maven runs (test/package), after the
- *   others, two files at a time: a build's JVM keeps about one core busy, and the tests wait on
- *   events, not on guessed times.
- * - fuzz: the thousand runs with receipt bounds of 80-160 ms (test/fuzz), last and alone: it
- *   takes the whole machine.
+ *   package and the documents' samples recorded from real Maven runs (test/package), and the
+ *   fuzz's thousand runs (test/fuzz), after the others, two files at a time: a build's JVM keeps
+ *   about one core busy, the fuzz waits on its peers' timers more than it computes, and the
+ *   tests wait on events, not on guessed times.
  *
  * vitest runs a group of projects with one worker count, and groups one after another
  * (`sequence.groupOrder`). The e2e project's global setup (test/support/e2e-setup.ts) compiles
@@ -26,8 +25,7 @@ import { defineConfig } from 'vitest/config';
 const PARALLEL_WORKERS = 4;
 
 const BLACKBOX = ['test/blackbox/**/*.test.ts'];
-const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts'];
-const FUZZ = ['test/fuzz/**/*.test.ts'];
+const E2E = ['test/e2e/**/*.test.ts', 'test/fixtures/**/*.test.ts', 'test/package/**/*.test.ts', 'test/fuzz/**/*.test.ts'];
 
 /** What every project shares. */
 const common = {
@@ -49,7 +47,7 @@ export default defineConfig({
           ...common,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...BLACKBOX, ...E2E, ...FUZZ],
+          exclude: [...BLACKBOX, ...E2E],
           maxWorkers: PARALLEL_WORKERS,
           isolate: false,
         },
@@ -66,7 +64,6 @@ export default defineConfig({
           globalSetup: ['test/support/e2e-setup.ts'],
         },
       },
-      { test: { ...common, name: 'fuzz', include: FUZZ, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });
