@@ -1,0 +1,56 @@
+/**
+ * What the disk shows of a built class file against a new JVM's start (classes/scan.ts
+ * `sightSince`, the restart's proof): its bytes, and whether they have been at their path since
+ * before that start.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
+import { sightSince } from '../../src/classes/scan.js';
+import { tempDir, writeClass } from '../support/cli.js';
+
+const sha = (bytes: string) => createHash('sha256').update(bytes).digest('hex');
+/** Until what was just written is older than the file system's coarse clock. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** com/acme/A.class with `bytes`, then a JVM start after it settled: the file is older than the start. */
+async function builtBeforeStart(bytes: string): Promise<{ file: string; start: { startMs: number; errorMs: number } }> {
+  const file = writeClass(path.join(tempDir(), 'classes'), 'com.acme.A', bytes);
+  await settle();
+  const start = { startMs: Date.now(), errorMs: 0 };
+  await settle();
+  return { file, start };
+}
+
+describe('sightSince', () => {
+  it("is pre-start for the build's bytes at their path since before the start", async () => {
+    const { file, start } = await builtBeforeStart('B');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('pre-start');
+  });
+
+  it('is other-bytes, gone, or unknown (the file written after the start)', async () => {
+    const { file, start } = await builtBeforeStart('B');
+    expect(sightSince(file, 'com.acme.A', sha('X'), start)).toBe('other-bytes');
+    fs.writeFileSync(file, 'B');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('unknown');
+    fs.rmSync(file);
+    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('gone');
+  });
+
+  it("is unknown when the file is rewritten in place between its stat and its read: the old file's times never vouch for new bytes", async () => {
+    // At the start the file held X; the build's bytes B land in place (same inode) while it is read.
+    const { file, start } = await builtBeforeStart('X');
+    const read = fs.readFileSync;
+    vi.spyOn(fs, 'readFileSync').mockImplementation(((target: fs.PathOrFileDescriptor, options?: unknown) => {
+      if (target === file) fs.writeFileSync(file, 'B');
+      return read(target, options as undefined);
+    }) as typeof fs.readFileSync);
+    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('unknown');
+  });
+});
