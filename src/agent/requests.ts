@@ -97,8 +97,9 @@ export async function askPending(connection: AgentConnection, timeoutMs: number,
 }
 
 /**
- * Sends `lines`, then a DOCTOR: their INFO lines are broadcast with no token or end marker, but
- * the agent answers in order, so its reply marks their end. Each INFO before it goes to `read`.
+ * Sends `lines`, then a DOCTOR: their INFO lines are broadcast with no token or end marker
+ * (protocol.md "SCAN, PENDING, HEALTH, DIAGNOSE"), but the agent answers in order, so its reply
+ * marks their end. Each INFO before it goes to `read`.
  * False when the marker did not come.
  */
 async function untilMarker(

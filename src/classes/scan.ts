@@ -229,7 +229,8 @@ export function sightSince(file: string, className: string, sha256: string, star
   return firstSeen(sight, start) === EVIDENCE.preStart ? 'pre-start' : 'unknown';
 }
 
-function statOf(file: string): fs.Stats | undefined {
+/** `fs.statSync(file)` (links followed), or undefined when it cannot be stat'ed. */
+export function statOf(file: string): fs.Stats | undefined {
   try {
     return fs.statSync(file);
   } catch {

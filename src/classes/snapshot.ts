@@ -75,7 +75,7 @@ interface Walk {
  * needs. A gone file becomes a tombstone (reported removed once). A file that cannot be read keeps
  * its row (or gets one with no bytes, so it is never taken as new later); so do rows below an
  * unlistable folder. Links to class files are followed, to folders not. A folder whose stamp is
- * unchanged is not listed again. Yields every SLICE_MS ms so the run lock's refresh keeps running.
+ * unchanged is not listed again, but each of its files is still stat'ed. Yields every SLICE_MS ms so the run lock's refresh keeps running.
  * Never throws for the file system. `base` is given away (its rows may be updated in place).
  * @returns the change set (each list sorted by class name), the new index (with `base`'s
  *   sessionId), whether it differs from `base` as it was, and what could not be read.

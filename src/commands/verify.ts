@@ -1,6 +1,7 @@
 /**
  * `reclazz-build verify [class files or directories...]`: are the bytes on disk now applied? The
- * build's VERIFY loop, evidence rule and exit statuses. Without a build there are no "bytes from
+ * build's VERIFY loop, evidence rule and exit statuses (0 all applied, 75 not proven, 69 refused,
+ * 2 usage). Without a build there are no "bytes from
  * before", so a `mismatch` receipt is final here (after a build it may mean "not captured yet").
  */
 import fs from 'node:fs';
@@ -10,7 +11,7 @@ import { closeSession, findAppStart, type Session, type SessionHost } from '../s
 import { openFor } from './doctor.js';
 import { isVerifiableClassName } from '../agent/protocol.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import { declaredClassName, hashFile, listClassFiles } from '../classes/scan.js';
+import { declaredClassName, hashFile, listClassFiles, statOf } from '../classes/scan.js';
 import { baselineOf } from '../classes/baseline.js';
 import { type ClassIndex, emptyIndex, IndexBuilder, shaHex } from '../classes/columns.js';
 import { EVIDENCE } from '../classes/evidence.js';
@@ -261,14 +262,6 @@ function withRows(index: ClassIndex, files: readonly ClassChange[]): ClassIndex 
     builder.add(file.path, dirs.indexOf(path.dirname(file.path)), stat, Buffer.from(file.after!, 'hex'), EVIDENCE.unknown, []);
   }
   return builder.finish(index.folders, index.folderHistory);
-}
-
-function statOf(file: string): fs.Stats | undefined {
-  try {
-    return fs.statSync(file);
-  } catch {
-    return undefined;
-  }
 }
 
 /** The verdict of a class file live since before the app's JVM started: `unchanged`, as a build calls it. */

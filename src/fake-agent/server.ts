@@ -156,7 +156,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
   /**
    * The app's JVM restarted: the port file is deleted and the server closed (agent
    * `agent/StatusServer.java` stop()), then a new stand-in JVM and agent session bind a new port
-   * and write the port file again (StatusServer start()).
+   * and write the port file again (StatusServer start()). The new JVM loads the class files on disk.
    */
   async restartJvm(): Promise<void> {
     if (this.stopping) return;

@@ -2,11 +2,12 @@
  * The bytes of `.reclazz/classes.idx`, written and read in pieces so a 200,000-class index
  * (35 MB) never sits in memory as one buffer. Layout, little-endian: `RCLZIDX5`; u32 counts (rows,
  * header bytes, path bytes, history bytes, folders, folder text bytes, folder histories, their
- * text bytes); header JSON (sessionId, dirs); paths (UTF-8, NUL after each); per row u32 directory,
- * 4 float64 (size in bytes, mtimeMs, ctimeMs, inode), 32-byte SHA-256, evidence byte, tombstone
- * byte; history (u32 row, u8 count, 32-byte hashes); folder table (3 float64 stamp; u32 parent,
- * first row, row count; text: path NUL unlisted names NUL); folder histories (3 float64 stamp or
- * NaN, whole byte, text: path NUL); SHA-256 of all before. `RCLZIDX4` (no folder histories) and
+ * text bytes); header JSON (sessionId, dirs); paths (UTF-8, NUL after each); then column by column,
+ * each column holding every row's value: u32 directory, 4 float64 (size in bytes, mtimeMs, ctimeMs,
+ * inode), 32-byte SHA-256, evidence byte, tombstone byte; history (u32 row, u8 count, 32-byte
+ * hashes); the folder table, column by column too (3 float64 stamp; u32 parent, first row, row
+ * count; then text: path NUL unlisted names NUL); folder histories (columns of 3 float64 stamp or
+ * NaN and a whole byte, then text: path NUL); SHA-256 of all before. `RCLZIDX4` (no folder histories) and
  * `RCLZIDX3` (nor folder table) are still read, with no history: no class file is then new.
  */
 import { createHash, type Hash } from 'node:crypto';

@@ -41,7 +41,8 @@ export type OwnerState = z.infer<typeof ownerStateSchema>;
 
 /**
  * What {@link readOwnerState} found. With `recoveredFrom` the file was corrupt and moved there;
- * `owner` is the token still readable in it (a hold left behind may be its), other fields '' or 0.
+ * `owner` is the token still readable in it (a hold left behind may be its); `sessionId`, `port`
+ * and `updatedAt` as far as still readable, other fields '' or 0.
  */
 export type SavedOwnerState = OwnerState & { recoveredFrom?: string };
 

@@ -3,7 +3,8 @@
  * intact. cmd.exe parses the arguments twice (its own line, then the script's `%*`), and the `\"`
  * quoting of cross-spawn lets an `&` after a quote escape (BatBadBut, CVE-2024-24576). So the
  * cmd.exe line is written here, by the rule of Rust's `make_bat_command_line`: quote any argument
- * that is empty, ends in `\` or holds a character outside letters, digits and `#$*+-./:?@\_`;
+ * that is empty, ends in `\`, holds a control character, or holds an ASCII character outside
+ * letters, digits and `#$*+-./:?@\_` (other non-ASCII characters need no quotes);
  * double each `"` (and the backslashes before it or the closing quote); write `%` as `%%cd:~,%`
  * (an empty substring, so no `%name%` forms); refuse CR, LF and NUL. The line is
  * `cmd.exe /d /e:ON /v:OFF /s /c ""<script>" <args>"`: no AutoRun, extensions on (for the
