@@ -28,7 +28,6 @@ import { pause } from '../util/wait.js';
 import { verifyClasses } from '../verify/round.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import {
-  agentWatchOf,
   type BuildSession,
   closeSession,
   combineResults,
@@ -36,6 +35,7 @@ import {
   type CycleOptions,
   DEFAULTS,
   end,
+  isOurAgent,
   NESTED_ENV,
   refusedAmong,
   saveAfterOk,
@@ -332,9 +332,10 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
     try {
       const answer = await askDoctor(connection, timeoutMs, session.signal);
       const d = answer.kind === 'observed' ? answer.doctor : undefined;
-      // A test JVM's agent may write the same port file meanwhile: never the app's (agent-jvm.ts).
-      const ours = async (doctor: DoctorObserved) => (await agentWatchOf(doctor, session.options.pathMap ?? []))?.testRunner === undefined;
-      if (d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported && (await ours(d)))
+      // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
+      const roots = [session.host.cwd, session.location.projectDir];
+      const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
+      if (other && (await isOurAgent(d, session.options.pathMap ?? [], roots)))
         return { connection, doctor: d, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again

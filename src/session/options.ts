@@ -8,7 +8,7 @@ import type { AgentEndpoint, AgentInfo, BuildGroup, BuildRun, DoctorObserved, Ru
 import type { LockProcess } from '../state/lock.js';
 import { checkExecutable, type ProcessControl, runBuild } from '../tool/spawn.js';
 import type { AgentConnection } from '../agent/connection.js';
-import { type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
+import { agentView, type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
 import { type AgentLocation, portFilesAround } from '../agent/discover.js';
 import type { OpenAgent } from '../agent/handshake.js';
 import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
@@ -438,6 +438,13 @@ export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots
   const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
   const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
   return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+}
+
+/** True unless `doctor` is a test JVM's agent or another app's ({@link whoseAgent}, the rule a build opens with). */
+export async function isOurAgent(doctor: DoctorObserved, map: readonly PathMapEntry[], roots: string[]): Promise<boolean> {
+  const watch = await agentWatchOf(doctor, map);
+  const whose = whoseAgent(agentView(doctor, map, watch), watch, roots);
+  return whose !== 'test-jvm' && whose !== 'foreign';
 }
 
 /** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */

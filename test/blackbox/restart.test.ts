@@ -138,6 +138,22 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(75);
   });
 
+  it("another app's agent writing the same port file is not taken for the app's: 75 when the app does not come back", async () => {
+    const p = project();
+    const first = await agentFor(p);
+    const app = started.at(-1)!;
+    const stopped = new Promise((resolve) => app.once('exit', resolve));
+    const other = tempDir();
+    fs.mkdirSync(path.join(other, 'target', 'classes'), { recursive: true });
+    const run = runCli(['--restart-command', `kill -TERM ${first.pid}`, '--restart-timeout', '3000', ...build(p)], { cwd: p.dir });
+    await stopped;
+    // It answers DOCTOR in a new agent session with VERIFY wired, and started after the build wrote its classes.
+    await fakeAgent(other, ['--watch', 'target/classes', '--port-file', p.portFile, '--app-dir', other]);
+    const done = await run;
+    expect(done.stderr).toContain('did not come back with a new agent session within 3 s');
+    expect(done.exitCode).toBe(75);
+  });
+
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {
     const p = project();
     // DOCTOR names a process that does not exist here, as for an app in a container.
