@@ -35,7 +35,7 @@ import {
   type CycleOptions,
   DEFAULTS,
   end,
-  isOurAgent,
+  isSameApp,
   NESTED_ENV,
   refusedAmong,
   saveAfterOk,
@@ -335,7 +335,7 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
       // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
       const roots = [session.host.cwd, session.location.projectDir];
       const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
-      if (other && (await isOurAgent(d, session.options.pathMap ?? [], roots)))
+      if (other && (await isSameApp(d, session.options.pathMap ?? [], roots, session.view.workingDirectory)))
         return { connection, doctor: d, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again

@@ -440,11 +440,17 @@ export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots
   return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
 }
 
-/** True unless `doctor` is a test JVM's agent or another app's ({@link whoseAgent}, the rule a build opens with). */
-export async function isOurAgent(doctor: DoctorObserved, map: readonly PathMapEntry[], roots: string[]): Promise<boolean> {
+/**
+ * True when `doctor`, an agent answering after a restart, is the app's: not a test JVM's or another
+ * app's ({@link whoseAgent}, the rule a build opens with), and in the app's working directory from
+ * before (`workingDirectory`, local; with none known, only an agent {@link whoseAgent} calls ours).
+ */
+export async function isSameApp(doctor: DoctorObserved, map: readonly PathMapEntry[], roots: string[], workingDirectory: string) {
   const watch = await agentWatchOf(doctor, map);
-  const whose = whoseAgent(agentView(doctor, map, watch), watch, roots);
-  return whose !== 'test-jvm' && whose !== 'foreign';
+  const view = agentView(doctor, map, watch);
+  const whose = whoseAgent(view, watch, roots);
+  if (whose === 'test-jvm' || whose === 'foreign') return false;
+  return workingDirectory === '' ? whose === 'ours' : view.workingDirectory === workingDirectory;
 }
 
 /** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */

@@ -138,21 +138,28 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(75);
   });
 
-  it("another app's agent writing the same port file is not taken for the app's: 75 when the app does not come back", async () => {
-    const p = project();
-    const first = await agentFor(p);
-    const app = started.at(-1)!;
-    const stopped = new Promise((resolve) => app.once('exit', resolve));
-    const other = tempDir();
-    fs.mkdirSync(path.join(other, 'target', 'classes'), { recursive: true });
-    const run = runCli(['--restart-command', `kill -TERM ${first.pid}`, '--restart-timeout', '3000', ...build(p)], { cwd: p.dir });
-    await stopped;
-    // It answers DOCTOR in a new agent session with VERIFY wired, and started after the build wrote its classes.
-    await fakeAgent(other, ['--watch', 'target/classes', '--port-file', p.portFile, '--app-dir', other]);
-    const done = await run;
-    expect(done.stderr).toContain('did not come back with a new agent session within 3 s');
-    expect(done.exitCode).toBe(75);
-  });
+  it.each([
+    ['whose watch list says so', ['--watch', 'target/classes']],
+    ['whose DOCTOR sample is truncated', ['--watch', 'target/classes', '--watch-sample-truncated']],
+    ['that watches nothing', ['--agent-on', 'attached']],
+  ])(
+    "another app's agent writing the same port file, %s, is not taken for the app's: 75 when the app does not come back",
+    async (_, how) => {
+      const p = project();
+      const first = await agentFor(p);
+      const app = started.at(-1)!;
+      const stopped = new Promise((resolve) => app.once('exit', resolve));
+      const other = tempDir();
+      fs.mkdirSync(path.join(other, 'target', 'classes'), { recursive: true });
+      const run = runCli(['--restart-command', `kill -TERM ${first.pid}`, '--restart-timeout', '3000', ...build(p)], { cwd: p.dir });
+      await stopped;
+      // It answers DOCTOR in a new agent session with VERIFY wired, and started after the build wrote its classes.
+      await fakeAgent(other, ['--port-file', p.portFile, '--app-dir', other, ...how]);
+      const done = await run;
+      expect(done.stderr).toContain('did not come back with a new agent session within 3 s');
+      expect(done.exitCode).toBe(75);
+    },
+  );
 
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {
     const p = project();
