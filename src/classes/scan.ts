@@ -208,10 +208,17 @@ export type SinceStart = 'gone' | 'other-bytes' | 'pre-start' | 'unknown';
 
 /**
  * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, held at
- * its path since before `start` by evidence.ts `firstSeen` (folders up to the class output directory).
- * `gone` when it cannot be read, `unknown` when that cannot be told. Never throws.
+ * its path since before `start` by evidence.ts `firstSeen` (folders up to the class output directory),
+ * where the JVM loads it from (`loadsFrom`: its class output directory is on its class path). `gone`
+ * when it cannot be read, `unknown` when that cannot be told. Never throws.
  */
-export function sightSince(file: string, className: string, sha256: string, start: StartCut): SinceStart {
+export function sightSince(
+  file: string,
+  className: string,
+  sha256: string,
+  start: StartCut,
+  loadsFrom: (classDir: string) => boolean,
+): SinceStart {
   const stat = statOf(file);
   const hash = stat === undefined ? undefined : hashFile(file);
   if (stat === undefined || hash === undefined) return 'gone';
@@ -221,6 +228,8 @@ export function sightSince(file: string, className: string, sha256: string, star
   if (again?.ino !== stat.ino || again.ctimeMs !== stat.ctimeMs) return 'unknown';
   const folders = [path.dirname(file)];
   for (let i = className.split('.').length - 1; i > 0; i -= 1) folders.push(path.dirname(folders.at(-1)!));
+  // Bytes the JVM does not load from this class output directory (a jar first on its class path) prove nothing.
+  if (!loadsFrom(folders.at(-1)!)) return 'unknown';
   const foldersBefore = folders.every((dir) => {
     const times = statOf(dir);
     return times !== undefined && folderBefore(times, start);

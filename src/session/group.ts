@@ -3,13 +3,11 @@
  * build once, every finish, then each agent verifies the class output directories it watches. When
  * only a restart is missing, {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
  */
-import path from 'node:path';
 import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
-import { toLocal } from '../agent/path-map.js';
 import { restartRequiredBy } from '../agent/reports.js';
 import { askDoctor } from '../agent/requests.js';
-import { onClassPath, watchCoverage } from '../classes/coverage.js';
+import { agentView, onClassPath, watchCoverage } from '../classes/coverage.js';
 import type { StartCut } from '../classes/evidence.js';
 import { sightSince } from '../classes/scan.js';
 import { saveReleased } from '../hold/owner.js';
@@ -28,6 +26,7 @@ import { pause } from '../util/wait.js';
 import { verifyClasses } from '../verify/round.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import {
+  agentWatchOf,
   type BuildSession,
   closeSession,
   combineResults,
@@ -353,8 +352,9 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
  */
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;
-  const wd = back.doctor.workingDirectory === '' ? '' : path.resolve(toLocal(session.options.pathMap ?? [], back.doctor.workingDirectory));
-  const appStart = await findAppStart(back.doctor.pid, wd);
+  const map = session.options.pathMap ?? [];
+  const view = agentView(back.doctor, map, await agentWatchOf(back.doctor, map));
+  const appStart = await findAppStart(back.doctor.pid, view.workingDirectory);
   const sessionId = back.doctor.sessionId;
   const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };
   const facts = { restart: { sessionId } };
@@ -363,7 +363,7 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const kept = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
   // The new classes too: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
   const classes = [...kept, ...addedOf(part.result)];
-  const read = classes.map((v) => readAfter(v, appStart));
+  const read = classes.map((v) => readAfter(v, appStart, (root) => onClassPath(view, root)));
   const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
   const signal = session.signal === undefined ? {} : { signal: session.signal };
   const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
@@ -403,8 +403,8 @@ function addedOf(result: PartResult): ClassVerdict[] {
 }
 
 /** `verdict` read from the disk after the restart (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
-function readAfter(verdict: ClassVerdict, start: StartCut): ClassVerdict | 'verify' {
-  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start);
+function readAfter(verdict: ClassVerdict, start: StartCut, loadsFrom: (root: string) => boolean): ClassVerdict | 'verify' {
+  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, loadsFrom);
   if (sight === 'unknown') return 'verify';
   return { ...verdict, status: sight === 'pre-start' ? 'unchanged' : 'rewritten', detail: RESTART_SIGHT[sight] };
 }

@@ -161,6 +161,14 @@ describe('a change that needs an app restart', () => {
     },
   );
 
+  it('a new JVM that loads its classes from a jar, not the class output directory, is not proven by the files there: 75', async () => {
+    const p = project();
+    const agent = await agentFor(p, ['--class-path', 'target/app.jar']);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).not.toContain('at its path since before the new JVM started');
+    expect(run.exitCode).toBe(75);
+  });
+
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {
     const p = project();
     // DOCTOR names a process that does not exist here, as for an app in a container.

@@ -11,6 +11,8 @@ import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
 import { sightSince } from '../../src/classes/scan.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
+/** A JVM whose class path holds every class output directory. */
+const loadsAll = () => true;
 const sha = (bytes: string) => createHash('sha256').update(bytes).digest('hex');
 /** Until what was just written is older than the file system's coarse clock. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
@@ -31,16 +33,16 @@ async function builtBeforeStart(bytes: string): Promise<{ file: string; start: {
 describe('sightSince', () => {
   it("is pre-start for the build's bytes at their path since before the start", async () => {
     const { file, start } = await builtBeforeStart('B');
-    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('pre-start');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start, loadsAll)).toBe('pre-start');
   });
 
   it('is other-bytes, gone, or unknown (the file written after the start)', async () => {
     const { file, start } = await builtBeforeStart('B');
-    expect(sightSince(file, 'com.acme.A', sha('X'), start)).toBe('other-bytes');
+    expect(sightSince(file, 'com.acme.A', sha('X'), start, loadsAll)).toBe('other-bytes');
     fs.writeFileSync(file, 'B');
-    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('unknown');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start, loadsAll)).toBe('unknown');
     fs.rmSync(file);
-    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('gone');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start, loadsAll)).toBe('gone');
   });
 
   it("is unknown when the file is rewritten in place between its stat and its read: the old file's times never vouch for new bytes", async () => {
@@ -51,6 +53,13 @@ describe('sightSince', () => {
       if (target === file) fs.writeFileSync(file, 'B');
       return read(target, options as undefined);
     }) as typeof fs.readFileSync);
-    expect(sightSince(file, 'com.acme.A', sha('B'), start)).toBe('unknown');
+    expect(sightSince(file, 'com.acme.A', sha('B'), start, loadsAll)).toBe('unknown');
+  });
+
+  it('is unknown when the JVM does not load classes from its class output directory (a jar first on its class path)', async () => {
+    const { file, start } = await builtBeforeStart('B');
+    const roots: string[] = [];
+    expect(sightSince(file, 'com.acme.A', sha('B'), start, (root) => (roots.push(root), false))).toBe('unknown');
+    expect(roots).toEqual([path.dirname(path.dirname(path.dirname(file)))]);
   });
 });
