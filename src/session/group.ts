@@ -7,7 +7,7 @@ import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
 import { restartRequiredBy } from '../agent/reports.js';
 import { askDoctor } from '../agent/requests.js';
-import { agentView, onClassPath, watchCoverage } from '../classes/coverage.js';
+import { type AgentView, onClassPath, watchCoverage } from '../classes/coverage.js';
 import type { StartCut } from '../classes/evidence.js';
 import { sightSince } from '../classes/scan.js';
 import { saveReleased } from '../hold/owner.js';
@@ -26,7 +26,6 @@ import { pause } from '../util/wait.js';
 import { verifyClasses } from '../verify/round.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import {
-  agentWatchOf,
   type BuildSession,
   closeSession,
   combineResults,
@@ -34,9 +33,9 @@ import {
   type CycleOptions,
   DEFAULTS,
   end,
-  isSameApp,
   NESTED_ENV,
   refusedAmong,
+  sameAppView,
   saveAfterOk,
   type Session,
   spawnBuild,
@@ -290,6 +289,8 @@ function runCommand(command: string, session: BuildSession) {
 interface Back {
   connection: AgentConnection;
   doctor: DoctorObserved;
+  /** What its DOCTOR and JVM say of it (its working directory, class path). */
+  view: AgentView;
   at: Date;
 }
 
@@ -334,8 +335,8 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
       // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
       const roots = [session.host.cwd, session.location.projectDir];
       const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
-      if (other && (await isSameApp(d, session.options.pathMap ?? [], roots, session.view.workingDirectory)))
-        return { connection, doctor: d, at: session.host.clock.date() };
+      const view = other ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory) : undefined;
+      if (other && view !== undefined) return { connection, doctor: d, view, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again
     }
@@ -352,8 +353,7 @@ async function askOnce(session: BuildSession, before: string): Promise<Back | un
  */
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;
-  const map = session.options.pathMap ?? [];
-  const view = agentView(back.doctor, map, await agentWatchOf(back.doctor, map));
+  const { view } = back;
   const appStart = await findAppStart(back.doctor.pid, view.workingDirectory);
   const sessionId = back.doctor.sessionId;
   const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };

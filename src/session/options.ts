@@ -441,16 +441,23 @@ export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots
 }
 
 /**
- * True when `doctor`, an agent answering after a restart, is the app's: not a test JVM's or another
- * app's ({@link whoseAgent}, the rule a build opens with), and in the app's working directory from
- * before (`workingDirectory`, local; with none known, only an agent {@link whoseAgent} calls ours).
+ * The view of `doctor`, an agent answering after a restart, when it is the app's: not a test JVM's
+ * or another app's ({@link whoseAgent}, the rule a build opens with), and in the app's working
+ * directory from before (`workingDirectory`, local; with none known, only an agent {@link whoseAgent}
+ * calls ours). Undefined when it is not.
  */
-export async function isSameApp(doctor: DoctorObserved, map: readonly PathMapEntry[], roots: string[], workingDirectory: string) {
+export async function sameAppView(
+  doctor: DoctorObserved,
+  map: readonly PathMapEntry[],
+  roots: string[],
+  workingDirectory: string,
+): Promise<AgentView | undefined> {
   const watch = await agentWatchOf(doctor, map);
   const view = agentView(doctor, map, watch);
   const whose = whoseAgent(view, watch, roots);
-  if (whose === 'test-jvm' || whose === 'foreign') return false;
-  return workingDirectory === '' ? whose === 'ours' : view.workingDirectory === workingDirectory;
+  if (whose === 'test-jvm' || whose === 'foreign') return undefined;
+  const same = workingDirectory === '' ? whose === 'ours' : view.workingDirectory === workingDirectory;
+  return same ? view : undefined;
 }
 
 /** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
