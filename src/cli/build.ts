@@ -76,6 +76,9 @@ export function readBuildOptions(
     classDirs,
     // With --json, stdout carries only JSON lines: the build's own stdout goes to stderr.
     buildStdout: opts.json ? 'stderr' : 'inherit',
+    // A failed build's JSON result carries the build's last lines; kept only off a terminal, where a
+    // pipe of ours changes nothing the build can see (colours, progress bars).
+    keepBuildOutput: opts.json === true && process.stderr.isTTY !== true,
     ...(port === undefined ? {} : { port }),
     ...(portFiles === undefined ? {} : { portFiles }),
     ...(opts.owner === undefined ? {} : { owner: opts.owner }),

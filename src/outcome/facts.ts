@@ -58,6 +58,8 @@ export interface BuildRun {
   interruptedBy?: StopSignal;
   /** Processes of the build still running 5 s after its command exited, which were stopped. */
   stopped?: LeftProcess[];
+  /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/output-tail.ts). */
+  output?: string[];
 }
 
 /** A process of a build, as a warning names it. */

@@ -2,7 +2,7 @@
  * `--json` output: one JSON line per event, then one `class` line per class and a `result` line.
  * Schemas: schema.ts; documented in docs/json.md.
  */
-import type { RunEvent } from '../outcome/facts.js';
+import type { BuildRun, RunEvent } from '../outcome/facts.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './palette.js';
@@ -80,10 +80,7 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     command: result.command ?? null,
     hold: result.hold,
     agent: result.agent ?? null,
-    build:
-      result.build === undefined
-        ? null
-        : { exitCode: result.build.exitCode, durationMs: result.build.durationMs, signal: result.build.signal ?? null },
+    build: result.build === undefined ? null : buildFields(result.build),
     changes:
       c === undefined
         ? null
@@ -101,6 +98,12 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     durationMs: result.durationMs,
     ...(result.restart === undefined ? {} : { restarted: true as const, restartSessionId: result.restart.sessionId }),
   };
+}
+
+/** The `build` object: its last lines only when it failed (a passing build's result stays small). */
+function buildFields(build: BuildRun): JsonResult['build'] {
+  const { exitCode, durationMs, signal, output } = build;
+  return { exitCode, durationMs, signal: signal ?? null, ...(exitCode !== 0 && output !== undefined ? { output } : {}) };
 }
 
 /** The lines that end a build's or `verify`'s `--json` output: one `class` line per class, then `result`. */

@@ -164,7 +164,10 @@ const runResultFields = {
   command: z.string().nullable(),
   hold: z.enum(['none', 'held', 'unknown']),
   agent: agentInfoSchema.nullable(),
-  build: z.strictObject({ exitCode: int, durationMs: ms, signal: z.string().nullable() }).nullable(),
+  /** `output`: the build's last lines, when it failed and they were kept (stderr not a terminal). */
+  build: z
+    .strictObject({ exitCode: int, durationMs: ms, signal: z.string().nullable(), output: z.array(z.string()).optional() })
+    .nullable(),
   changes: z.strictObject({ changed: ms, checks: ms, added: ms, removed: ms, notVerifiable: ms, resources: ms, total: ms }).nullable(),
   classes: z.array(z.strictObject(classFields)),
   resources: z.array(z.string()),

@@ -86,6 +86,8 @@ export interface CycleOptions {
   classDirs?: string[];
   /** Where the build tool's stdout goes: `inherit` (default) or `stderr` (with `--json`: stdout carries only JSON lines). */
   buildStdout?: 'inherit' | 'stderr';
+  /** Keep the last lines the build writes, for a failed build's result (`build.output`); they pass through pipes of ours. */
+  keepBuildOutput?: boolean;
   /**
    * Watch mode, once per cycle after the build: the folders (absolute) of the class output directories
    * that may have changed since the last call, or undefined for a full pass (the default). `full`: the cycle scans every file anyway.
@@ -258,6 +260,7 @@ export async function spawnBuild(
   emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, ...moved, classDirs, held });
   const build = await runBuild(command, {
     stdoutToStderr: options.buildStdout === 'stderr',
+    keepOutput: options.keepBuildOutput === true,
     env: { ...host.env, [NESTED_ENV]: '1' },
     process: host,
     sharesTerminal: host.sharesTerminal,

@@ -15,6 +15,7 @@ import type { BuildGroup, BuildRun, StopSignal } from '../outcome/facts.js';
 import { awaitBuildProcesses, buildScope, type BuildScope } from './build-group.js';
 import { describeCommand, type BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
+import { OutputTail } from './output-tail.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
 const KILL_AFTER_MS = 5000;
@@ -40,6 +41,11 @@ export interface RunBuildOptions {
   signal?: AbortSignal;
   /** Send the child's stdout to our stderr (fd 2) instead of our stdout. */
   stdoutToStderr?: boolean;
+  /**
+   * Keep the last lines the child writes ({@link BuildRun.output}): its stdout and stderr then
+   * pass through pipes of ours to the same places, so a build that tests for a terminal sees none.
+   */
+  keepOutput?: boolean;
   /** Platform, for Windows script handling. */
   platform: NodeJS.Platform;
   /** Our own pid (a build sharing the terminal shares our process group). */
@@ -89,7 +95,11 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
     cwd: command.cwd,
-    stdio: ['inherit', options.stdoutToStderr ? 2 : 'inherit', 'inherit'],
+    stdio: options.keepOutput
+      ? ['inherit', [options.stdoutToStderr ? 2 : 1, 'pipe'], [2, 'pipe']]
+      : ['inherit', options.stdoutToStderr ? 2 : 'inherit', 'inherit'],
+    // Kept output is read as it comes (OutputTail), never gathered whole.
+    buffer: false,
     reject: false,
     detached: ownGroup,
     cleanup: true,
@@ -105,6 +115,9 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
           () => undefined,
         );
   void scoped.then((found) => found && options.onGroup?.(found.record));
+  const tail = options.keepOutput ? new OutputTail() : undefined;
+  if (tail !== undefined)
+    for (const stream of [child.stdout, child.stderr]) stream?.on('data', (chunk: Buffer) => tail.push(stream, chunk));
   let interruptedBy: StopSignal | undefined;
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
@@ -138,6 +151,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
       durationMs,
       ...(interruptedBy === undefined ? {} : { interruptedBy }),
       ...(stopped.length === 0 ? {} : { stopped }),
+      ...(tail === undefined ? {} : { output: tail.end() }),
     };
   } finally {
     if (killTimer !== undefined) clearTimeout(killTimer);

@@ -132,6 +132,28 @@ describe('--json lines match the schema', () => {
     expect(checkLines(bad.stdout)).toEqual([expect.objectContaining({ type: 'result', action: 'build', reason: 'usage' })]);
   });
 
+  it("a failed build's result carries its last lines (stdout and stderr, control sequences removed, at most 40); a passing build's none", async () => {
+    const p = project();
+    await agentFor(p);
+    const noisy = `for (let i = 1; i <= 50; i++) console.log('line ' + i);
+      console.error('\\x1b[1;31m[ERROR]\\x1b[0m Greeter.java:[5,9] expected ";"');
+      process.exit(1)`;
+    const failed = await runCli(['--json', ...script(noisy)], { cwd: p.dir });
+    expect(failed.exitCode).toBe(1);
+    const { build } = checkLines(failed.stdout).at(-1) as { build: { output: string[] } };
+    expect(build.output).toHaveLength(40);
+    expect(build.output).toContain('line 50');
+    expect(build.output).not.toContain('line 10');
+    expect(build.output).toContain('[ERROR] Greeter.java:[5,9] expected ";"');
+    // It still reaches stderr, as without --json.
+    expect(failed.stderr).toContain('line 1\n');
+    expect(failed.stderr).toContain('Greeter.java:[5,9]');
+
+    const passed = await runCli(['--json', ...script("console.log('fine')")], { cwd: p.dir });
+    expect(passed.exitCode, passed.stderr).toBe(0);
+    expect((checkLines(passed.stdout).at(-1) as { build: object }).build).not.toHaveProperty('output');
+  });
+
   it('every usage error ends with one result line of its command (reason usage, exit 2), nothing else on stdout', async () => {
     const cwd = tempDir();
     const cases: Array<[string[], string, RegExp]> = [
