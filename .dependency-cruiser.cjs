@@ -3,14 +3,32 @@
  * rooms below it; `forbidden` lists every edge that is not allowed, each with why.
  *
  * From the top: cli/ (argument parsing, config, process I/O, exit codes, the launcher) imports
- * everything, and only the package entry (src/index.ts, the library's face) imports it; the
+ * everything, and only the package entry (src/index.ts, the library's face) and mcp/ import it;
+ * mcp/ (`reclazz-build mcp`, a face beside cli/) runs the command line as a child process per
+ * call and takes from cli/ only the options' schema, and cli/ reaches it only through its own
+ * bundle, by path (no import); the
  * build flow (src/run.ts) and the subcommands' cores (commands/) sit on the session API
  * (session/); session/ drives the rooms that do the work: hold/ above state/ above classes/,
  * verify/ and classes/ above agent/, tool/ on its own; report/ (words and renderers) knows
  * only outcome/, the vocabulary at the bottom. util/ (waiting, small file-system questions) is
  * beneath them all: any room may use it, and it knows none.
  */
-const ROOMS = ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report', 'commands', 'session', 'watch', 'cli', 'util'];
+const ROOMS = [
+  'agent',
+  'hold',
+  'tool',
+  'classes',
+  'verify',
+  'state',
+  'outcome',
+  'report',
+  'commands',
+  'session',
+  'watch',
+  'cli',
+  'mcp',
+  'util',
+];
 
 /** A rule: files in `room` may import only `allowed` rooms (and their own, util/, and node: / packages). */
 function only(room, allowed, comment) {
@@ -38,8 +56,23 @@ module.exports = {
       comment:
         'cli/ is the top and the only code that touches `process`; the package entry takes its host defaults (env, cwd, platform) from it.',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(cli/|index\\.ts$)' },
+      from: { path: '^src/', pathNot: '^src/(cli/|mcp/|index\\.ts$)' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'mcp-takes-only-the-options-schema-from-the-cli',
+      comment:
+        'mcp/ runs the command line as a child process (mcp/child.ts says why): of cli/ it needs only the options, declared once in cli/options.ts.',
+      severity: 'error',
+      from: { path: '^src/mcp/' },
+      to: { path: '^src/cli/', pathNot: '^src/cli/options\\.ts$' },
+    },
+    {
+      name: 'nothing-imports-the-mcp-server',
+      comment: 'The MCP server and its SDK are a bundle of their own (dist/mcp.cjs), loaded by path by `reclazz-build mcp` only.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/mcp/' },
+      to: { path: '^src/mcp/' },
     },
     {
       name: 'fake-agent-stands-alone',
@@ -83,6 +116,11 @@ module.exports = {
       'commands',
       ['session', 'agent', 'classes', 'verify', 'outcome', 'report'],
       "The subcommands' cores open a session and use the rooms below it, never the build flow or the command line.",
+    ),
+    only(
+      'mcp',
+      ['cli', 'outcome', 'report'],
+      'mcp/ is a face: it turns tool calls into runs of the command line, and their JSON results into tool results with their words.',
     ),
     only(
       'watch',

@@ -28,11 +28,12 @@ export default tseslint.config(
     },
   },
   {
-    // Only the command line touches the process's global state: its exit, environment, arguments,
-    // working folder, standard streams and listeners. The rest of the code gets them from the
-    // Host that cli/ fills (cli/host.ts), so a library user and the tests can give their own.
+    // Only the faces touch the process's global state: its exit, environment, arguments, working
+    // folder, standard streams and listeners; the command line (cli/) and the MCP server (mcp/, whose
+    // stdin and stdout are the protocol). The rest of the code gets them from the Host that cli/
+    // fills (cli/host.ts), so a library user and the tests can give their own.
     files: ['src/**/*.ts'],
-    ignores: ['src/cli/**', 'src/fake-agent/cli.ts', 'src/fake-agent/cli-run.ts'],
+    ignores: ['src/cli/**', 'src/mcp/**', 'src/fake-agent/cli.ts', 'src/fake-agent/cli-run.ts'],
     rules: {
       'no-restricted-properties': [
         'error',

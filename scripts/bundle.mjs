@@ -9,7 +9,8 @@
  * compiles it with V8's code cache (src/cli/launch.ts), which Node 20 offers for scripts, not for ES
  * modules. What `cli/main.ts` loads with `import()` (cli/build.ts, cli/watch.ts, cli/actions.ts: the
  * build, the watch and the subcommands' work) stays behind one lazy initialiser each, so
- * `--help` runs none of their set-up and a build does not set up the watch (chokidar).
+ * `--help` runs none of their set-up and a build does not set up the watch (chokidar). The MCP
+ * server (`reclazz-build mcp`) is a bundle of its own, dist/mcp.cjs, required by path.
  * Dependencies' licence comments are kept.
  */
 import fs from 'node:fs';
@@ -73,6 +74,22 @@ await build({
   // which it retries; loading it costs 2-3 ms and patches fs.close for the whole process.
   alias: { 'graceful-fs': 'node:fs' },
   // cli/main.ts reads its version through createRequire(import.meta.url), which a CommonJS file lacks.
+  define: { 'import.meta.url': '__reclazzUrl' },
+  banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
+  logLevel: 'warning',
+});
+
+// `reclazz-build mcp`'s server and the MCP SDK, on their own: cli/mcp.ts requires this file only when
+// that subcommand runs, so a build's start-up neither reads nor compiles it.
+await build({
+  entryPoints: ['src/mcp/main.ts'],
+  outfile: 'dist/mcp.cjs',
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  minify: true,
+  plugins: [sharedBuiltins],
   define: { 'import.meta.url': '__reclazzUrl' },
   banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',

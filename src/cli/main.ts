@@ -9,7 +9,8 @@ import { closestName, collect, integer, ownOptionIn, pathMap, token } from './op
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
-import { addAgentCommands } from './commands.js';
+import { addAgentCommands, type CommandHost } from './commands.js';
+import { addMcp } from './mcp.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import type { JsonAction } from '../outcome/result.js';
 import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
@@ -189,7 +190,7 @@ function buildProgram(aside: { command?: string[] }): Command {
       });
   }
   addWatch(program);
-  addAgentCommands(program, {
+  const host: CommandHost = {
     addAgentOptions,
     collect,
     integer,
@@ -199,7 +200,9 @@ function buildProgram(aside: { command?: string[] }): Command {
       signals.dispose();
       await exit(code);
     },
-  });
+  };
+  addAgentCommands(program, host);
+  addMcp(program, host, version);
   // A subcommand's usage error points at its own help (gradle and mvn pass every option on).
   for (const command of program.commands)
     if (command.name() !== 'gradle' && command.name() !== 'mvn') command.showHelpAfterError(usageHint(command.name()));

@@ -236,14 +236,8 @@ export class HumanReporter {
   /** The last line: proven live or not, in words, and what to do next. */
   private verdictLine(result: Omit<RunResult, 'agents'>): void {
     const p = this.p;
-    const mark = result.provenLive
-      ? p.boldGreen('✔ proven live:')
-      : result.exitCode === 0
-        ? p.boldYellow('• not proven live:')
-        : result.build === undefined && result.verdicts.length === 0
-          ? p.boldRed('✘ not run:')
-          : p.boldRed('✘ not proven live:');
-    this.line(`${mark} ${result.message}`);
+    const mark = verdictMark({ ...result, ran: result.build !== undefined || result.verdicts.length > 0 });
+    this.line(`${{ proven: p.boldGreen, open: p.boldYellow, failed: p.boldRed }[mark.tone](mark.text)} ${result.message}`);
     if (result.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${result.hint}`));
   }
 
@@ -278,6 +272,20 @@ export class HumanReporter {
     this.options.write(text);
     this.live.redraw();
   }
+}
+
+/**
+ * What opens the last line: `✔ proven live:`, `• not proven live:` (exit 0 without proof:
+ * `--no-verify`, no agent), `✘ not run:` (refused before the build ran or a verdict came), or
+ * `✘ not proven live:`. `ran`: the build ran or some class has a verdict.
+ */
+export function verdictMark(result: { provenLive: boolean; exitCode: number; ran: boolean }): {
+  text: string;
+  tone: 'proven' | 'open' | 'failed';
+} {
+  if (result.provenLive) return { text: '✔ proven live:', tone: 'proven' };
+  if (result.exitCode === 0) return { text: '• not proven live:', tone: 'open' };
+  return { text: result.ran ? '✘ not proven live:' : '✘ not run:', tone: 'failed' };
 }
 
 /** A short name for the agent of port file `source`: its project folder's name (the report names the whole path). */

@@ -223,10 +223,7 @@ const reloadStateSchema = z.strictObject({
   buildHold: z.enum(['none', 'named', 'legacy']),
 });
 
-/**
- * Final lines of the agent subcommands.
- * @internal for its tests
- */
+/** Final lines of the agent subcommands (also the MCP tools' output schemas: src/mcp/tools.ts). */
 export const commandResultLineSchemas = {
   doctor: z.strictObject({
     ...commandBase,
