@@ -27,6 +27,7 @@ export interface McpStart {
  */
 export async function serveMcp(start: McpStart): Promise<number> {
   const running = new Set<Promise<unknown>>();
+  const stop = new AbortController();
   const server = new McpServer({ name: 'reclazz-build', version: start.version }, { capabilities: { logging: {} } });
   const log = (chunk: Buffer | string): void => {
     process.stderr.write(chunk);
@@ -37,19 +38,23 @@ export async function serveMcp(start: McpStart): Promise<number> {
     env: process.env,
     log,
     notice: (text) => void server.server.sendLoggingMessage({ level: 'warning', logger: 'reclazz-build', data: text }).catch(() => {}),
+    stopping: stop.signal,
     running,
   });
-  const transport = new StdioServerTransport();
   const ended = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);
     process.stdin.once('close', resolve);
+    // A client that stopped reading (EPIPE) is gone as well.
+    process.stdout.on('error', () => resolve());
     start.signal.addEventListener('abort', () => resolve(), { once: true });
   });
-  await server.connect(transport);
+  await server.connect(new StdioServerTransport());
   await ended;
-  // Closing aborts every call in progress (the SDK aborts their handlers' signals): each run gets its SIGINT.
-  await server.close();
+  // Every call in progress is stopped as Ctrl-C stops a run, and answered, before the server closes.
+  stop.abort();
   await Promise.allSettled([...running]);
+  await new Promise((resolve) => setImmediate(resolve));
+  await server.close();
   const reason = start.signal.reason as unknown;
   return reason === 'SIGTERM' ? 143 : reason === 'SIGINT' ? 130 : 0;
 }

@@ -81,7 +81,9 @@ export interface ToolHost {
   log: (chunk: Buffer | string) => void;
   /** Tells the client a result it will not receive as an answer (a cancelled call's). */
   notice: (text: string) => void;
-  /** Each call's run, while it lasts: the server waits for them before it exits. */
+  /** Aborted when the server stops (its client closed stdin, or a signal): every call's run is stopped as by Ctrl-C. */
+  stopping: AbortSignal;
+  /** Each call while it lasts: the server answers them before it exits. */
   running: Set<Promise<unknown>>;
 }
 
@@ -135,18 +137,26 @@ function refused(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** Runs one call's command line in `cwd`; its events as progress when the client asked for it. */
-async function call(host: ToolHost, extra: Extra, cwd: string, args: string[], kind: 'run' | 'command'): Promise<CallToolResult> {
+/** Runs one call's command line in `cwd` (see {@link answer}), counted in `host.running` until it is answered. */
+function call(host: ToolHost, extra: Extra, cwd: string, args: string[], kind: 'run' | 'command'): Promise<CallToolResult> {
+  const answered = answer(host, extra, cwd, args, kind);
+  const tracked = answered.finally(() => host.running.delete(tracked));
+  host.running.add(tracked);
+  return answered;
+}
+
+/** Runs the command line in `cwd`, its events as progress when the client asked for it; its result as the answer. */
+async function answer(host: ToolHost, extra: Extra, cwd: string, args: string[], kind: 'run' | 'command'): Promise<CallToolResult> {
   if (!path.isAbsolute(cwd) || !fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) return refused(CALL_REFUSALS.cwd(cwd));
   const token = extra._meta?.progressToken;
   let progress = 0;
-  const run = runCli({
+  const { exitCode, result } = await runCli({
     node: host.node,
     cli: host.cli,
     cwd,
     args,
     env: host.env,
-    signal: extra.signal,
+    signal: AbortSignal.any([extra.signal, host.stopping]),
     onLog: host.log,
     onLine: (line) => {
       const message = progressText(line);
@@ -157,8 +167,6 @@ async function call(host: ToolHost, extra: Extra, cwd: string, args: string[], k
         .catch(() => {});
     },
   });
-  host.running.add(run);
-  const { exitCode, result } = await run.finally(() => host.running.delete(run));
   if (result === undefined) return refused(CALL_REFUSALS.noResult(exitCode));
   const text =
     kind === 'run'

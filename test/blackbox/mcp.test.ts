@@ -226,7 +226,10 @@ describe('reclazz-build mcp, its process', () => {
     expect(code).toBe(0);
     expect(buildEnded(p)?.signals).toEqual(['SIGINT']);
     expect(flow(agent)).toEqual(['DOCTOR', 'BUILD started', 'BUILD failed']);
-    for (const line of out.all) expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+    const answers = out.all.map((line) => JSON.parse(line) as { jsonrpc: string; id?: number; result?: { structuredContent?: object } });
+    for (const answer of answers) expect(answer.jsonrpc).toBe('2.0');
+    // Answered before the server exited: the run says it was interrupted.
+    expect(answers.find((a) => a.id === 2)?.result?.structuredContent).toMatchObject({ reason: 'interrupted', exitCode: 130 });
   });
 
   it('through the MCP inspector CLI (a client from the npm registry): a proven build', async () => {

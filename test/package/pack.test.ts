@@ -56,9 +56,11 @@ describe('the packed tarball, installed into an empty folder', () => {
       'bin/reclazz-fake-agent.js',
       'dist/cli.cjs',
       'dist/launch.cjs',
+      'dist/mcp.cjs',
       'dist/index.js',
       'dist/index.d.ts',
       'dist/fake-agent/index.d.ts',
+      'docs/coding-agents.md',
       'docs/commands.md',
       'docs/editors.md',
       'docs/evidence.md',
@@ -87,6 +89,40 @@ describe('the packed tarball, installed into an empty folder', () => {
     expect(String(version.stdout).trim()).toBe(
       (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version,
     );
+  });
+
+  it('serves reclazz-build mcp from its own bundle: the MCP SDK is not among the installed packages', async () => {
+    expect(fs.existsSync(path.join(consumer, 'node_modules', '@modelcontextprotocol'))).toBe(false);
+    const messages = [
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+    ];
+    // Its stdin ends after the three messages: the server answers them, then exits 0.
+    const served = await execa(path.join(consumer, 'node_modules', '.bin', 'reclazz-build'), ['mcp'], {
+      cwd: consumer,
+      env,
+      extendEnv: false,
+      reject: false,
+      input: messages.map((m) => JSON.stringify(m)).join('\n') + '\n',
+      timeout: 30_000,
+    });
+    expect(served.exitCode, String(served.stderr)).toBe(0);
+    const answers = String(served.stdout)
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: number; result: { tools?: Array<{ name: string }> } });
+    expect(
+      answers
+        .find((a) => a.id === 2)!
+        .result.tools!.map((t) => t.name)
+        .sort(),
+    ).toEqual(['build', 'doctor', 'status', 'verify']);
   });
 
   it('runs a build, doctor and verify against the shipped fake agent', async () => {
