@@ -107,8 +107,17 @@ describe('reclazz-build mcp, through the SDK client', () => {
     expect(progress).toEqual(
       expect.arrayContaining([expect.stringMatching(/^building: sh -c/), 'build ok', 'BUILD ok acknowledged', 'verifying 1 of 1']),
     );
-    expect(JSON.stringify(result).length).toBeLessThanOrEqual(2048);
+    const bytes = Buffer.byteLength(JSON.stringify(result));
+    console.log(`mcp: a proven build of one changed class answers in ${bytes} bytes`);
+    expect(bytes).toBeLessThanOrEqual(2048);
     expect(server.log()).toContain('compiling on stdout');
+
+    // verify and doctor on the same project, with a path relative to cwd.
+    const verify = await server.client.callTool({ name: 'verify', arguments: { cwd: p.dir, paths: ['target/classes'] } });
+    expect(verify.isError, text(verify as CallToolResult)).toBe(false);
+    expect(verify.structuredContent).toMatchObject({ action: 'verify', provenLive: true });
+    const doctor = await server.client.callTool({ name: 'doctor', arguments: { cwd: p.dir } });
+    expect(doctor.structuredContent).toMatchObject({ action: 'doctor', exitCode: 0, classDirs: [{ dir: p.classes, watched: true }] });
     expect(server.errors).toEqual([]);
   });
 
