@@ -162,6 +162,12 @@ describe('reclazz-build mcp, through the SDK client', () => {
     });
     expect(bad.isError).toBe(true);
     expect(text(bad as CallToolResult)).toMatch(/verifyTimeoutMs/);
+    // A command that is not a build (a subcommand such as watch would never end) is refused, naming the forms.
+    const notBuild = await server.client.callTool({ name: 'build', arguments: { cwd: p.dir, command: ['watch', 'mvn', 'compile'] } });
+    expect(notBuild.isError).toBe(true);
+    expect(text(notBuild as CallToolResult)).toMatch(/^command must start with "mvn", "gradle", or "--"/);
+    const relative = await server.client.callTool({ name: 'status', arguments: { cwd: 'shop' } });
+    expect(text(relative as CallToolResult)).toBe('cwd must be the absolute path of an existing folder, not "shop"');
   });
 
   it('a cancelled build stops as Ctrl-C does: BUILD failed, the build ends, the result says interrupted; the server keeps serving', async () => {
