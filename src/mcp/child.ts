@@ -48,11 +48,12 @@ export interface CliEnd {
 export function runCli(call: CliCall): Promise<CliEnd> {
   return new Promise((resolve) => {
     // Its own process group: a Ctrl-C at this server's terminal reaches it once, through us.
+    // (Windows: a detached child gets a console window of its own, and a signal ends it at once.)
     const child = spawn(call.node, [call.cli, ...call.args], {
       cwd: call.cwd,
       env: call.env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+      detached: process.platform !== 'win32',
     });
     let result: Record<string, unknown> | undefined;
     const decoder = new StringDecoder('utf8');
