@@ -183,8 +183,12 @@ export type Outcome =
   | { reason: 'command-not-executable'; path: string }
   /** `waitedMs`: how long `--wait-for-agent` waited for a port file (there, and on the next reasons). */
   | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean; waitedMs?: number }
-  /** `named`: the port files were given (--port-file more than once to a command that talks to one agent). */
-  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean }
+  /**
+   * `named`: the port files were given (--port-file more than once to a command that talks to one
+   * agent). `otherCheckouts`: `cwd` is in no checkout, and these port files found below it are in
+   * other checkouts (folders with their own `.git`), whose agents a run from here does not take.
+   */
+  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean; otherCheckouts?: true }
   | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
   /** `orphan`: the lock's run is gone, but the build it started still runs. */
   | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }

@@ -33,6 +33,10 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['nested', { reason: 'nested', variable: 'RECLAZZ_SAFE_BUILD_ACTIVE' }],
   ['no agent', { reason: 'no-agent', cwd: '/p', depth: 4, offerNoAgent: true }],
   ['ambiguous', { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'] }],
+  [
+    'other checkouts',
+    { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'], otherCheckouts: true },
+  ],
   ['port file missing', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'missing' } }],
   ['port file too large', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'too-large', limit: 64 } }],
   ['port file garbage', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'not-a-number', text: 'abc' } }],
