@@ -333,6 +333,7 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
   'started-receipt': 'while waiting for the BUILD started receipt',
   'before-build': 'before the build started',
   build: 'during the build',
+  watcher: "after the build, while waiting for the agent's file watcher to start (BUILD failed was sent)",
   'ok-receipt': 'while waiting for the BUILD ok receipt',
   'failed-receipt': 'while waiting for the BUILD failed receipt',
   verify: 'during VERIFY',
