@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { OutcomeOf, PortFault } from '../outcome/outcome.js';
+import { checkoutOf } from '../util/fs.js';
 
 /** Where a port file may sit, relative to a project folder, in the agent client's order. */
 const PORT_FILE_LOCATIONS = [path.join('.reclazz', 'agent.port'), path.join('.idea', 'reclazz', 'agent.port')] as const;
@@ -70,7 +71,9 @@ export function discoverAgent(options: DiscoverOptions): Discovery {
 /**
  * Finds every agent a build holds, without connecting: the explicit ones (`--port`, each
  * `--port-file`, the environment), else the first port file in the folder or a parent, else
- * every port file below it (sorted by path, so that two runs take their holds in one order).
+ * every port file below it (sorted by path, so that two runs take their holds in one order). A
+ * folder in no checkout (no `.git` at or above it) finds none in another checkout below it (a
+ * folder with its own `.git`): those are refused as `ambiguous-agent`, named, for `--port-file`.
  * Never throws for the file system.
  */
 export function discoverAgents(options: DiscoverOptions): Discoveries {
@@ -98,6 +101,9 @@ export function discoverAgents(options: DiscoverOptions): Discoveries {
   }
 
   const below = findBelow(cwd);
+  // A run holds only its own checkout's agents: from a folder in none, another checkout's are not its own.
+  const others = checkoutOf(cwd) === undefined ? below.filter((file) => checkoutOf(projectDirOf(file)) !== undefined) : [];
+  if (others.length > 0) return { kind: 'refused', outcome: { reason: 'ambiguous-agent', cwd, portFiles: others, otherCheckouts: true } };
   if (below.length > 0) return fromPortFiles(below, undefined);
   return { kind: 'refused', outcome: { reason: 'no-agent', cwd, depth: DOWNWARD_DEPTH, offerNoAgent: false } };
 }

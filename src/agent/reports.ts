@@ -4,6 +4,7 @@
  * its SuperclassReportingVerificationTest pins the closing sentences) and a receipt's `detail`
  * (ReloadVerification, reload/StructuralReloader). Pure.
  */
+import type { HoldKeptCause } from '../outcome/outcome.js';
 
 /** What DIAGNOSE said of one class. */
 export interface Diagnosis {
@@ -130,10 +131,20 @@ export function batchWideCause(detail: string): 'not-unique' | 'slow-client' | u
 const READ_FAILED = /^Failed to read class file (.+?): [A-Z][A-Za-z0-9_$]*(?:Exception|Error)\b/;
 
 /**
- * The path in the agent's ERROR `Failed to read class file <path>: <exception>[: <message>]`
- * (its watcher's path; relative when `watchDirs` was), or undefined for any other message. A held
- * capture that fails so keeps the hold with its owner although `ok` was acknowledged.
+ * The agent's ERROR when a held capture's scan did not finish: `BUILD ok`'s scan waits for the file
+ * watcher's loop, 10 s at most, and a watcher starting or stopped never gets to it (agent
+ * FileWatcher.scanNow; ReloadQueue.acceptBuild, whose failure Supervised reports as `<task> failed: ...`).
  */
-export function unreadClassFile(message: string): string | undefined {
-  return READ_FAILED.exec(message)?.[1];
+const SCAN_UNFINISHED = /^Accepting build output failed: IllegalStateException: Build scan did not finish\b/;
+
+/**
+ * Why the agent's held capture failed, from one of its ERROR messages, or undefined for any other
+ * message: `Failed to read class file <path>: <exception>[: <message>]` (its watcher's path;
+ * relative when `watchDirs` was) or the unfinished scan. Either way the agent keeps the hold with
+ * its owner although `ok` was acknowledged (protocol.md "What the agent's source shows").
+ */
+export function keptHoldCause(message: string): HoldKeptCause | undefined {
+  const file = READ_FAILED.exec(message)?.[1];
+  if (file !== undefined) return { kind: 'unreadable-file', file };
+  return SCAN_UNFINISHED.test(message) ? { kind: 'scan-unfinished' } : undefined;
 }

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { excludedBy, registeredDirectories } from './paths.js';
 import { type ClassFile, isDirectory } from './capture.js';
-import { doctorJson, type Wiring } from './doctor.js';
+import { doctorJson, type WatcherState, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
 import { type StandIn, startStandIn } from './jvm.js';
 import { ClassReloader } from './reloader.js';
@@ -31,7 +31,7 @@ export abstract class FakeApplication {
 
   // Application state, reset by restart().
   protected wiring: Wiring = 'all';
-  protected watcherState: 'starting' | 'watching' = 'watching';
+  protected watcherState: WatcherState = 'watching';
   /** When the stand-in JVM (the application) started, epoch ms. */
   protected jvmStartMs = Date.now();
   /** The watched directories that existed when the application started: only those are ever watched (agent SpringBootContext). */
@@ -115,12 +115,14 @@ export abstract class FakeApplication {
 
   /**
    * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
-   * the watched directories, and the class files that changed while the JVM was starting are
-   * dispatched: reloaded at once unless a hold or a pause keeps them pending. A BUILD ok whose
-   * scan waited for it gets its capture now.
+   * the watched directories (registerDirectories), hashes every class file as its baseline, and
+   * dispatches those changed since the JVM started (dispatchClassesChangedDuringStartup), reading
+   * them as they are then: reloaded at once unless a hold or a pause keeps them pending (agent
+   * ReloadQueue.submitClassBatch returns while holding). A BUILD ok whose scan waited for it gets
+   * its capture now. A watcher that stopped never starts again.
    */
   startWatching(): void {
-    if (this.wiring !== 'all' || this.watcherState === 'watching') return;
+    if (this.wiring !== 'all' || this.watcherState !== 'starting') return;
     this.watcherState = 'watching';
     const count = this.roots.length;
     this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
@@ -138,6 +140,18 @@ export abstract class FakeApplication {
       this.scanWaiting = false;
       this.scheduleCapture();
     }
+  }
+
+  /**
+   * The watcher's loop ends for good (agent FileWatcher.startWatching: an IOException ends it with
+   * ERROR `FileWatcher error: ...`): DOCTOR says `stopped`, nothing reloads, and a BUILD ok's scan
+   * waits for a loop that never comes (FileWatcher.scanNow), so the capture fails and the hold stays
+   * with its owner (ReloadQueue.acceptBuild) until the app restarts.
+   */
+  stopWatching(): void {
+    if (this.wiring !== 'all' || this.watcherState === 'stopped') return;
+    this.watcherState = 'stopped';
+    this.broadcast('ERROR', 'FileWatcher error: IOException: User limit of inotify watches reached');
   }
 
   hold(): HoldSnapshot {
@@ -230,9 +244,11 @@ export abstract class FakeApplication {
   }
 
   /**
-   * BUILD ok while the watcher is still starting: its scan waits for the watcher's loop, for
-   * `scanTimeoutMs` at most (agent FileWatcher.scanNow); the watcher starting in time gives
-   * the capture, else it fails and the hold stays (agent ReloadQueue.acceptBuild, Supervised).
+   * BUILD ok while the watcher is not watching (starting, or stopped): its scan waits for the
+   * watcher's loop, for `scanTimeoutMs` at most (agent FileWatcher.scanNow); the watcher starting
+   * in time gives the capture, else it fails and the hold stays (agent ReloadQueue.acceptBuild,
+   * Supervised): ERROR `Accepting build output failed: IllegalStateException: Build scan did not
+   * finish; build remains held`.
    */
   protected awaitWatcherScan(): void {
     this.cancel(this.pendingCapture);

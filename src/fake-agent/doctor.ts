@@ -27,11 +27,14 @@ const JSON_CHARS = 3900;
  */
 export type Wiring = 'none' | 'verify' | 'all';
 
+/** The watcher's state as DOCTOR reports it once everything is wired (agent FileWatcher.doctorEvidence): `stopped` once its loop ended. */
+export type WatcherState = 'starting' | 'watching' | 'stopped';
+
 /** What DOCTOR reports; paths are already as the agent reports them. */
 export interface DoctorFacts {
   wiring: Wiring;
   /** The watcher's state once everything is wired: `starting` until it has registered its directories. */
-  watcher: 'starting' | 'watching';
+  watcher: WatcherState;
   sessionId: string;
   agentVersion: string;
   pid: string;

@@ -192,9 +192,9 @@ export interface FakeAgentOptions {
    */
   watcherStartMs?: number | undefined;
   /**
-   * How long a BUILD ok's scan waits for a watcher that has not started, in ms (agent
-   * FileWatcher.scanNow: 10 s). Then ERROR `Accepting build output failed: ...; build remains
-   * held ...` and the hold stays with its owner. Default 10000.
+   * How long a BUILD ok's scan waits for a watcher that is not watching (starting, or stopped), in
+   * ms (agent FileWatcher.scanNow: 10 s). Then ERROR `Accepting build output failed: ...; build
+   * remains held ...` and the hold stays with its owner. Default 10000.
    */
   scanTimeoutMs?: number | undefined;
   /** DOCTOR while starting: `'observed'` (the starting shape: no session, nothing supported) or `'silent'`. Default `'observed'`. */
@@ -386,8 +386,14 @@ export interface FakeAgent {
   finishStarting(): void;
   /** True once the watcher has started (`watcherStartMs` after wiring). */
   readonly watching: boolean;
-  /** Start the watcher now, ending `watcherStartMs` early (once wired; does nothing before). */
+  /** Start the watcher now, ending `watcherStartMs` early (once wired and still starting; does nothing else). */
   startWatching(): void;
+  /**
+   * The watcher's loop ends for good, as an IOException ends the agent's (watcher/FileWatcher.java
+   * startWatching): DOCTOR says `stopped`; a BUILD ok's scan then fails after `scanTimeoutMs` and the
+   * hold stays with its owner, until restart().
+   */
+  stopWatching(): void;
 }
 
 /** One client as seen by the agent. */

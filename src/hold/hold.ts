@@ -152,7 +152,15 @@ export class BuildHold {
     return result;
   }
 
-  /** After an acknowledged `ok` whose capture could not read a held class file: the agent keeps the hold for this owner. */
+  /**
+   * The build ended, and no result is sent (the agent's file watcher did not start in time, so an
+   * `ok` could not be captured): the agent keeps holding for this owner, whose next `started` recovers it.
+   */
+  leave(): void {
+    this.state = nextHold(this.state, 'leave');
+  }
+
+  /** After an acknowledged `ok` whose capture failed (a held class file unreadable, a scan unfinished): the agent keeps the hold for this owner. */
   keptAfterOk(): void {
     this.state = nextHold(this.state, 'kept');
   }
@@ -172,12 +180,13 @@ export class BuildHold {
  * The named build hold as a state machine (protocol.md "BUILD"), as this client sees it:
  *
  *   none ──start──▶ acquiring ──acquired──▶ held ──finish──▶ finishing ──released──▶ released
- *                      │  └──refused──▶ none                   │        └──kept──────▶ left
- *                      └──lost──▶ unknown                      └──lost──▶ unknown    released ──kept──▶ left
+ *                    │  └──refused──▶ none   │                │  └──kept──────▶ left
+ *                    └──lost──▶ unknown      ├──leave──▶ left └──lost──▶ unknown
+ *                                            └──lost──▶ unknown   released ──kept──▶ left
  *
- * `left`: our `failed` was acknowledged, or our ok's capture could not read a held class file
- * (agent ReloadQueue.acceptBuild): the agent holds for our owner token. `unknown`: the hold may or
- * may not be ours. A new cycle may start from any but acquiring, held and finishing.
+ * `left`: our `failed` was acknowledged, our ok's capture failed (agent ReloadQueue.acceptBuild),
+ * or the hold was left with no result sent: the agent holds for our owner token. `unknown`: the
+ * hold may or may not be ours. A new cycle may start from any but acquiring, held and finishing.
  */
 
 /** Where the hold is. */
@@ -200,13 +209,15 @@ export type HoldEvent =
   | 'released'
   /** The `failed` receipt came, or our ok's capture failed: the agent keeps holding for our owner. */
   | 'kept'
+  /** The build ended and no result is sent: the agent keeps holding for our owner. */
+  | 'leave'
   /** A receipt was lost or rejected, the reply was not an owned one, or the connection closed. */
   | 'lost';
 
 const TRANSITIONS: Readonly<Record<HoldState, Partial<Record<HoldEvent, HoldState>>>> = {
   none: { start: 'acquiring' },
   acquiring: { acquired: 'held', refused: 'none', lost: 'unknown' },
-  held: { finish: 'finishing', lost: 'unknown' },
+  held: { finish: 'finishing', lost: 'unknown', leave: 'left' },
   finishing: { released: 'released', kept: 'left', lost: 'unknown' },
   released: { start: 'acquiring', kept: 'left' },
   left: { start: 'acquiring', finish: 'finishing', lost: 'unknown' },

@@ -121,7 +121,7 @@ export const EXIT_TABLE: readonly ExitRow[] = [
     status: '75',
     rule: EXIT_UNPROVEN,
     build:
-      'build ok, but not every class file is proven live: not applied by the deadline, a restart required (or a restart that failed, did not come back, or cannot be proven from here), or not checked (no class output directory, unreadable files or folders)',
+      "build ok, but not every class file is proven live: not applied by the deadline, the agent's file watcher not running (the hold left with the run's owner), a restart required (or a restart that failed, did not come back, or cannot be proven from here), or not checked (no class output directory, unreadable files or folders)",
     verify: 'not every class was proven live (a restart required, not applied by the deadline)',
     agent:
       "doctor: something here keeps classes from being proven (a class output directory NOT watched, reloads paused, a hold that is not this checkout's, the watcher not running)",

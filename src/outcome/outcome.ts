@@ -97,6 +97,14 @@ export type Done =
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
+/**
+ * Why the agent kept a build's hold after acknowledging its `ok` (agent ReloadQueue.acceptBuild):
+ * its capture could not read `file` (a held class file the build deleted, say: every later ok fails
+ * on that path until a class file exists there again), or its scan did not finish (its file watcher
+ * was not running: starting, or stopped).
+ */
+export type HoldKeptCause = { kind: 'unreadable-file'; file: string } | { kind: 'scan-unfinished' };
+
 /** Why not every changed class is proven live. */
 export type Shortfall =
   | { kind: 'restarted' }
@@ -114,11 +122,10 @@ export type Shortfall =
    */
   | { kind: 'not-watched'; classes: number; dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] }
   /**
-   * The agent's capture of this build could not read `file` (a held class file the build
-   * deleted, say), so it reloaded nothing and still holds the build for `owner`, although `ok`
-   * was acknowledged: every later ok fails on that path until a class file exists there again.
+   * The agent's capture of this build failed (`cause`), so it reloaded nothing and still holds the
+   * build for `owner`, although `ok` was acknowledged.
    */
-  | { kind: 'hold-kept'; file: string; owner: string }
+  | { kind: 'hold-kept'; cause: HoldKeptCause; owner: string }
   /**
    * The agent compiles the sources itself (`autoCompile=true`), outside the hold, and loads its
    * own bytes, not the build's: known `from` its options on its JVM's command line, or from
@@ -127,8 +134,11 @@ export type Shortfall =
   | { kind: 'auto-compile'; from: 'options' | 'receipts' }
   /** Automatic reload is paused (by `reclazz-build pause`, the IDE, anyone): `classes` classes wait as pending until resume. */
   | { kind: 'paused'; classes: number }
-  /** The agent's file watcher had not started by the deadline (an unheld build): `classes` classes reload when it starts. */
-  | { kind: 'watcher-starting'; classes: number }
+  /**
+   * The agent's file watcher had not started `waitedMs` after the build (the bound: `option`), so BUILD
+   * ok was not sent: nothing of the build reloaded, and the agent still holds it for `owner`.
+   */
+  | { kind: 'watcher-starting'; owner: string; waitedMs: number; option: '--wait-for-agent' | '--verify-timeout' }
   /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
   | { kind: 'restart-required'; classes: number }
   /** `classes` classes needed an app restart, and the restart did not prove them live (`failure`). */
@@ -154,6 +164,8 @@ export type InterruptPoint =
   | 'started-receipt'
   | 'before-build'
   | 'build'
+  /** After the build ended ok, waiting for the agent's file watcher to start before BUILD ok. */
+  | 'watcher'
   | 'ok-receipt'
   | 'failed-receipt'
   | 'verify'
@@ -183,8 +195,12 @@ export type Outcome =
   | { reason: 'command-not-executable'; path: string }
   /** `waitedMs`: how long `--wait-for-agent` waited for a port file (there, and on the next reasons). */
   | { reason: 'no-agent'; cwd: string; depth: number; offerNoAgent: boolean; waitedMs?: number }
-  /** `named`: the port files were given (--port-file more than once to a command that talks to one agent). */
-  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean }
+  /**
+   * `named`: the port files were given (--port-file more than once to a command that talks to one
+   * agent). `otherCheckouts`: `cwd` is in no checkout, and these port files found below it are in
+   * other checkouts (folders with their own `.git`), whose agents a run from here does not take.
+   */
+  | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean; otherCheckouts?: true }
   | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
   /** `orphan`: the lock's run is gone, but the build it started still runs. */
   | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }

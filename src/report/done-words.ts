@@ -60,11 +60,19 @@ function holdAndWatcher(done: Extract<Done, { kind: 'doctor' }>): Words[] {
       message: "the agent holds a named build this checkout's .reclazz/owner.json does not record as its own: a build here waits for it",
       hint: 'let its owner (the IDE, another terminal) finish; a killed run elsewhere left it: run reclazz-build -- true there, or restart the app',
     });
-  if (done.watcher !== undefined)
+  if (done.watcher === 'stopped')
+    found.push({
+      message:
+        "the agent's file watcher has STOPPED: it captures no build and reloads nothing until the app restarts (a build's BUILD ok leaves its hold with its owner)",
+      hint: 'restart the app (its log says why the watcher stopped)',
+    });
+  else if (done.watcher !== undefined)
     found.push({
       message: `the agent's file watcher is ${done.watcher}, not watching: nothing reloads until it runs`,
       hint:
-        done.watcher === 'starting' ? 'wait for the app to finish starting (a build can wait: --wait-for-agent <ms>)' : 'restart the app',
+        done.watcher === 'starting'
+          ? 'wait for the app to finish starting; a build meanwhile is held, and its BUILD ok waits for the watcher (--wait-for-agent <ms>, else --verify-timeout)'
+          : 'restart the app',
     });
   return found;
 }

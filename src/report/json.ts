@@ -97,6 +97,7 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     resources: c?.resources ?? [],
     durationMs: result.durationMs,
     ...(result.restart === undefined ? {} : { restarted: true as const, restartSessionId: result.restart.sessionId }),
+    ...holdKeptOf(result.outcome),
   };
 }
 
@@ -104,6 +105,13 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
 function buildFields(build: BuildRun): JsonResult['build'] {
   const { exitCode, durationMs, signal, output } = build;
   return { exitCode, durationMs, signal: signal ?? null, ...(exitCode !== 0 && output !== undefined ? { output } : {}) };
+}
+
+/** `holdKept` of a result whose agent kept the hold after its ok: the cause (and the file it could not read). */
+function holdKeptOf(outcome: Outcome): Pick<JsonResult, 'holdKept'> {
+  if (outcome.reason !== 'verify-incomplete' || outcome.shortfall.kind !== 'hold-kept') return {};
+  const { cause } = outcome.shortfall;
+  return { holdKept: cause.kind === 'unreadable-file' ? { cause: cause.kind, file: cause.file } : { cause: cause.kind } };
 }
 
 /** The lines that end a build's or `verify`'s `--json` output: one `class` line per class, then `result`. */

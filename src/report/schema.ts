@@ -175,6 +175,13 @@ const runResultFields = {
   /** After a restart for a change that needed one: true, and the new agent session. */
   restarted: z.literal(true).optional(),
   restartSessionId: z.string().optional(),
+  /** The agent kept the hold after acknowledging ok (reason verify-incomplete), and why: a file its capture could not read, or a scan that did not finish. */
+  holdKept: z
+    .union([
+      z.strictObject({ cause: z.literal('unreadable-file'), file: z.string() }),
+      z.strictObject({ cause: z.literal('scan-unfinished') }),
+    ])
+    .optional(),
 };
 
 /** The final line of a build (`action: build`) or of `verify` (`action: verify`); `agents` only with several agents. */

@@ -48,9 +48,14 @@ type AgentShortfall = Extract<Shortfall, { kind: 'hold-kept' | 'auto-compile' | 
 export function agentShortfallWords(shortfall: AgentShortfall, files = false): Words {
   switch (shortfall.kind) {
     case 'hold-kept':
+      if (shortfall.cause.kind === 'unreadable-file')
+        return {
+          message: `build ok, but the agent could not read ${shortfall.cause.file} when it captured this build: it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}, and every later ok fails on that path until a class file exists there again or the app restarts: not proven live`,
+          hint: 'rebuild that class (or put a class file back at that path), then run again here: the next run recovers the hold with the same owner',
+        };
       return {
-        message: `build ok, but the agent could not read ${shortfall.file} when it captured this build: it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}, and every later ok fails on that path until a class file exists there again or the app restarts: not proven live`,
-        hint: 'rebuild that class (or put a class file back at that path), then run again here: the next run recovers the hold with the same owner',
+        message: `build ok, but the agent's scan of this build did not finish (its file watcher is not running: still starting, or stopped): it reloaded nothing of it and STILL HOLDS the build for owner ${shortfall.owner}: not proven live`,
+        hint: `see reclazz-build doctor: once its watcher runs (the app ready, or restarted if the watcher stopped), run again here (or reclazz-build -- true): the next run recovers the hold with the same owner`,
       };
     case 'auto-compile': {
       const known =
@@ -69,8 +74,8 @@ export function agentShortfallWords(shortfall: AgentShortfall, files = false): W
       };
     case 'watcher-starting':
       return {
-        message: `build ok, but the agent's file watcher had not started by the deadline (--verify-timeout): ${shortfall.classes} changed class(es) reload when it starts, not proven live`,
-        hint: 'once the app is ready, prove them with reclazz-build verify (or run the build again); --wait-for-agent <ms> makes a build wait for the watcher',
+        message: `build ok, but the agent's file watcher had not started ${shortfall.waitedMs} ms after the build (${shortfall.option}), and until it runs the agent cannot capture a build: BUILD ok was not sent, nothing of this build reloaded, and the agent STILL HOLDS it for owner ${shortfall.owner}: not proven live`,
+        hint: `once the app is ready, run again here (or reclazz-build -- true): the next run recovers the hold with owner ${shortfall.owner}, and its BUILD ok captures this build too${shortfall.option === '--verify-timeout' ? '; --wait-for-agent <ms> waits longer for the watcher' : ''}`,
       };
     case 'restart-required':
       return {

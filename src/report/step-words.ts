@@ -4,6 +4,7 @@
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
 import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
+import type { HoldKeptCause } from '../outcome/outcome.js';
 import { appStartWhy } from './app-start-words.js';
 import { visible, visibleFacts } from './palette.js';
 import { noClassDirs, shortCommand } from './words.js';
@@ -27,7 +28,7 @@ export function waitingForAgent(wait: AgentWait): string {
     case 'starting':
       return `the agent on port ${wait.port} to finish starting`;
     case 'watcher':
-      return `the file watcher of the agent on port ${wait.port} to start (it waits for the app to be ready, startupDelaySec at most; --wait-for-agent)`;
+      return `the file watcher of the agent on port ${wait.port} to start (it waits for the app to be ready, startupDelaySec at most), before BUILD ok`;
   }
 }
 
@@ -50,7 +51,10 @@ export const roundEnd = {
   paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
   unseen:
     "no reload attempt with these bytes once the agent's capture of this build was over: the agent does not see this file (a folder it does not watch, or a name it excludes)",
-  holdKept: (file: string) => visible(`the agent's capture of this build could not read ${file}: nothing of this build reloaded`),
+  holdKept: (cause: HoldKeptCause) =>
+    cause.kind === 'unreadable-file'
+      ? visible(`the agent's capture of this build could not read ${cause.file}: nothing of this build reloaded`)
+      : "the agent's scan of this build did not finish (its file watcher is not running): nothing of this build reloaded",
 };
 
 /** A wait for the build a run that is gone left running (`waiting` events' `what`). */
@@ -81,10 +85,10 @@ const warnings = {
   maybeForeign: (workingDirectory: string) =>
     `the agent runs in ${workingDirectory}, outside this project, and none of the watched directories it lists is this project's (it lists only some): it may be another app's agent on a stale port file; check with reclazz-build doctor`,
   noClassDirs,
-  watcherStarting: (verifyTimeoutMs: number, waitedMs: number) =>
-    `the agent's file watcher is still starting (it waits for the app to be ready, its startupDelaySec at most: 30 s by default), and until it runs the agent cannot capture a build: a hold taken now would keep this build's classes back after BUILD ok. So this build runs WITHOUT a hold; its classes reload when the watcher starts, and are proven if that happens within --verify-timeout (${verifyTimeoutMs} ms). ${
-      waitedMs > 0 ? `--wait-for-agent (${waitedMs} ms) ran out before it started` : '--wait-for-agent <ms> waits for the watcher instead'
-    }`,
+  watcherStarting: (boundMs: number, option: string) =>
+    `the agent's file watcher is still starting (it waits for the app to be ready, its startupDelaySec at most: 30 s by default): until it runs the agent cannot capture a build, and when it starts it reloads every class file changed since the app started, as it finds them (one the build is still writing too). So this build runs under the hold, and BUILD ok waits for the watcher (${boundMs} ms at most: ${option}); if it has not started by then, the hold stays with this run's owner`,
+  watcherStopped: () =>
+    "the agent's file watcher has STOPPED (DOCTOR: watcher stopped): it captures no build and reloads nothing until the app restarts, so this build's BUILD ok will leave the hold with its owner; restart the app (its log says why the watcher stopped)",
   paused: (pending: number) =>
     `automatic reload is PAUSED agent-wide (${pending} class file(s) pending; by reclazz-build pause, the IDE or another client): this build's classes will wait as pending until reclazz-build resume`,
   noAgent: (why: string) => `${why} (--allow-no-agent: nothing will be verified)`,

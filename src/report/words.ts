@@ -55,6 +55,11 @@ function describe(outcome: Outcome): Words {
         hint: `start the app with the reclazz agent, or point at it with --port <n> or --port-file <path>${outcome.offerNoAgent ? ' (or run the build without a hold: --allow-no-agent)' : ''}`,
       };
     case 'ambiguous-agent':
+      if (outcome.otherCheckouts)
+        return {
+          message: `${outcome.cwd} is in no checkout (no .git there or above), and agent port files found below it lie in other checkouts (folders with their own .git), whose agents a run from here does not hold:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
+          hint: `a run holds only its own checkout's agents and keeps its state there: run inside the checkout whose app you build, or name its agent with --port-file <path> (e.g. --port-file ${outcome.portFiles[0]})`,
+        };
       return {
         message: `${outcome.named ? `--port-file names ${outcome.portFiles.length} agent port files` : `found ${outcome.portFiles.length} agent port files below ${outcome.cwd}`}:\n${outcome.portFiles.map((p) => `  ${p}`).join('\n')}`,
         hint: `this command talks to one agent: pick one with --port-file <path> (e.g. --port-file ${outcome.portFiles[0]}), or run from the subproject the app runs in; a build holds them all`,
@@ -328,6 +333,7 @@ const WHEN: Readonly<Record<Exclude<InterruptPoint, 'following'>, string>> = {
   'started-receipt': 'while waiting for the BUILD started receipt',
   'before-build': 'before the build started',
   build: 'during the build',
+  watcher: "after the build, while waiting for the agent's file watcher to start (BUILD failed was sent)",
   'ok-receipt': 'while waiting for the BUILD ok receipt',
   'failed-receipt': 'while waiting for the BUILD failed receipt',
   verify: 'during VERIFY',

@@ -4,10 +4,10 @@
  * deadline (proof.ts), and keep every row's evidence for the next cycle.
  */
 import path from 'node:path';
-import { batchWideCause, unreadClassFile } from '../agent/reports.js';
+import { batchWideCause, keptHoldCause } from '../agent/reports.js';
 import { askDoctor, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import { saveHolding } from '../hold/owner.js';
-import type { Outcome } from '../outcome/outcome.js';
+import type { HoldKeptCause, Outcome } from '../outcome/outcome.js';
 import { type AgentView, classWatched, watchCoverage } from '../classes/coverage.js';
 import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
@@ -141,7 +141,6 @@ async function verifyChanges(
   const { verdicts, checked, added: stayNew, ...verify } = report;
   const kept = { build, changes: { ...summary, added: stayNew } };
   warnBatchWide(session, verdicts);
-  const watcherStarting = cycle.unheld === true && verdicts.some((v) => v.status === 'timeout') && (await stillStarting(session));
   const lost = verdicts.some((v) => v.status === 'connection-lost');
   const found = lost ? await observeAgentAfterLoss(session.agent.port, session.agent.sessionId, session.timeoutMs) : undefined;
   // Every class asked is new and stays new: nothing that was loaded changed.
@@ -163,7 +162,6 @@ async function verifyChanges(
         unprovable,
         ...(found === undefined ? {} : { found }),
         ...neverReloaded(session.view, verdicts, dirs, watch),
-        ...(watcherStarting ? { watcherStarting } : {}),
       });
   return end(cycle, await keptHold(cycle, outcome), { ...kept, verify, verdicts });
 }
@@ -193,30 +191,21 @@ function nothingAsked(unread: { unreadable: number; folders: number }, unprovabl
 }
 
 /**
- * `outcome`, unless the agent's capture could not read a held class file and RELOAD status still
- * shows the named hold: the agent kept it for our owner although `ok` was acknowledged (protocol.md
- * "What the agent's source shows"), so owner.json says so again and the cycle ends naming the file (75).
+ * `outcome`, unless the agent's capture failed (it could not read a held class file, or its scan did
+ * not finish) and RELOAD status still shows the named hold: the agent kept it for our owner although
+ * `ok` was acknowledged (protocol.md "What the agent's source shows"), so owner.json says so again and
+ * the cycle ends naming the cause (75).
  */
 async function keptHold(cycle: Cycle, outcome: Outcome): Promise<Outcome> {
   const { session } = cycle;
-  const file = cycle.readFailure?.();
-  if (file === undefined) return outcome;
+  const cause = cycle.readFailure?.();
+  if (cause === undefined) return outcome;
   const state = await askReload(session.connection, 'status', session.timeoutMs, session.signal).catch(() => undefined);
   if (state?.buildHold !== 'named') return outcome;
   session.hold.keptAfterOk();
   saveAfterOk(session, () => saveHolding(cycle.record, session.host.clock.date()));
   const { applied, total } = outcome.reason === 'verify-incomplete' ? outcome : { applied: 0, total: 0 };
-  return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'hold-kept', file, owner: session.hold.owner } };
-}
-
-/** True when DOCTOR still shows the agent's file watcher starting. */
-async function stillStarting(session: BuildSession): Promise<boolean> {
-  try {
-    const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
-    return answer.kind === 'observed' && answer.doctor.watcherState === 'starting';
-  } catch {
-    return false;
-  }
+  return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'hold-kept', cause, owner: session.hold.owner } };
 }
 
 /** Warns of each class output directory the agent does not watch that holds a class to ask: those changes never reload. */
@@ -303,9 +292,10 @@ function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[])
  * - Paused: `BUILD ok` captures, releases the hold and keeps the batch pending until resume.
  * - Capture over: hold released, nothing pending, the watcher running (DOCTOR) for {@link GRACE_MS}:
  *   every change the agent saw was dispatched, so a class with no attempt of its bytes was unseen.
- * - Hold kept: a capture that cannot read a held class file broadcasts ERROR `Failed to read class
- *   file <path>: ...`, puts its batch back and keeps the hold with its owner although `ok` was
- *   acknowledged: nothing is attempted while RELOAD status shows the named hold.
+ * - Hold kept: a capture that cannot read a held class file (ERROR `Failed to read class file
+ *   <path>: ...`), or whose scan did not finish (ERROR `Accepting build output failed: ... Build scan
+ *   did not finish`: the watcher not running), puts its batch back and keeps the hold with its owner
+ *   although `ok` was acknowledged: nothing is attempted while RELOAD status shows the named hold.
  */
 
 /** How often the agent's state is asked, in ms. */
@@ -323,27 +313,28 @@ interface CaptureWatchOptions {
   signal?: AbortSignal;
   /** DOCTOR showed the watcher still starting: nothing counts as unseen until it runs. */
   watcherStarting: boolean;
-  /** The class file the agent's capture could not read since this build's ok, if it said so ({@link readFailures}). */
-  readFailure?: () => string | undefined;
+  /** Why the agent's capture failed since this build's ok, if it said so ({@link readFailures}). */
+  readFailure?: () => HoldKeptCause | undefined;
 }
 
 /** What {@link readFailures} saw, until stopped. */
 export interface ReadFailures {
-  /** The first path the agent said it could not read, if any. */
-  path: () => string | undefined;
+  /** The first failure of its capture the agent told, if any. */
+  cause: () => HoldKeptCause | undefined;
   stop: () => void;
 }
 
 /**
- * Listens on `connection` for the agent's `Failed to read class file <path>` ERROR from now on
- * (call it before `BUILD ok` is sent: the capture may fail before the VERIFY round starts).
+ * Listens on `connection` for the agent's ERROR that its held capture failed (agent/reports.ts
+ * keptHoldCause), whatever its file watcher's state, from now on (call it before `BUILD ok` is
+ * sent: the capture may fail before the VERIFY round starts).
  */
 export function readFailures(connection: AgentConnection): ReadFailures {
-  let seen: string | undefined;
+  let seen: HoldKeptCause | undefined;
   const stop = connection.listen((event) => {
-    if (event.level === 'ERROR') seen ??= unreadClassFile(event.message);
+    if (event.level === 'ERROR') seen ??= keptHoldCause(event.message);
   });
-  return { path: () => seen, stop };
+  return { cause: () => seen, stop };
 }
 
 /** The `watch` of a build's VERIFY round (verify/round.ts) on `connection`. */
@@ -369,9 +360,9 @@ async function watchLoop(
     const askedAt = performance.now();
     const state = await askReload(connection, 'status', timeoutMs, signal);
     if (state.paused) return stop({ status: 'paused', detail: roundEnd.paused, all: true, sinceMs: askedAt });
-    const unread = options.readFailure?.();
-    if (unread !== undefined && state.buildHold === 'named')
-      return stop({ status: 'hold-kept', detail: roundEnd.holdKept(unread), all: true, sinceMs: askedAt });
+    const failed = options.readFailure?.();
+    if (failed !== undefined && state.buildHold === 'named')
+      return stop({ status: 'hold-kept', detail: roundEnd.holdKept(failed), all: true, sinceMs: askedAt });
     if (!watching) {
       const answer = await askDoctor(connection, timeoutMs, signal);
       watching = answer.kind === 'observed' && answer.doctor.watcherState === 'watching';

@@ -6,10 +6,9 @@ import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentClassDirs, agentView, missingWatchedDirs } from '../classes/coverage.js';
+import { agentClassDirs, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import {
-  agentWatchOf,
   type BuildSession,
   type Cycle,
   type CycleOptions,
@@ -39,6 +38,7 @@ import { describeOutcome } from '../report/words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { type Before, checkChanges, readFailures } from './check.js';
+import { tellWatcher, watcherBeforeOk } from './watcher-state.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { pause } from '../util/wait.js';
 
@@ -97,15 +97,15 @@ function recoversHold(session: BuildSession): boolean {
 
 /** Interrupted between the receipt and the spawn: the build never starts, and the hold gets `failed`. */
 export async function interruptedBeforeBuild(cycle: Cycle): Promise<RunResult> {
-  if (cycle.unheld !== true) await finish(cycle, 'failed');
+  await finish(cycle, 'failed');
   return interrupted(cycle, 'before-build');
 }
 
 /** The steps after the build: ok or failed and its receipt, then detect and verify. */
 export async function afterBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult> {
-  // From before ok: a capture that cannot read a held class file says so once, maybe before the proof starts.
+  // From before ok: a capture that fails says so once, maybe before the proof starts.
   const reads = readFailures(cycle.session.connection);
-  cycle.readFailure = reads.path;
+  cycle.readFailure = reads.cause;
   try {
     const { found, dirs } = ready;
     return (await finishBuild(cycle, build, ready)) ?? (await checkChanges(cycle, build, found, dirs.after(found.dirs), dirs.searchRoot));
@@ -127,17 +127,12 @@ export async function endWithError(cycle: Cycle, error: unknown): Promise<RunRes
 
 /**
  * Announces and saves the owner, lets a pending capture finish, and sends `started` until the hold is
- * ours; the refusal when it cannot. No hold while the agent's file watcher starts ({@link Cycle.unheld}).
+ * ours; the refusal when it cannot. The agent's file watcher not running is said first: the build is
+ * held all the same (see {@link watcherBeforeOk}).
  */
 export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const { session, record } = cycle;
-  if (await watcherStarting(session)) {
-    cycle.unheld = true;
-    const verifyTimeoutMs = cycle.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
-    session.emit({ type: 'warning', message: warningText.watcherStarting(verifyTimeoutMs, session.options.waitForAgentMs ?? 0) });
-    return undefined;
-  }
-  cycle.unheld = false;
+  await tellWatcher(cycle);
   const { owner, hold } = session;
   cycle.holdBefore = hold.state === 'left' || hold.state === 'unknown' || session.doctor.buildHold !== 'none';
   session.emit({ type: 'hold', owner: owner.owner, ownerSource: owner.source, recovers: recoversHold(session) });
@@ -258,13 +253,6 @@ function tellAgentDirs(session: BuildSession, fromAgent: string[]): void {
   session.emit({ type: 'agent-dirs', fromAgent, missing });
 }
 
-/** The end of an unheld cycle's build (no hold, so nothing to send): interrupted, failed, or on to detect and verify. */
-function unheldEnd(cycle: Cycle, build: BuildRun): RunResult | undefined {
-  if (build.interruptedBy !== undefined || cycle.session.signal?.aborted) return interrupted(cycle, 'build', { build });
-  if (build.exitCode !== 0) return end(cycle, { reason: 'build-failed', status: build.exitCode }, { build });
-  return undefined;
-}
-
 /** Sends ok/failed and reports it as a `finish` event. */
 export async function finish(cycle: Cycle, state: 'ok' | 'failed') {
   const { session } = cycle;
@@ -282,7 +270,6 @@ export async function finish(cycle: Cycle, state: 'ok' | 'failed') {
  * @returns the result when the cycle ends here; undefined when the build succeeded and ok was acknowledged.
  */
 async function finishBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise<RunResult | undefined> {
-  if (cycle.unheld === true) return unheldEnd(cycle, build);
   const { session, record } = cycle;
   const hold: BuildHold = session.hold;
   // A signal that lands after the child ended still means "not ok": never send ok after an interrupt.
@@ -296,9 +283,18 @@ async function finishBuild(cycle: Cycle, build: BuildRun, ready: Ready): Promise
     return end(cycle, { reason: 'not-safe', owner: hold.owner, what: { kind: 'lost-during-build', found } }, { build });
   }
   const succeeded = build.exitCode === 0;
-  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (below).
+  if (succeeded) {
+    const waited = await watcherBeforeOk(cycle, build);
+    if (waited === 'interrupted') {
+      await finish(cycle, 'failed');
+      return interrupted(cycle, 'watcher', { build });
+    }
+    if (waited !== undefined) return waited;
+  }
+  // No hold before this one, and the agent holds nothing: BUILD ok releases it and captures nothing (below);
+  // only a running watcher captures, so a failed build keeps its hold otherwise.
   const { heldBefore, dirs, holdAtMs } = ready.found;
-  const fresh = cycle.holdBefore === false && !heldBefore;
+  const fresh = cycle.holdBefore === false && !heldBefore && session.doctor.watcherState === 'watching';
   if (!succeeded && fresh && (await nothingToHold(session, ready.dirs.after(dirs), dirs, holdAtMs))) return releaseUnwritten(cycle, build);
   const reply = await finish(cycle, succeeded ? 'ok' : 'failed');
   if (reply === 'ack' && succeeded) saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
@@ -326,27 +322,6 @@ async function releaseUnwritten(cycle: Cycle, build: BuildRun): Promise<RunResul
   if (!session.connection.closed)
     session.emit({ type: 'finish', state: 'failed', acknowledged: (await session.hold.cancelLostOk()) === 'ack' });
   return end(cycle, { reason: 'build-failed', status: build.exitCode, owner: session.hold.owner }, { build });
-}
-
-/**
- * True while the agent's file watcher is starting (agent FileWatcher.startWatching waits up to
- * `startupDelaySec` for the app): a BUILD ok then fails about 10 s later, the hold stays with its
- * owner (ReloadQueue.acceptBuild, FileWatcher.scanNow) and the build reloads only when the watcher
- * starts. DOCTOR is asked again; what it says now is kept.
- */
-async function watcherStarting(session: BuildSession): Promise<boolean> {
-  if (session.doctor.watcherState !== 'starting') return false;
-  try {
-    const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
-    if (answer.kind !== 'observed') return true;
-    session.doctor = answer.doctor;
-    if (answer.doctor.watcherState === 'starting') return true;
-    const map = session.options.pathMap ?? [];
-    session.view = agentView(answer.doctor, map, await agentWatchOf(answer.doctor, map));
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 /** RELOAD status before the build, with when it was asked (epoch ms); undefined when no receipt came. */

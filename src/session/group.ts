@@ -98,7 +98,7 @@ export async function runCycles(
         command,
         options,
         dirs,
-        cycles.some((cycle) => cycle.unheld !== true),
+        true,
       );
       return combine(await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
     });
@@ -130,7 +130,6 @@ function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]
  */
 async function giveBack(held: Cycle[]): Promise<void> {
   for (const cycle of held) {
-    if (cycle.unheld === true) continue;
     const { session, record } = cycle;
     const source = session.location.source;
     if (session.doctor.buildHold === 'named' && !session.owner.releasedBefore) {

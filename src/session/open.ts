@@ -4,7 +4,7 @@
  * owner token. The first refusal ends the opening. An agent not there or not ready yet is waited out
  * first (agent/await-agent.ts).
  */
-import { awaitWatcher, checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
+import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import type { AgentLocation } from '../agent/discover.js';
 import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
@@ -237,11 +237,6 @@ async function openAt<H extends SessionHost>(
     return fallback.instead;
   }
   session.doctor = checked.doctor;
-  // Its file watcher still starting (startupDelaySec): a build waits for it within --wait-for-agent.
-  if (plan.builds && checked.doctor.watcherState === 'starting' && options.waitForAgentMs) {
-    const left = Math.max(Math.round(agentDeadline - performance.now()), 0);
-    session.doctor = (await awaitWatcher(opened, { timeoutMs, waitMs: left }, hooks.signal, onWait)) ?? checked.doctor;
-  }
   const warn = (message: string) => emit({ type: 'warning', message });
   const map = options.pathMap ?? [];
   const watch = await agentWatchOf(session.doctor, map);

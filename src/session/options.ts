@@ -15,7 +15,7 @@ import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
 import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
 import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
 import path from 'node:path';
-import type { InterruptPoint, Outcome } from '../outcome/outcome.js';
+import type { HoldKeptCause, InterruptPoint, Outcome } from '../outcome/outcome.js';
 import { warningText } from '../report/step-words.js';
 import { readOwnerState, StateError } from '../state/store.js';
 import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
@@ -357,12 +357,10 @@ export interface Cycle {
   record: OwnerRecord;
   /** With several agents: of the class output directories found, those this agent checks. */
   dirsFor?: (dirs: string[]) => string[];
-  /** The agent's file watcher was starting: no hold taken (it would keep the classes back after BUILD ok), no ok or failed sent. */
-  unheld?: boolean;
   /** A hold existed before this cycle took it (ours from a failed build, or named when the session opened): its output is held too. */
   holdBefore?: boolean;
-  /** The class file the agent's capture of this build said it could not read, from before `ok` on (check.ts). */
-  readFailure?: () => string | undefined;
+  /** Why the agent's capture of this build failed, if it said so from before `ok` on (check.ts). */
+  readFailure?: () => HoldKeptCause | undefined;
 }
 
 /** The result of `outcome` at the end of this cycle. */

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { isInterruptedWrite, lstatOrNone, readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { createHash } from 'node:crypto';
-import { isInside } from '../util/fs.js';
+import { checkoutOf, isInside } from '../util/fs.js';
 
 /** The owner token file. */
 export const OWNER_FILE = 'owner.json';
@@ -137,28 +137,22 @@ const AGENT_FILES = [OWNER_FILE, INDEX_FILE] as const;
 
 /**
  * The checkout root of a run started in `cwd`: the nearest folder at or above it holding `.git`
- * (folder or worktree file); else the folder holding all agents' project folders (or `.git`
- * above it); else `cwd` (a port file elsewhere, or agents sharing only `/`).
+ * (folder or worktree file); else the folder holding all agents' homes (or `.git` above it): an
+ * agent's home is the checkout its project folder is in, else `cwd` for one below it, else its
+ * project folder; else `cwd` (a port file elsewhere, or agents sharing only `/`).
  * @param agents the agents found: the port file read (absolute) and its project folder.
  */
 export function checkoutRoot(cwd: string, agents: ReadonlyArray<{ portFile?: string; projectDir: string }>): string {
-  const git = gitAbove(cwd);
+  const git = checkoutOf(cwd);
   if (git !== undefined) return git;
   const homes = agents
     .filter((a) => a.portFile !== undefined && a.projectDir !== path.dirname(a.portFile))
-    .map((a) => (isInside(a.projectDir, cwd) ? cwd : a.projectDir));
+    .map((a) => checkoutOf(a.projectDir) ?? (isInside(a.projectDir, cwd) ? cwd : a.projectDir));
   if (homes.length === 0) return cwd;
   let root = homes[0]!;
   for (const home of homes) while (!isInside(home, root)) root = path.dirname(root);
   if (path.dirname(root) === root) return cwd;
-  return gitAbove(root) ?? root;
-}
-
-function gitAbove(start: string): string | undefined {
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    if (fs.existsSync(path.join(dir, '.git'))) return dir;
-    if (path.dirname(dir) === dir) return undefined;
-  }
+  return checkoutOf(root) ?? root;
 }
 
 /**
@@ -178,6 +172,8 @@ export function agentStatePlace(checkout: string, agent: { portFile?: string; pr
 /**
  * Moves an agent's state from where earlier versions kept it (`.reclazz/` beside its port file)
  * into `place`: only when `place` has none, and removed only once written whole. Hold the run lock.
+ * Never from another checkout (a folder with its own `.git`, a submodule's too): its `.reclazz/` is
+ * the state of the runs there, never touched from here.
  * @param oldProjectDir the folder whose `.reclazz/` held the agent's state before.
  * @returns the files moved, from and to.
  * @throws StateError when a file cannot be read, written or removed, or a link is in the way:
@@ -185,6 +181,8 @@ export function agentStatePlace(checkout: string, agent: { portFile?: string; pr
  */
 export function moveEarlierState(oldProjectDir: string, place: StatePlace): Array<{ from: string; to: string }> {
   if (path.resolve(stateFolderPath(oldProjectDir)) === path.resolve(stateFolderPath(place))) return [];
+  const home = checkoutOf(oldProjectDir);
+  if (home !== undefined && home !== checkoutOf(typeof place === 'string' ? place : place.checkout)) return [];
   const from = existingStateFolder(oldProjectDir);
   if (from === undefined) return [];
   const moved: Array<{ from: string; to: string }> = [];

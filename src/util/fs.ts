@@ -37,3 +37,14 @@ export function isInside(dir: string, root: string): boolean {
 export function startsWithDir(candidate: string, dir: string): boolean {
   return candidate === dir || candidate.startsWith(dir.endsWith(path.sep) ? dir : dir + path.sep);
 }
+
+/**
+ * The checkout `dir` is in: the nearest folder at or above it holding `.git` (a folder, or the file
+ * of a linked worktree or a submodule), or undefined when none does.
+ */
+export function checkoutOf(dir: string): string | undefined {
+  for (let at = dir; ; at = path.dirname(at)) {
+    if (fs.existsSync(path.join(at, '.git'))) return at;
+    if (path.dirname(at) === at) return undefined;
+  }
+}

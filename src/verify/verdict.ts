@@ -30,8 +30,6 @@ export interface VerdictScope {
    * that skip the other classes.
    */
   unwatched?: { dirs: string[]; watchDirs?: string; excludedBy?: string[]; unseen?: string[] };
-  /** The agent's file watcher was still starting after the round (DOCTOR): what timed out reloads when it starts. */
-  watcherStarting?: boolean;
 }
 
 /** The outcome of `report`: `ok` (all applied), `interrupted`, or `verify-incomplete` with why. */
@@ -69,7 +67,6 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
   const restart = verdicts.filter((v) => v.status === 'restart-required').length;
   const notWatched = verdicts.filter((v) => v.status === 'not-watched').length;
   const paused = verdicts.filter((v) => v.status === 'paused').length;
-  const timedOut = verdicts.filter((v) => v.status === 'timeout').length;
   const shortfall =
     report.sessionChangedTo !== undefined
       ? ({ kind: 'restarted' } as const)
@@ -79,13 +76,11 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
           ? ({ kind: 'capacity', capacity: report.capacity } as const)
           : paused > 0
             ? ({ kind: 'paused', classes: paused } as const)
-            : timedOut > 0 && scope.watcherStarting === true
-              ? ({ kind: 'watcher-starting', classes: timedOut } as const)
-              : notWatched > 0 && scope.unwatched !== undefined
-                ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
-                : restart > 0
-                  ? ({ kind: 'restart-required', classes: restart } as const)
-                  : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
+            : notWatched > 0 && scope.unwatched !== undefined
+              ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
+              : restart > 0
+                ? ({ kind: 'restart-required', classes: restart } as const)
+                : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
   return { reason: 'verify-incomplete', ...counts, shortfall };
 }
 

@@ -149,6 +149,23 @@ describe('discoverAgents: every agent a build holds', () => {
     expect(found.kind === 'found' && found.locations.map((l) => l.portFile)).toEqual([own]);
   });
 
+  it('from a folder in no checkout, port files below it in other checkouts (their own .git) are refused, named; inside a checkout they are found', () => {
+    const root = tempDir();
+    const a = portFile(path.join(root, 'a'), 4001);
+    const sub = portFile(path.join(root, 'b', 'svc'), 4002);
+    fs.mkdirSync(path.join(root, 'a', '.git'));
+    // A submodule's or linked worktree's .git is a file.
+    fs.writeFileSync(path.join(root, 'b', '.git'), 'gitdir: ../.git/modules/b');
+    expect(discoverAgents({ cwd: root, env: {} })).toEqual({
+      kind: 'refused',
+      outcome: { reason: 'ambiguous-agent', cwd: root, portFiles: [a, sub], otherCheckouts: true },
+    });
+    // Named, it is taken; inside a checkout, the ones below it are (reactors and submodules).
+    expect(discoverAgents({ cwd: root, env: {}, portFile: a })).toMatchObject({ kind: 'found' });
+    fs.mkdirSync(path.join(root, '.git'));
+    expect(discoverAgents({ cwd: root, env: {} })).toMatchObject({ kind: 'found', locations: [{ portFile: a }, { portFile: sub }] });
+  });
+
   it('one bad port file among several refuses, naming it', () => {
     const root = tempDir();
     portFile(path.join(root, 'svc-a'), 4001);

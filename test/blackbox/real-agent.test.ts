@@ -2,7 +2,7 @@
  * The real binary against a fake agent that behaves as the agent's source shows (issue 23):
  * DOCTOR lists a truncated sample of registrations, so what the agent watches comes from its
  * JVM's command line, the sample's order, DIAGNOSE, or what it does after the capture; it wires
- * VERIFY before ownership; its file watcher starts late; a pause keeps a build's classes pending.
+ * VERIFY before ownership; a pause keeps a build's classes pending. Its late file watcher: watcher-hold.test.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -194,49 +194,6 @@ describe('start-up in the agent order', () => {
       /is still starting after waiting \d+ ms: DOCTOR shows its session and VERIFY, but its build hold is not wired yet/,
     );
     expect(run.stderr).not.toContain('does not support owned build holds');
-  });
-
-  it('a watcher still starting: the build runs without a hold, said before it, and is proven once the watcher starts', async () => {
-    const r = reactor();
-    // The watcher starts once the build has ended, after BUILD ok's scan would have failed: a hold taken would stay.
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity, scanTimeoutMs: 1000 });
-    const run = await runUntil(writes([[r.app, 'com.acme.app.p0.Main', 'v2']]), r.dir, /build ok in/, () => agent.startWatching());
-    expect(run.exitCode, run.stderr).toBe(0);
-    const warning = run.stderr.indexOf("the agent's file watcher is still starting");
-    expect(warning).toBeGreaterThanOrEqual(0);
-    expect(run.stderr.indexOf('WITHOUT a hold')).toBeGreaterThan(warning);
-    expect(run.stderr).toMatch(/✔ proven live/);
-    expect(sent(agent, 'BUILD')).toEqual([]);
-    expect(agent.hold().kind).toBe('none');
-  });
-
-  it('with --wait-for-agent it waits for the watcher, then holds the build as usual', async () => {
-    const r = reactor();
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity, scanTimeoutMs: 500 });
-    const waiting = new RegExp(`waiting for the file watcher of the agent on port ${agent.port} to start`);
-    const args = ['--wait-for-agent', '30000', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])];
-    const run = await runUntil(args, r.dir, waiting, () => agent.startWatching());
-    expect(run.exitCode, run.stderr).toBe(0);
-    expect(sent(agent, 'BUILD').map((l) => l.line.split(' ')[1])).toEqual(['started', 'ok']);
-    expect(agent.hold().kind).toBe('none');
-  });
-
-  it('a watcher that starts neither within --wait-for-agent nor by the deadline: 75, its classes reload when it starts; no hold is left', async () => {
-    const r = reactor();
-    const agent = await agentFor({ portFile: r.portFile, watchDirs: [r.app], watcherStartMs: Infinity });
-    const run = await timed(
-      ['--wait-for-agent', '800', '--verify-timeout', '1500', ...writes([[r.app, 'com.acme.app.p0.Main', 'v2']])],
-      r.dir,
-    );
-    expect(run.exitCode, run.stderr).toBe(75);
-    expect(run.stderr).toMatch(/waiting for the file watcher of the agent on port \d+ to start/);
-    expect(run.stderr).toContain('WITHOUT a hold');
-    expect(run.stderr).toContain('--wait-for-agent (800 ms) ran out before it started');
-    expect(run.stderr).toContain(
-      "the agent's file watcher had not started by the deadline (--verify-timeout): 1 changed class(es) reload when it starts",
-    );
-    expect(agent.hold().kind).toBe('none');
-    expect(sent(agent, 'BUILD')).toEqual([]);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * The fake agent against what the real agent's source shows (GitHub onurkat/reclazz): DOCTOR's
  * sample of the watcher's registrations (watcher/FileWatcher.java doctorEvidence), the start-up
- * wiring order (agent/ReclazzAgent.java initialize), the watcher's late start and a BUILD ok
- * that waits for it (FileWatcher.startWatching and scanNow, agent/ReloadQueue.java acceptBuild),
+ * wiring order (agent/ReclazzAgent.java initialize), the watcher's late start, its start-up
+ * dispatch (FileWatcher.registerDirectories, dispatchClassesChangedDuringStartup; held by
+ * ReloadQueue.submitClassBatch), its end, and a BUILD ok that waits for it (FileWatcher.startWatching
+ * and scanNow, agent/ReloadQueue.java acceptBuild),
  * excludePatterns (config/AgentConfig.java), the pause (ReloadQueue.healthLine and acceptBuild),
  * and the stand-in JVM's command line (what the Maven plugin's `prepare-agent` writes).
  */
@@ -154,6 +156,44 @@ describe('the watcher starts late (startupDelaySec)', () => {
     );
     expect((await finalVerify(client, 'a.A', v2)).status).toBe('applied');
     expect(agent.captures).toBe(0);
+  });
+
+  it('under a hold, what the start reads stays held (ReloadQueue.submitClassBatch): only the owner\'s ok captures it, as it is then', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir], watcherStartMs: Infinity });
+    const client = await clientOf(agent);
+    await client.ask('BUILD started request=b1 owner=o', 'BUILD_ACK', 'b1');
+    const half = writeClass(dir, 'a/A.class', 'half');
+    agent.startWatching();
+    await client.next((e) => e.message.includes('changed while the JVM was starting'));
+    expect((await client.verify('v1', 'a.A', half)).status).toBe('not_observed');
+    const whole = writeClass(dir, 'a/A.class', 'whole');
+    await client.ask('BUILD ok request=b2 owner=o', 'BUILD_ACK', 'b2');
+    expect((await finalVerify(client, 'a.A', whole)).status).toBe('applied');
+    expect(agent.captures).toBe(1);
+  });
+});
+
+describe('the watcher stops (its loop ends for good)', () => {
+  it('DOCTOR says stopped; a BUILD ok then fails after the scan timeout and the hold stays named until the app restarts', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/A.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir], scanTimeoutMs: 200 });
+    const client = await clientOf(agent);
+    agent.stopWatching();
+    expect((await client.next((e) => e.level === 'ERROR')).message).toBe('FileWatcher error: IOException: User limit of inotify watches reached');
+    expect(await doctor(client, 'd1')).toMatchObject({ watcherState: 'stopped', watchedDirectoryCount: 0 });
+    await client.ask('BUILD started request=b1 owner=o', 'BUILD_ACK', 'b1');
+    writeClass(dir, 'a/A.class', 'v2');
+    await client.ask('BUILD ok request=b2 owner=o', 'BUILD_ACK', 'b2');
+    expect((await client.next((e) => e.level === 'ERROR' && e.message !== 'FileWatcher error: IOException: User limit of inotify watches reached')).message).toBe(SCAN_FAILED);
+    expect(agent.hold()).toMatchObject({ kind: 'named', owner: 'o' });
+    // A stopped watcher never starts again.
+    agent.startWatching();
+    expect(agent.watching).toBe(false);
+    await agent.restart();
+    expect(agent.hold().kind).toBe('none');
   });
 });
 

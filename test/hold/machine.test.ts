@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { holdLeft, mayBeOurs, nextHold, type HoldEvent, type HoldState } from '../../src/hold/hold.js';
 
 const STATES: HoldState[] = ['none', 'acquiring', 'held', 'finishing', 'released', 'left', 'unknown'];
-const EVENTS: HoldEvent[] = ['start', 'acquired', 'refused', 'finish', 'released', 'kept', 'lost'];
+const EVENTS: HoldEvent[] = ['start', 'acquired', 'refused', 'finish', 'released', 'kept', 'leave', 'lost'];
 
 /** Every allowed transition, with why it exists. */
 const ALLOWED: Array<[HoldState, HoldEvent, HoldState, string]> = [
@@ -13,11 +13,22 @@ const ALLOWED: Array<[HoldState, HoldEvent, HoldState, string]> = [
   ['acquiring', 'lost', 'unknown', 'the started receipt was lost: it may have been installed'],
   ['held', 'finish', 'finishing', 'BUILD ok or failed is sent'],
   ['held', 'lost', 'unknown', 'the connection closed during the build'],
+  [
+    'held',
+    'leave',
+    'left',
+    "the build ended and no result is sent (the agent's watcher did not start in time): the agent keeps holding for our owner",
+  ],
   ['finishing', 'released', 'released', 'the ok receipt came'],
   ['finishing', 'kept', 'left', 'the failed receipt came: the agent keeps holding for our owner'],
   ['finishing', 'lost', 'unknown', 'the finish receipt was lost or rejected'],
   ['released', 'start', 'acquiring', 'the next cycle on the session'],
-  ['released', 'kept', 'left', "the ok's capture could not read a held class file: the agent keeps holding for our owner"],
+  [
+    'released',
+    'kept',
+    'left',
+    "the ok's capture failed (a held class file unreadable, its scan unfinished): the agent keeps holding for our owner",
+  ],
   ['left', 'start', 'acquiring', 'the next cycle recovers the hold a failed build left'],
   ['left', 'finish', 'finishing', 'a bug after a failed build sends failed again'],
   ['left', 'lost', 'unknown', 'the connection closed while it was left'],

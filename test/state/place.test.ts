@@ -31,6 +31,17 @@ describe('checkoutRoot', () => {
     expect(checkoutRoot(scratch(), [agentAt(path.join(root, 'svc-a')), agentAt(path.join(root, 'svc-b'))])).toBe(root);
   });
 
+  it("without .git at the run: a port file in a checkout below it (its own .git) is that checkout's", () => {
+    const root = scratch();
+    const a = path.join(root, 'a');
+    fs.mkdirSync(path.join(a, '.git'), { recursive: true });
+    expect(checkoutRoot(root, [agentAt(path.join(a, 'svc'))])).toBe(a);
+    // Two of them: the folder holding both, which moves no state out of either (moveEarlierState).
+    const b = path.join(root, 'b');
+    fs.mkdirSync(path.join(b, '.git'), { recursive: true });
+    expect(checkoutRoot(root, [agentAt(a), agentAt(b)])).toBe(root);
+  });
+
   it('a port file outside an agent place (--port-file /tmp/x/agent.port), or a port number, gives the run folder', () => {
     const cwd = scratch();
     const x = scratch();
@@ -65,6 +76,27 @@ describe('moveEarlierState', () => {
     expect(readOwnerState(place, () => undefined)).toEqual(saved);
     expect(fs.readdirSync(path.join(module, '.reclazz'))).toEqual([]);
     expect(moveEarlierState(module, place)).toEqual([]);
+  });
+
+  it("never moves another checkout's state (a submodule, or a checkout below a folder in none): the runs there use it", () => {
+    const root = scratch();
+    fs.mkdirSync(path.join(root, '.git'));
+    const sub = path.join(root, 'sub');
+    fs.mkdirSync(sub);
+    fs.writeFileSync(path.join(sub, '.git'), 'gitdir: ../.git/modules/sub');
+    writeOwnerState(sub, saved);
+    fs.writeFileSync(path.join(sub, '.reclazz', 'classes.idx'), 'index bytes');
+    const place = agentStatePlace(root, agentAt(sub));
+    expect(moveEarlierState(sub, place)).toEqual([]);
+    expect(readOwnerState(sub, () => undefined)).toEqual(saved);
+    expect(fs.readFileSync(path.join(sub, '.reclazz', 'classes.idx'), 'utf8')).toBe('index bytes');
+    expect(readOwnerState(place, () => undefined)).toBeUndefined();
+    const plain = scratch();
+    const a = path.join(plain, 'a');
+    fs.mkdirSync(path.join(a, '.git'), { recursive: true });
+    writeOwnerState(a, saved);
+    expect(moveEarlierState(a, agentStatePlace(plain, agentAt(a)))).toEqual([]);
+    expect(readOwnerState(a, () => undefined)).toEqual(saved);
   });
 
   it('never overwrites state already in its new place: the old file is left as it was', () => {

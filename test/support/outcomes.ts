@@ -33,6 +33,10 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['nested', { reason: 'nested', variable: 'RECLAZZ_SAFE_BUILD_ACTIVE' }],
   ['no agent', { reason: 'no-agent', cwd: '/p', depth: 4, offerNoAgent: true }],
   ['ambiguous', { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'] }],
+  [
+    'other checkouts',
+    { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'], otherCheckouts: true },
+  ],
   ['port file missing', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'missing' } }],
   ['port file too large', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'too-large', limit: 64 } }],
   ['port file garbage', { reason: 'bad-port-file', fault: { input: 'file', file: '/p/x.port', problem: 'not-a-number', text: 'abc' } }],
@@ -98,14 +102,40 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['no class files', { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-files', dirs: 1 } }],
   ['restart required', { reason: 'verify-incomplete', applied: 1, total: 2, shortfall: { kind: 'restart-required', classes: 1 } }],
   ['paused', { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'paused', classes: 2 } }],
-  ['watcher starting', { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'watcher-starting', classes: 1 } }],
+  [
+    'watcher starting, hold left',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 0,
+      shortfall: { kind: 'watcher-starting', owner: 'o1', waitedMs: 30000, option: '--verify-timeout' },
+    },
+  ],
+  [
+    'watcher starting past --wait-for-agent',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 0,
+      shortfall: { kind: 'watcher-starting', owner: 'o1', waitedMs: 800, option: '--wait-for-agent' },
+    },
+  ],
   [
     'hold kept after ok',
     {
       reason: 'verify-incomplete',
       applied: 0,
       total: 1,
-      shortfall: { kind: 'hold-kept', file: '/p/target/classes/a/Foo$1.class', owner: 'o1' },
+      shortfall: { kind: 'hold-kept', cause: { kind: 'unreadable-file', file: '/p/target/classes/a/Foo$1.class' }, owner: 'o1' },
+    },
+  ],
+  [
+    'hold kept after ok, its scan unfinished',
+    {
+      reason: 'verify-incomplete',
+      applied: 0,
+      total: 1,
+      shortfall: { kind: 'hold-kept', cause: { kind: 'scan-unfinished' }, owner: 'o1' },
     },
   ],
   [
