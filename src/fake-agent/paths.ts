@@ -6,7 +6,7 @@
  */
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isDirectory } from './capture.js';
 import { tmpdir } from 'node:os';
 
@@ -51,10 +51,15 @@ export function writePortFile(path: string, port: number): void {
   renameSync(temp, path);
 }
 
-/** Delete the port file if it still names our port (another agent may have replaced it). */
-export function removePortFile(path: string, port: number): void {
+/**
+ * Delete the port file whatever port it names, as the agent's `StatusServer.stop()` does
+ * (agent/src/main/java/com/onurkat/reclazz/agent/StatusServer.java, `Files.deleteIfExists`): a JVM
+ * that stops after another one wrote its port there deletes that one's file (protocol.md, "The
+ * port file is anyone's to delete").
+ */
+export function removePortFile(path: string): void {
   try {
-    if (readFileSync(path, 'utf8').trim() === String(port)) unlinkSync(path);
+    unlinkSync(path);
   } catch {
     /* already gone */
   }

@@ -163,7 +163,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
     const { portFile } = this.settings;
     this.dropAllConnections();
     if (this.server.listening) await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
-    if (portFile) removePortFile(portFile, this.portValue);
+    if (portFile) removePortFile(portFile);
     await this.restart();
     await this.bind(this.settings.port);
     if (portFile) writePortFile(portFile, this.portValue);
@@ -183,7 +183,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
     if (this.server.listening) await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
     this.markListening(new Error('the fake agent stopped before it listened'));
     await this.standIn?.stop();
-    if (this.settings.portFile) removePortFile(this.settings.portFile, this.portValue);
+    if (this.settings.portFile) removePortFile(this.settings.portFile);
   }
 
   // ---- connections -------------------------------------------------------------------------

@@ -368,7 +368,7 @@ export interface FakeAgent {
    * fixed) and written to the port file. The CLI does this on SIGHUP.
    */
   restartJvm(): Promise<void>;
-  /** Close the server and every client, cancel all timers, delete the port file. Idempotent. */
+  /** Close the server and every client, cancel all timers, delete the port file (whatever port it names, as the agent does). Idempotent. */
   stop(): Promise<void>;
   /** Connected clients (those that received CONNECTED and are still open). */
   clientCount(): number;

@@ -317,11 +317,19 @@ type RunEventBody =
   | { type: 'agent-event'; level: string; message: string }
   /**
    * A cycle ended with `classes` (binary names) needing an app restart: the run restarts the app
-   * with `command`, or (null) waits for the user to, for at most `timeoutMs` (session/group.ts).
+   * with `command`, its output into `log` (absolute), or (null) waits for the user to, for at most
+   * `timeoutMs` (session/group.ts).
    */
-  | { type: 'restart-needed'; classes: string[]; command: string | null; timeoutMs: number }
-  /** The restart command ended with `exitCode` (128+N for a signal) after `durationMs`. */
-  | { type: 'restart'; command: string; exitCode: number; durationMs: number };
+  | { type: 'restart-needed'; classes: string[]; command: string | null; log: string | null; timeoutMs: number }
+  /** What the restart command (and what it started) wrote to its log since the last such event, shown as it comes while the run waits. */
+  | { type: 'restart-output'; text: string }
+  /**
+   * The restart command ended with `exitCode` (128+N for a signal) after `durationMs`; `appBack`:
+   * the app had come back in a new agent session by then (its status then fails nothing).
+   */
+  | { type: 'restart'; command: string; exitCode: number; durationMs: number; appBack: boolean }
+  /** The run is done with the restart while its command (process `pid`) still runs: it is left running (it may be the app), its output going on into `log`. */
+  | { type: 'restart-running'; command: string; pid: number; log: string };
 
 /** The agent's own event levels a run shows while it waits (marked as the agent's; `--quiet` hides them). */
 export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);

@@ -66,8 +66,12 @@ export type Proof =
  * mode): an earlier restart could not prove these classes, so the app is not restarted again.
  */
 export type RestartFailure =
-  | { kind: 'command-failed'; command: string; exitCode: number }
-  | { kind: 'not-back'; waitedMs: number; command?: string }
+  /** `lastLines`: the last lines of its output in `log`. */
+  | { kind: 'command-failed'; command: string; exitCode: number; log: string; lastLines: string[] }
+  /** The command could not be started at all (its log file could not be opened): `why`. */
+  | { kind: 'not-started'; command: string; why: string }
+  /** `portFileGone`: the app's port file, deleted during the wait and not written again. */
+  | { kind: 'not-back'; waitedMs: number; command?: string; portFileGone?: string }
   | { kind: 'not-provable'; sessionId: string; why: AppStartUnknown }
   | { kind: 'not-proven'; sessionId: string; classes: number }
   | { kind: 'not-again'; classes: number };

@@ -3,7 +3,7 @@
  * animated otherwise), the agent's own reload events, and the closing report whose last line
  * says plainly whether the change is proven live.
  */
-import { restartCommandText, restartNeededText } from './restart-words.js';
+import { restartCommandText, restartNeededText, restartRunningText } from './restart-words.js';
 import { type ClassVerdict, LIVE_VERDICTS, type RunEvent, type VerdictStatus } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
@@ -71,7 +71,7 @@ export class HumanReporter {
   event(event: RunEvent): void {
     // With several agents, each line about one agent's session starts with its name.
     this.tag = event.agentSource === undefined ? '' : `${this.p.bold(agentLabel(event.agentSource))}: `;
-    this.render(event.type === 'warning' || event.type === 'waiting' ? event : visibleFacts(event));
+    this.render(event.type === 'warning' || event.type === 'waiting' || event.type === 'restart-output' ? event : visibleFacts(event));
     this.tag = '';
   }
 
@@ -151,21 +151,29 @@ export class HumanReporter {
         return;
       case 'restart-needed':
       case 'restart':
+      case 'restart-running':
+      case 'restart-output':
         this.restartEvent(event);
         return;
     }
   }
 
-  /** The restart of a change that needs one (session/group.ts): what it is about to do, then how its command ended. */
-  private restartEvent(event: Extract<RunEvent, { type: 'restart-needed' | 'restart' }>): void {
+  /** The restart of a change that needs one (session/group.ts): what it is about to do, its command's output, how the command ended or that it runs on. */
+  private restartEvent(event: Extract<RunEvent, { type: 'restart-needed' | 'restart' | 'restart-running' | 'restart-output' }>): void {
     const p = this.p;
+    // The command's own output, raw as a build's: it went to the terminal before it went to a log.
+    if (event.type === 'restart-output') return this.write(event.text);
     if (event.type === 'restart-needed') {
-      this.line(p.yellow(restartNeededText(event.classes, event.command, event.timeoutMs)));
+      this.line(p.yellow(restartNeededText(event.classes, event.command, event.log, event.timeoutMs)));
       this.live.show(event.command === null ? 'waiting for the app to restart' : 'restarting the app');
       return;
     }
-    const text = restartCommandText(event.exitCode, event.durationMs);
-    if (event.exitCode !== 0) this.line(p.red(text));
+    if (event.type === 'restart-running') {
+      this.line(restartRunningText(event.pid, event.log));
+      return;
+    }
+    const text = restartCommandText(event.exitCode, event.durationMs, event.appBack);
+    if (event.exitCode !== 0) this.line(event.appBack ? p.yellow(text) : p.red(text));
     else if (!this.options.quiet) this.line(text);
   }
 

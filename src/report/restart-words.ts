@@ -5,9 +5,15 @@
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 import { appStartWhy } from './app-start-words.js';
+import { visible } from './palette.js';
 
-/** What a run waits for while the app restarts (`waiting` events' `what`). */
-export const WAITING_FOR_RESTART = 'the app to come back with a new agent session';
+/** What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port file, when it is gone meanwhile. */
+export function waitingForRestart(goneFile?: string): string {
+  const what = 'the app to come back with a new agent session';
+  return goneFile === undefined
+    ? what
+    : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)`;
+}
 
 /** A class file's detail after a restart, by what the disk shows of it (classes/scan.ts `sightSince`). */
 export const RESTART_SIGHT = {
@@ -16,19 +22,42 @@ export const RESTART_SIGHT = {
   'pre-start': 'at its path since before the new JVM started: the bytes it loaded',
 } as const;
 
-/** The line before the restart: which classes need it, and what the run does about it. */
-export function restartNeededText(classes: readonly string[], command: string | null, timeoutMs: number): string {
+/** The line before the restart: which classes need it, and what the run does about it (`log`: where the command's output goes). */
+export function restartNeededText(classes: readonly string[], command: string | null, log: string | null, timeoutMs: number): string {
   const names = classes.slice(0, 5).join(', ') + (classes.length > 5 ? ` and ${classes.length - 5} more` : '');
   const what = `${classes.length} class(es) need an app restart (${names}): the agent cannot apply their change in this JVM`;
   return command === null
     ? `${what}; restart the app now (from the IDE or a terminal): waiting up to ${seconds(timeoutMs)} for it to come back`
-    : `${what}; restarting the app with: ${command}`;
+    : `${what}; restarting the app with: ${command} (detached; its output in ${log})`;
 }
 
-/** The line after the restart command ended. */
-export function restartCommandText(exitCode: number, durationMs: number): string {
+/** The line after the restart command ended; `appBack`: the app had come back before (its status fails nothing then). */
+export function restartCommandText(exitCode: number, durationMs: number, appBack: boolean): string {
   const took = durationMs < 1000 ? `${Math.round(durationMs)} ms` : `${(durationMs / 1000).toFixed(1)} s`;
-  return `restart command ${exitCode === 0 ? 'done' : `FAILED (exit status ${exitCode})`} in ${took}`;
+  if (exitCode === 0) return `restart command done in ${took}`;
+  return appBack
+    ? `restart command ended with exit status ${exitCode} in ${took}, after the app came back: what is proven in the new JVM rests on its own evidence`
+    : `restart command FAILED (exit status ${exitCode}) in ${took}`;
+}
+
+/** The line when the run is done with the restart while its command still runs. */
+export function restartRunningText(pid: number, log: string): string {
+  return `restart command still running (pid ${pid}): left running, as it may be the app; its output goes on into ${log}`;
+}
+
+/** What the agent does to a port file as its JVM stops (agent StatusServer.stop()), and the fix for a restart that overlaps two JVMs. */
+const PORT_FILE_FIX =
+  "an agent deletes its port file as its JVM stops, whatever port it names by then, so an old app that stops after the new one started takes the new one's: stop the old app before starting the new one, or give each JVM a portFile= of its own (agentArgs)";
+
+/**
+ * The warning when the port file is gone after a new JVM wrote `port` there: `waiting` (the run asks
+ * that port directly, without the file) or after the app came back.
+ */
+export function portFileLostText(file: string, port: number, waiting: boolean): string {
+  const what = waiting
+    ? `the port file ${file} named port ${port} of a new JVM, and is gone: asking port ${port} directly`
+    : `the port file ${file} is gone since the app came back on port ${port}: a later run will not find the app by it`;
+  return `${what}; ${PORT_FILE_FIX}`;
 }
 
 /** The words of a change proven live after a restart. */
@@ -48,18 +77,27 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
   const needed = `build ok, but ${shortfall.classes} class(es) needed an app restart`;
   const failure: RestartFailure = shortfall.failure;
   switch (failure.kind) {
-    case 'command-failed':
+    case 'command-failed': {
+      const ends = failure.lastLines.length === 0 ? 'it wrote nothing' : `its output ends: ${failure.lastLines.map(visible).join(' | ')}`;
       return {
         message: `${needed}, and the restart command failed (exit status ${failure.exitCode}): not proven live`,
-        hint: `check the restart command (${failure.command}) and its output above, restart the app yourself, and run again`,
+        hint: `${ends} (all of it in ${failure.log}); check the restart command (${failure.command}), restart the app yourself, and run again`,
+      };
+    }
+    case 'not-started':
+      return {
+        message: `${needed}, and the restart command could not be started (${failure.why}): not proven live`,
+        hint: `restart the app yourself (${failure.command}), and run again`,
       };
     case 'not-back':
       return {
         message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: not proven live`,
         hint:
-          failure.command === undefined
-            ? 'restart the app (from the IDE or a terminal) while the run waits, or raise --restart-timeout <ms>'
-            : 'check that the restart command restarts the app with the agent, or raise --restart-timeout <ms> for an app that starts slowly',
+          failure.portFileGone !== undefined
+            ? `its port file ${failure.portFileGone} was deleted during the wait and no agent wrote it again: either the new app has not started (raise --restart-timeout <ms> for one that starts slowly), or it started before the old one stopped: ${PORT_FILE_FIX}`
+            : failure.command === undefined
+              ? 'restart the app (from the IDE or a terminal) while the run waits, or raise --restart-timeout <ms>'
+              : 'check that the restart command restarts the app with the agent, or raise --restart-timeout <ms> for an app that starts slowly',
       };
     case 'not-provable':
       return {

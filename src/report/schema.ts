@@ -79,10 +79,20 @@ export const eventLineSchemas = {
     type: z.literal('restart-needed'),
     classes: z.array(z.string()),
     command: z.string().nullable(),
+    log: z.string().nullable(),
     timeoutMs: ms,
     agentSource,
   }),
-  restart: z.strictObject({ type: z.literal('restart'), command: z.string(), exitCode: int, durationMs: ms, agentSource }),
+  restartOutput: z.strictObject({ type: z.literal('restart-output'), text: z.string(), agentSource }),
+  restart: z.strictObject({
+    type: z.literal('restart'),
+    command: z.string(),
+    exitCode: int,
+    durationMs: ms,
+    appBack: z.boolean(),
+    agentSource,
+  }),
+  restartRunning: z.strictObject({ type: z.literal('restart-running'), command: z.string(), pid: int, log: z.string(), agentSource }),
 } as const;
 
 /**

@@ -3,26 +3,21 @@
  * build once, every finish, then each agent verifies the class output directories it watches. When
  * only a restart is missing, {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
  */
-import { AgentConnection } from '../agent/connection.js';
-import { readPortFile } from '../agent/discover.js';
 import { restartRequiredBy } from '../agent/reports.js';
-import { askDoctor } from '../agent/requests.js';
-import { type AgentView, onClassPath, watchCoverage } from '../classes/coverage.js';
+import { onClassPath, watchCoverage } from '../classes/coverage.js';
 import type { StartCut } from '../classes/evidence.js';
 import { sightSince } from '../classes/scan.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
-import { LIVE_VERDICTS, type ClassVerdict, type DoctorObserved, type RunEvent } from '../outcome/facts.js';
+import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
 import type { Outcome, RestartFailure } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
-import { RESTART_SIGHT, WAITING_FOR_RESTART } from '../report/restart-words.js';
+import { RESTART_SIGHT } from '../report/restart-words.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { runBuild } from '../tool/spawn.js';
 import { withSmallYoungGeneration } from '../util/memory.js';
-import { pause } from '../util/wait.js';
 import { verifyClasses } from '../verify/round.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import {
@@ -33,13 +28,12 @@ import {
   type CycleOptions,
   DEFAULTS,
   end,
-  NESTED_ENV,
   refusedAmong,
-  sameAppView,
   saveAfterOk,
   type Session,
   spawnBuild,
 } from './options.js';
+import { awaitNewSession, type Back, portFileGone, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -155,9 +149,6 @@ function combineAll(cycles: Cycle[], results: RunResult[]): RunResult {
 
 /* The restart for a change that needs one (`--restart-command`, `--await-restart`): nothing is held across it, it comes after `ok` was acknowledged. */
 
-/** How often the agent is asked whether it is back, in ms. */
-const POLL_MS = 200;
-
 /** What a run restarts the app with, and how long it waits for it. Times in ms. */
 export interface RestartOptions {
   /** A shell command that restarts the app (`systemctl --user restart shop`). */
@@ -208,28 +199,45 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
     return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
   const timeoutMs = options.restartTimeoutMs ?? DEFAULTS.restartTimeoutMs;
   const command = options.restartCommand ?? null;
-  group.emit({ type: 'restart-needed', classes: keys, command, timeoutMs });
+  const first = group.sessions[0]!;
+  const log = command === null ? null : restartLogOf(first);
+  group.emit({ type: 'restart-needed', classes: keys, command, log, timeoutMs });
   const failed = (failure: RestartFailure) => {
     for (const key of keys) place.notAgain?.add(key);
     return ended(parts, needing, failure, startedMs);
   };
-  if (command !== null) {
-    const run = await runCommand(command, group.sessions[0]!);
-    group.emit({ type: 'restart', command, exitCode: run.exitCode, durationMs: run.durationMs });
-    if (run.interruptedBy !== undefined || signal?.aborted) return interrupted(parts, startedMs, signal);
-    if (run.exitCode !== 0) return failed({ kind: 'command-failed', command, exitCode: run.exitCode });
+  let run: RestartRun | undefined;
+  try {
+    if (command !== null) run = startRestart(command, first, group.emit);
+  } catch (error) {
+    return failed({ kind: 'not-started', command: command!, why: (error as Error).message });
   }
   const deadline = startedMs + timeoutMs;
-  const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded)));
+  const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded, run)));
+  run?.stopShowing();
   try {
     if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
     if (backs.some((b) => b === 'superseded')) return result;
-    if (backs.includes('not-back')) return failed({ kind: 'not-back', waitedMs: timeoutMs, ...(command === null ? {} : { command }) });
+    const exit = run?.started.exit();
+    if (backs.includes('command-failed') && exit !== undefined)
+      return failed({ kind: 'command-failed', command: command!, exitCode: exit.exitCode, log: log!, lastLines: run!.lastLines() });
+    if (backs.includes('not-back')) {
+      const gone = needing.map((p) => portFileGone(p.session)).find((file) => file !== undefined);
+      return failed({
+        kind: 'not-back',
+        waitedMs: timeoutMs,
+        ...(command === null ? {} : { command }),
+        ...(gone && { portFileGone: gone }),
+      });
+    }
+    if (run !== undefined) run.appBack = true;
     const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
+    for (const [i, p] of needing.entries()) sayIfPortFileLost(p.session, backs[i] as Back);
     const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
     for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
     return whole(parts, results, startedMs);
   } finally {
+    run?.leave();
     for (const back of backs) if (typeof back === 'object') back.connection.close();
   }
 }
@@ -263,87 +271,6 @@ function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefine
 function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
   if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
   return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
-}
-
-/** Runs the user's restart command in a shell, its output on stderr, under the run's signal handling (tool/spawn.ts). */
-function runCommand(command: string, session: BuildSession) {
-  const { host, signal } = session;
-  const win = host.platform === 'win32';
-  const shell = { file: win ? (host.env.ComSpec ?? 'cmd.exe') : '/bin/sh', args: win ? ['/d', '/s', '/c', command] : ['-c', command] };
-  return runBuild(
-    { kind: 'command', ...shell, cwd: host.cwd, wrapper: false },
-    {
-      stdoutToStderr: true,
-      env: { ...host.env, [NESTED_ENV]: '1' },
-      process: host,
-      sharesTerminal: host.sharesTerminal,
-      platform: host.platform,
-      self: host.pid,
-      ...(signal === undefined ? {} : { signal }),
-    },
-  );
-}
-
-/** The agent back in a new agent session: a connection to it and its DOCTOR. */
-interface Back {
-  connection: AgentConnection;
-  doctor: DoctorObserved;
-  /** What its DOCTOR and JVM say of it (its working directory, class path). */
-  view: AgentView;
-  at: Date;
-}
-
-/**
- * Asks the agent of `session` every {@link POLL_MS} ms (its port file read again: a new JVM writes its
- * new port) until DOCTOR shows another agent session with VERIFY wired (protocol.md "Early in agent
- * start-up"), not a test JVM's, or `deadline` passes.
- */
-async function awaitNewSession(
-  session: BuildSession,
-  deadline: number,
-  superseded?: () => boolean,
-): Promise<Back | 'not-back' | 'interrupted' | 'superseded'> {
-  const { host, signal } = session;
-  const before = session.agent.sessionId;
-  const start = host.clock.now();
-  for (;;) {
-    if (signal?.aborted) return 'interrupted';
-    if (superseded?.() === true) return 'superseded';
-    const back = await askOnce(session, before);
-    if (back !== undefined) return back;
-    if (host.clock.now() >= deadline) return 'not-back';
-    session.emit({ type: 'waiting', what: WAITING_FOR_RESTART, elapsedMs: Math.round(host.clock.now() - start) });
-    await pause(POLL_MS, signal);
-  }
-}
-
-/** One look: the agent in a new agent session, or undefined (not there yet, still the old one, not ready). */
-async function askOnce(session: BuildSession, before: string): Promise<Back | undefined> {
-  const file = session.location.portFile;
-  const port = file === undefined ? session.location.port : readPortFile(file);
-  if (typeof port !== 'number') return undefined;
-  const timeoutMs = session.timeoutMs;
-  try {
-    const { connection } = await AgentConnection.open(port, {
-      timeoutMs,
-      ...(session.signal === undefined ? {} : { signal: session.signal }),
-    });
-    try {
-      const answer = await askDoctor(connection, timeoutMs, session.signal);
-      const d = answer.kind === 'observed' ? answer.doctor : undefined;
-      // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
-      const roots = [session.host.cwd, session.location.projectDir];
-      const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
-      const view = other ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory) : undefined;
-      if (other && view !== undefined) return { connection, doctor: d, view, at: session.host.clock.date() };
-    } catch {
-      // not answering yet: asked again
-    }
-    connection.close();
-  } catch {
-    // nothing listens yet: asked again
-  }
-  return undefined;
 }
 
 /**

@@ -19,9 +19,11 @@ export const LEGACY_CLASS_STATE_FILE = 'classes.json';
 export const LOCK_DIR = 'build.lock';
 /** Names the process holding the run lock. */
 export const LOCK_HOLDER_FILE = 'build.lock.holder';
+/** The output of the last `--restart-command`, and of the app it started for as long as that app writes there. */
+export const RESTART_LOG = 'restart.log';
 
 /** Everything reclazz-build itself keeps in the state folder (the agent's port file is not ours). */
-const OWN_NAMES = [OWNER_FILE, INDEX_FILE, LEGACY_CLASS_STATE_FILE, LOCK_DIR, LOCK_HOLDER_FILE] as const;
+const OWN_NAMES = [OWNER_FILE, INDEX_FILE, LEGACY_CLASS_STATE_FILE, LOCK_DIR, LOCK_HOLDER_FILE, RESTART_LOG] as const;
 /** The files replaced whole by temp file and rename, whose temp files a killed run may leave. */
 const WRITTEN_NAMES = [OWNER_FILE, INDEX_FILE, LOCK_HOLDER_FILE] as const;
 

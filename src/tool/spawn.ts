@@ -141,8 +141,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
       throw new Error(result.originalMessage ?? result.shortMessage);
     }
-    const signalNumber = result.signal === undefined ? undefined : signalToNumber(result.signal);
-    const exitCode = result.exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
+    const exitCode = exitStatus(result.exitCode, result.signal);
     const durationMs = Math.round(performance.now() - started);
     const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
     return {
@@ -174,7 +173,8 @@ function signalChild(control: ProcessControl, pid: number, group: boolean, signa
   }
 }
 
-/** The POSIX number of a signal name (`SIGTERM` -> 15), for exit status 128+N. */
-function signalToNumber(signal: string): number | undefined {
-  return (os.constants.signals as Record<string, number | undefined>)[signal];
+/** A process's exit status: its exit code, or 128+N when signal N ended it (1 for a signal without a number here). */
+export function exitStatus(exitCode: number | undefined, signal: string | undefined): number {
+  const signalNumber = signal === undefined ? undefined : (os.constants.signals as Record<string, number | undefined>)[signal];
+  return exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
 }

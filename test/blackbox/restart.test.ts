@@ -38,8 +38,20 @@ interface RunningAgent {
 
 const started: ChildProcess[] = [];
 const watches: RunningWatch[] = [];
+/** Project folders whose restart script started an app of its own (its pid in `app.pid`): stopped after each test. */
+const restartedIn: string[] = [];
 afterEach(async () => {
   await Promise.all(watches.splice(0).map((w) => (w.cli.exitCode === null ? w.stop('SIGKILL') : undefined)));
+  // The command ran in a session (and process group) of its own: what is left of it there (a script still
+  // waiting, the app it started) is stopped, and the app wherever it is.
+  for (const dir of restartedIn.splice(0)) {
+    const group = groupOf(pidIn(dir, 'restart.pid'));
+    const app = appPid(dir);
+    if (group !== undefined) signal(-group);
+    if (app !== undefined) signal(app);
+    const gone = (pid: number | undefined) => pid === undefined || !running(pid);
+    await waitFor(() => gone(group) && gone(app), `what the restart script in ${dir} started to stop`);
+  }
   for (const child of started.splice(0)) {
     if (child.exitCode !== null || child.signalCode !== null) continue;
     const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -75,14 +87,88 @@ function build(p: Project): string[] {
   return ['--', process.execPath, '-e', script];
 }
 
-/**
- * A restart command that restarts the fake agent's app and then, once the new JVM's agent has
- * written its new port, touches `file`: a class file younger than the new JVM.
- */
-function restartThenTouch(portFile: string, pid: number, file: string): string {
-  // One read per look: a test and a read apart could see the old file, then none (the agent removes it first).
-  return `old=$(cat ${portFile}); kill -HUP ${pid}; while now=$(cat ${portFile} 2>/dev/null); [ -z "$now" ] || [ "$now" = "$old" ]; do sleep 0.02; done; touch ${file}`;
+/** The app's start as a restart script runs it: the fake agent's binary in the project folder, as {@link agentFor} starts it, then `args`. */
+function appStart(args: string[]): string {
+  return [process.execPath, FAKE_AGENT, '--capture-delay-ms', '20', '--reload-ms', '20', ...args].map((w) => `'${w}'`).join(' ');
 }
+
+/** Script lines that stop the app `pid` and wait until it is gone, as a restart script must before it starts the new one. */
+const stopOld = (pid: number) => `kill -TERM ${pid}; while kill -0 ${pid} 2>/dev/null; do sleep 0.02; done`;
+
+/**
+ * Writes `lines` as the project's `restart.sh` and returns the restart command that runs it. An app it
+ * starts writes its pid to `app.pid` and is stopped after the test.
+ */
+function restartScript(dir: string, lines: string[]): string {
+  fs.writeFileSync(path.join(dir, 'restart.sh'), `echo $$ > restart.pid\n${lines.join('\n')}\n`);
+  restartedIn.push(dir);
+  return 'sh restart.sh';
+}
+
+/** The pid a restart script wrote to `<dir>/<name>`, if it did. */
+function pidIn(dir: string, name: string): number | undefined {
+  const file = path.join(dir, name);
+  return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8').trim()) : undefined;
+}
+
+/** The app's pid a restart script wrote to `<dir>/app.pid`. */
+const appPid = (dir: string) => pidIn(dir, 'app.pid');
+
+/** The process group of `pid`, while it runs. */
+function groupOf(pid: number | undefined): number | undefined {
+  try {
+    return pid === undefined ? undefined : Number(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** SIGTERM to `pid` (a group when negative), if it is still there. */
+function signal(pid: number): void {
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    // gone meanwhile
+  }
+}
+
+/** Whether process `pid` runs (a zombie no longer does). */
+function running(pid: number): boolean {
+  try {
+    return !/\) [ZX] /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The agent session of whatever agent answers DOCTOR in `dir` now, by a run of `reclazz-build doctor`. */
+async function doctorSession(dir: string): Promise<string> {
+  const run = await runCli(['doctor', '--json'], { cwd: dir });
+  expect(run.exitCode, run.stderr).toBe(0);
+  return (jsonResult(run).doctor as { sessionId: string }).sessionId;
+}
+
+/**
+ * A restart script that stops the app (`pid`), starts it again in the background (with `args`), and
+ * once its new JVM listens, touches `file`: a class file younger than the new JVM. Only then does the
+ * app's port file name the new agent (written to a file of its own, moved into place), so the run
+ * never sees the new agent session before the touch. Each restart adds a line to `restarts.log`.
+ */
+function restartThenTouch(p: Pick<Project, 'dir'>, pid: number, file: string, args: string[]): string {
+  return restartScript(p.dir, [
+    'echo restart >> restarts.log',
+    stopOld(pid),
+    `nohup ${appStart(['--port-file', '.reclazz/next.port', ...args])} &`,
+    'echo $! > app.pid',
+    'while [ ! -s .reclazz/next.port ]; do sleep 0.02; done',
+    `touch '${file}'`,
+    'mv .reclazz/next.port .reclazz/agent.port',
+  ]);
+}
+
+/** How many times a restart script of {@link restartThenTouch} ran in `dir`. */
+const restarts = (dir: string) =>
+  fs.existsSync(path.join(dir, 'restarts.log')) ? fs.readFileSync(path.join(dir, 'restarts.log'), 'utf8').split('\n').length - 1 : 0;
 
 const events = (stdout: string) =>
   stdout
@@ -183,7 +269,7 @@ describe('a change that needs an app restart', () => {
     const p = project();
     const agent = await agentFor(p);
     const shape = path.join(p.classes, 'com', 'acme', 'Shape.class');
-    const restart = restartThenTouch(p.portFile, agent.pid, shape);
+    const restart = restartThenTouch(p, agent.pid, shape, ['--watch', 'target/classes']);
     const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
     expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
     expect(run.exitCode).toBe(75);
@@ -194,7 +280,7 @@ describe('a change that needs an app restart', () => {
     const agent = await agentFor(p);
     const fresh = path.join(p.classes, 'com', 'acme', 'Fresh.class');
     const withFresh = [...build(p).slice(0, -1), `${build(p).at(-1)!};fs.writeFileSync(${JSON.stringify(fresh)}, 'fresh-v1');`];
-    const restart = restartThenTouch(p.portFile, agent.pid, fresh);
+    const restart = restartThenTouch(p, agent.pid, fresh, ['--watch', 'target/classes']);
     const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...withFresh], { cwd: p.dir });
     expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
     expect(run.stderr).toMatch(/com\.acme\.Fresh/);
@@ -264,6 +350,127 @@ describe('a change that needs an app restart', () => {
   });
 });
 
+describe('a restart command that starts the app itself', () => {
+  const log = (p: Project) => path.join(p.dir, '.reclazz', 'restart.log');
+
+  it('a script that starts the app in the background (nohup … &): 0, proven in the new JVM, and the app answers DOCTOR after the run', async () => {
+    const p = project();
+    const old = await agentFor(p);
+    const restart = restartScript(p.dir, [stopOld(old.pid), `nohup ${appStart(['--watch', 'target/classes'])} &`, 'echo $! > app.pid']);
+    const run = await runCli(['--json', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    const result = jsonResult(run);
+    expect(result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, restarted: true });
+    expect(run.stderr).toContain(`restarting the app with: sh restart.sh (detached; its output in ${log(p)})`);
+    expect(events(run.stdout).find((l) => l.type === 'restart')).toMatchObject({ exitCode: 0, appBack: false });
+    // The script ended: nothing of it runs on but the app, which it left to the log.
+    expect(events(run.stdout).some((l) => l.type === 'restart-running')).toBe(false);
+    const app = appPid(p.dir)!;
+    expect(running(app)).toBe(true);
+    expect(await doctorSession(p.dir)).toBe(result.restartSessionId);
+    await waitFor(() => fs.readFileSync(log(p), 'utf8').includes('fake agent listening'), "the app's output in the restart log");
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('a script that runs the app in the foreground: 0, proven in the new JVM, the command left running as the app, which answers DOCTOR after the run', async () => {
+    const p = project();
+    const old = await agentFor(p);
+    const restart = restartScript(p.dir, [
+      stopOld(old.pid),
+      'echo starting the app',
+      'echo $$ > app.pid',
+      `exec ${appStart(['--watch', 'target/classes'])}`,
+    ]);
+    const run = await runCli(['--json', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    const result = jsonResult(run);
+    expect(result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, restarted: true });
+    const app = appPid(p.dir)!;
+    // Its output shown as it came, and where the rest goes.
+    expect(run.stderr).toContain('starting the app');
+    // The command (its shell) runs on with the app.
+    const left = events(run.stdout).find((l) => l.type === 'restart-running') as { pid: number; log: string };
+    expect(left).toMatchObject({ log: log(p) });
+    expect(run.stderr).toContain(
+      `restart command still running (pid ${left.pid}): left running, as it may be the app; its output goes on into ${log(p)}`,
+    );
+    expect(events(run.stdout).some((l) => l.type === 'restart')).toBe(false);
+    expect(running(left.pid)).toBe(true);
+    expect(running(app)).toBe(true);
+    expect(await doctorSession(p.dir)).toBe(result.restartSessionId);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('Ctrl-C while the app restarts ends the wait (130), not the app the command started', async () => {
+    const p = project();
+    await agentFor(p);
+    // An app still starting: its agent wires itself never.
+    const slow = appStart(['--watch', 'target/classes', '--port-file', '.reclazz/slow.port', '--starting-ms', 'forever']);
+    const restart = restartScript(p.dir, ['echo $$ > app.pid', `exec ${slow}`]);
+    const cli = startCli(['--restart-command', restart, ...build(p)], { cwd: p.dir });
+    const err = new Lines(cli.stderr!);
+    await err.line(/fake agent listening/);
+    process.kill(cli.pid!, 'SIGINT');
+    const run = await cli;
+    const app = appPid(p.dir)!;
+    expect(String(run.stderr)).toContain('interrupted (SIGINT) while the app restarted');
+    const left = /restart command still running \(pid (\d+)\): left running/.exec(String(run.stderr));
+    expect(left, String(run.stderr)).not.toBeNull();
+    expect(run.exitCode).toBe(130);
+    expect(running(Number(left![1]))).toBe(true);
+    expect(running(app)).toBe(true);
+  });
+
+  it('a command that exits non-zero after the app came back is told, and the proof stands on its own evidence', async () => {
+    const p = project();
+    const old = await agentFor(p);
+    const shape = path.join(p.classes, 'com', 'acme', 'Shape.class');
+    // Once the run asks the new app to VERIFY (it proves the change), the script fails.
+    const restart = restartThenTouch(p, old.pid, shape, ['--watch', 'target/classes', '--log']);
+    fs.appendFileSync(path.join(p.dir, 'restart.sh'), "while ! grep -q '] VERIFY ' .reclazz/restart.log; do sleep 0.02; done\nexit 3\n");
+    const run = await runCli(['--json', '--verify-timeout', '3000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(events(run.stdout).find((l) => l.type === 'restart')).toMatchObject({ exitCode: 3, appBack: true });
+    expect(run.stderr).toMatch(
+      /restart command ended with exit status 3 in .*, after the app came back: what is proven in the new JVM rests on its own evidence/,
+    );
+    expect(run.stderr).not.toContain('the restart command failed');
+    expect(run.stderr).toMatch(/1 class file\(s\) are still not proven live in the new JVM/);
+    expect(run.exitCode).toBe(75);
+  });
+
+  it("a new app whose port file the old one deletes as it stops: the run says so, asks the new app's port, and proves the change (0)", async () => {
+    const p = project();
+    const old = await agentFor(p);
+    // The new app starts first, and is not ready until the old one has stopped.
+    const restart = restartScript(p.dir, [
+      'before=$(cat .reclazz/agent.port)',
+      `nohup ${appStart(['--watch', 'target/classes', '--log', '--starting-ms', '4000'])} &`,
+      'echo $! > app.pid',
+      'while now=$(cat .reclazz/agent.port 2>/dev/null); [ -z "$now" ] || [ "$now" = "$before" ]; do sleep 0.02; done',
+      "while ! grep -q '] DOCTOR ' .reclazz/restart.log; do sleep 0.02; done",
+      stopOld(old.pid),
+    ]);
+    const run = await runCli(['--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(
+      new RegExp(`the port file ${p.portFile} named port \\d+ of a new JVM, and is gone: asking port \\d+ directly`),
+    );
+    expect(run.stderr).toContain('stop the old app before starting the new one, or give each JVM a portFile= of its own');
+    expect(run.stderr).toContain('proven live after a restart');
+    expect(fs.existsSync(p.portFile)).toBe(false);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('a port file deleted as the old app stopped, and no app back: 75, saying so and what to fix, not only that it waited', async () => {
+    const p = project();
+    const old = await agentFor(p);
+    const restart = restartScript(p.dir, [stopOld(old.pid)]);
+    const run = await runCli(['--restart-timeout', '1500', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toContain(`(its port file ${p.portFile} is gone: the old app stopped, and no new one has written it yet)`);
+    expect(run.stderr).toContain('did not come back with a new agent session within 1.5 s');
+    expect(run.stderr).toContain(`its port file ${p.portFile} was deleted during the wait and no agent wrote it again`);
+    expect(run.stderr).toContain('stop the old app before starting the new one, or give each JVM a portFile= of its own');
+    expect(run.exitCode).toBe(75);
+  });
+});
+
 describe('watch mode with a restart command', () => {
   it('restarts the app once per cycle that needs it, proves the change after each restart, and keeps watching', async () => {
     const p = watchProject();
@@ -285,6 +492,24 @@ describe('watch mode with a restart command', () => {
     expect(w.json.filter((j) => j.type === 'restart')).toHaveLength(2);
     expect(w.json.some((j) => j.type === 'news' && j.news === 'new-app-session')).toBe(true);
     expect((await w.stop('SIGINT')).exitCode).toBe(130);
+  });
+
+  it('a restart script that runs the app in the foreground: the cycle proves the change, and the app outlives the cycle and the watch', async () => {
+    const p = watchProject();
+    const old = await agentFor(p, [], 'com.acme.Greeter');
+    const restart = restartScript(p.dir, [stopOld(old.pid), 'echo $$ > app.pid', `exec ${appStart(['--watch', 'target/classes'])}`]);
+    const w = startWatch(p, ['--restart-command', restart]);
+    watches.push(w);
+    await w.watching();
+    editSource(p, 'com.acme.Greeter', 'greeter-v2');
+    const [cycle] = await w.cyclesEnded(1);
+    expect(cycle!.result).toMatchObject({ exitCode: 0, provenLive: true });
+    const app = appPid(p.dir)!;
+    const left = w.json.find((j) => j.type === 'restart-running') as { pid: number };
+    expect((await w.stop('SIGINT')).exitCode).toBe(130);
+    expect(running(left.pid)).toBe(true);
+    expect(running(app)).toBe(true);
+    expect(await doctorSession(p.dir)).toBe((cycle!.result as { restartSessionId?: string }).restartSessionId);
   });
 
   it('with --await-restart, a new save ends the wait for the restart: the cycle starts over', async () => {
@@ -311,7 +536,12 @@ describe('watch mode with a restart command', () => {
     const p = watchProject();
     const agent = await agentFor(p, [], 'com.acme.Greeter');
     const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
-    const w = startWatch(p, ['--verify-timeout', '1000', '--restart-command', restartThenTouch(p.portFile, agent.pid, greeter)]);
+    const w = startWatch(p, [
+      '--verify-timeout',
+      '1000',
+      '--restart-command',
+      restartThenTouch(p, agent.pid, greeter, ['--watch', 'target/classes', '--restart-required', 'com.acme.Greeter']),
+    ]);
     watches.push(w);
     await w.watching();
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
@@ -323,7 +553,7 @@ describe('watch mode with a restart command', () => {
     const notAgain = 'which an earlier restart in this watch could not prove: not restarted again for them';
     await waitFor(() => w.stderr.some((l) => l.includes(notAgain)), 'the second cycle to say it does not restart again');
     expect(w.stderr.join('\n')).toContain('still not proven live in the new JVM');
-    expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(1);
+    expect(restarts(p.dir)).toBe(1);
     expect((await w.stop('SIGINT')).exitCode).toBe(130);
   });
 });

@@ -19,6 +19,15 @@ describe('port file', () => {
     await agent.stop(); // idempotent
   });
 
+  it("stop() deletes it whatever port it names, as the agent does: a JVM that stops after another wrote its port deletes that one's", async () => {
+    const portFile = join(tempDir(), '.reclazz', 'agent.port');
+    const old = await agentFor({ portFile });
+    const fresh = await agentFor({ portFile });
+    expect(readFileSync(portFile, 'utf8')).toBe(String(fresh.port));
+    await old.stop();
+    expect(existsSync(portFile)).toBe(false);
+  });
+
   it('is written by rename: no temp file is left beside it', async () => {
     const dir = tempDir();
     await agentFor({ portFile: join(dir, 'agent.port') });

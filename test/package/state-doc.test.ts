@@ -1,7 +1,7 @@
 /**
- * docs/state.md's table of the files under `.reclazz/` (section "The files") against a real run: every
- * file a build with two agents leaves under the checkout root is a row of the table, and every
- * row is a file that run made (the run lock while the build runs, the rest after it).
+ * docs/state.md's table of the files under `.reclazz/` (section "The files") against real runs: every
+ * file a build with two agents, and then a restart, leave under the checkout root is a row of the
+ * table, and every row is a file those runs made (the run lock while the build runs, the rest after it).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -43,14 +43,18 @@ function listed(root: string, dir: string): string[] {
 const startAgent = useFakeAgents({ heartbeatMs: 0 });
 
 describe('docs/state.md: the files under .reclazz/', () => {
-  it('the state layout table is what a run with two agents leaves under the checkout root', async () => {
+  it('the state layout table is what a run with two agents, then a restart, leave under the checkout root', async () => {
     const root = tempDir();
     fs.mkdirSync(path.join(root, '.git'));
     const classes = path.join(root, 'target', 'classes');
     const module = path.join(root, 'svc-a', 'target', 'classes');
     writeClass(classes, 'com.acme.Root', 'root-v1');
     writeClass(module, 'com.acme.a.Service', 'a-v1');
-    await startAgent({ dir: root, classes });
+    // Root's next change needs an app restart: the second run restarts the app (restart.log).
+    await startAgent(
+      { dir: root, classes },
+      { restartRequired: (name) => (name === 'com.acme.Root' ? { from: 'Base', to: 'Other' } : undefined) },
+    );
     await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
     const marker = path.join(root, 'build-ran');
     const script = `require('fs').writeFileSync(${JSON.stringify(marker)},'');setTimeout(()=>{},800)`;
@@ -62,6 +66,19 @@ describe('docs/state.md: the files under .reclazz/', () => {
     const during = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
     const result = await run;
     expect(result.exitCode, String(result.stderr)).toBe(0);
+    const rootClass = path.join(classes, 'com', 'acme', 'Root.class');
+    const restart = [
+      '--restart-command',
+      'true',
+      '--restart-timeout',
+      '200',
+      '--',
+      process.execPath,
+      '-e',
+      `require('fs').writeFileSync(${JSON.stringify(rootClass)},'root-v2')`,
+    ];
+    const restarted = await startCli(['--port-file', '.reclazz/agent.port', ...restart], { cwd: root });
+    expect(String(restarted.stderr)).toContain('need an app restart');
     const after = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
 
     const rows = tableRows();

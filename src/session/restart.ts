@@ -1,0 +1,188 @@
+/**
+ * A restart up to the app's return (group.ts `restartIfNeeded` proves the change after it): the
+ * restart command run detached (tool/detached.ts), its output shown as it comes while the run
+ * waits, and the wait for the app's agent in a new agent session, reading the port file as the
+ * app's JVMs write and delete it (protocol.md "The port file is anyone's to delete").
+ */
+import path from 'node:path';
+import { AgentConnection } from '../agent/connection.js';
+import { readPortFile } from '../agent/discover.js';
+import { askDoctor } from '../agent/requests.js';
+import type { AgentView } from '../classes/coverage.js';
+import type { DoctorObserved, RunEvent } from '../outcome/facts.js';
+import { portFileLostText, waitingForRestart } from '../report/restart-words.js';
+import { RESTART_LOG, stateFolderPath } from '../state/folder.js';
+import { type DetachedCommand, LogFollower, startDetached } from '../tool/detached.js';
+import { pause } from '../util/wait.js';
+import { type BuildSession, NESTED_ENV, sameAppView } from './options.js';
+
+/** How often the agent is asked whether it is back, in ms. */
+const POLL_MS = 200;
+/** How often the restart command's log is read for new output while the run waits, in ms. */
+const FOLLOW_MS = 100;
+
+/** The restart command as it runs: detached, never signalled, its exit only observed. */
+export interface RestartRun {
+  command: string;
+  started: DetachedCommand;
+  /** Set once every agent that needed the restart is back: an exit status after that fails nothing. */
+  appBack: boolean;
+  /** Stops showing its log, after what is there by now. Safe to call twice. */
+  stopShowing(): void;
+  /** The run is done with it: its log no longer shown, its exit no longer told; says so when it still runs. Safe to call twice. */
+  leave(): void;
+  /** The last lines of its log that hold more than blanks (a few). */
+  lastLines(): string[];
+}
+
+/** How many of the log's last lines a failed restart command's words quote. */
+const LAST_LINES = 5;
+
+/** Where the restart command's output goes: `.reclazz/restart.log` of the session's checkout (absolute). */
+export function restartLogOf(session: Pick<BuildSession, 'checkout'>): string {
+  return path.join(stateFolderPath(session.checkout), RESTART_LOG);
+}
+
+/**
+ * Starts `command` detached in the session's folder with {@link NESTED_ENV}=1 (a safe build inside
+ * refuses to start), its output into `.reclazz/restart.log` of the checkout, shown as
+ * `restart-output` events until {@link RestartRun.stopShowing}; its exit is told as a `restart`
+ * event while the run is not done with it.
+ * @throws Error when the log file cannot be opened.
+ */
+export function startRestart(command: string, session: BuildSession, emit: (event: RunEvent) => void): RestartRun {
+  const { host } = session;
+  const log = restartLogOf(session);
+  const started = startDetached(command, { cwd: host.cwd, env: { ...host.env, [NESTED_ENV]: '1' }, log });
+  const follower = new LogFollower(log);
+  const show = (all: boolean): void => {
+    const text = follower.read(all);
+    if (text !== '') emit({ type: 'restart-output', text });
+  };
+  let showing = true;
+  let left = false;
+  const timer = setInterval(() => show(false), FOLLOW_MS);
+  timer.unref();
+  const run: RestartRun = {
+    command,
+    started,
+    appBack: false,
+    stopShowing: () => {
+      if (!showing) return;
+      showing = false;
+      clearInterval(timer);
+      show(true);
+    },
+    leave: () => {
+      run.stopShowing();
+      if (left) return;
+      left = true;
+      if (started.exit() === undefined && started.pid !== undefined) emit({ type: 'restart-running', command, pid: started.pid, log });
+    },
+    lastLines: () => follower.lastLines(LAST_LINES),
+  };
+  started.onExit((exit) => {
+    if (left) return;
+    // Its last lines before the line that says how it ended; what it started in the background may write on.
+    if (showing) show(false);
+    emit({ type: 'restart', command, exitCode: exit.exitCode, durationMs: exit.durationMs, appBack: run.appBack });
+  });
+  return run;
+}
+
+/** The agent back in a new agent session: a connection to it and its DOCTOR. */
+export interface Back {
+  connection: AgentConnection;
+  doctor: DoctorObserved;
+  /** What its DOCTOR and JVM say of it (its working directory, class path). */
+  view: AgentView;
+  at: Date;
+  /** The port file was gone during the wait after naming its port (said then). */
+  portFileLost: boolean;
+}
+
+/** How a wait for the app's return ended, when not with the app back. */
+export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-failed';
+
+/**
+ * Asks the agent of `session` every {@link POLL_MS} ms, its port file read again each time (a new
+ * JVM writes its new port), until DOCTOR shows another agent session with VERIFY wired (protocol.md
+ * "Early in agent start-up"), not a test JVM's, or `deadline` passes; `command-failed` when the
+ * restart command exits non-zero first. When the port file, after naming a new JVM's port, is
+ * gone (an old JVM that stopped after it deleted it), that is said once, and that port is asked.
+ */
+export async function awaitNewSession(
+  session: BuildSession,
+  deadline: number,
+  superseded?: () => boolean,
+  restart?: RestartRun,
+): Promise<Back | NotBack> {
+  const { host, signal } = session;
+  const before = session.agent.sessionId;
+  const start = host.clock.now();
+  const file = session.location.portFile;
+  let fresh: number | undefined;
+  let told = false;
+  for (;;) {
+    if (signal?.aborted) return 'interrupted';
+    if (superseded?.() === true) return 'superseded';
+    const read = file === undefined ? session.location.port : readPortFile(file);
+    const gone = typeof read !== 'number' && read.problem === 'missing' ? file : undefined;
+    if (typeof read === 'number' && read !== session.connection.port) fresh = read;
+    if (gone !== undefined && fresh !== undefined && !told) {
+      told = true;
+      session.emit({ type: 'warning', message: portFileLostText(gone, fresh, true) });
+    }
+    const port = typeof read === 'number' ? read : fresh;
+    const back = port === undefined ? undefined : await askOnce(session, port, before);
+    if (back !== undefined) return { ...back, portFileLost: told };
+    if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
+    if (host.clock.now() >= deadline) return 'not-back';
+    const what = waitingForRestart(fresh === undefined ? gone : undefined);
+    session.emit({ type: 'waiting', what, elapsedMs: Math.round(host.clock.now() - start) });
+    await pause(POLL_MS, signal);
+  }
+}
+
+/**
+ * The app's port file when it is gone now (after a restart: a JVM that stopped deleted it), else
+ * undefined (still there, or the agent was not found by one).
+ */
+export function portFileGone(session: BuildSession): string | undefined {
+  const file = session.location.portFile;
+  if (file === undefined) return undefined;
+  const read = readPortFile(file);
+  return typeof read !== 'number' && read.problem === 'missing' ? file : undefined;
+}
+
+/** After the proof: says so when the port file is gone since `back` came back (not said already during the wait). */
+export function sayIfPortFileLost(session: BuildSession, back: Back): void {
+  const gone = back.portFileLost ? undefined : portFileGone(session);
+  if (gone !== undefined) session.emit({ type: 'warning', message: portFileLostText(gone, back.connection.port, false) });
+}
+
+/** One look at `port`: the agent in a new agent session, or undefined (not there yet, still the old one, not ready). */
+async function askOnce(session: BuildSession, port: number, before: string): Promise<Omit<Back, 'portFileLost'> | undefined> {
+  const timeoutMs = session.timeoutMs;
+  try {
+    const { connection } = await AgentConnection.open(port, {
+      timeoutMs,
+      ...(session.signal === undefined ? {} : { signal: session.signal }),
+    });
+    try {
+      const answer = await askDoctor(connection, timeoutMs, session.signal);
+      const d = answer.kind === 'observed' ? answer.doctor : undefined;
+      // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
+      const roots = [session.host.cwd, session.location.projectDir];
+      const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
+      const view = other ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory) : undefined;
+      if (other && view !== undefined) return { connection, doctor: d, view, at: session.host.clock.date() };
+    } catch {
+      // not answering yet: asked again
+    }
+    connection.close();
+  } catch {
+    // nothing listens yet: asked again
+  }
+  return undefined;
+}
