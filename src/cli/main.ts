@@ -26,8 +26,8 @@ const { version } = createRequire(import.meta.url)('../package.json') as { versi
 /** Where reclazz-build's options go, and which words after the tool's name are the tool's (option-values.ts). */
 const AFTER_TOOL = `
 After gradle or mvn every word goes to the tool (-q and --quiet quiet the tool), but --help and
--h, which print this help; reclazz-build's own options go before the tool's name (after it they
-are a usage error). After -- every word is the command's.`;
+-h, which print this help; reclazz-build's own options go before the tool's name (after it, its
+long options are a usage error). After -- every word is the command's.`;
 
 const MORE_HELP = `${AFTER_TOOL}
 
