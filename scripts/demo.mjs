@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startFakeAgent } from '../dist/fake-agent/index.js';
 import { offlineMavenEnv } from './offline-maven.mjs';
+import { shellLine } from './shell-words.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'reclazz-build.cjs');
@@ -48,7 +49,8 @@ say(`fake agent listening on 127.0.0.1:${agent.port}, port file ${path.join(app,
 
 // The agent lives in this process, so the CLI runs asynchronously (a sync spawn would freeze the agent).
 async function reclazzBuild(title, options = []) {
-  say(`${title}\n$ reclazz-build ${[...options, 'mvn', '-q', 'compile'].join(' ')}`);
+  // Quoted as a shell reads it, so that the line runs when pasted.
+  say(`${title}\n$ ${shellLine(['reclazz-build', ...options, 'mvn', '-q', 'compile'])}`);
   const from = agent.received.length;
   const t0 = performance.now();
   const child = spawn(process.execPath, [bin, ...options, 'mvn', '-q', 'compile'], {

@@ -6,8 +6,9 @@
  * fails while a document shows something else.
  *
  * What differs from run to run is replaced by fixed stand-ins ({@link normalise}): the
- * project's folder, the port, the pid, UUIDs, durations (also `durationMs` in JSON), clock
- * times, and the agent's uptime and latencies in its HEALTH lines. To add a sample, add a
+ * project's folder, the port, the pid, the Java the fake agent reports (the machine's), UUIDs,
+ * durations (also `durationMs` in JSON), clock times, and the agent's uptime and latencies in
+ * its HEALTH lines. To add a sample, add a
  * step to {@link recordSamples} and put `<!-- generated: <id> -->` / `<!-- /generated -->`
  * where it goes (CONTRIBUTING.md, "Samples in the documents").
  */
@@ -28,6 +29,9 @@ const FAKE_AGENT = path.join(ROOT, 'bin', 'reclazz-fake-agent.js');
 const SHOWN_DIR = '/home/me/shop';
 const SHOWN_PORT = '36129';
 const SHOWN_PID = '5241';
+/** The Java the fake agent reports (`java -version` here): the JDK and VM the samples show. */
+const SHOWN_JAVA = '17.0.15';
+const SHOWN_VM = 'OpenJDK 64-Bit Server VM';
 /** The port a stale port file names (nothing listens there). */
 const SHOWN_STALE_PORT = '41235';
 /** Stand-ins for the UUIDs of a recording (session ids, owner tokens), in order of first appearance. */
@@ -54,7 +58,7 @@ function sampleEnv() {
 /**
  * `text` with what differs between recordings replaced by the fixed stand-ins.
  * @param {string} text what a run printed
- * @param {{ dirs: string[], port: number, stalePort: number, pid: string, uuids: string[], times: string[], clocks: string[] }} facts
+ * @param {{ dirs: string[], port: number, stalePort: number, pid: string, java: { version: string, vmName: string }, uuids: string[], times: string[], clocks: string[] }} facts
  *   of this recording; `uuids`, `times` and `clocks` grow as new ones appear
  * @returns {string}
  */
@@ -65,6 +69,9 @@ function normalise(text, facts) {
   for (const dir of facts.dirs) out = out.split(dir).join(SHOWN_DIR);
   out = out.replace(new RegExp(`\\b${facts.port}\\b`, 'g'), SHOWN_PORT).replace(new RegExp(`\\b${facts.pid}\\b`, 'g'), SHOWN_PID);
   if (facts.stalePort !== 0) out = out.replace(new RegExp(`\\b${facts.stalePort}\\b`, 'g'), SHOWN_STALE_PORT);
+  if (!['', 'unknown'].includes(facts.java.version))
+    out = out.replace(new RegExp(`(?<![\\w.])${escapeRe(facts.java.version)}(?![\\w.])`, 'g'), SHOWN_JAVA);
+  if (!['', 'unknown'].includes(facts.java.vmName)) out = out.split(facts.java.vmName).join(SHOWN_VM);
   out = out.replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/g, (uuid) => standIn(facts.uuids, uuid, SHOWN_UUIDS));
   out = out.replace(/\b\d\d:\d\d:\d\d\.\d{3}\b/g, (time) => standIn(facts.times, time, SHOWN_TIMES));
   out = out.replace(/\b\d\d:\d\d:\d\d\b(?!\.\d)/g, (clock) => standIn(facts.clocks, clock, SHOWN_CLOCKS));
@@ -87,6 +94,9 @@ function normalise(text, facts) {
     verify === undefined ? ' in 2.1 s (build 1.9 s' : ' in 2.1 s (build 1.9 s, verify 40 ms',
   );
 }
+
+/** `text` as a regular expression that matches it literally. */
+const escapeRe = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The stand-in for `value`: the one of its first appearance in `seen`. */
 function standIn(seen, value, shown) {
@@ -174,6 +184,7 @@ export async function recordSamples(compiled = compileFixture) {
       port: 0,
       stalePort: 0,
       pid: '',
+      java: { version: '', vmName: '' },
       uuids: [],
       times: [],
       clocks: [],
@@ -200,7 +211,8 @@ export async function recordSamples(compiled = compileFixture) {
     });
     const ready = await waitFor(agent.stdout, /fake agent listening.*\n/, "fake agent's ready line");
     const doctor = JSON.parse((await execa(process.execPath, [CLI, 'doctor', '--json'], { cwd: app, env, extendEnv: false })).stdout);
-    Object.assign(facts, { port: doctor.endpoint.port, pid: doctor.doctor.pid });
+    const vmName = String(doctor.doctor.vmName).replace(/ \(reclazz fake agent\)$/, '');
+    Object.assign(facts, { port: doctor.endpoint.port, pid: doctor.doctor.pid, java: { version: doctor.doctor.javaVersion, vmName } });
     samples['fake-agent'] = consoleBlock('reclazz-fake-agent --watch target/classes', normalise(ready, facts));
 
     samples.doctor = (await cli(['doctor'])).block;

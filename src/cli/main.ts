@@ -5,7 +5,7 @@
 // First: starts reading the core while commander is set up.
 import { createRequire } from 'node:module';
 import { Command, CommanderError, Option } from 'commander';
-import { closestName, collect, integer, ownOptionIn, pathMap, token } from './option-values.js';
+import { afterToolWords, closestName, collect, integer, pathMap, token } from './option-values.js';
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
@@ -23,7 +23,14 @@ import { stdoutBroken, writeStdout } from './host.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
-const MORE_HELP = `
+/** Where reclazz-build's options go, and which words after the tool's name are the tool's (option-values.ts). */
+const AFTER_TOOL = `
+After gradle or mvn every word goes to the tool (-q and --quiet quiet the tool), but --help and
+-h, which print this help; reclazz-build's own options go before the tool's name (after it, its
+long options are a usage error). After -- every word is the command's.`;
+
+const MORE_HELP = `${AFTER_TOOL}
+
 Each subcommand has its own --help (reclazz-build doctor --help).
 
 Defaults can come from reclazz.config.json or a "reclazz" key in package.json
@@ -95,7 +102,8 @@ function addBuildOptions(command: Command): Command {
     );
 }
 
-const WATCH_EXAMPLES = `
+const WATCH_EXAMPLES = `${AFTER_TOOL}
+
 Each save starts one safe build after a quiet period; saves during a build make exactly one
 more. Every build takes the hold, runs, and proves its changed classes, as a single run does.
 A cycle's start line has "▶ building", its end line "✔", "⚠" or "✖" after the clock: the
@@ -132,7 +140,7 @@ function addWatch(program: Command): void {
     if (words.length === 0) usageError('no build command to watch: use gradle, mvn, or put any command after --');
     const tool = !dashed && (words[0] === 'gradle' || words[0] === 'mvn') ? words[0] : dashed ? 'command' : undefined;
     if (tool === undefined) usageError(unknownToolText(words[0]!, closestName(words[0]!, BUILD_TOOLS)));
-    if (tool !== 'command') refuseOwnOptionAfterTool(tool, words.slice(1), watch, true);
+    if (tool !== 'command') checkAfterTool(tool, words.slice(1), watch, true);
     const { watchAction } = await import('./watch.js');
     await exit(await watchAction(tool, tool === 'command' ? words : words.slice(1), watch.opts<WatchFlags>(), interruptController));
   });
@@ -178,14 +186,14 @@ function buildProgram(aside: { command?: string[] }): Command {
     program
       .command(tool)
       .description(
-        `run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; arguments go to it untouched`,
+        `run ${tool === 'gradle' ? "the project's gradlew, else gradle" : "the project's mvnw, else mvn"} under the hold; the words after it go to it untouched, but --help and -h`,
       )
       .helpOption(false)
       .allowUnknownOption()
       .allowExcessArguments()
       .argument('[args...]')
       .action(async (args: string[]) => {
-        refuseOwnOptionAfterTool(tool, args, program, false);
+        checkAfterTool(tool, args, program, false);
         await startBuild(tool, args, program.opts<CliOptions>());
       });
   }
@@ -242,10 +250,15 @@ function interruptController(owner: () => string | undefined): { signal: AbortSi
 
 const BUILD_TOOLS = ['gradle', 'mvn'];
 
-/** A usage error when `args`, the words after `tool`, hold an option only `command` takes (see {@link ownOptionIn}). */
-function refuseOwnOptionAfterTool(tool: string, args: readonly string[], command: Command, watch: boolean): void {
-  const own = ownOptionIn(args, command);
-  if (own !== undefined) usageError(ownOptionAfterToolText(own, tool, watch));
+/**
+ * Reads `args`, the words after `tool`, as {@link afterToolWords} does: prints `command`'s help
+ * (exit 0, nothing sent) for a `--help` or `-h` among them, a usage error for one of its own
+ * options; else returns, and they all go to the tool.
+ */
+function checkAfterTool(tool: string, args: readonly string[], command: Command, watch: boolean): void {
+  const words = afterToolWords(tool, args, command);
+  if (words?.kind === 'help') command.help();
+  if (words?.kind === 'own') usageError(ownOptionAfterToolText(words.option, tool, watch, words.short));
 }
 
 /** The line after every usage error, ours and commander's (an unknown option, a missing value). */

@@ -44,20 +44,34 @@ export function pathMap(value: string, previous: PathMapEntry[] | undefined): Pa
  * mistyped subcommand or build tool, and reclazz-build's options placed after the tool's name.
  */
 
-/** Long options of reclazz-build that Gradle and Maven take too: after the tool's name they are the tool's. */
-const TOOLS_TAKE_TOO = new Set(['--quiet', '--verbose', '--version', '--help']);
+/** After the tool's name these still ask for reclazz-build's help: the tools' own help builds nothing. */
+const HELP_AFTER_TOOL = new Set(['--help', '-h']);
+
+/** reclazz-build's long options that are the tool's after its name: Maven and Gradle quiet their output with it, as with -q. */
+const TOOLS_KEEP = new Set(['--quiet']);
+
+/** The tool's own short form of a long option reclazz-build has too (Maven 4's `--verbose` is `-X`; Gradle has no `--verbose`). */
+const TOOL_SHORT_FORM: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  mvn: { '--version': '-v', '--verbose': '-X' },
+  gradle: { '--version': '-v' },
+};
 
 /**
- * The first of `args` (the words after `gradle`/`mvn`) that is a long option only `command` takes
- * (`mvn -q compile --no-verify`), as its name without `=value`; the tool would refuse it only
- * after the hold is taken. Words after a `--` among them are the tool's own business.
+ * What reclazz-build makes of the words after `gradle`/`mvn`: `help` (a `--help` or `-h` among
+ * them), `own` (a long option only `command` takes there: `mvn -q compile --no-verify`, as its name
+ * without `=value`, and the tool's `short` form when the tool has an option of that name too), or
+ * undefined: all the tool's. Words after a `--` among them are the tool's own business.
  */
-export function ownOptionIn(args: readonly string[], command: Command): string | undefined {
-  const own = new Set(command.options.flatMap((o) => (o.long === undefined || TOOLS_TAKE_TOO.has(o.long) ? [] : [o.long])));
+export type AfterTool = { kind: 'help' } | { kind: 'own'; option: string; short: string | undefined } | undefined;
+
+/** Reads `args`, the words after `tool` (`gradle` or `mvn`), against `command`'s options (see {@link AfterTool}). */
+export function afterToolWords(tool: string, args: readonly string[], command: Command): AfterTool {
+  const own = new Set(command.options.flatMap((o) => (o.long === undefined || TOOLS_KEEP.has(o.long) ? [] : [o.long])));
   for (const arg of args) {
     if (arg === '--') return undefined;
+    if (HELP_AFTER_TOOL.has(arg)) return { kind: 'help' };
     const name = arg.split('=')[0]!;
-    if (own.has(name)) return name;
+    if (own.has(name)) return { kind: 'own', option: name, short: TOOL_SHORT_FORM[tool]?.[name] };
   }
   return undefined;
 }

@@ -9,10 +9,10 @@ import { excludedBy, registeredDirectories } from './paths.js';
 import { type ClassFile, isDirectory } from './capture.js';
 import { doctorJson, type WatcherState, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
-import { type StandIn, startStandIn } from './jvm.js';
+import { installedJava, type StandIn, startStandIn } from './jvm.js';
 import { ClassReloader } from './reloader.js';
 import { jvmLine, type Settings } from './settings.js';
-import type { HoldEvent, HoldLogEntry, HoldSnapshot } from './types.js';
+import type { HoldEvent, HoldLogEntry, HoldSnapshot, JavaFacts } from './types.js';
 
 /** The agent inside the application: its state, reset by {@link FakeApplication.restartApplication}. */
 export abstract class FakeApplication {
@@ -28,6 +28,8 @@ export abstract class FakeApplication {
   /** Application timers: cancelled by restart() and stop(). */
   protected readonly timers = new Set<NodeJS.Timeout>();
   protected standIn: StandIn | undefined;
+  /** The Java DOCTOR reports: settled at the first start, kept across restarts. */
+  private java: JavaFacts = { version: 'unknown', vmName: 'unknown' };
 
   // Application state, reset by restart().
   protected wiring: Wiring = 'all';
@@ -89,6 +91,7 @@ export abstract class FakeApplication {
    */
   protected async startApplication(): Promise<void> {
     const { settings } = this;
+    this.java = settings.java ?? (await installedJava());
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
     this.jvmStartMs = Date.now();
     this.roots = settings.watchDirs.filter(isDirectory);
@@ -170,6 +173,7 @@ export abstract class FakeApplication {
         watcher: this.watcherState,
         sessionId: this.session,
         agentVersion: settings.agentVersion ?? 'unknown',
+        java: this.java,
         pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
         workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
         buildHold: this.holdState.kind,

@@ -5,7 +5,7 @@
  * of which the first 8 of at most 256 characters are the sample.
  */
 import type { Hostility } from './hostile.js';
-import type { DoctorStringField, HoldKind } from './types.js';
+import type { DoctorStringField, HoldKind, JavaFacts } from './types.js';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Receipt } from './ledger.js';
@@ -37,6 +37,8 @@ export interface DoctorFacts {
   watcher: WatcherState;
   sessionId: string;
   agentVersion: string;
+  /** The Java it reports; its VM name is marked as the fake agent's. */
+  java: JavaFacts;
   pid: string;
   workingDirectory: string;
   buildHold: HoldKind;
@@ -65,8 +67,8 @@ export function doctorJson(token: string, facts: DoctorFacts, hostile: Hostility
     sessionId: text('sessionId', wiring === 'none' ? '' : facts.sessionId),
     agentVersion: text('agentVersion', facts.agentVersion),
     pid: text('pid', facts.pid),
-    javaVersion: text('javaVersion', '21.0.4'),
-    vmName: text('vmName', 'OpenJDK 64-Bit Server VM (reclazz fake agent)'),
+    javaVersion: text('javaVersion', facts.java.version),
+    vmName: text('vmName', `${facts.java.vmName} (reclazz fake agent)`),
     workingDirectory: text('workingDirectory', facts.workingDirectory),
     watcherState: text('watcherState', all ? facts.watcher : 'unavailable'),
     buildHold: text('buildHold', all ? facts.buildHold : 'unavailable'),

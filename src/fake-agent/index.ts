@@ -25,6 +25,7 @@ export type {
   HostileOptions,
   InterceptAction,
   InterceptCommand,
+  JavaFacts,
   ReceivedLine,
   SuperclassChange,
   VerifyStatus,

@@ -3,8 +3,9 @@
  * `pid` and `workingDirectory` (protocol.md, "DOCTOR") name a process a client can look up. Its
  * command line reads like a JVM's: `java -javaagent:<jar>=<options> -cp <class path> <main class>`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { realpathSync, statSync } from 'node:fs';
+import type { JavaFacts } from './types.js';
 
 /** Marker in the stand-in's command line, so a test can find leftovers with `ps`. */
 export const STAND_IN_MARKER = 'reclazz-fake-jvm';
@@ -107,4 +108,28 @@ async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<vo
 function unrefStdin(child: ChildProcess): void {
   const stdin = child.stdin as (NodeJS.WritableStream & { unref?: () => void }) | null;
   stdin?.unref?.();
+}
+
+/** How long `java -version` may take before the fake agent reports the Java as unknown. Milliseconds. */
+const JAVA_VERSION_TIMEOUT_MS = 20_000;
+
+let installed: Promise<JavaFacts> | undefined;
+
+/**
+ * The Java an app started here would run on: what `java -version` of the `java` on PATH says
+ * (asked once per process), or `unknown` for each fact it does not say (no `java`, or an answer
+ * of another shape). Never rejects.
+ */
+export function installedJava(): Promise<JavaFacts> {
+  installed ??= new Promise((resolveFacts) => {
+    execFile('java', ['-version'], { timeout: JAVA_VERSION_TIMEOUT_MS, windowsHide: true }, (_error, stdout, stderr) => {
+      // `java -version` writes to stderr: `openjdk version "17.0.15" 2025-04-15`, the runtime, then `<VM name> (build ...)`.
+      const text = `${stderr}\n${stdout}`;
+      resolveFacts({
+        version: /^\S+ version "([^"\s]+)"/m.exec(text)?.[1] ?? 'unknown',
+        vmName: /^(\S.*? VM) \(build /m.exec(text)?.[1] ?? 'unknown',
+      });
+    });
+  });
+  return installed;
 }

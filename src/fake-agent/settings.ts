@@ -35,6 +35,7 @@ export interface Settings {
   testRunner?: FakeAgentOptions['testRunner'];
   standInJvm: boolean;
   appDir: string;
+  java?: FakeAgentOptions['java'];
   reportedPid?: string | undefined;
   reportedWorkingDirectory?: string | undefined;
   reportPath: PathReporter;
@@ -90,6 +91,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     testRunner: options.testRunner,
     standInJvm: options.standInJvm ?? true,
     appDir,
+    java: options.java,
     reportedPid: options.reportedPid,
     reportedWorkingDirectory: options.reportedWorkingDirectory,
     reportPath: pathReporter(options.pathMap),

@@ -12,6 +12,14 @@ export type VerifyStatus = FinalStatus | 'running' | 'not_observed' | 'mismatch'
 /** Kind of build hold (protocol.md, "BUILD" and "DOCTOR" `buildHold`). */
 export type HoldKind = 'none' | 'named' | 'legacy';
 
+/** The Java DOCTOR reports (protocol.md, "DOCTOR": `javaVersion`, `vmName`). */
+export interface JavaFacts {
+  /** As the JVM's `java.version`, e.g. `17.0.15`. */
+  version: string;
+  /** As the JVM's `java.vm.name`, e.g. `OpenJDK 64-Bit Server VM`. */
+  vmName: string;
+}
+
 /** One command line as offered to {@link FakeAgentOptions.intercept}. */
 export interface InterceptCommand {
   /** The received line, without `\n` and with every `\r` removed. */
@@ -131,6 +139,12 @@ export interface FakeAgentOptions {
    * `<dir>/.idea/reclazz/agent.port`, created if missing), else process.cwd().
    */
   appDir?: string | undefined;
+  /**
+   * The Java DOCTOR reports (`javaVersion`; `vmName`, marked as the fake agent's). Default: what
+   * `java -version` of the `java` on PATH says (the Java an app started here would run on), else
+   * `unknown`. Tests pin it.
+   */
+  java?: JavaFacts | undefined;
   /** DOCTOR `pid` instead of the stand-in's, e.g. a pid not visible here (an app in a container). */
   reportedPid?: string | undefined;
   /** DOCTOR `workingDirectory` instead of the stand-in's (mapped) cwd, e.g. a folder outside the project. */

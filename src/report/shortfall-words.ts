@@ -142,12 +142,16 @@ export function unknownToolText(word: string, closest: string | undefined): stri
 
 /**
  * `option` is reclazz-build's, but stands after the build tool's name `tool`, where it would go to
- * the build tool (Maven's "Unrecognized option", Gradle's "Unknown command-line option").
- * `watch`: the words before the tool name.
+ * the build tool (Maven's "Unrecognized option", Gradle's "Unknown command-line option"), or,
+ * when the tool has an option of that name too, would do what reclazz-build's does not: then
+ * `short` is the tool's own short form. `watch`: the words before the tool name.
  */
-export function ownOptionAfterToolText(option: string, tool: string, watch: boolean): string {
+export function ownOptionAfterToolText(option: string, tool: string, watch: boolean, short?: string): string {
   const prefix = watch ? 'reclazz-build watch' : 'reclazz-build';
-  return `${option} is an option of reclazz-build, not of ${tool}: put it before ${tool} (${prefix} ${option} ${tool} ...); everything after ${tool} goes to ${tool}`;
+  const where = `put it before ${tool} (${prefix} ${option} ${tool} ...)`;
+  return short === undefined
+    ? `${option} is an option of reclazz-build, not of ${tool}: ${where}; after ${tool} every word but --help and -h goes to ${tool}`
+    : `${option} after ${tool} is refused, as reclazz-build has an option of that name: for reclazz-build's, ${where}; for ${tool}'s own, write ${short} after ${tool}`;
 }
 
 /**

@@ -11,7 +11,7 @@ import { useFakeAgents } from '../support/agents.js';
 import { runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
-const agentFor = useFakeAgents({ heartbeatMs: 200 });
+const agentFor = useFakeAgents({ heartbeatMs: 200, java: { version: '21.0.4', vmName: 'OpenJDK 64-Bit Server VM' } });
 
 interface Project {
   dir: string;

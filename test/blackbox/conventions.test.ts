@@ -33,7 +33,7 @@ describe('-q is --quiet', () => {
 
   it('after mvn, -q is still Maven’s: the option check leaves it alone', async () => {
     const { dir, agent } = await withAgent();
-    const run = await runCli(['mvn', '-q', '--version'], { cwd: dir });
+    const run = await runCli(['mvn', '-q', '-v'], { cwd: dir });
     expect(run.stderr).not.toContain('is an option of reclazz-build');
     expect(agent.received.some((r) => r.line.startsWith('BUILD started'))).toBe(true);
   });
@@ -85,8 +85,64 @@ describe("reclazz-build's own options after the tool's name: a usage error befor
 
   it('after a -- among the tool’s arguments, the words are the tool’s', async () => {
     const { dir, agent } = await withAgent();
-    const run = await runCli(['mvn', '--version', '--', '--json'], { cwd: dir });
+    const run = await runCli(['mvn', '-v', '--', '--json', '--help'], { cwd: dir });
     expect(run.stderr).not.toContain('is an option of reclazz-build');
+    expect(run.stdout).not.toContain('Usage: reclazz-build');
+    expect(agent.received.some((r) => r.line.startsWith('BUILD started'))).toBe(true);
+  });
+});
+
+describe("after the tool's name: --help is reclazz-build's, --quiet the tool's, and an option both have is refused", () => {
+  it.each([
+    [['mvn', '--help'], 'Usage: reclazz-build [options] gradle|mvn'],
+    [['mvn', '-q', 'compile', '-h'], 'Usage: reclazz-build [options] gradle|mvn'],
+    [['gradle', '--help'], 'Usage: reclazz-build [options] gradle|mvn'],
+    [['watch', 'mvn', '-q', 'compile', '--help'], 'Usage: reclazz-build watch [options] gradle|mvn'],
+  ])('%j prints the help, which says where the options go; exit 0, nothing sent, nothing built', async (args, usage) => {
+    const { dir, agent } = await withAgent();
+    const run = await runCli(args, { cwd: dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toContain(usage);
+    expect(run.stdout.replace(/\s+/g, ' ')).toContain(
+      'After gradle or mvn every word goes to the tool (-q and --quiet quiet the tool), but --help and -h, which print this help',
+    );
+    expect(run.stderr).toBe('');
+    expect(agent.received).toEqual([]);
+    expect(fs.existsSync(path.join(dir, 'target', 'classes', 'com', 'acme', 'App.class'))).toBe(true);
+  });
+
+  it.each([
+    [['mvn', '--verbose', 'compile'], '--verbose', 'mvn', '-X'],
+    [['mvn', 'compile', '--version'], '--version', 'mvn', '-v'],
+    [['gradle', '--version'], '--version', 'gradle', '-v'],
+    [['watch', 'mvn', '--verbose', 'compile'], '--verbose', 'mvn', '-X'],
+  ])(
+    "%j: %s is refused before the hold, naming where reclazz-build's goes and the tool's own short form",
+    async (args, option, tool, short) => {
+      const { dir, agent } = await withAgent();
+      const run = await runCli(args, { cwd: dir });
+      expect(run.exitCode, run.stderr).toBe(2);
+      expect(run.stderr).toContain(`${option} after ${tool} is refused, as reclazz-build has an option of that name`);
+      expect(run.stderr).toContain(`put it before ${tool}`);
+      expect(run.stderr).toContain(`for ${tool}'s own, write ${short} after ${tool}`);
+      expect(agent.received).toEqual([]);
+    },
+  );
+
+  it('gradle has no --verbose: after gradle it is named as reclazz-build’s only', async () => {
+    const { dir, agent } = await withAgent();
+    const run = await runCli(['gradle', 'classes', '--verbose'], { cwd: dir });
+    expect(run.exitCode, run.stderr).toBe(2);
+    expect(run.stderr).toContain('--verbose is an option of reclazz-build, not of gradle: put it before gradle');
+    expect(agent.received).toEqual([]);
+  });
+
+  it('--quiet after mvn is Maven’s, as -q is: the build runs with it', async () => {
+    const { dir, agent } = await withAgent();
+    const run = await runCli(['mvn', '--quiet', '-v'], { cwd: dir });
+    expect(run.stderr).not.toContain('an option of reclazz-build');
+    expect(run.stderr).not.toContain('is refused');
+    expect(run.stderr).toContain('hold acquired; running mvn --quiet -v');
     expect(agent.received.some((r) => r.line.startsWith('BUILD started'))).toBe(true);
   });
 });

@@ -13,7 +13,7 @@ import { cliCommand, runCli, runInTerminal, startCli, writeClass } from '../supp
 import { rawControlIn, scratchDir } from '../support/scratch.js';
 import { Lines, waitFor } from '../support/wait.js';
 
-const agentFor = useFakeAgents({ heartbeatMs: 0 });
+const agentFor = useFakeAgents({ heartbeatMs: 0, java: { version: '21.0.4', vmName: 'OpenJDK 64-Bit Server VM' } });
 
 /** HOSTILE_PAYLOAD as a terminal must show it. */
 const SHOWN = String.raw`\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x1b[0m\x0dCR\x0areclazz-build: ✔ proven live\x7f\u009b2J\u202eevil\u2066iso\u2069`;

@@ -170,7 +170,7 @@ describe('agents and class directories', () => {
   it('the lines before the build are short: the agent by version, pid and port, no owner token; --verbose adds where it was found, its session and the token', async () => {
     const dir = tempDir();
     withClasses(dir);
-    const agent = await agentIn(dir, {});
+    const agent = await agentIn(dir, { java: { version: '21.0.4', vmName: 'OpenJDK 64-Bit Server VM' } });
     const run = await runCli(['--', 'true'], { cwd: dir });
     expect(run.exitCode, run.stderr).toBe(0);
     const before = run.stderr.split('\n').slice(

@@ -63,7 +63,7 @@ describe('each switch taints one kind of field', () => {
     }
     expect((result.watchedDirectories as string[])[0].endsWith(P)).toBe(true);
 
-    const some = await tainted({ hostile: { doctor: ['vmName'] } });
+    const some = await tainted({ hostile: { doctor: ['vmName'] }, java: { version: '21.0.4', vmName: 'OpenJDK 64-Bit Server VM' } });
     const only = await doctor(some.client, 'd2');
     expect(String(only.vmName).endsWith(P)).toBe(true);
     expect(only.javaVersion).toBe('21.0.4');

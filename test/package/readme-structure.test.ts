@@ -67,15 +67,19 @@ describe('the README', () => {
     expect(titles.indexOf('Connect your app')).toBeLessThan(titles.indexOf('Commands'));
     const connect = section('Connect your app');
     const blocks = [...connect.matchAll(/^```[a-z]*\n([\s\S]*?)^```$/gm)].map((m) => m[1]!);
-    for (const way of ['-javaagent:', '<goal>prepare-agent</goal>', 'id("com.onurkat.reclazz")']) {
+    for (const way of ['-javaagent:', '<artifactId>reclazz-maven-plugin</artifactId>', 'id("com.onurkat.reclazz")']) {
       expect(
         blocks.some((b) => b.includes(way)),
         way,
       ).toBe(true);
     }
+    // The goal named before spring-boot:run: set in spring-boot:run's forked lifecycle, its property never reaches the run.
+    expect(connect).toContain('mvn reclazz:prepare-agent spring-boot:run');
+    expect(connect).not.toMatch(/then `mvn spring-boot:run`/);
     expect(connect).toContain('com.onurkat.reclazz:reclazz-agent');
     expect(connect).toMatch(/test JVMs/);
     expect(connect).toContain('portFile=');
+    expect(connect).toContain('](docs/connect.md');
   });
 
   it('has no benchmark tables: they are in docs/performance.md', () => {
@@ -84,6 +88,39 @@ describe('the README', () => {
       .split('\n')
       .filter((line) => /^\|.*\|$/.test(line) && /\b(median|floor|target)\b/.test(line));
     expect(tableHeads).toEqual([]);
+  });
+});
+
+describe('docs/connect.md', () => {
+  const CONNECT = fs.readFileSync(path.join(ROOT, 'docs', 'connect.md'), 'utf8');
+  const blocks = [...CONNECT.matchAll(/^ *```([a-z]*)\n([\s\S]*?)^ *```$/gm)].map((m) => ({ lang: m[1]!, body: m[2]! }));
+
+  it("gives the tests' prepare-agent execution its own argLine and port file, the agentArgs a map", () => {
+    const execution = blocks.find((b) => b.lang === 'xml' && b.body.includes('<goal>prepare-agent</goal>'));
+    expect(execution, 'a prepare-agent execution in full').toBeDefined();
+    // The plugin-level propertyName would otherwise be inherited: a second -javaagent in the app's property.
+    expect(execution!.body).toContain('<propertyName>argLine</propertyName>');
+    expect(execution!.body).toMatch(/<agentArgs>\s*<portFile>[^<]+<\/portFile>\s*<\/agentArgs>/);
+  });
+
+  it("keeps Gradle's test tasks off the app's agent options, and gives them a -javaagent of their own", () => {
+    const kotlin = blocks.filter((b) => b.lang === 'kotlin').map((b) => b.body);
+    expect(kotlin.some((b) => b.includes('applyToTest.set(false)'))).toBe(true);
+    expect(kotlin.some((b) => /withType<Test>\(\)[\s\S]*-javaagent:[^"]*=portFile=/.test(b))).toBe(true);
+    expect(
+      kotlin.some((b) => /arguments\.(put|set)\("portFile"/.test(b)),
+      "a portFile in the plugin's arguments moves the app's port file too",
+    ).toBe(false);
+  });
+
+  it('builds the agent with the command and names the jar the agent build makes', () => {
+    const sh = blocks.filter((b) => b.lang === 'sh').map((b) => b.body);
+    expect(sh.some((b) => b.includes('./gradlew :agent:shadowJar') && b.includes('agent/build/libs/agent-<version>.jar'))).toBe(true);
+    expect(
+      sh.some(
+        (b) => /mvn install:install-file -Dfile=agent\/build\/libs\/agent-\$V\.jar/.test(b) && b.includes('-DartifactId=reclazz-agent'),
+      ),
+    ).toBe(true);
   });
 });
 
