@@ -1,7 +1,9 @@
 /**
  * The README's Quick start as a user copies it: its restart script, run as written, starts the
  * "app" (the fake agent) in the foreground, and run again stops that one, waits until it is gone
- * (its agent deletes the port file on the way out) and starts a new one, whose port file stays.
+ * (its agent deletes the port file on the way out) and starts a new one, whose port file stays;
+ * handed to `reclazz-build --restart-command`, it restarts the app for a new superclass, the change
+ * is proven in the new JVM, and the app it started outlives the run.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -11,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { afterThisTest } from '../support/cleanup.js';
 import { cliEnv, runCli, tempDir, writeClass } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
+import { classBytes } from '../fake-agent/fixture.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -26,7 +29,7 @@ function restartScript(): string {
 /** A project with compiled classes, the script in it, and `reclazz-fake-agent` on PATH as after the install. */
 function project(): { dir: string; env: NodeJS.ProcessEnv } {
   const dir = tempDir();
-  writeClass(path.join(dir, 'target', 'classes'), 'com.acme.App', 'app-v1');
+  writeClass(path.join(dir, 'target', 'classes'), 'com.acme.App', classBytes('com.acme.App', 'java.lang.Object'));
   fs.writeFileSync(path.join(dir, 'restart-app.sh'), restartScript(), { mode: 0o755 });
   const bin = path.join(tempDir(), 'bin');
   fs.mkdirSync(bin);
@@ -78,5 +81,38 @@ describe("the Quick start's restart script", () => {
     process.kill(Number(fs.readFileSync(path.join(dir, '.reclazz', 'app.pid'), 'utf8')), 'SIGTERM');
     await second.exited;
     expect(fs.existsSync(portFile)).toBe(false);
+  }, 60_000);
+});
+
+describe("the Quick start's restart, as written", () => {
+  it('reclazz-build --restart-command ./restart-app.sh: a new superclass restarts the app, the change is proven in the new JVM (0), and the app outlives the run', async () => {
+    const { dir, env } = project();
+    const portFile = path.join(dir, '.reclazz', 'agent.port');
+    const first = runScript(dir, env);
+    await waitFor(() => fs.existsSync(portFile), 'the first port file', { timeoutMs: 20_000 });
+    const before = await doctorOf(dir);
+    // The build gives com.acme.App a new superclass, which the JVM cannot redefine.
+    const file = path.join(dir, 'target', 'classes', 'com', 'acme', 'App.class');
+    const write = `require('fs').writeFileSync(${JSON.stringify(file)}, Buffer.from(${JSON.stringify(classBytes('com.acme.App', 'com.acme.Base').toString('base64'))}, 'base64'))`;
+    const run = await runCli(['--json', '--restart-command', './restart-app.sh', '--', process.execPath, '-e', write], {
+      cwd: dir,
+      env: { ...cliEnv(), PATH: env.PATH },
+    });
+    const result = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>;
+    expect(result, run.stderr).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, restarted: true });
+    await first.exited;
+    // The app the script started runs on after the run, and answers in the session that proved the change.
+    const pid = Number(fs.readFileSync(path.join(dir, '.reclazz', 'app.pid'), 'utf8'));
+    afterThisTest(() => {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    });
+    const after = await doctorOf(dir);
+    expect(after.sessionId).not.toBe(before.sessionId);
+    expect(after.sessionId).toBe(result.restartSessionId);
+    expect(run.exitCode).toBe(0);
   }, 60_000);
 });
