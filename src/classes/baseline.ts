@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { AppStart } from '../outcome/facts.js';
 import { forSession, type ClassIndex } from './columns.js';
-import { EVIDENCE, firstSeen } from './evidence.js';
+import { verdictOf } from './evidence.js';
 import { breakHistories, wholeBefore } from './history.js';
 import { detectChanges } from './snapshot.js';
 
@@ -26,7 +26,7 @@ export interface Baseline {
 /**
  * The record before this build: `index` when it is of this agent session and covers `dirs`. For
  * no record (missing, corrupt, another session) and uncovered directories, files are scanned now,
- * each live only when at its path since before the JVM started (evidence.ts `firstSeen`); the
+ * each live only when at its path since before the JVM started (evidence.ts, kind `pre-start`); the
  * caller saves that before the build, so a run killed mid-build leaves it. Older folders' histories
  * are checked against their stamps, unless the hold has been ours since the save (`heldSince`).
  */
@@ -45,10 +45,13 @@ export async function baselineOf(
   }
   const start = appStart.kind === 'known' ? { startMs: appStart.startMs, errorMs: appStart.errorMs } : undefined;
   const { index: baseline, unreadableDirs } = await detectChanges(sameSession ? index : forSession(index, sessionId), toScan, {
-    judge: (file) => {
-      const evidence = firstSeen(file, start);
-      return evidence === EVIDENCE.preStart ? { kind: 'live', evidence } : { kind: 'verify', by: 'once', liveUnknown: true };
-    },
+    judge: (file) =>
+      verdictOf({
+        ctimeMs: file.ctimeMs,
+        byBuild: false,
+        newInSession: false,
+        sight: { start, linkCtimeMs: file.linkCtimeMs, placed: file.foldersBefore, onClassPath: true, earlier: 'none' },
+      }),
     history: { kind: 'first', start },
   });
   const fresh = (folder: string) => heldSince || toScan.some((dir) => folder === dir || folder.startsWith(dir + path.sep));

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { folderBefore, wholeSinceStart, type StartCut } from './evidence.js';
+import { cutOf, wholeSinceStart, type StartCut } from './evidence.js';
 import type { FolderStamp } from './folders.js';
 
 /** One folder's history in the record. */
@@ -155,4 +155,16 @@ export class HistoryBuilder {
     this.after.set(folder, whole);
     return whole;
   }
+}
+
+/**
+ * Whether a folder was at its path before the JVM started: ctime before the start, or born before
+ * it with its mtime moved since (an entry added). A ctime that moved alone is not taken: a folder
+ * renamed into place (`mv staging out`) or chmod-ed keeps its mtime and birth time. Without a
+ * birth time only an unchanged folder counts.
+ */
+export function folderBefore(times: Pick<fs.Stats, 'ctimeMs' | 'birthtimeMs' | 'mtimeMs'>, start: StartCut | undefined): boolean {
+  if (start === undefined) return false;
+  const cut = cutOf(start);
+  return times.ctimeMs < cut || (times.birthtimeMs > 0 && times.birthtimeMs < cut && times.mtimeMs >= cut);
 }

@@ -3,6 +3,7 @@
  * round itself: folders or names the agent never reloads, and the agent's own state (its hold,
  * its compiles, its pause, its watcher, its restart notes).
  */
+import type { NotLiveWhy } from '../outcome/facts.js';
 import type { Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 import { visible } from './palette.js';
@@ -166,7 +167,33 @@ export const verdictWords = {
     `PENDING lists it as needing a restart: "${entry}"${detail === '' ? '' : `; receipt: ${detail}`}`,
   /** A verdict that is not live, with what DIAGNOSE said of the class. */
   diagnosed: (detail: string, words: readonly string[]) => `${detail}${detail === '' ? '' : '; '}DIAGNOSE: ${words.join(' ')}`,
+  /** A single ask answered `not_observed` that the evidence rule does not read as live, by why (`rechecked`: bytes known live, rewritten). */
+  unseen: (why: NotLiveWhy, rechecked: boolean): string => {
+    switch (why.kind) {
+      case 'new-not-shown':
+        return verdictWords.newNotProven;
+      case 'not-attempted':
+        return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
+      case 'not-shown-watched':
+        return 'no reload attempt, and the agent does not watch this folder: what the app runs is unknown';
+      case 'busy-before-build':
+        return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
+      case 'too-recent':
+        return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
+      default:
+        return `no reload attempt${rechecked ? ' with these bytes' : ''}, but ${evictedWords(why)}`;
+    }
+  },
+  /** A single ask answered `not_observed` read as identical bytes the agent's watcher saw. */
+  watcherSaw: 'no reload attempt, and the agent had nothing pending: identical bytes',
 };
+
+/** Why a receipt may have been evicted from the agent's ledger of 512. */
+function evictedWords(why: NotLiveWhy): string {
+  if (why.kind !== 'receipts-unbounded' || why.counted === undefined)
+    return 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted';
+  return `the agent made ${why.counted} reload attempts in this app session, so a receipt may have been evicted (it keeps ${why.capacity})`;
+}
 
 /**
  * The exit-status table (outcome/exit.ts) as `--help` shows it and as the README's section

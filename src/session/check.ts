@@ -12,9 +12,9 @@ import { type AgentView, classWatched, watchCoverage } from '../classes/coverage
 import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
 import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, type Cuts, decide, type FileFacts } from '../classes/evidence.js';
+import { COARSE_CLOCK_MS, verdictOf } from '../classes/evidence.js';
 import { detectInFolders } from '../classes/hinted.js';
-import { detectChanges, type Detection } from '../classes/snapshot.js';
+import { afterBuildFacts, detectChanges, type Detection, type FileFacts } from '../classes/snapshot.js';
 import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, roundEnd, warningText } from '../report/step-words.js';
@@ -61,11 +61,12 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
   }
   // A folder that did not exist before the build: its files were written during it (new to the JVM only as history.ts shows).
   const fresh = dirs.filter((d) => !before.dirs.includes(d));
-  const cuts: Cuts = { holdAtMs: before.heldBefore ? 0 : before.holdAtMs };
+  // A stamp from before the hold (within the clock's coarseness) was not written by this build.
+  const holdAtMs = before.heldBefore ? 0 : before.holdAtMs;
   // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
   const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
   const scan = {
-    judge: (file: FileFacts) => decide(file, cuts),
+    judge: (file: FileFacts) => verdictOf(afterBuildFacts(file, holdAtMs)),
     history: { kind: 'after' as const, before: before.whole },
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,

@@ -8,7 +8,7 @@ import { readPortFile } from '../agent/discover.js';
 import { restartRequiredBy } from '../agent/reports.js';
 import { askDoctor } from '../agent/requests.js';
 import { type AgentView, onClassPath, watchCoverage } from '../classes/coverage.js';
-import type { StartCut } from '../classes/evidence.js';
+import { type StartCut, verdictOf } from '../classes/evidence.js';
 import { sightSince } from '../classes/scan.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
@@ -402,11 +402,13 @@ function addedOf(result: PartResult): ClassVerdict[] {
   );
 }
 
-/** `verdict` read from the disk after the restart (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
+/** `verdict` read from the disk after the restart by the evidence rule (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
 function readAfter(verdict: ClassVerdict, start: StartCut, loadsFrom: (root: string) => boolean): ClassVerdict | 'verify' {
   const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, loadsFrom);
   if (sight === 'unknown') return 'verify';
-  return { ...verdict, status: sight === 'pre-start' ? 'unchanged' : 'rewritten', detail: RESTART_SIGHT[sight] };
+  if (typeof sight === 'string') return { ...verdict, status: 'rewritten', detail: RESTART_SIGHT[sight] };
+  const read = verdictOf({ ctimeMs: sight.ctimeMs, byBuild: false, newInSession: false, sight: sight.sight, restarted: true });
+  return read.kind === 'live' ? { ...verdict, status: 'unchanged', detail: RESTART_SIGHT['pre-start'] } : 'verify';
 }
 
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */

@@ -4,9 +4,8 @@
  */
 import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
-import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { askDiagnose, askPending, askReloadCount } from '../agent/requests.js';
-import { EVIDENCE, judgeOnce, keptBy, type LiveEvidence, mayBeEvicted } from '../classes/evidence.js';
+import { type AnswerFacts, type Asked, EVIDENCE, type Facts, type LiveEvidence, type Verdict, verdictOf } from '../classes/evidence.js';
 import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
@@ -73,16 +72,18 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   // A class new to the JVM is asked wherever it lies: the agent may register it (a new bean) and fail.
   const added = input.changes.added.filter((c) => c.verifiable);
   const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
-  const unchangedIfUnseen = (change: ClassChange) =>
-    judgeOnce({
-      liveUnknown: change.liveUnknown === true,
-      watched: input.watched(change.path),
-      ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
-      ...(input.quiet === undefined ? {} : { quiet: input.quiet }),
-    }) === 'unchanged';
+  const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
+  const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
+    ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
+    byBuild: !single,
+    newInSession: false,
+    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input) },
+  });
   // A not_observed that may be read as live ends the ask; any other is polled briefly, since the
   // capture this build's ok scheduled may still attempt these bytes.
-  const mayKeep = (change: ClassChange) => change.keeps !== undefined || unchangedIfUnseen(change);
+  const mayKeep = (change: ClassChange) =>
+    change.keeps !== undefined ||
+    verdictOf(facts(change, { status: 'not-observed', receipts: NONE_COUNTED, unmoved: true }, true)).kind === 'live';
   const targets: VerifyTarget[] = [
     ...polled.map((c) => target(c, {})),
     ...once.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: mayKeep(c) })),
@@ -100,7 +101,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const asked = [...polled, ...once, ...added, ...notWatched];
   const firstNotWatched = polled.length + once.length + added.length;
   const single = (i: number) => i >= polled.length && i < firstNotWatched;
-  // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts mayBeEvicted).
+  // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts, receipts-bounded).
   const counted = report.verdicts.some((v, i) => single(i) && v.status === 'not-observed' && mayKeep(asked[i]!));
   const attempts = counted ? await askReloadCount(input.connection, input.receiptTimeoutMs, input.signal) : undefined;
   const said = {
@@ -115,24 +116,20 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const read = raw.map((verdict, i) => {
     const change = asked[i]!;
     if (i >= firstNotWatched && verdict.status !== 'applied') return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
-    if (!single(i)) return { verdict } as Read;
     const loaded = diagnoses.get(change.className)?.loaded;
-    return readOnce(
-      verdict,
-      change,
-      { attempts, unchanged: unchangedIfUnseen(change), ...(loaded === undefined ? {} : { loaded }) },
-      input,
-    );
+    const answer = {
+      status: answerOf(verdict),
+      unmoved: unmovedOf(input.index, rows, change),
+      receipts: { counted: attempts, uncounted: 0 },
+      diagnose: { thisFile: true, loaded },
+      loadsFrom: LOADS_FROM,
+    };
+    return readBy(verdict, change, verdictOf(facts(change, answer, single(i))));
   });
-  const verdicts = record(
-    input.index,
-    read.map((r) => withDiagnosis(r.verdict, diagnoses)),
-    asked,
-    read,
-  );
+  record(input.index, rows, asked, read);
+  const verdicts = read.map((r) => withDiagnosis(r.verdict, diagnoses));
   // An added class that stays new is listed as added, not as a verdict.
-  const stays = (i: number) =>
-    i >= polled.length + once.length && i < firstNotWatched && read[i]!.evidence === EVIDENCE.added && verdicts[i]!.status === 'unchanged';
+  const stays = (i: number) => i >= polled.length + once.length && i < firstNotWatched && read[i]!.code === EVIDENCE.added;
   return {
     ...report,
     verdicts: verdicts.filter((_, i) => !stays(i)),
@@ -141,82 +138,84 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   };
 }
 
+/** No receipt counted: what a single ask's `not_observed` would mean with nothing evicted. */
+const NONE_COUNTED = { counted: 0, uncounted: 0 };
+/** Where a class new to the JVM loads from (not yet looked at). */
+const LOADS_FROM = { onClassPath: true, earlier: 'none' } as const;
+/** How long the agent's watcher may take to notice a change, in ms (on macOS the JDK's watcher polls every 2 s). */
+const WATCHER_NOTICE_MS = 3000;
+
+/** What the rule asked of `change` (classes/snapshot.ts put it in the change). */
+function askedOf(change: ClassChange, once: boolean): Asked {
+  const keeps = change.keeps as LiveEvidence | undefined;
+  return { once, liveUnknown: change.liveUnknown === true, ...(keeps === undefined ? {} : { keeps }) };
+}
+
+/** The agent's watcher as a `not_observed` to a single ask of `change` needs it. */
+function watchOf(change: ClassChange, input: ProofInput): AnswerFacts['watch'] {
+  return { shownWatched: input.watched(change.path), refused: 0, quietAtMs: input.quiet?.atMs, noticeMs: WATCHER_NOTICE_MS };
+}
+
+/** A round's verdict as the rule reads an answer. */
+function answerOf(verdict: ClassVerdict): AnswerFacts['status'] {
+  switch (verdict.status) {
+    case 'applied':
+    case 'not-observed':
+    case 'unverified':
+    case 'not-watched':
+      return verdict.status;
+    case 'timeout':
+      return verdict.receipt?.status === 'not_observed' ? 'still-not-observed' : 'no-answer';
+    case 'interrupted':
+    case 'connection-lost':
+    case 'session-changed':
+      return 'no-answer';
+    default:
+      return 'other';
+  }
+}
+
 /** A verdict that may leave a class new to the JVM: `unverified`, or no attempt (no receipt, or the capture ended without one). */
 function mayBeNew(verdict: ClassVerdict): boolean {
-  return verdict.status === 'unverified' || verdict.status === 'not-watched' || unseen(verdict);
+  const status = answerOf(verdict);
+  return status === 'unverified' || status === 'not-watched' || status === 'not-observed' || status === 'still-not-observed';
 }
 
-/** A single ask answered `not_observed`, or still `not_observed` at its deadline. */
-function unseen(verdict: ClassVerdict): boolean {
-  return verdict.status === 'not-observed' || (verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
-}
-
-/** A verdict as read, with the evidence it gives its row (undefined: the scan's stays). */
+/** A verdict as read by the rule, with the evidence code it gives its row (undefined: the scan's stays). */
 interface Read {
   verdict: ClassVerdict;
-  evidence?: number;
+  code?: number;
 }
 
-/**
- * A single ask's verdict read by the rule: bytes known live keep or lose their evidence ({@link keptBy},
- * `loaded` from DIAGNOSE); an unrecorded `not_observed` is `unchanged` when `facts.unchanged` and no
- * receipt can have been evicted (`attempts`: HEALTH's count); else `not-observed`, with why.
- */
-function readOnce(
-  verdict: ClassVerdict,
-  change: ClassChange,
-  facts: { attempts: number | undefined; unchanged: boolean; loaded?: boolean },
-  input: ProofInput,
-): Read {
-  const evicted = mayBeEvicted(facts.attempts);
-  const keeps = change.keeps as LiveEvidence | undefined;
-  if (keeps !== undefined && verdict.status !== 'applied') {
-    // A new class's answer may be no answer at all; other bytes known live need a final not_observed.
-    const answer =
-      verdict.status === 'not-observed' || (keeps === EVIDENCE.added && mayBeNew(verdict) && verdict.status !== 'unverified')
-        ? 'not-observed'
-        : verdict.status === 'unverified'
-          ? 'unverified'
-          : 'other';
-    const kept = keptBy(keeps, answer, { evicted, ...(facts.loaded === undefined ? {} : { loaded: facts.loaded }) });
-    if (kept !== undefined) {
-      const detail = kept === EVIDENCE.added ? verdictWords.added(verdict.receipt?.status ?? '') : verdictWords.keptUnseen;
-      return { verdict: { ...verdict, status: 'unchanged', detail }, evidence: kept };
-    }
+/** The round's `verdict` of `change` as the rule read it (`by`): live with its kind's words, or not live with why. */
+function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict): Read {
+  if (by.kind === 'live') {
+    const evidence = by.of === undefined ? { by: by.by } : { by: by.by, of: by.of };
+    const detail =
+      by.by === 'receipt'
+        ? verdict.detail
+        : by.by === 'not-loaded'
+          ? verdictWords.added(verdict.receipt?.status ?? '')
+          : by.by === 'watcher-saw'
+            ? verdictWords.watcherSaw
+            : verdictWords.keptUnseen;
+    return { verdict: { ...verdict, status: by.by === 'receipt' ? 'applied' : 'unchanged', detail, evidence }, code: by.code };
   }
-  if (verdict.status === 'not-observed' && facts.unchanged && !evicted) {
-    return {
-      verdict: { ...verdict, status: 'unchanged', detail: 'no reload attempt, and the agent had nothing pending: identical bytes' },
-      evidence: EVIDENCE.unchanged,
-    };
-  }
-  const read = unseen(verdict)
-    ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, facts.attempts) }
+  if (by.kind !== 'not-live') return { verdict };
+  if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', detail: REWRITTEN_DETAIL } };
+  const status = answerOf(verdict);
+  const unseen = status === 'not-observed' || status === 'still-not-observed';
+  const read = unseen
+    ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
     : verdict;
-  // A final answer against the bytes of a rewritten file takes their evidence away; no answer leaves it to be asked again.
-  const final =
-    read.status !== 'timeout' && read.status !== 'interrupted' && read.status !== 'connection-lost' && read.status !== 'session-changed';
-  return keeps !== undefined && final ? { verdict: read, evidence: EVIDENCE.unproven } : { verdict: read };
+  return by.code === undefined ? { verdict: read } : { verdict: read, code: by.code };
 }
 
-/**
- * Records in `index` what the verdicts prove and what the single asks took away; a class found live
- * whose file moved since the scan is `rewritten` instead, never live.
- */
-function record(index: ClassIndex, verdicts: ClassVerdict[], asked: ClassChange[], read: Read[]): ClassVerdict[] {
-  const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
-  return verdicts.map((verdict, i) => {
-    const row = rows.get(verdict.path);
-    if (verdict.status !== 'applied' && verdict.status !== 'unchanged') {
-      const taken = read[i]!.evidence;
-      if (row !== undefined && taken !== undefined) index.evidence[row] = taken;
-      return verdict;
-    }
-    if (row === undefined || !stillSame(index, row, verdict.path)) {
-      return { ...verdict, status: 'rewritten' as const, detail: REWRITTEN_DETAIL };
-    }
-    index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : read[i]!.evidence!;
-    return verdict;
+/** Records in `index` the evidence codes the reads give (a live verdict's, or a single ask's answer taking it away). */
+function record(index: ClassIndex, rows: ReadonlyMap<string, number>, asked: readonly ClassChange[], read: readonly Read[]): void {
+  read.forEach(({ code }, i) => {
+    const row = rows.get(asked[i]!.path);
+    if (row !== undefined && code !== undefined) index.evidence[row] = code;
   });
 }
 
@@ -235,24 +234,6 @@ function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget
   };
 }
 
-/** Why a single ask's `not_observed` proves nothing here (`attempts`: HEALTH's count, when it was asked). */
-function notObservedWhy(change: ClassChange, input: ProofInput, attempts: number | undefined): string {
-  const evicted =
-    attempts === undefined
-      ? 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted'
-      : `the agent made ${attempts} reload attempts in this app session, so a receipt may have been evicted (it keeps ${AGENT_RECEIPT_CAPACITY})`;
-  if (change.keeps === EVIDENCE.added) return verdictWords.newNotProven;
-  if (change.keeps !== undefined) return `no reload attempt with these bytes, but ${evicted}`;
-  if (change.liveUnknown !== true) return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
-  if (!input.watched(change.path)) return 'no reload attempt, and the agent does not watch this folder: what the app runs is unknown';
-  if (input.quiet === undefined)
-    return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
-  const noticed = judgeOnce({ liveUnknown: true, watched: true, quiet: input.quiet, ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY });
-  if (noticed === 'not-observed')
-    return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
-  return `no reload attempt, but ${evicted}`;
-}
-
 /** The rows of `paths` in `index`. */
 function rowsOf(index: ClassIndex, paths: ReadonlySet<string>): Map<string, number> {
   const rows = new Map<string, number>();
@@ -262,10 +243,12 @@ function rowsOf(index: ClassIndex, paths: ReadonlySet<string>): Map<string, numb
   return rows;
 }
 
-/** True when `file` still has the stamp its row was scanned with. */
-function stillSame(index: ClassIndex, row: number, file: string): boolean {
+/** True when `change`'s file still has the stamp its row was scanned with. */
+function unmovedOf(index: ClassIndex, rows: ReadonlyMap<string, number>, change: ClassChange): boolean {
+  const row = rows.get(change.path);
+  if (row === undefined) return false;
   try {
-    return sameStampAsRow(index, row, fs.statSync(file));
+    return sameStampAsRow(index, row, fs.statSync(change.path));
   } catch {
     return false;
   }

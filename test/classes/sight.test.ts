@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
-import { sightSince } from '../../src/classes/scan.js';
+import { COARSE_CLOCK_MS, verdictOf } from '../../src/classes/evidence.js';
+import { sightSince as sightFacts } from '../../src/classes/scan.js';
 import { tempDir, writeClass } from '../support/cli.js';
 
 /** A JVM whose class path holds every class output directory. */
@@ -16,6 +16,15 @@ const loadsAll = () => true;
 const sha = (bytes: string) => createHash('sha256').update(bytes).digest('hex');
 /** Until what was just written is older than the file system's coarse clock. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
+
+/** What the disk shows, read by the evidence rule: `pre-start` when its kind holds, else what the disk said or `unknown`. */
+function sightSince(...args: Parameters<typeof sightFacts>): 'pre-start' | 'gone' | 'other-bytes' | 'unknown' {
+  const seen = sightFacts(...args);
+  if (typeof seen === 'string') return seen;
+  return verdictOf({ ctimeMs: seen.ctimeMs, byBuild: false, newInSession: false, sight: seen.sight }).kind === 'live'
+    ? 'pre-start'
+    : 'unknown';
+}
 
 afterEach(() => {
   vi.restoreAllMocks();
