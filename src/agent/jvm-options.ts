@@ -201,12 +201,28 @@ export interface AgentWatch {
   /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories. */
   autoCompile: boolean;
   /**
-   * The directories on its JVM's class path (absolute, those that may be directories): the roots
-   * its app loads classes from, watched or not. Empty when the class path cannot be told.
+   * Its JVM's class path entries in order (absolute; jars and folders alike, the first of a repeat):
+   * where its app loads classes from, watched or not, first entry first. Empty when the class path
+   * cannot be told.
    */
   classPath: string[];
   /** Its JVM runs a test runner (JvmFacts `testRunner`): a test JVM, never the app's. */
   testRunner?: string;
+}
+
+/** What an app's JVM says of itself when its agent's options are not on its command line (attached at run time, a renamed jar). */
+export interface JvmOnly {
+  /** As {@link AgentWatch.classPath}. */
+  classPath: string[];
+  /** As {@link AgentWatch.testRunner}. */
+  testRunner?: string;
+}
+
+/** The class path and test runner of `jvm` (working directory `userDir`), or undefined when its class path cannot be told. */
+export function jvmOnly(jvm: JvmFacts, userDir: string): JvmOnly | undefined {
+  if (jvm.classPath === undefined) return undefined;
+  const classPath = [...new Set(jvm.classPath.map((entry) => path.resolve(userDir, entry)))];
+  return jvm.testRunner === undefined ? { classPath } : { classPath, testRunner: jvm.testRunner };
 }
 
 /**
@@ -223,7 +239,7 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   const excludePatterns = entries(options.get('excludePatterns'));
   const autoCompile = (options.get('autoCompile') ?? '').toLowerCase() === 'true';
   const absolute = (entry: string) => path.resolve(userDir, entry);
-  const classPath = [...new Set((jvm.classPath ?? []).map(absolute).filter(isDir))];
+  const classPath = [...new Set((jvm.classPath ?? []).map(absolute))];
   const base = { excludePatterns, autoCompile, classPath, ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }) };
   // Given entries that are no directories are dropped, and with none left nothing is watched.
   const given = entries(options.get('watchDirs')).map(absolute);

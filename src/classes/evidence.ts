@@ -24,6 +24,11 @@ export const EVIDENCE = {
   unchanged: 4,
   /** No record of what the app has for this file (changed since the JVM started, or its start is unknown). */
   unknown: 5,
+  /**
+   * Not live, and nothing to ask: unchanged since before the JVM started in a folder its JVM is
+   * known neither to load from nor to watch (not this app's); new bytes there are asked.
+   */
+  elsewhere: 6,
 } as const;
 
 /**
@@ -53,7 +58,7 @@ export function recheckOf(evidence: number): LiveEvidence | undefined {
 
 /** True for a valid evidence code (an index with another byte is corrupt). */
 export function isEvidence(code: number): boolean {
-  return Number.isInteger(code) && ((code >= EVIDENCE.unproven && code <= EVIDENCE.unknown) || recheckOf(code) !== undefined);
+  return Number.isInteger(code) && ((code >= EVIDENCE.unproven && code <= EVIDENCE.elsewhere) || recheckOf(code) !== undefined);
 }
 
 /** The ways a class can be live: one kind of evidence for each (the vocabulary's EvidenceKind). */
@@ -104,7 +109,7 @@ const KIND_OF_CODE: Record<LiveEvidence, Kind> = {
 };
 
 /** What the class path entries before a class output directory say of one class: none holds it, one does, or that cannot be told. */
-type EarlierEntries = 'none' | 'held' | 'unknown';
+export type EarlierEntries = 'none' | 'held' | 'unknown';
 
 /** When the app's JVM started (epoch ms, within ±errorMs), from its process on this machine. */
 export interface StartCut {
@@ -147,6 +152,8 @@ export interface SightFacts {
   onClassPath: boolean;
   /** What the class path entries before that one say of the class. */
   earlier: EarlierEntries;
+  /** Its folder is known to be neither on the JVM's class path nor watched by its agent: not this app's. */
+  elsewhere: boolean;
 }
 
 /** The agent's watcher and its receipts, for a `not_observed` to a single ask. Times in epoch ms. */
@@ -235,10 +242,12 @@ export type Verdict =
    */
   | { kind: 'ask'; how: 'poll' | 'once'; liveUnknown: boolean; keeps?: LiveEvidence; code: number }
   /** Not live, and why; `code`: what the row keeps now (undefined: as it was). */
-  | { kind: 'not-live'; why: Why; code?: number };
+  | { kind: 'not-live'; why: Why; code?: number }
+  /** Unchanged since before the JVM started where it neither loads nor watches classes: not this app's, nothing to prove. */
+  | { kind: 'outside'; code: typeof EVIDENCE.elsewhere };
 
-/** A verdict before any answer: live, or what to ask. */
-export type Question = Extract<Verdict, { kind: 'live' | 'ask' }>;
+/** A verdict before any answer: live, what to ask, or outside this app. */
+export type Question = Extract<Verdict, { kind: 'live' | 'ask' | 'outside' }>;
 
 /**
  * Each precondition of {@link PRECONDITIONS} as a test of the facts. Before an answer a class is
@@ -313,15 +322,20 @@ function askFor(facts: Facts): Question {
   const { row, sight } = facts;
   const how = facts.byBuild ? 'poll' : 'once';
   if (row === undefined) {
-    if (sight !== undefined) return holds('pre-start', facts) ? liveBy(facts, 'pre-start', EVIDENCE.preStart) : ask('once', true);
-    return facts.newInSession ? ask('once', false, EVIDENCE.added) : ask(how, true);
+    if (sight === undefined) return facts.newInSession ? ask('once', false, EVIDENCE.added) : ask(how, true);
+    if (holds('pre-start', facts)) return liveBy(facts, 'pre-start', EVIDENCE.preStart);
+    // Unchanged since the start where the JVM neither loads nor watches classes: not this app's.
+    return sight.elsewhere && HOLDS['unchanged-since-start'](facts) ? OUTSIDE : ask('once', true);
   }
+  if (row.code === EVIDENCE.elsewhere && row.sameBytes) return OUTSIDE;
   const known = knownLive(facts);
   if (known !== undefined && row.sameBytes) return holds('recorded', facts) ? liveBy(facts, 'recorded', known) : ask('once', false, known);
   // Bytes known to have changed win: asked, however old the file.
   if (row.gone || !row.sameBytes) return ask(how, false);
   return ask('once', row.code === EVIDENCE.unknown);
 }
+
+const OUTSIDE = { kind: 'outside', code: EVIDENCE.elsewhere } as const;
 
 /** An asked class read by its answer: the kind the answer completes, or why not. */
 function read(answer: AnswerFacts, facts: Facts): Verdict {

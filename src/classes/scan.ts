@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { SightFacts, StartCut } from './evidence.js';
-import { folderBefore } from './history.js';
+import { type JvmPaths, Placement } from './placement.js';
 
 /**
  * How long synchronous scanning and hashing may run before the event loop gets a turn, in ms.
@@ -212,17 +212,11 @@ export type SinceStart = 'gone' | 'other-bytes' | 'unknown' | { ctimeMs: number;
 
 /**
  * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, and
- * the facts of whether it has been at its path since before `start` (evidence.ts, kind
- * `pre-start`), where the JVM loads it from (`loadsFrom`: its class output directory is on its
- * class path). `gone` when it cannot be read, `unknown` when it changed while read. Never throws.
+ * the facts of whether it has been at its path, as the JVM resolves it through its class path
+ * (`paths`), since before `start` (evidence.ts, kind `pre-start`; placement.ts). `gone` when it
+ * cannot be read, `unknown` when it changed while read. Never throws.
  */
-export function sightSince(
-  file: string,
-  className: string,
-  sha256: string,
-  start: StartCut,
-  loadsFrom: (classDir: string) => boolean,
-): SinceStart {
+export function sightSince(file: string, className: string, sha256: string, start: StartCut, paths: JvmPaths): SinceStart {
   const stat = statOf(file);
   const hash = stat === undefined ? undefined : hashFile(file);
   if (stat === undefined || hash === undefined) return 'gone';
@@ -230,19 +224,9 @@ export function sightSince(
   // A file swapped between the stat and the read would lend the old file's times to the new bytes.
   const again = statOf(file);
   if (again?.ino !== stat.ino || again.ctimeMs !== stat.ctimeMs) return 'unknown';
-  const folders = [path.dirname(file)];
-  for (let i = className.split('.').length - 1; i > 0; i -= 1) folders.push(path.dirname(folders.at(-1)!));
-  const placed = folders.every((dir) => {
-    const times = statOf(dir);
-    return times !== undefined && folderBefore(times, start);
-  });
-  const sight: SightFacts = {
-    start,
-    linkCtimeMs: linkCtimeMs(file, stat),
-    placed,
-    onClassPath: loadsFrom(folders.at(-1)!),
-    earlier: 'none',
-  };
+  let dir = file;
+  for (let i = className.split('.').length; i > 0; i -= 1) dir = path.dirname(dir);
+  const sight: SightFacts = new Placement(start, paths).sight(file, dir, linkCtimeMs(file, stat));
   return { ctimeMs: stat.ctimeMs, sight };
 }
 

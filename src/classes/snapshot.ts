@@ -32,8 +32,6 @@ export interface FileFacts {
   ctimeMs: number;
   /** The symbolic link's own ctime when the file is one, else `ctimeMs`. */
   linkCtimeMs: number;
-  /** Every folder from the file's up to its class output directory was there before the JVM started (history.ts). */
-  foldersBefore: boolean;
   /** The record of its folder is this run's own scan from before the build, or the folder was not there then. */
   scannedBeforeBuild: boolean;
   /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
@@ -320,7 +318,6 @@ async function scanMoved(
     sameStamp: same,
     ctimeMs: stat.ctimeMs,
     linkCtimeMs: linkCtimeMs(file, stat),
-    foldersBefore: walk.history.foldersBefore(place.folder),
     scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
     newInSession: row === undefined && walk.history.newIn(place.folder),
   });

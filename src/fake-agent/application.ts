@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { excludedBy, registeredDirectories } from './paths.js';
+import { defaultOutputDirs, excludedBy, registeredDirectories } from './paths.js';
 import { type ClassFile, isDirectory } from './capture.js';
 import { doctorJson, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
@@ -91,7 +91,8 @@ export abstract class FakeApplication {
     const { settings } = this;
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
     this.jvmStartMs = Date.now();
-    this.roots = settings.watchDirs.filter(isDirectory);
+    const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
+    this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);
     this.wiring = 'none';
     this.watcherState = 'starting';
@@ -196,7 +197,9 @@ export abstract class FakeApplication {
     this.timers.delete(timer);
   }
 
+  /** Cancels the application's timers and lets go of its agent's watches (restart, stop). */
   protected clearTimers(): void {
+    this.reloader.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.pendingCapture = undefined;

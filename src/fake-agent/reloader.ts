@@ -10,6 +10,7 @@ import { SessionCounts } from './doctor.js';
 import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
 import type { PathReporter } from './paths.js';
 import type { FinalStatus, SuperclassChange } from './types.js';
+import { RootWatches } from './watches.js';
 
 /**
  * Detail of a class that was not loaded exactly once before its batch (new to the JVM, or loaded
@@ -78,8 +79,8 @@ export class ClassReloader {
   private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
   private readonly open = new Set<Batch>();
   private batches = 0;
-  /** The watched class output directories (absolute): those that existed when the application started. */
-  private roots: readonly string[] = [];
+  /** The watched class output directories: those that existed when the application started, as the agent's watches follow them. */
+  private readonly roots = new RootWatches();
 
   private readonly hashCache: Map<string, CachedHash> | undefined;
 
@@ -93,7 +94,7 @@ export class ClassReloader {
    * loaded and known, excluded ones too; no receipts, no notes, no open batch.
    */
   reset(roots: readonly string[]): void {
-    this.roots = roots;
+    this.roots.reset(roots);
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
@@ -118,6 +119,11 @@ export class ClassReloader {
   /** True when the application loaded `className` at its start. */
   isLoaded(className: string): boolean {
     return this.loaded.has(className);
+  }
+
+  /** Lets go of the watched folders (the application stops). */
+  release(): void {
+    this.roots.release();
   }
 
   /** Class files whose bytes the agent knows (HEALTH's "holding <n> files"). */
@@ -263,7 +269,7 @@ export class ClassReloader {
 
   private scan(withExcluded = false): ClassFile[] {
     return scanClassFiles(
-      this.roots,
+      this.roots.current(),
       this.hashCache,
       (file, bytes) => this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
       withExcluded ? undefined : this.options.excluded,

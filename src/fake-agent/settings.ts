@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-import { agentArguments, agentJarPath, appDirOfPortFile, pathReporter, type PathReporter } from './paths.js';
+import { agentArguments, agentJarPath, appDirOfPortFile, defaultOutputDirs, pathReporter, type PathReporter } from './paths.js';
 import { Hostility } from './hostile.js';
 import type { JvmLine } from './jvm.js';
 import type { FakeAgentOptions } from './types.js';
@@ -125,7 +125,9 @@ export function jvmLine(settings: Settings): JvmLine {
       autoCompile: settings.autoCompile,
     });
   const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
-  const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
+  // Without a class path given, the app loads its classes from what its agent watches, by its default rule when it names none.
+  const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
+  const classPath = (settings.classPath ?? given).map(settings.reportPath);
   const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
   if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
   if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };

@@ -56,6 +56,8 @@ export interface FakeAgentOptions {
    * Class output directories the agent watches (relative paths resolve against process.cwd()),
    * the agent's `watchDirs=`. Snapshotted at start: those classes count as loaded. One that does
    * not exist when the application starts is never watched (agent SpringBootContext.initialize).
+   * Default none: the agent's own rule (the class path's Maven and Gradle output directories, else
+   * the app folder's `target/classes` and `build/classes/java/main`).
    */
   watchDirs?: string[] | undefined;
   /**
@@ -165,7 +167,7 @@ export interface FakeAgentOptions {
    * agent is a full agent with its own port file (agent-facts "Test JVMs").
    */
   testRunner?: 'surefire' | 'gradle' | undefined;
-  /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
+  /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`, else the app folder's class output directories. */
   classPath?: string[] | undefined;
   /**
    * Where the stand-in carries `-javaagent`: on its command line (default), in its

@@ -6,7 +6,7 @@ import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentClassDirs, agentView, missingWatchedDirs } from '../classes/coverage.js';
+import { agentClassDirs, agentView, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import {
   agentWatchOf,
@@ -244,7 +244,7 @@ async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, hel
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
   const index = readClassIndex(session.state, warn);
-  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, heldBefore);
+  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, jvmPathsOf(session.view, session.checkout), heldBefore);
   if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
 }

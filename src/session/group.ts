@@ -7,8 +7,9 @@ import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
 import { restartRequiredBy } from '../agent/reports.js';
 import { askDoctor } from '../agent/requests.js';
-import { type AgentView, onClassPath, watchCoverage } from '../classes/coverage.js';
+import { type AgentView, jvmPathsOf, onClassPath, watchCoverage } from '../classes/coverage.js';
 import { type StartCut, verdictOf } from '../classes/evidence.js';
+import type { JvmPaths } from '../classes/placement.js';
 import { sightSince } from '../classes/scan.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
@@ -363,7 +364,8 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const kept = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
   // The new classes too: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
   const classes = [...kept, ...addedOf(part.result)];
-  const read = classes.map((v) => readAfter(v, appStart, (root) => onClassPath(view, root)));
+  const paths = jvmPathsOf(view, session.checkout);
+  const read = classes.map((v) => readAfter(v, appStart, paths));
   const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
   const signal = session.signal === undefined ? {} : { signal: session.signal };
   const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
@@ -403,8 +405,8 @@ function addedOf(result: PartResult): ClassVerdict[] {
 }
 
 /** `verdict` read from the disk after the restart by the evidence rule (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
-function readAfter(verdict: ClassVerdict, start: StartCut, loadsFrom: (root: string) => boolean): ClassVerdict | 'verify' {
-  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, loadsFrom);
+function readAfter(verdict: ClassVerdict, start: StartCut, paths: JvmPaths): ClassVerdict | 'verify' {
+  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, paths);
   if (sight === 'unknown') return 'verify';
   if (typeof sight === 'string') return { ...verdict, status: 'rewritten', detail: RESTART_SIGHT[sight] };
   const read = verdictOf({ ctimeMs: sight.ctimeMs, byBuild: false, newInSession: false, sight: sight.sight, restarted: true });

@@ -24,7 +24,7 @@ import { describeAgents, describeAmong, describeOneOf } from '../report/shortfal
 import { describeOutcome } from '../report/words.js';
 import { signalOf } from '../outcome/exit.js';
 import fs from 'node:fs';
-import { agentWatch, type AgentWatch, readJvm } from '../agent/jvm-options.js';
+import { agentWatch, type AgentWatch, jvmOnly, type JvmOnly, readJvm } from '../agent/jvm-options.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { findAppStart, localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 
@@ -397,7 +397,7 @@ export async function agentWatchOf(
   doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
   map: readonly PathMapEntry[],
   host: ProcHost = localHost,
-): Promise<AgentWatch | undefined> {
+): Promise<AgentWatch | JvmOnly | undefined> {
   if (doctor.workingDirectory === '') return undefined;
   const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
   try {
@@ -406,7 +406,8 @@ export async function agentWatchOf(
     const line = await processCommandLine(start.pid, host);
     if (line === undefined) return undefined;
     const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
-    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir)));
+    if (jvm === undefined) return undefined;
+    return agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir))) ?? jvmOnly(jvm, doctor.workingDirectory);
   } catch {
     // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
     return undefined;
@@ -431,7 +432,11 @@ function mayHaveBeenDirectory(dir: string): boolean {
  * `maybe` when its sample is truncated and lists nothing of this project, else `ours`. `roots`: the
  * project folders (where the run is, and the port file's project).
  */
-export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots: string[]): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
+export function whoseAgent(
+  view: AgentView,
+  watch: AgentWatch | JvmOnly | undefined,
+  roots: string[],
+): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
   if (watch?.testRunner !== undefined) return 'test-jvm';
   const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
   if (isForeignAgent(view, roots, classDirs)) return 'foreign';
@@ -465,7 +470,7 @@ export function notOurs(
   whose: 'foreign' | 'test-jvm',
   pid: string,
   view: AgentView,
-  watch: AgentWatch | undefined,
+  watch: AgentWatch | JvmOnly | undefined,
   at: AgentLocation,
   cwd: string,
 ): Outcome {

@@ -14,6 +14,9 @@ import { verifyClasses, type VerifyOptions, type VerifyTarget } from '../verify/
 import { verdictWords } from '../report/shortfall-words.js';
 import { type Diagnosis, lineNaming, restartRequiredBy } from '../agent/reports.js';
 import path from 'node:path';
+import { emptyIndex } from '../classes/columns.js';
+import { readClassIndex, StateError } from '../state/store.js';
+import type { StatePlace } from '../state/folder.js';
 import { type PathMapEntry, toLocal } from '../agent/path-map.js';
 
 /**
@@ -138,6 +141,20 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   };
 }
 
+/**
+ * The class index of the agent whose state folder is `place`: what the builds of this checkout
+ * recorded (classes/evidence.ts). One that cannot be read is no record (`warn` says why).
+ */
+export function recordAt(place: StatePlace, warn: (message: string) => void): ClassIndex {
+  try {
+    return readClassIndex(place, warn);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    warn(error.message);
+    return emptyIndex();
+  }
+}
+
 /** No receipt counted: what a single ask's `not_observed` would mean with nothing evicted. */
 const NONE_COUNTED = { counted: 0, uncounted: 0 };
 /** Where a class new to the JVM loads from (not yet looked at). */
@@ -204,7 +221,8 @@ function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict): Read {
   if (by.kind !== 'not-live') return { verdict };
   if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', detail: REWRITTEN_DETAIL } };
   const status = answerOf(verdict);
-  const unseen = status === 'not-observed' || status === 'still-not-observed';
+  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself.
+  const unseen = by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed');
   const read = unseen
     ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
     : verdict;

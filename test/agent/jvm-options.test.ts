@@ -135,7 +135,7 @@ describe('agentWatch (SpringBootContext)', () => {
     });
   });
 
-  it('the class path: its entries that are directories, relative ones against the working directory, whatever the agent watches', () => {
+  it('the class path: its entries in order, relative ones against the working directory, whatever the agent watches', () => {
     const dir = tempDir();
     for (const d of ['svc/target/classes', 'shared/target/classes']) fs.mkdirSync(path.join(dir, d), { recursive: true });
     fs.writeFileSync(path.join(dir, 'lib.jar'), '');
@@ -143,7 +143,11 @@ describe('agentWatch (SpringBootContext)', () => {
     const cp = ['svc/target/classes', path.join(dir, 'shared/target/classes'), 'lib.jar', 'svc/target/classes'];
     const watch = agentWatch(facts('watchDirs=svc/target/classes', cp), dir, isDir);
     expect(watch).toMatchObject({ roots: [path.join(dir, 'svc/target/classes')] });
-    expect(watch?.classPath).toEqual([path.join(dir, 'svc/target/classes'), path.join(dir, 'shared/target/classes')]);
+    expect(watch?.classPath).toEqual([
+      path.join(dir, 'svc/target/classes'),
+      path.join(dir, 'shared/target/classes'),
+      path.join(dir, 'lib.jar'),
+    ]);
     expect(agentWatch(facts('watchDirs=svc/target/classes', undefined), dir, isDir)?.classPath).toEqual([]);
   });
 

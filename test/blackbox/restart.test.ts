@@ -13,6 +13,7 @@ import { appStartsLater } from '../support/agents.js';
 import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { Lines, waitFor } from '../support/wait.js';
 import { editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
+import { writeJar } from '../support/zip.js';
 
 const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-fake-agent.js');
 
@@ -77,11 +78,16 @@ function build(p: Project): string[] {
 
 /**
  * A restart command that restarts the fake agent's app and then, once the new JVM's agent has
- * written its new port, touches `file`: a class file younger than the new JVM.
+ * written its new port, runs `then` (a shell command, in the project).
  */
-function restartThenTouch(portFile: string, pid: number, file: string): string {
+function restartThenRun(portFile: string, pid: number, then: string): string {
   // One read per look: a test and a read apart could see the old file, then none (the agent removes it first).
-  return `old=$(cat ${portFile}); kill -HUP ${pid}; while now=$(cat ${portFile} 2>/dev/null); [ -z "$now" ] || [ "$now" = "$old" ]; do sleep 0.02; done; touch ${file}`;
+  return `old=$(cat ${portFile}); kill -HUP ${pid}; while now=$(cat ${portFile} 2>/dev/null); [ -z "$now" ] || [ "$now" = "$old" ]; do sleep 0.02; done; ${then}`;
+}
+
+/** {@link restartThenRun} touching `file`: a class file younger than the new JVM. */
+function restartThenTouch(portFile: string, pid: number, file: string): string {
+  return restartThenRun(portFile, pid, `touch ${file}`);
 }
 
 const events = (stdout: string) =>
@@ -167,6 +173,60 @@ describe('a change that needs an app restart', () => {
     const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
     expect(run.stderr).not.toContain('at its path since before the new JVM started');
     expect(run.exitCode).toBe(75);
+  });
+
+  it('a folder above the class output directory swapped around the restart is not proven by its age: 75', async () => {
+    const p = project();
+    // target-old: what the app ran before this change, there before the app started.
+    writeClass(path.join(p.dir, 'target-old', 'classes'), 'com.acme.Shape', 'shape-v1');
+    writeClass(path.join(p.dir, 'target-old', 'classes'), 'com.acme.Greeter', 'greeter-v1');
+    const agent = await agentFor(p);
+    const swap = 'mv target target-new && mv target-old target';
+    const back = 'mv target target-old && mv target-new target';
+    const restart = `${swap}; ${restartThenRun(p.portFile, agent.pid, back)}`;
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).not.toContain('at its path since before the new JVM started');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('a symbolic link to the class output directory flipped around the restart is not proven by its age: 75', async () => {
+    const dir = tempDir();
+    const one = path.join(dir, 'out', 'one');
+    writeClass(one, 'com.acme.Shape', 'shape-v1');
+    writeClass(one, 'com.acme.Greeter', 'greeter-v1');
+    writeClass(path.join(dir, 'out', 'two'), 'com.acme.Shape', 'shape-v1');
+    writeClass(path.join(dir, 'out', 'two'), 'com.acme.Greeter', 'greeter-v1');
+    fs.mkdirSync(path.join(dir, 'target'));
+    fs.symlinkSync(one, path.join(dir, 'target', 'classes'));
+    const p = { dir, classes: path.join(dir, 'target', 'classes'), portFile: path.join(dir, '.reclazz', 'agent.port') };
+    const agent = await agentFor(p);
+    const flip = (to: string) => `ln -sfn ${path.join(dir, 'out', to)} target/classes`;
+    const restart = `${flip('two')}; ${restartThenRun(p.portFile, agent.pid, flip('one'))}`;
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).not.toContain('at its path since before the new JVM started');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it("a jar before the class output directory on the new JVM's class path, holding the class, shadows its file there: 75", async () => {
+    const p = project();
+    writeJar(path.join(p.dir, 'target', 'old.jar'), { 'com/acme/Shape.class': 'shape-v0' });
+    const agent = await agentFor(p, ['--class-path', `target/old.jar${path.delimiter}target/classes`]);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(/com\.acme\.Shape/);
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('a log file the app writes in the checkout root after the restart does not stop the proof: 0', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const restart = restartThenRun(p.portFile, agent.pid, 'echo started > app.log');
+    const run = await runCli(['--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(fs.readFileSync(path.join(p.dir, 'app.log'), 'utf8')).toBe('started\n');
+    expect(run.stderr).toContain('proven live after a restart');
+    expect(run.exitCode).toBe(0);
   });
 
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {

@@ -26,7 +26,6 @@ const file = (facts: Partial<FileFacts>): FileFacts => ({
   sameStamp: false,
   ctimeMs: HOLD + 50,
   linkCtimeMs: HOLD + 50,
-  foldersBefore: true,
   scannedBeforeBuild: false,
   newInSession: false,
   ...facts,
@@ -99,7 +98,7 @@ describe('kind pre-start: a file first seen in the session', () => {
       ctimeMs,
       byBuild: false,
       newInSession: false,
-      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', ...rest },
+      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false, ...rest },
     });
   };
   const preStart = { kind: 'live', by: 'pre-start', code: EVIDENCE.preStart };
@@ -118,13 +117,24 @@ describe('kind pre-start: a file first seen in the session', () => {
     expect(sight({ earlier: 'unknown' })).toEqual(ask('once', true));
   });
 
+  it('unchanged since the start where the JVM neither loads nor watches classes is outside the app: nothing to ask, and never live', () => {
+    const outside = { kind: 'outside', code: EVIDENCE.elsewhere };
+    expect(sight({ onClassPath: false, elsewhere: true })).toEqual(outside);
+    expect(sight({ onClassPath: false, elsewhere: true, ctimeMs: CUT })).toEqual(ask('once', true));
+    // Where it is makes no claim of it, so a folder moved there since does not matter.
+    expect(sight({ onClassPath: false, elsewhere: true, placed: false })).toEqual(outside);
+    // Recorded so: its bytes unchanged stay outside; new bytes there are asked.
+    expect(decide({ recorded: EVIDENCE.elsewhere, sameBytes: true })).toEqual(outside);
+    expect(decide({ recorded: EVIDENCE.elsewhere })).toEqual(ask('poll', false));
+  });
+
   it('after a restart the same facts are kind restart, standing on pre-start', () => {
     const after = verdictOf({
       ctimeMs: CUT - 1,
       byBuild: false,
       newInSession: false,
       restarted: true,
-      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none' },
+      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false },
     });
     expect(after).toEqual({ kind: 'live', by: 'restart', of: 'pre-start', code: EVIDENCE.preStart });
   });
@@ -143,7 +153,7 @@ describe('codes', () => {
     expect([0, 1, 2, 3, 4, 5].filter(isLive)).toEqual([1, 2, 3, 4]);
     expect([9, 10, 11, 12].map(recheckOf)).toEqual([1, 2, 3, 4]);
     expect([0, 5, 8, 13, 2].map(recheckOf)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    expect([...Array(16).keys()].filter(isEvidence)).toEqual([0, 1, 2, 3, 4, 5, 9, 10, 11, 12]);
+    expect([...Array(16).keys()].filter(isEvidence)).toEqual([0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12]);
     expect([9, 10, 11, 12].some(isLive)).toBe(false);
   });
 });
