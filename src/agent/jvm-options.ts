@@ -200,6 +200,8 @@ export interface AgentWatch {
   excludePatterns: string[];
   /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories. */
   autoCompile: boolean;
+  /** Its watcher's `debounceMs=`: how long a change waits before it is dispatched, in ms (0 to 60 000, 500 by default). */
+  debounceMs: number;
   /**
    * Its JVM's class path entries in order (absolute; jars and folders alike, the first of a repeat):
    * where its app loads classes from, watched or not, first entry first. Empty when the class path
@@ -240,7 +242,14 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   const autoCompile = (options.get('autoCompile') ?? '').toLowerCase() === 'true';
   const absolute = (entry: string) => path.resolve(userDir, entry);
   const classPath = [...new Set((jvm.classPath ?? []).map(absolute))];
-  const base = { excludePatterns, autoCompile, classPath, ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }) };
+  const debounceMs = debounceOf(options.get('debounceMs'));
+  const base = {
+    excludePatterns,
+    autoCompile,
+    debounceMs,
+    classPath,
+    ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }),
+  };
   // Given entries that are no directories are dropped, and with none left nothing is watched.
   const given = entries(options.get('watchDirs')).map(absolute);
   if (given.length > 0) return { roots: given.filter(isDir), from: 'watchDirs', ...base };
@@ -249,6 +258,17 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   if (detected.length > 0) return { roots: detected, from: 'class-path', ...base };
   const fallback = [path.join(userDir, 'target', 'classes'), path.join(userDir, 'build', 'classes', 'java', 'main')].filter(isDir);
   return { roots: fallback, from: 'working-directory', ...base };
+}
+
+/** The agent's default `debounceMs`, in ms (config/AgentConfig.java). */
+const DEBOUNCE_MS = 500;
+/** The largest `debounceMs` it takes, in ms: a larger one is cut to it (config/AgentConfig.java). */
+const MAX_DEBOUNCE_MS = 60_000;
+
+/** `debounceMs=` as config/AgentConfig.java parses it: a whole number held to 0..60 000; anything else is the default. */
+function debounceOf(value: string | undefined): number {
+  if (value === undefined || !/^[+-]?\d+$/.test(value)) return DEBOUNCE_MS;
+  return Math.max(0, Math.min(Number(value), MAX_DEBOUNCE_MS));
 }
 
 /** The class-path test of SpringBootContext: the entry as `Paths.get` prints it, `\` as `/`. */

@@ -41,6 +41,10 @@ export interface AgentView {
   excludePatterns: readonly string[];
   /** `autoCompile=true` in its options: it watches sources, not class output directories, so nothing here is decided. */
   autoCompile: boolean;
+  /** Its watcher's `debounceMs` from its options, in ms; undefined when its options are not known. */
+  debounceMs: number | undefined;
+  /** DOCTOR's `unwatchableDirectoryCount`: registrations the OS refused, so folders it does not watch. */
+  refused: number;
   /** Its JVM's class path entries in order (local; `real` with links resolved), watched or not; empty when not known. */
   classPath: readonly { local: string; real: string }[];
   /** DOCTOR's `workingDirectory`, translated by the path map. */
@@ -57,7 +61,12 @@ const SAMPLE_PATH_CHARS = 256;
 /** The DOCTOR fields a view reads. */
 export type DoctorView = Pick<
   DoctorObserved,
-  'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory' | 'watcherState'
+  | 'watchedDirectories'
+  | 'watchedDirectoryCount'
+  | 'watchSampleTruncated'
+  | 'workingDirectory'
+  | 'watcherState'
+  | 'unwatchableDirectoryCount'
 >;
 
 /**
@@ -76,6 +85,8 @@ export function agentView(doctor: DoctorView, map: readonly PathMapEntry[], jvm?
     map,
     excludePatterns: watch?.excludePatterns ?? [],
     autoCompile: watch?.autoCompile === true,
+    debounceMs: watch?.debounceMs,
+    refused: doctor.unwatchableDirectoryCount,
     classPath,
   };
   const here = (reported: string) => watchedHere(reported, map);

@@ -35,7 +35,6 @@ export const EVIDENCE = {
  * Added to a live code for bytes known live by that code whose file was rewritten since (its
  * stamp moved): not live until a single ask keeps the code. `RECHECK + EVIDENCE.preStart` (10)
  * is "at this path since before the JVM started, rewritten since".
- * @internal for its tests
  */
 export const RECHECK = 8;
 
@@ -177,7 +176,7 @@ interface ReceiptCount {
 }
 
 /** What DIAGNOSE said of the class. */
-interface DiagnoseFacts {
+export interface DiagnoseFacts {
   /** Its first `Compiled file:` is this file, or it found none: its load state is of this class. */
   thisFile: boolean;
   /** false: the JVM has not loaded the class; true: it has; undefined: no word. */
@@ -341,8 +340,15 @@ const OUTSIDE = { kind: 'outside', code: EVIDENCE.elsewhere } as const;
 function read(answer: AnswerFacts, facts: Facts): Verdict {
   const { asked, status } = answer;
   if (status === 'applied') return holds('receipt', facts) ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive({ kind: 'rewritten' });
-  // A final answer against bytes kept live takes their evidence away; no answer leaves them to be asked again.
-  const lost = asked.keeps !== undefined && status !== 'no-answer' ? EVIDENCE.unproven : undefined;
+  // A final answer against bytes kept live takes their evidence away (no attempt seen, but not provably none: nothing
+  // records what the app has); no answer leaves them to be asked again.
+  const unseen = status === 'not-observed' || status === 'still-not-observed';
+  const lost =
+    asked.keeps === undefined || status === 'no-answer'
+      ? undefined
+      : unseen && asked.keeps !== EVIDENCE.added
+        ? EVIDENCE.unknown
+        : EVIDENCE.unproven;
   if (!asked.once) return notLive({ kind: 'answer' });
   const kind = asked.keeps === EVIDENCE.added ? 'not-loaded' : asked.keeps !== undefined ? 'recorded' : 'watcher-saw';
   const failed = failing(kind, facts);
@@ -395,6 +401,23 @@ function bounded(receipts: ReceiptCount | undefined): Why {
   const uncounted = receipts?.uncounted ?? Number.POSITIVE_INFINITY;
   return { kind: 'receipts-unbounded', counted: receipts?.counted, uncounted, capacity: AGENT_RECEIPT_CAPACITY };
 }
+
+/**
+ * How long the agent's watcher may take to dispatch a write, in ms: its `debounceMs` (0 to 60 000;
+ * undefined, its options not known: the longest it takes), a poll of its events and its batch's
+ * gathering (FileWatcher.pollLoop: 1 s at most), and on macOS the JDK's polling watch service
+ * (FileWatcher: PollingWatchService, every 2 s).
+ */
+export function noticeMs(debounceMs: number | undefined, platform: NodeJS.Platform): number {
+  return (debounceMs ?? MAX_DEBOUNCE_MS) + DISPATCH_MS + (platform === 'darwin' ? POLLING_WATCH_MS : 0);
+}
+
+/** The agent's longest `debounceMs`, in ms (config/AgentConfig.java). */
+const MAX_DEBOUNCE_MS = 60_000;
+/** The watcher's poll of its events and its batch's gathering, in ms (FileWatcher.pollLoop). */
+const DISPATCH_MS = 1000;
+/** The JDK's polling watch service's cycle on macOS, in ms. */
+const POLLING_WATCH_MS = 2000;
 
 function liveBy(facts: Facts, by: Kind, code: LiveEvidence): Question {
   const underneath = by === 'recorded' ? KIND_OF_CODE[code] : undefined;

@@ -58,11 +58,12 @@ export class Placement {
   /** The folders taken as placed, innermost first: the JVM's working directory, the checkout root. */
   private readonly tops: string[];
 
+  /** `start`: the JVM's start; undefined when not known (nothing is placed since then, but where a class loads from is). */
   constructor(
-    private readonly start: StartCut,
+    private readonly start: StartCut | undefined,
     private readonly paths: JvmPaths,
   ) {
-    this.cutMs = cutOf(start);
+    this.cutMs = start === undefined ? Number.NEGATIVE_INFINITY : cutOf(start);
     const tops = [paths.top, ...(paths.workingDirectory === undefined || paths.workingDirectory === '' ? [] : [paths.workingDirectory])];
     this.tops = tops.map((dir) => path.resolve(dir)).sort((a, b) => b.length - a.length);
   }
@@ -75,18 +76,12 @@ export class Placement {
    */
   sight(file: string, dir: string, linkCtimeMs: number): SightFacts {
     const { classPath } = this.paths;
-    const real = realOf(dir);
-    const index = classPath.findIndex((entry) => entry.local === dir || entry.real === real);
+    const index = this.entryOf(dir);
     const relative = path.relative(dir, file);
     const onClassPath = index >= 0;
     const through = onClassPath ? path.join(classPath[index]!.local, relative) : file;
-    const earlier = onClassPath
-      ? this.earlier(
-          classPath.map((entry) => entry.local),
-          index,
-          relative,
-        )
-      : 'unknown';
+    const entries = classPath.map((entry) => entry.local);
+    const earlier = onClassPath ? this.earlier(entries, index, relative, true) : 'unknown';
     const elsewhere = !onClassPath && classPath.length > 0 && this.paths.watched(file) === false;
     return { start: this.start, linkCtimeMs, placed: this.placed(through), onClassPath, earlier, elsewhere };
   }
@@ -101,22 +96,40 @@ export class Placement {
   }
 
   /**
-   * What the class path entries before `index` in `entries` (absolute, in order) say of the class
-   * file `relative` (`com/acme/Shape.class`): none holds it since the cut (`none`), one holds it
-   * now (`held`), or that cannot be told (`unknown`: an entry that changed since, a jar that cannot
-   * be read or names a `Class-Path`, a wildcard).
+   * Where the JVM loads class file `file` of class output directory `dir` from when it first loads
+   * the class (it has not yet): whether `dir` is a class path entry, and what the entries before it
+   * hold now (a class not loaded is looked for then, not at the start).
    */
-  private earlier(entries: readonly string[], index: number, relative: string): EarlierEntries {
+  loadsFrom(file: string, dir: string): { onClassPath: boolean; earlier: EarlierEntries } {
+    const index = this.entryOf(dir);
+    if (index < 0) return { onClassPath: false, earlier: 'unknown' };
+    const entries = this.paths.classPath.map((entry) => entry.local);
+    return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false) };
+  }
+
+  /** The index of class output directory `dir` among the class path's entries (links resolved), or -1. */
+  private entryOf(dir: string): number {
+    const real = realOf(dir);
+    return this.paths.classPath.findIndex((entry) => entry.local === dir || entry.real === real);
+  }
+
+  /**
+   * What the class path entries before `index` in `entries` (absolute, in order) say of the class
+   * file `relative` (`com/acme/Shape.class`): none holds it (`none`; with `sinceStart`, none has
+   * since the cut), one holds it now (`held`), or that cannot be told (`unknown`: an entry changed
+   * since the cut, a jar that cannot be read or names a `Class-Path`, a wildcard).
+   */
+  private earlier(entries: readonly string[], index: number, relative: string, sinceStart: boolean): EarlierEntries {
     let result: EarlierEntries = 'none';
     for (const entry of entries.slice(0, Math.max(index, 0))) {
-      const said = this.entrySays(entry, relative);
+      const said = this.entrySays(entry, relative, sinceStart);
       if (said === 'held') return 'held';
       if (said === 'unknown') result = 'unknown';
     }
     return result;
   }
 
-  private entrySays(entry: string, relative: string): EarlierEntries {
+  private entrySays(entry: string, relative: string, sinceStart: boolean): EarlierEntries {
     if (path.basename(entry) === '*') return 'unknown';
     const own = lstatOf(entry);
     const stat = own === undefined ? undefined : statOf(entry);
@@ -125,16 +138,16 @@ export class Placement {
     if (stat?.isDirectory()) {
       const file = path.join(entry, relative);
       if (statOf(file) !== undefined) return 'held';
-      return this.absentSince(file) ? 'none' : 'unknown';
+      return !sinceStart || this.absentSince(file) ? 'none' : 'unknown';
     }
     if (stat?.isFile()) {
       let listing = this.jars.get(entry);
       if (!this.jars.has(entry)) this.jars.set(entry, (listing = readJar(entry)));
       if (listing === undefined || listing.classPath) return 'unknown';
       if (listing.names.has(relative.split(path.sep).join('/'))) return 'held';
-      return stat.ctimeMs < this.cutMs && this.placed(entry) ? 'none' : 'unknown';
+      return !sinceStart || (stat.ctimeMs < this.cutMs && this.placed(entry)) ? 'none' : 'unknown';
     }
-    return stat === undefined && this.absentSince(entry) ? 'none' : 'unknown';
+    return stat === undefined && (!sinceStart || this.absentSince(entry)) ? 'none' : 'unknown';
   }
 
   /** Whether nothing has been at `file` since the cut: its nearest existing folder is placed and unchanged since. */

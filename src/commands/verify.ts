@@ -203,6 +203,8 @@ async function proveFiles(
           index,
           // Nothing is asked once here (no `checks`), and what the agent does not watch is polled as any other.
           watched: () => false,
+          refused: 0,
+          noticeMs: 0,
           unwatched: () => undefined,
         });
   const verdicts = [...live, ...outside, ...moved.map(movedWhileRead), ...proof.verdicts].sort((a, b) =>

@@ -50,6 +50,7 @@ export abstract class FakeApplication {
   ) {
     this.reloader = new ClassReloader({
       excluded: settings.excludePatterns.length > 0 ? excludedBy(settings.excludePatterns) : undefined,
+      refused: settings.refuseWatch,
       reloadMs: settings.reloadMs,
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
@@ -141,6 +142,21 @@ export abstract class FakeApplication {
     }
   }
 
+  /** The watcher's registrations the OS accepted: every folder under the roots but those it refused. */
+  protected registered(): string[] {
+    return registeredDirectories(this.roots).filter((dir) => !this.settings.refuseWatch.includes(dir));
+  }
+
+  /**
+   * RELOAD status's `pendingClasses` (agent ReloadQueue): what the watcher dispatched that waits,
+   * held for a build or paused. A change still in the watcher's debounce is not in the queue yet;
+   * without its own watcher (`autoReload` off) the fake counts every change, as one pending.
+   */
+  pendingClasses(): number {
+    const queued = this.holdState.kind !== 'none' || this.paused || !this.settings.autoReload;
+    return queued ? this.reloader.countChanged() : 0;
+  }
+
   hold(): HoldSnapshot {
     const { kind, owner } = this.holdState;
     const files = kind === 'none' ? 0 : this.reloader.countChanged();
@@ -160,8 +176,9 @@ export abstract class FakeApplication {
         pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
         workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
         buildHold: this.holdState.kind,
-        registered: this.watching ? registeredDirectories(this.roots).map(settings.reportPath) : [],
+        registered: this.watching ? this.registered().map(settings.reportPath) : [],
         forceTruncated: settings.forceWatchSampleTruncated,
+        refused: this.watching ? registeredDirectories(this.roots).filter((dir) => settings.refuseWatch.includes(dir)).length : 0,
       },
       settings.hostile,
     );

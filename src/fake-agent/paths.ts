@@ -159,6 +159,8 @@ export interface ArgumentFacts {
   excludePatterns: readonly string[];
   /** The watcher's start delay, in ms (shown as whole seconds, `startupDelaySec`). */
   watcherStartMs: number;
+  /** The watcher's debounce, in ms (`debounceMs`, shown when not the agent's default 500). */
+  debounceMs?: number;
   /** `autoCompile=true` (shown last). */
   autoCompile?: boolean;
 }
@@ -174,6 +176,7 @@ export function agentArguments(facts: ArgumentFacts): string {
   if (Number.isFinite(facts.watcherStartMs) && facts.watcherStartMs > 0) {
     pairs.push(`startupDelaySec=${Math.ceil(facts.watcherStartMs / 1000)}`);
   }
+  if (facts.debounceMs !== undefined && facts.debounceMs !== 500) pairs.push(`debounceMs=${facts.debounceMs}`);
   if (facts.autoCompile === true) pairs.push('autoCompile=true');
   return pairs.join(',');
 }

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
 import { SessionCounts } from './doctor.js';
 import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
@@ -25,6 +26,8 @@ const SUPERCLASS_REASON = 'superclass change not applied; restart required';
 export interface ReloaderOptions {
   /** Class file names the watcher skips (the agent's `excludePatterns`): never captured, pending or reloaded. */
   excluded?: ((fileName: string) => boolean) | undefined;
+  /** Folders whose watch registration the OS refused: their class files are never seen. */
+  refused?: readonly string[] | undefined;
   /** How long an admitted batch reads `running` before its final statuses. */
   reloadMs: number;
   /** Classes whose latest receipt the ledger keeps. */
@@ -268,12 +271,13 @@ export class ClassReloader {
   }
 
   private scan(withExcluded = false): ClassFile[] {
+    const refused = new Set(this.options.refused ?? []);
     return scanClassFiles(
       this.roots.current(),
       this.hashCache,
       (file, bytes) => this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
       withExcluded ? undefined : this.options.excluded,
-    );
+    ).filter((file) => !refused.has(dirname(file.path)));
   }
 
   /** Hierarchy of `file`'s bytes (read again if the scan that hashed them did not read them). */

@@ -54,6 +54,7 @@ export interface Settings {
   autoReload: boolean;
   watchDebounceMs: number;
   watchPollMs: number;
+  refuseWatch: string[];
   hostile: Hostility;
 }
 
@@ -110,6 +111,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     autoReload: options.autoReload ?? false,
     watchDebounceMs: options.watchDebounceMs ?? 500,
     watchPollMs: options.watchPollMs ?? 100,
+    refuseWatch: (options.refuseWatch ?? []).map((dir) => resolve(dir)),
     hostile: new Hostility(options.hostile),
   };
 }
@@ -122,6 +124,7 @@ export function jvmLine(settings: Settings): JvmLine {
       watchDirs: settings.watchDirs.map(settings.reportPath),
       excludePatterns: settings.excludePatterns,
       watcherStartMs: settings.watcherStartMs,
+      debounceMs: settings.watchDebounceMs,
       autoCompile: settings.autoCompile,
     });
   const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;

@@ -246,10 +246,19 @@ export interface FakeAgentOptions {
    * hold or pause, a change reloads `watchDebounceMs` after it settles. Default false.
    */
   autoReload?: boolean | undefined;
-  /** Quiet time of the watcher before it captures, in ms; default 500 (the agent's debounce). */
+  /**
+   * Quiet time of the watcher before it captures, in ms; default 500, the agent's `debounceMs`
+   * (config/AgentConfig.java). Another value is on the stand-in's command line as `debounceMs=`.
+   */
   watchDebounceMs?: number | undefined;
   /** How often the watcher looks at the watched directories, in ms; default 100. */
   watchPollMs?: number | undefined;
+  /**
+   * Folders below the watched directories whose watch registration the OS refuses (the inotify
+   * limit; agent watcher/FileWatcher.java): changes there are never seen, and DOCTOR counts them
+   * in `unwatchableDirectoryCount`. Default none.
+   */
+  refuseWatch?: string[] | undefined;
 
   // ---- a hostile or broken peer --------------------------------------------------------------
 

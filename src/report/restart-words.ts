@@ -9,11 +9,15 @@ import { appStartWhy } from './app-start-words.js';
 /** What a run waits for while the app restarts (`waiting` events' `what`). */
 export const WAITING_FOR_RESTART = 'the app to come back with a new agent session';
 
-/** A class file's detail after a restart, by what the disk shows of it (classes/scan.ts `sightSince`). */
+/**
+ * A class file's detail after a restart, by its evidence in the new JVM (classes/evidence.ts, kind
+ * `restart`) or what the disk shows of it (classes/scan.ts `sightSince`).
+ */
 export const RESTART_SIGHT = {
   gone: 'the class file is gone since the build: not proven in the new JVM',
   'other-bytes': 'the class file has other bytes than the build wrote: not proven in the new JVM',
-  'pre-start': 'at its path since before the new JVM started: the bytes it loaded',
+  'pre-start': 'at its path since before the new JVM started: the bytes it loads when it loads the class (no receipt says it has)',
+  receipt: 'VERIFY applied in the new agent session: the bytes it loaded',
 } as const;
 
 /** The line before the restart: which classes need it, and what the run does about it. */

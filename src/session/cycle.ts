@@ -86,7 +86,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const state = await reloadStatus(session);
   if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
-  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
+  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart }, dirs };
 }
 
 /** The agent still holds the build an earlier run with this owner left held (saved as held: a failed build): this cycle recovers it. */

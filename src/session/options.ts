@@ -428,28 +428,33 @@ function mayHaveBeenDirectory(dir: string): boolean {
 }
 
 /**
- * Whose agent this is: a test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}),
- * `maybe` when its sample is truncated and lists nothing of this project, else `ours`. `roots`: the
- * project folders (where the run is, and the port file's project).
+ * Whose agent this is, the one rule for an agent session (a build's open, the restart's return): a
+ * test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}), `maybe` when
+ * its sample is truncated and lists nothing of this project, else `ours`. `roots`: the project
+ * folders (where the run is, and the port file's project). With `app`, the app's working directory
+ * from before a restart (local; '' when not known): `not-the-app` for an agent elsewhere, or, with
+ * none known, for any agent not plainly `ours`.
  */
 export function whoseAgent(
   view: AgentView,
   watch: AgentWatch | JvmOnly | undefined,
   roots: string[],
-): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
+  app?: { workingDirectory: string },
+): 'test-jvm' | 'foreign' | 'maybe' | 'ours' | 'not-the-app' {
   if (watch?.testRunner !== undefined) return 'test-jvm';
   const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
   if (isForeignAgent(view, roots, classDirs)) return 'foreign';
   const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
   const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
-  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+  const whose = !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+  if (app === undefined) return whose;
+  const same = app.workingDirectory === '' ? whose === 'ours' : view.workingDirectory === app.workingDirectory;
+  return same ? whose : 'not-the-app';
 }
 
 /**
- * The view of `doctor`, an agent answering after a restart, when it is the app's: not a test JVM's
- * or another app's ({@link whoseAgent}, the rule a build opens with), and in the app's working
- * directory from before (`workingDirectory`, local; with none known, only an agent {@link whoseAgent}
- * calls ours). Undefined when it is not.
+ * The view of `doctor`, an agent answering after a restart, when {@link whoseAgent} says it is the
+ * app's, in its working directory from before (`workingDirectory`, local). Undefined when it is not.
  */
 export async function sameAppView(
   doctor: DoctorObserved,
@@ -459,10 +464,8 @@ export async function sameAppView(
 ): Promise<AgentView | undefined> {
   const watch = await agentWatchOf(doctor, map);
   const view = agentView(doctor, map, watch);
-  const whose = whoseAgent(view, watch, roots);
-  if (whose === 'test-jvm' || whose === 'foreign') return undefined;
-  const same = workingDirectory === '' ? whose === 'ours' : view.workingDirectory === workingDirectory;
-  return same ? view : undefined;
+  const whose = whoseAgent(view, watch, roots, { workingDirectory });
+  return whose === 'ours' || whose === 'maybe' ? view : undefined;
 }
 
 /** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */

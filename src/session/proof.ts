@@ -2,11 +2,14 @@
  * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read each
  * answer by it, and record in the class index the evidence the answers give.
  */
-import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
 import { askDiagnose, askPending, askReloadCount } from '../agent/requests.js';
-import { type AnswerFacts, type Asked, EVIDENCE, type Facts, type LiveEvidence, type Verdict, verdictOf } from '../classes/evidence.js';
-import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
+import { type AnswerFacts, EVIDENCE, type Facts, type StartCut, type Verdict, verdictOf } from '../classes/evidence.js';
+import { sightSince } from '../classes/scan.js';
+import { RESTART_SIGHT } from '../report/restart-words.js';
+import { type JvmPaths, Placement } from '../classes/placement.js';
+import { answerOf, askedOf, classDirOf, diagnosisOf, mayBeNew, rowsOf, sameFile, uncountedOf, unmovedOf } from '../classes/answers.js';
+import type { ClassIndex } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import { REWRITTEN_DETAIL } from '../report/step-words.js';
@@ -39,14 +42,28 @@ export interface ProofInput {
   changes: Pick<ChangeSet, 'changed' | 'checks' | 'added'>;
   /** The post-build index: the evidence of each class proven is recorded in it, in place. */
   index: ClassIndex;
-  /** True when the agent watches the class output directory of `file` (unknown counts as not). */
+  /**
+   * True when the folder of `file` is shown watched: the agent watches it (its options, DOCTOR or
+   * DIAGNOSE say so; unknown counts as not), and its class output directory has been at its path
+   * since the app started (a folder missing then is never watched: agent SpringBootContext.initialize).
+   */
   watched: (file: string) => boolean;
+  /** DOCTOR's `unwatchableDirectoryCount`: registrations the OS refused. */
+  refused: number;
+  /** How long the agent's watcher may take to dispatch a write, in ms (classes/evidence.ts `noticeMs`). */
+  noticeMs: number;
   /** Why the agent never reloads `file` (its folder is not watched, its name is excluded), when that is known, else undefined. */
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
   /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];
+  /** Where the JVM loads classes from (classes/placement.ts): a class new to it loads these bytes only from there. */
+  paths?: JvmPaths;
+  /** How the agent names paths (its working directory, `--path-map`), to read DIAGNOSE's `Compiled file:` lines. */
+  agentPaths?: { map: readonly PathMapEntry[]; workingDirectory: string };
+  /** When this build's hold was acknowledged (epoch ms): an `applied` receipt completed before it is an earlier run's. */
+  sinceMs?: number;
 }
 
 /** What the VERIFY round gave, each verdict read by the rule, in the order changed, then checks, then added. */
@@ -116,18 +133,19 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   // Bytes kept as new to the JVM need DIAGNOSE's word that the JVM has not loaded the class.
   const needed = new Set(raw.flatMap((v, i) => (single(i) && asked[i]!.keeps === EVIDENCE.added && mayBeNew(v) ? [i] : [])));
   const diagnoses = await diagnoseVerdicts(said, raw, needed);
+  const uncounted = uncountedOf(input.index);
+  const loadsFrom = new Placement(undefined, input.paths ?? { top: '/', classPath: [], watched: () => null });
   const read = raw.map((verdict, i) => {
     const change = asked[i]!;
     if (i >= firstNotWatched && verdict.status !== 'applied') return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
-    const loaded = diagnoses.get(change.className)?.loaded;
     const answer = {
       status: answerOf(verdict),
       unmoved: unmovedOf(input.index, rows, change),
-      receipts: { counted: attempts, uncounted: 0 },
-      diagnose: { thisFile: true, loaded },
-      loadsFrom: LOADS_FROM,
+      receipts: { counted: attempts, uncounted },
+      diagnose: diagnosisOf(diagnoses.get(change.className), change, input.agentPaths),
+      loadsFrom: loadsFrom.loadsFrom(change.path, classDirOf(change)),
     };
-    return readBy(verdict, change, verdictOf(facts(change, answer, single(i))));
+    return readBy(verdict, change, verdictOf(facts(change, answer, single(i))), input.sinceMs);
   });
   record(input.index, rows, asked, read);
   const verdicts = read.map((r) => withDiagnosis(r.verdict, diagnoses));
@@ -157,45 +175,9 @@ export function recordAt(place: StatePlace, warn: (message: string) => void): Cl
 
 /** No receipt counted: what a single ask's `not_observed` would mean with nothing evicted. */
 const NONE_COUNTED = { counted: 0, uncounted: 0 };
-/** Where a class new to the JVM loads from (not yet looked at). */
-const LOADS_FROM = { onClassPath: true, earlier: 'none' } as const;
-/** How long the agent's watcher may take to notice a change, in ms (on macOS the JDK's watcher polls every 2 s). */
-const WATCHER_NOTICE_MS = 3000;
-
-/** What the rule asked of `change` (classes/snapshot.ts put it in the change). */
-function askedOf(change: ClassChange, once: boolean): Asked {
-  const keeps = change.keeps as LiveEvidence | undefined;
-  return { once, liveUnknown: change.liveUnknown === true, ...(keeps === undefined ? {} : { keeps }) };
-}
-
 /** The agent's watcher as a `not_observed` to a single ask of `change` needs it. */
 function watchOf(change: ClassChange, input: ProofInput): AnswerFacts['watch'] {
-  return { shownWatched: input.watched(change.path), refused: 0, quietAtMs: input.quiet?.atMs, noticeMs: WATCHER_NOTICE_MS };
-}
-
-/** A round's verdict as the rule reads an answer. */
-function answerOf(verdict: ClassVerdict): AnswerFacts['status'] {
-  switch (verdict.status) {
-    case 'applied':
-    case 'not-observed':
-    case 'unverified':
-    case 'not-watched':
-      return verdict.status;
-    case 'timeout':
-      return verdict.receipt?.status === 'not_observed' ? 'still-not-observed' : 'no-answer';
-    case 'interrupted':
-    case 'connection-lost':
-    case 'session-changed':
-      return 'no-answer';
-    default:
-      return 'other';
-  }
-}
-
-/** A verdict that may leave a class new to the JVM: `unverified`, or no attempt (no receipt, or the capture ended without one). */
-function mayBeNew(verdict: ClassVerdict): boolean {
-  const status = answerOf(verdict);
-  return status === 'unverified' || status === 'not-watched' || status === 'not-observed' || status === 'still-not-observed';
+  return { shownWatched: input.watched(change.path), refused: input.refused, quietAtMs: input.quiet?.atMs, noticeMs: input.noticeMs };
 }
 
 /** A verdict as read by the rule, with the evidence code it gives its row (undefined: the scan's stays). */
@@ -205,12 +187,15 @@ interface Read {
 }
 
 /** The round's `verdict` of `change` as the rule read it (`by`): live with its kind's words, or not live with why. */
-function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict): Read {
+function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict, sinceMs: number | undefined): Read {
   if (by.kind === 'live') {
     const evidence = by.of === undefined ? { by: by.by } : { by: by.by, of: by.of };
+    const earlier = earlierReceipt(verdict, sinceMs);
     const detail =
       by.by === 'receipt'
-        ? verdict.detail
+        ? earlier === undefined
+          ? verdict.detail
+          : verdictWords.appliedEarlier(earlier, verdict.detail)
         : by.by === 'not-loaded'
           ? verdictWords.added(verdict.receipt?.status ?? '')
           : by.by === 'watcher-saw'
@@ -227,6 +212,14 @@ function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict): Read {
     ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
     : verdict;
   return by.code === undefined ? { verdict: read } : { verdict: read, code: by.code };
+}
+
+/** When `verdict`'s receipt completed (ISO), when that is before `sinceMs` (epoch ms): an earlier run's attempt, not this build's. */
+function earlierReceipt(verdict: ClassVerdict, sinceMs: number | undefined): string | undefined {
+  const completedAt = verdict.receipt?.completedAt;
+  if (sinceMs === undefined || completedAt === undefined) return undefined;
+  const atMs = Date.parse(completedAt);
+  return Number.isFinite(atMs) && atMs < sinceMs ? completedAt : undefined;
 }
 
 /** Records in `index` the evidence codes the reads give (a live verdict's, or a single ask's answer taking it away). */
@@ -252,24 +245,60 @@ function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget
   };
 }
 
-/** The rows of `paths` in `index`. */
-function rowsOf(index: ClassIndex, paths: ReadonlySet<string>): Map<string, number> {
-  const rows = new Map<string, number>();
-  index.paths.forEach((file, row) => {
-    if (paths.has(file)) rows.set(file, row);
-  });
-  return rows;
+/** What the proof in a new JVM after a restart needs (session/group.ts). Times in ms. */
+export interface NewJvmInput {
+  connection: AgentConnection;
+  /** The new agent session, and its JVM's start. */
+  sessionId: string;
+  start: StartCut;
+  /** Where the new JVM loads classes from (classes/placement.ts). */
+  paths: JvmPaths;
+  /** The verdicts of the classes the build changed or checked, to be proven again. */
+  kept: readonly ClassVerdict[];
+  /** The build's new classes (new to the old JVM). */
+  added: readonly ClassChange[];
+  /** One deadline for the VERIFY polling. */
+  timeoutMs: number;
+  signal?: AbortSignal;
 }
 
-/** True when `change`'s file still has the stamp its row was scanned with. */
-function unmovedOf(index: ClassIndex, rows: ReadonlyMap<string, number>, change: ClassChange): boolean {
-  const row = rows.get(change.path);
-  if (row === undefined) return false;
-  try {
-    return sameStampAsRow(index, row, fs.statSync(change.path));
-  } catch {
-    return false;
-  }
+/**
+ * The classes of `input` in the new JVM by the evidence rule, kind `restart`: live by their file,
+ * unchanged at its path since before the new JVM started as it resolves it there, else by VERIFY
+ * `applied` in the new agent session; `rewritten` when the file has other bytes or is gone. The
+ * build's new classes come as verdicts too (`added`: those without bytes, left as they were).
+ */
+export async function proveInNewJvm(input: NewJvmInput): Promise<{ verdicts: ClassVerdict[]; added: ClassChange[] }> {
+  const fresh = input.added.filter((a) => a.verifiable && a.after !== undefined);
+  const classes = [
+    ...input.kept,
+    ...fresh.map((a) => ({ className: a.className, path: a.path, sha256: a.after!, status: 'unverified' as const, detail: '' })),
+  ];
+  const read = classes.map((v) => readAfter(v, input.start, input.paths));
+  const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
+  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
+  const signal = input.signal === undefined ? {} : { signal: input.signal };
+  const report = await verifyClasses(input.connection, targets, { sessionId: input.sessionId, timeoutMs: input.timeoutMs, ...signal });
+  const answers = new Map(report.verdicts.map((v) => [v.path, v]));
+  const verdicts = classes.map((v, i) => (read[i] === 'verify' ? inNewSession(answers.get(v.path)!) : (read[i] as ClassVerdict)));
+  return { verdicts, added: input.added.filter((a) => !fresh.includes(a)) };
+}
+
+/** A class file read from the disk against the new JVM's start (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
+function readAfter(verdict: ClassVerdict, start: StartCut, paths: JvmPaths): ClassVerdict | 'verify' {
+  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, paths);
+  if (sight === 'unknown') return 'verify';
+  if (typeof sight === 'string') return { ...verdict, status: 'rewritten', detail: RESTART_SIGHT[sight] };
+  const read = verdictOf({ ctimeMs: sight.ctimeMs, byBuild: false, newInSession: false, sight: sight.sight, restarted: true });
+  if (read.kind !== 'live') return 'verify';
+  const evidence = { by: read.by, ...(read.of === undefined ? {} : { of: read.of }) };
+  return { ...verdict, status: 'unchanged', detail: RESTART_SIGHT['pre-start'], evidence };
+}
+
+/** A VERIFY verdict in the new agent session: `applied` is kind `restart` by its receipt, the bytes the new JVM loaded. */
+function inNewSession(verdict: ClassVerdict): ClassVerdict {
+  if (verdict.status !== 'applied') return verdict;
+  return { ...verdict, detail: RESTART_SIGHT.receipt, evidence: { by: 'restart', of: 'receipt' } };
 }
 
 /**
@@ -313,8 +342,10 @@ function withDiagnosis(verdict: ClassVerdict, diagnoses: ReadonlyMap<string, Dia
 const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', 'not-observed', 'timeout']);
 
 /**
- * A `failed` or `unverified` verdict becomes `restart-required` when its receipt says so of the class
- * itself, or PENDING names it (asked only when no receipt says). A live verdict stays: PENDING is history.
+ * A `failed` or `unverified` verdict becomes `restart-required` only when its receipt, for these
+ * very bytes, says so of the class itself (the agent's StructuralReloader words). PENDING is the
+ * agent session's history (agent SuperclassReportingVerificationTest: a class stays listed after a
+ * later save of it applied): it is asked only for its words, which such a verdict then carries.
  */
 async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Promise<ClassVerdict[]> {
   const candidate = (v: ClassVerdict) => v.status === 'unverified' || v.status === 'failed';
@@ -327,9 +358,7 @@ async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Prom
     if (!candidate(verdict)) return verdict;
     if (byReceipt(verdict)) return { ...verdict, status: 'restart-required' as const };
     const entry = entries === undefined ? undefined : lineNaming(entries, verdict.className);
-    return entry === undefined
-      ? verdict
-      : { ...verdict, status: 'restart-required' as const, detail: verdictWords.pending(entry, verdict.detail) };
+    return entry === undefined ? verdict : { ...verdict, detail: verdictWords.pending(entry, verdict.detail) };
   });
 }
 
@@ -383,13 +412,4 @@ export async function diagnoseFolders(
     else if (found.some((file) => sameFile(local(file), change.path))) answers.set(folder, true);
   }
   return answers;
-}
-
-function sameFile(a: string, b: string): boolean {
-  if (a === b) return true;
-  try {
-    return fs.realpathSync(a) === fs.realpathSync(b);
-  } catch {
-    return false;
-  }
 }

@@ -108,9 +108,21 @@ describe('agentWatch (SpringBootContext)', () => {
       from: 'watchDirs',
       excludePatterns: [],
       autoCompile: false,
+      debounceMs: 500,
       classPath: [],
     });
     expect(agentWatch(facts('watchDirs=missing', [path.join(dir, 'a', 'target', 'classes')]), dir, isDir)?.roots).toEqual([]);
+  });
+
+  it('debounceMs: a whole number held to 0..60000, anything else the default 500 (AgentConfig)', () => {
+    const debounce = (value: string) => agentWatch(facts(`watchDirs=/x,debounceMs=${value}`), '/', () => true)?.debounceMs;
+    expect(debounce('10000')).toBe(10_000);
+    expect(debounce('0')).toBe(0);
+    expect(debounce('-5')).toBe(0);
+    expect(debounce('99999')).toBe(60_000);
+    expect(debounce('1.5')).toBe(500);
+    expect(debounce('soon')).toBe(500);
+    expect(agentWatch(facts('watchDirs=/x'), '/', () => true)?.debounceMs).toBe(500);
   });
 
   it('without watchDirs: class path directories ending in /target/classes, /target/test-classes or holding /build/classes/', () => {

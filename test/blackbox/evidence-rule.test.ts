@@ -8,8 +8,19 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, writeClass } from '../support/cli.js';
 import { buildCommand } from '../support/project.js';
-import { classFile, run, useProjects } from '../support/evidence.js';
+import { classFile, compileOutside, failing, reloadsEnded, run, sha, useProjects, WATCHER } from '../support/evidence.js';
+import { LineClient } from '../fake-agent/line-client.js';
+import { sleep, waitFor } from '../support/wait.js';
 import { writeJar } from '../support/zip.js';
+
+/** Longer than the agent's watcher took to dispatch a write before this issue's rule (3 s, whatever its debounceMs). */
+const OLD_NOTICE_MS = 3200;
+
+/** Resolves once `file` was last changed at least `ms` ago: a real clock must pass, and this is its only wait. */
+async function olderThan(file: string, ms: number): Promise<void> {
+  const left = fs.statSync(file).ctimeMs + ms - Date.now();
+  if (left > 0) await sleep(left);
+}
 
 const projectWithAgent = useProjects();
 
@@ -71,5 +82,140 @@ describe('the start-time rule: the path as the JVM resolves it, since it started
     expect(result.stderr).toMatch(/not-observed\s+com\.acme\.Greeter/);
     expect(result.exitCode, result.stderr).toBe(75);
     expect(fs.existsSync(classFile(p, 'com.acme.Greeter'))).toBe(true);
+  });
+});
+
+describe('identical bytes the watcher saw: only where it watched, had time to, and the receipts are bounded', () => {
+  it('a watchDirs entry that did not exist when the app started is never watched: its files are not proven by a not_observed', async () => {
+    const later = (q: { dir: string }) => path.join(q.dir, 'target', 'later');
+    // The class output directory comes to its path only after the app started (SpringBootContext.initialize: "Watch directory not found").
+    const { p } = await projectWithAgent({}, (q) => fs.renameSync(q.classes, later(q)));
+    fs.renameSync(later(p), p.classes);
+    await olderThan(p.classes, OLD_NOTICE_MS);
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.stderr).toMatch(
+      /not-observed\s+com\.acme\.Greeter\s+no reload attempt, but nothing shows the agent has watched this folder since the app started/,
+    );
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it('a folder whose watch the OS refused (DOCTOR unwatchableDirectoryCount) is not: the agent never saw the rewrite', async () => {
+    const { p } = await projectWithAgent((q) => ({ refuseWatch: [path.join(q.classes, 'com', 'acme')] }));
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v2');
+    await olderThan(classFile(p, 'com.acme.Greeter'), OLD_NOTICE_MS);
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.stderr).toMatch(
+      /not-observed\s+com\.acme\.Greeter\s+no reload attempt, but the OS refused 1 of the agent's watch registrations/,
+    );
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it("the agent's debounceMs is honoured: an identical rewrite younger than it is not yet read as one its watcher saw", async () => {
+    // debounceMs=10000 on the app's command line (the agent's `-javaagent:...=debounceMs=10000`).
+    const { p } = await projectWithAgent({ ...WATCHER, watchDebounceMs: 10_000 });
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
+    await olderThan(classFile(p, 'com.acme.Greeter'), OLD_NOTICE_MS);
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.stderr).toMatch(
+      /not-observed\s+com\.acme\.Greeter\s+no reload attempt, but the file changed too recently for the agent to have noticed it \(its watcher may take 11 s\)/,
+    );
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it('new beans the agent registered count toward its 512 receipts though HEALTH does not count them: an evicted receipt is not read as no attempt', async () => {
+    const beans = Array.from({ length: 520 }, (_, i) => `com.acme.beans.Bean${i}`);
+    const { p, agent } = await projectWithAgent({
+      ...WATCHER,
+      newBean: (name) => (name.startsWith('com.acme.beans.') ? 'registered' : undefined),
+      ...failing('greeter-v2'),
+    });
+    await reloadsEnded(agent, ['com.acme.Greeter'], () => compileOutside(p, 'com.acme.Greeter', 'greeter-v2'));
+    const events = await LineClient.ready(agent.port);
+    try {
+      for (const name of beans) compileOutside(p, name, `bean ${name}`);
+      const registered = () => events.events().filter((e) => e.message.startsWith('Registered new bean ')).length;
+      await waitFor(
+        () => registered() >= beans.length,
+        () => `the agent to register ${beans.length} beans (${registered()} so far)`,
+      );
+    } finally {
+      events.close();
+    }
+    // The beans go away again; their receipts pushed Greeter's failed one out of the agent's 512.
+    fs.rmSync(path.join(p.classes, 'com', 'acme', 'beans'), { recursive: true });
+    await olderThan(classFile(p, 'com.acme.Greeter'), OLD_NOTICE_MS);
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.stderr).toMatch(
+      /not-observed\s+com\.acme\.Greeter\s+no reload attempt, but .*a receipt may have been evicted.*a class may have come and gone unrecorded/,
+    );
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
+describe('a class the JVM has not loaded: by DIAGNOSE of that very file', () => {
+  it('DIAGNOSE of another class with the same simple name (its search by file name) does not vouch for a registered bean', async () => {
+    const { p } = await projectWithAgent((q) => {
+      fs.mkdirSync(path.join(q.dir, 'lib', 'classes'), { recursive: true });
+      return {
+        watchDirs: [path.join(q.dir, 'lib', 'classes'), q.classes],
+        newBean: (name) => (name === 'com.acme.Foo' ? 'registered' : undefined),
+      };
+    });
+    const other = path.join(p.dir, 'lib', 'classes', 'com', 'other', 'Foo.class');
+    const build = [
+      '--',
+      'sh',
+      '-c',
+      `mkdir -p ${path.dirname(other)} && printf other > ${other} && printf foo > ${classFile(p, 'com.acme.Foo')}`,
+    ];
+    const result = await run(p, build);
+    expect(result.stderr).not.toContain('✔');
+    // DIAGNOSE's first file is the other Foo, whose class the JVM has not loaded: no word about this one.
+    expect(result.stderr).toMatch(/unverified\s+com\.acme\.Foo\s.*DIAGNOSE: Compiled file: \S+\/com\/other\/Foo\.class/);
+    expect(result.stderr).not.toMatch(/added\s+com\.acme\.Foo/);
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
+
+describe('restart-required, from the receipt of the bytes on disk only', () => {
+  it("PENDING is the session's history: an unrelated batch warning's unverified does not run --restart-command", async () => {
+    const change = { from: 'com.acme.Base', to: 'com.acme.Other' };
+    const { p } = await projectWithAgent({
+      restartRequired: (name, hash) => (name === 'com.acme.Greeter' && hash === sha('greeter-v2') ? change : undefined),
+      verifyStatus: (_name, hash) => (hash === sha('greeter-v3') ? 'unverified' : undefined),
+    });
+    const first = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(first.stderr).toMatch(/restart-required\s+com\.acme\.Greeter/);
+    const marker = path.join(p.dir, 'restarted');
+    const second = await run(p, [
+      '--restart-command',
+      `touch ${marker}`,
+      '--restart-timeout',
+      '1000',
+      ...buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v3' } }),
+    ]);
+    expect(second.stderr).toMatch(/unverified\s+com\.acme\.Greeter\s+WARN: Reload of com\.acme\.Greeter finished with a warning/);
+    expect(second.stderr).toContain('PENDING lists it from earlier in this agent session (history, not these bytes)');
+    expect(second.stderr).not.toContain('need an app restart');
+    expect(fs.existsSync(marker)).toBe(false);
+    expect(second.exitCode, second.stderr).toBe(75);
+  });
+});
+
+describe('the words say which evidence each class has', () => {
+  it("an applied receipt from an earlier build is said to be one, not this build's reload", async () => {
+    const { p } = await projectWithAgent();
+    const first = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(first.exitCode, first.stderr).toBe(0);
+    // The same bytes written again: asked once, the agent's receipt is the earlier build's.
+    const second = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(second.stderr).toMatch(
+      /applied\s+com\.acme\.Greeter\s+applied earlier in this agent session \(at \d\d:\d\d:\d\d UTC\), not by this build/,
+    );
+    expect(second.exitCode, second.stderr).toBe(0);
   });
 });

@@ -229,6 +229,26 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(0);
   });
 
+  it('after the restart each class says its evidence, the new class among them, and the count is the rows', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const fresh = path.join(p.classes, 'com', 'acme', 'Fresh.class');
+    const withFresh = [...build(p).slice(0, -1), `${build(p).at(-1)!};fs.writeFileSync(${JSON.stringify(fresh)}, 'fresh-v1');`];
+    const run = await runCli(['--restart-command', `kill -HUP ${agent.pid}`, ...withFresh], { cwd: p.dir });
+    const rows = run.stderr.split('\n').filter((line) => /^\s+\S+\s+com\.acme\.\w+\s/.test(line));
+    expect(rows.map((line) => line.trim().split(/\s+/).slice(0, 2).join(' ')).sort()).toEqual([
+      'unchanged com.acme.Fresh',
+      'unchanged com.acme.Greeter',
+      'unchanged com.acme.Shape',
+    ]);
+    // Its file's age shows what the new JVM loads, not that it has loaded it: no receipt says so.
+    for (const row of rows)
+      expect(row).toContain('at its path since before the new JVM started: the bytes it loads when it loads the class');
+    expect(run.stderr).not.toContain('the bytes it loaded');
+    expect(run.stderr).toMatch(/✔ proven live: all 3 class\(es\) of the change proven live after a restart \(3 at their path/);
+    expect(run.exitCode).toBe(0);
+  });
+
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {
     const p = project();
     // DOCTOR names a process that does not exist here, as for an app in a container.

@@ -200,9 +200,10 @@ describe('reading an answer', () => {
       const asked = { liveUnknown: false, keeps };
       expect(read({ status: 'applied' }, asked)).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
       expect(read({ status: 'not-observed' }, asked)).toEqual({ kind: 'live', by: 'recorded', of: KIND[keeps], code: keeps });
+      // No attempt seen, but one may have been evicted: nothing records what the app has any more.
       expect(read({ status: 'not-observed', receipts: { counted: 512, uncounted: 0 } }, asked)).toMatchObject({
         kind: 'not-live',
-        code: EVIDENCE.unproven,
+        code: EVIDENCE.unknown,
       });
       expect(read({ status: 'other' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
       expect(read({ status: 'unverified' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
