@@ -69,8 +69,9 @@ type Why = NotLiveWhy;
  * What each kind needs, by name, in the order {@link verdictOf} checks it: the first that fails
  * says why a class is not live. docs/evidence.md "The kinds of evidence" says each in words
  * (test/classes/evidence-doc.test.ts holds the two together); {@link HOLDS} says each in code.
+ * @internal for its tests
  */
-const PRECONDITIONS = {
+export const PRECONDITIONS = {
   receipt: ['applied-in-this-session', 'unmoved-since-read'],
   recorded: ['recorded-live-in-session', 'same-bytes', 'stamp-kept-or-unattempted', 'receipts-bounded', 'unmoved-since-read'],
   'pre-start': ['start-known', 'first-seen', 'unchanged-since-start', 'placed-since-start', 'on-class-path', 'first-on-class-path'],

@@ -49,6 +49,11 @@ describe('verify agrees with the build', () => {
     const tookMs = performance.now() - startedAt;
     expect(verified.exitCode, verified.stderr).toBe(0);
     expect(verified.stderr).toContain('✔ proven live');
+    // Each says its evidence: Greeter the build's receipt, not its age; the count says so too.
+    expect(verified.stderr).toMatch(
+      /unchanged\s+com\.acme\.Greeter\s+unchanged since an earlier run in this agent session proved it \(VERIFY applied/,
+    );
+    expect(verified.stderr).toMatch(/1 live by this agent session's record/);
     expect(tookMs).toBeLessThan(2000);
     expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
   });
