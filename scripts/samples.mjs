@@ -363,7 +363,9 @@ async function recordNotWatched(work, env, facts, cli, compiled) {
   fs.mkdirSync(path.join(reactor, '.git'));
   await new Promise((resolve) => setTimeout(resolve, 50)); // the app starts after its classes are written
   facts.dirs.push(fs.realpathSync(reactor), reactor);
-  const agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes'], {
+  // The app's JVM loads lib's classes too (spring-boot:run in the reactor), though its agent watches only its own.
+  const classPath = ['app', 'lib'].flatMap((module) => ['--class-path', path.join(reactor, module, 'target', 'classes')]);
+  const agent = execa(process.execPath, [FAKE_AGENT, '--watch', 'target/classes', ...classPath], {
     cwd: path.join(reactor, 'app'),
     env,
     extendEnv: false,

@@ -200,13 +200,31 @@ export interface AgentWatch {
   excludePatterns: string[];
   /** `autoCompile=true`: it watches sources and compiles them itself, not the class output directories. */
   autoCompile: boolean;
+  /** Its watcher's `debounceMs=`: how long a change waits before it is dispatched, in ms (0 to 60 000, 500 by default). */
+  debounceMs: number;
   /**
-   * The directories on its JVM's class path (absolute, those that may be directories): the roots
-   * its app loads classes from, watched or not. Empty when the class path cannot be told.
+   * Its JVM's class path entries in order (absolute; jars and folders alike, the first of a repeat):
+   * where its app loads classes from, watched or not, first entry first. Empty when the class path
+   * cannot be told.
    */
   classPath: string[];
   /** Its JVM runs a test runner (JvmFacts `testRunner`): a test JVM, never the app's. */
   testRunner?: string;
+}
+
+/** What an app's JVM says of itself when its agent's options are not on its command line (attached at run time, a renamed jar). */
+export interface JvmOnly {
+  /** As {@link AgentWatch.classPath}. */
+  classPath: string[];
+  /** As {@link AgentWatch.testRunner}. */
+  testRunner?: string;
+}
+
+/** The class path and test runner of `jvm` (working directory `userDir`), or undefined when its class path cannot be told. */
+export function jvmOnly(jvm: JvmFacts, userDir: string): JvmOnly | undefined {
+  if (jvm.classPath === undefined) return undefined;
+  const classPath = [...new Set(jvm.classPath.map((entry) => path.resolve(userDir, entry)))];
+  return jvm.testRunner === undefined ? { classPath } : { classPath, testRunner: jvm.testRunner };
 }
 
 /**
@@ -223,8 +241,15 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   const excludePatterns = entries(options.get('excludePatterns'));
   const autoCompile = (options.get('autoCompile') ?? '').toLowerCase() === 'true';
   const absolute = (entry: string) => path.resolve(userDir, entry);
-  const classPath = [...new Set((jvm.classPath ?? []).map(absolute).filter(isDir))];
-  const base = { excludePatterns, autoCompile, classPath, ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }) };
+  const classPath = [...new Set((jvm.classPath ?? []).map(absolute))];
+  const debounceMs = debounceOf(options.get('debounceMs'));
+  const base = {
+    excludePatterns,
+    autoCompile,
+    debounceMs,
+    classPath,
+    ...(jvm.testRunner === undefined ? {} : { testRunner: jvm.testRunner }),
+  };
   // Given entries that are no directories are dropped, and with none left nothing is watched.
   const given = entries(options.get('watchDirs')).map(absolute);
   if (given.length > 0) return { roots: given.filter(isDir), from: 'watchDirs', ...base };
@@ -233,6 +258,17 @@ export function agentWatch(jvm: JvmFacts, userDir: string, isDir: (agentPath: st
   if (detected.length > 0) return { roots: detected, from: 'class-path', ...base };
   const fallback = [path.join(userDir, 'target', 'classes'), path.join(userDir, 'build', 'classes', 'java', 'main')].filter(isDir);
   return { roots: fallback, from: 'working-directory', ...base };
+}
+
+/** The agent's default `debounceMs`, in ms (config/AgentConfig.java). */
+const DEBOUNCE_MS = 500;
+/** The largest `debounceMs` it takes, in ms: a larger one is cut to it (config/AgentConfig.java). */
+const MAX_DEBOUNCE_MS = 60_000;
+
+/** `debounceMs=` as config/AgentConfig.java parses it: a whole number held to 0..60 000; anything else is the default. */
+function debounceOf(value: string | undefined): number {
+  if (value === undefined || !/^[+-]?\d+$/.test(value)) return DEBOUNCE_MS;
+  return Math.max(0, Math.min(Number(value), MAX_DEBOUNCE_MS));
 }
 
 /** The class-path test of SpringBootContext: the entry as `Paths.get` prints it, `\` as `/`. */

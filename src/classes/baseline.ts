@@ -6,7 +6,8 @@
 import path from 'node:path';
 import type { AppStart } from '../outcome/facts.js';
 import { forSession, type ClassIndex } from './columns.js';
-import { EVIDENCE, firstSeen } from './evidence.js';
+import { verdictOf } from './evidence.js';
+import { type JvmPaths, Placement } from './placement.js';
 import { breakHistories, wholeBefore } from './history.js';
 import { detectChanges } from './snapshot.js';
 
@@ -23,10 +24,21 @@ export interface Baseline {
   whole: Map<string, boolean>;
 }
 
+/** The pre-start facts of a file when the JVM's start is not known: nothing is older than it. */
+const UNKNOWN_START = {
+  start: undefined,
+  linkCtimeMs: Number.POSITIVE_INFINITY,
+  placed: false,
+  onClassPath: false,
+  earlier: 'unknown',
+  elsewhere: false,
+} as const;
+
 /**
  * The record before this build: `index` when it is of this agent session and covers `dirs`. For
  * no record (missing, corrupt, another session) and uncovered directories, files are scanned now,
- * each live only when at its path since before the JVM started (evidence.ts `firstSeen`); the
+ * each live only when at its path, as the JVM resolves it through its class path (`paths`), since
+ * before the JVM started (evidence.ts, kind `pre-start`; placement.ts); the
  * caller saves that before the build, so a run killed mid-build leaves it. Older folders' histories
  * are checked against their stamps, unless the hold has been ours since the save (`heldSince`).
  */
@@ -35,6 +47,7 @@ export async function baselineOf(
   dirs: readonly string[],
   sessionId: string,
   appStart: AppStart,
+  paths: JvmPaths,
   heldSince = false,
 ): Promise<Baseline> {
   const sameSession = index.sessionId === sessionId;
@@ -44,11 +57,15 @@ export async function baselineOf(
     return { baseline: index, save: breakHistories(index.folderHistory, whole), scanned: [], unseen: [], whole };
   }
   const start = appStart.kind === 'known' ? { startMs: appStart.startMs, errorMs: appStart.errorMs } : undefined;
+  const placement = start === undefined ? undefined : new Placement(start, paths);
   const { index: baseline, unreadableDirs } = await detectChanges(sameSession ? index : forSession(index, sessionId), toScan, {
-    judge: (file) => {
-      const evidence = firstSeen(file, start);
-      return evidence === EVIDENCE.preStart ? { kind: 'live', evidence } : { kind: 'verify', by: 'once', liveUnknown: true };
-    },
+    judge: (file) =>
+      verdictOf({
+        ctimeMs: file.ctimeMs,
+        byBuild: false,
+        newInSession: false,
+        sight: placement?.sight(file.file, file.dir, file.linkCtimeMs) ?? UNKNOWN_START,
+      }),
     history: { kind: 'first', start },
   });
   const fresh = (folder: string) => heldSince || toScan.some((dir) => folder === dir || folder.startsWith(dir + path.sep));

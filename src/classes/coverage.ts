@@ -10,7 +10,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DirCoverage, DoctorObserved } from '../outcome/facts.js';
 import { classFolders } from './scan.js';
-import { type AgentWatch, excludedName } from '../agent/jvm-options.js';
+import type { JvmPaths } from './placement.js';
+import { type AgentWatch, excludedName, type JvmOnly } from '../agent/jvm-options.js';
 import { type PathMapEntry, toAgent, toLocal } from '../agent/path-map.js';
 import { isDir, isInside } from '../util/fs.js';
 
@@ -40,7 +41,11 @@ export interface AgentView {
   excludePatterns: readonly string[];
   /** `autoCompile=true` in its options: it watches sources, not class output directories, so nothing here is decided. */
   autoCompile: boolean;
-  /** The directories on its JVM's class path (local; `real` with links resolved), watched or not; empty when not known. */
+  /** Its watcher's `debounceMs` from its options, in ms; undefined when its options are not known. */
+  debounceMs: number | undefined;
+  /** DOCTOR's `unwatchableDirectoryCount`: registrations the OS refused, so folders it does not watch. */
+  refused: number;
+  /** Its JVM's class path entries in order (local; `real` with links resolved), watched or not; empty when not known. */
   classPath: readonly { local: string; real: string }[];
   /** DOCTOR's `workingDirectory`, translated by the path map. */
   workingDirectory: string;
@@ -56,22 +61,32 @@ const SAMPLE_PATH_CHARS = 256;
 /** The DOCTOR fields a view reads. */
 export type DoctorView = Pick<
   DoctorObserved,
-  'watchedDirectories' | 'watchedDirectoryCount' | 'watchSampleTruncated' | 'workingDirectory' | 'watcherState'
+  | 'watchedDirectories'
+  | 'watchedDirectoryCount'
+  | 'watchSampleTruncated'
+  | 'workingDirectory'
+  | 'watcherState'
+  | 'unwatchableDirectoryCount'
 >;
 
 /**
- * The agent's view from what its JVM's options say (`watch`, agent/jvm-options.ts, when they
- * could be read) or else its DOCTOR evidence, with `map` (agent path -> local path). Reads the
- * file system.
+ * The agent's view from what its JVM's options say (`jvm`, agent/jvm-options.ts, when they
+ * could be read; its class path alone when only the JVM's own options could) or else its DOCTOR
+ * evidence, with `map` (agent path -> local path). Reads the file system.
  */
-export function agentView(doctor: DoctorView, map: readonly PathMapEntry[], watch?: AgentWatch): AgentView {
+export function agentView(doctor: DoctorView, map: readonly PathMapEntry[], jvm?: AgentWatch | JvmOnly): AgentView {
+  const watch = jvm !== undefined && 'roots' in jvm ? jvm : undefined;
   const workingDirectory = doctor.workingDirectory === '' ? '' : path.resolve(toLocal(map, doctor.workingDirectory));
-  const classPath = (watch?.classPath ?? []).map((dir) => path.resolve(toLocal(map, dir))).map((local) => ({ local, real: realOf(local) }));
+  const classPath = (jvm?.classPath ?? [])
+    .map((entry) => path.resolve(toLocal(map, entry)))
+    .map((local) => ({ local, real: realOf(local) }));
   const base = {
     workingDirectory,
     map,
     excludePatterns: watch?.excludePatterns ?? [],
     autoCompile: watch?.autoCompile === true,
+    debounceMs: watch?.debounceMs,
+    refused: doctor.unwatchableDirectoryCount,
     classPath,
   };
   const here = (reported: string) => watchedHere(reported, map);
@@ -133,6 +148,18 @@ export function watchCoverage(dirs: readonly string[], view: AgentView): DirCove
 export function onClassPath(view: AgentView, dir: string): boolean {
   const real = realOf(dir);
   return view.classPath.some((entry) => entry.local === dir || entry.real === real);
+}
+
+/**
+ * Where the JVM of `view` loads classes from (placement.ts): its class path, its working
+ * directory and the checkout root `top`, and what its agent watches.
+ */
+export function jvmPathsOf(view: AgentView, top: string): JvmPaths {
+  const watched = (file: string) => {
+    const state = classWatched(view, file);
+    return state === null || typeof state === 'boolean' ? state : false;
+  };
+  return { top, workingDirectory: view.workingDirectory, classPath: view.classPath, watched };
 }
 
 /**

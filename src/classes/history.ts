@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { folderBefore, wholeSinceStart, type StartCut } from './evidence.js';
+import { wholeSinceStart, type StartCut } from './evidence.js';
 import type { FolderStamp } from './folders.js';
 
 /** One folder's history in the record. */
@@ -82,8 +82,6 @@ export class HistoryBuilder {
   private readonly unlistable: string[] = [];
   /** `after`: whole after the build, per folder asked. */
   private readonly after = new Map<string, boolean>();
-  /** `first`: the folder and every folder above it up to its class output directory were there before the JVM started. */
-  private readonly there = new Map<string, boolean>();
 
   /**
    * @param base the folder histories of the record scanned against.
@@ -104,19 +102,12 @@ export class HistoryBuilder {
       return;
     }
     this.listedNow.set(folder, { stamp, whole: wholeSinceStart(stat.ctimeMs, rule.start) });
-    const above = this.roots.includes(folder) || (this.there.get(path.dirname(folder)) ?? false);
-    this.there.set(folder, above && folderBefore(stat, rule.start));
   }
 
   /** A folder the scan could not list: its files are not in the record, so its history is not whole. */
   unreadable(folder: string): void {
     this.listedNow.set(folder, { stamp: undefined, whole: false });
     this.unlistable.push(folder);
-  }
-
-  /** `first`: `folder` and every folder above it up to its class output directory were there before the JVM started. */
-  foldersBefore(folder: string): boolean {
-    return this.there.get(folder) ?? false;
   }
 
   /** `after`: a class file with no row in `folder` is new in the agent session (the folder's history is whole). */

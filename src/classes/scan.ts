@@ -5,7 +5,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { EVIDENCE, firstSeen, folderBefore, type StartCut } from './evidence.js';
+import type { SightFacts, StartCut } from './evidence.js';
+import { type JvmPaths, Placement } from './placement.js';
 
 /**
  * How long synchronous scanning and hashing may run before the event loop gets a turn, in ms.
@@ -203,22 +204,19 @@ export function declaredClassName(bytes: Uint8Array): string | undefined {
   return internal === undefined || internal === '' ? undefined : internal.split('/').join('.');
 }
 
-/** What the disk shows of a built class file against a JVM's start: {@link sightSince}. */
-export type SinceStart = 'gone' | 'other-bytes' | 'pre-start' | 'unknown';
+/**
+ * What the disk shows of a built class file against a JVM's start ({@link sightSince}): gone,
+ * other bytes, changed while read (`unknown`), or the facts of the rule's pre-start kind.
+ */
+export type SinceStart = 'gone' | 'other-bytes' | 'unknown' | { ctimeMs: number; sight: SightFacts };
 
 /**
- * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, held at
- * its path since before `start` by evidence.ts `firstSeen` (folders up to the class output directory),
- * where the JVM loads it from (`loadsFrom`: its class output directory is on its class path). `gone`
- * when it cannot be read, `unknown` when that cannot be told. Never throws.
+ * Whether class file `file` (binary name `className`) still holds the build's bytes `sha256`, and
+ * the facts of whether it has been at its path, as the JVM resolves it through its class path
+ * (`paths`), since before `start` (evidence.ts, kind `pre-start`; placement.ts). `gone` when it
+ * cannot be read, `unknown` when it changed while read. Never throws.
  */
-export function sightSince(
-  file: string,
-  className: string,
-  sha256: string,
-  start: StartCut,
-  loadsFrom: (classDir: string) => boolean,
-): SinceStart {
+export function sightSince(file: string, className: string, sha256: string, start: StartCut, paths: JvmPaths): SinceStart {
   const stat = statOf(file);
   const hash = stat === undefined ? undefined : hashFile(file);
   if (stat === undefined || hash === undefined) return 'gone';
@@ -226,16 +224,10 @@ export function sightSince(
   // A file swapped between the stat and the read would lend the old file's times to the new bytes.
   const again = statOf(file);
   if (again?.ino !== stat.ino || again.ctimeMs !== stat.ctimeMs) return 'unknown';
-  const folders = [path.dirname(file)];
-  for (let i = className.split('.').length - 1; i > 0; i -= 1) folders.push(path.dirname(folders.at(-1)!));
-  // Bytes the JVM does not load from this class output directory (a jar first on its class path) prove nothing.
-  if (!loadsFrom(folders.at(-1)!)) return 'unknown';
-  const foldersBefore = folders.every((dir) => {
-    const times = statOf(dir);
-    return times !== undefined && folderBefore(times, start);
-  });
-  const sight = { ctimeMs: stat.ctimeMs, linkCtimeMs: linkCtimeMs(file, stat), foldersBefore };
-  return firstSeen(sight, start) === EVIDENCE.preStart ? 'pre-start' : 'unknown';
+  let dir = file;
+  for (let i = className.split('.').length; i > 0; i -= 1) dir = path.dirname(dir);
+  const sight: SightFacts = new Placement(start, paths).sight(file, dir, linkCtimeMs(file, stat));
+  return { ctimeMs: stat.ctimeMs, sight };
 }
 
 /** `fs.statSync(file)` (links followed), or undefined when it cannot be stat'ed. */

@@ -8,14 +8,50 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
-import { evidenceFor, isLive, type Decision, type FileFacts } from './evidence.js';
+import { COARSE_CLOCK_MS, isLive, type Facts, type Question } from './evidence.js';
 import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
 import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
 import { hashPaced, isUnreadableFolder, linkCtimeMs, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
 
-/** Decides what one class file needs from the facts the scan found (see evidence.ts). */
-type Judge = (file: FileFacts) => Decision;
+/** What the scan found of one class file that is not simply its row's live bytes. Times in epoch ms. */
+export interface FileFacts {
+  /** Its path, its folder and its class output directory (absolute). */
+  file: string;
+  folder: string;
+  dir: string;
+  /** The evidence code of its row in the record, or undefined when it has none. */
+  recorded?: number;
+  /** The row is a tombstone: the file was removed earlier in this agent session. */
+  gone: boolean;
+  /** The bytes on disk equal the row's (false without a row). */
+  sameBytes: boolean;
+  /** The file's stamp is the row's (false without a row, or for a tombstone). */
+  sameStamp: boolean;
+  /** The file's ctime (through a symbolic link, the target's). */
+  ctimeMs: number;
+  /** The symbolic link's own ctime when the file is one, else `ctimeMs`. */
+  linkCtimeMs: number;
+  /** The record of its folder is this run's own scan from before the build, or the folder was not there then. */
+  scannedBeforeBuild: boolean;
+  /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
+  newInSession: boolean;
+}
+
+/**
+ * The rule's facts (evidence.ts) of a file found after a build whose hold was acknowledged at
+ * `holdAtMs` (epoch ms): a stamp within the clock's coarseness of the hold counts as after it.
+ */
+export function afterBuildFacts(file: FileFacts, holdAtMs: number): Omit<Facts, 'answer'> {
+  const { recorded } = file;
+  const row =
+    recorded === undefined ? undefined : { code: recorded, gone: file.gone, sameBytes: file.sameBytes, sameStamp: file.sameStamp };
+  const byBuild = file.scannedBeforeBuild || file.ctimeMs >= holdAtMs - COARSE_CLOCK_MS;
+  return { row, ctimeMs: file.ctimeMs, byBuild, newInSession: file.newInSession };
+}
+
+/** Decides what one class file is from the facts the scan found: evidence.ts `verdictOf`, without an answer. */
+type Judge = (file: FileFacts) => Question;
 
 /** How {@link detectChanges} judges and what else it looks for. */
 export interface ScanOptions {
@@ -273,17 +309,19 @@ async function scanMoved(
   const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
   const unseen = walk.options.unseenBefore ?? [];
   const decision = walk.options.judge({
+    file,
+    folder: place.folder,
+    dir,
     ...(row === undefined ? {} : { recorded: base.evidence[row]! }),
     gone,
     sameBytes,
     sameStamp: same,
     ctimeMs: stat.ctimeMs,
     linkCtimeMs: linkCtimeMs(file, stat),
-    foldersBefore: walk.history.foldersBefore(place.folder),
     scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
     newInSession: row === undefined && walk.history.newIn(place.folder),
   });
-  const evidence = evidenceFor(decision);
+  const evidence = decision.code;
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
   if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
   const after = sha.toString('hex');
@@ -291,12 +329,12 @@ async function scanMoved(
   const before = row === undefined ? {} : { before: shaHex(base, row) };
   walk.rows.put(row, file, dirNo, stat, sha, evidence, history);
   changes.total += 1;
-  if (decision.kind === 'verify') {
+  if (decision.kind === 'ask') {
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
     const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
-    // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts decide).
+    // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
-      row === undefined && decision.keeps !== undefined ? changes.added : decision.by === 'build' ? changes.changed : changes.checks;
+      row === undefined && decision.keeps !== undefined ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
     list.push(classChange(file, dir, facts));
   }
   return true;

@@ -13,9 +13,10 @@ import { isVerifiableClassName } from '../agent/protocol.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { declaredClassName, hashFile, listClassFiles, statOf } from '../classes/scan.js';
 import { baselineOf } from '../classes/baseline.js';
-import { type ClassIndex, emptyIndex, IndexBuilder, shaHex } from '../classes/columns.js';
-import { EVIDENCE } from '../classes/evidence.js';
+import { type ClassIndex, IndexBuilder, sameStampAsRow, shaHex } from '../classes/columns.js';
+import { EVIDENCE, type Facts, type Verdict, verdictOf } from '../classes/evidence.js';
 import { binaryClassName } from '../classes/changes.js';
+import { jvmPathsOf } from '../classes/coverage.js';
 import {
   type AgentInfo,
   type ChangeSummary,
@@ -27,9 +28,9 @@ import {
 } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { REWRITTEN_DETAIL, SINCE_START_DETAIL, warningText } from '../report/step-words.js';
+import { liveWords, OUTSIDE_DETAIL, REWRITTEN_DETAIL, warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import { proveClasses } from '../session/proof.js';
+import { proveClasses, recordAt } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
 
 /** Options for {@link verifyClassFiles}. */
@@ -163,8 +164,9 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
 }
 
 /**
- * The verdicts for `files` by the build's rule (classes/baseline.ts, session/proof.ts), in name
- * order: live when at their path since before the JVM started, `rewritten` when moved while read.
+ * The verdicts for `files` by the build's rule and records (classes/evidence.ts; classes.idx of
+ * this agent session, classes/baseline.ts for folders it does not cover, session/proof.ts), in
+ * name order: live by the record or the disk, else asked; `rewritten` when moved while read.
  */
 async function proveFiles(
   session: Session<SessionHost>,
@@ -173,16 +175,20 @@ async function proveFiles(
 ): Promise<VerifyReport> {
   const agent = session.agent!;
   const emit = options.onEvent ?? (() => undefined);
+  const warn = (message: string) => emit({ type: 'warning', message });
   const start = await findAppStart(agent.pid, session.view!.workingDirectory);
-  if (start.kind === 'unknown') emit({ type: 'warning', message: warningText.appStartUnknown(start.why) });
-  const scanned = await baselineOf(emptyIndex(agent.sessionId), outermost(files.flatMap(rootOf)), agent.sessionId, start);
+  if (start.kind === 'unknown') warn(warningText.appStartUnknown(start.why));
+  const paths = jvmPathsOf(session.view!, session.checkout);
+  const scanned = await baselineOf(recordAt(session.state, warn), outermost(files.flatMap(rootOf)), agent.sessionId, start, paths);
   const index = withRows(scanned.baseline, files);
-  // A file whose bytes moved between its listing and the scan is not judged on bytes it no longer has.
   const rows = rowsByPath(index);
+  // A file whose bytes moved between its listing and the scan is not judged on bytes it no longer has.
   const sameBytes = (f: ClassChange) => rows.has(f.path) && shaHex(index, rows.get(f.path)!) === f.after;
   const moved = files.filter((f) => !sameBytes(f));
-  const live = files.filter((f) => sameBytes(f) && index.evidence[rows.get(f.path)!] === EVIDENCE.preStart);
-  const asked = files.filter((f) => sameBytes(f) && !live.includes(f));
+  const judged = files.filter(sameBytes).map((f) => ({ file: f, verdict: verdictOf(factsOf(index, rows.get(f.path)!, f.path)) }));
+  const live = judged.flatMap(({ file, verdict }) => (verdict.kind === 'live' ? [liveBy(file, verdict)] : []));
+  const outside = judged.flatMap(({ file, verdict }) => (verdict.kind === 'outside' ? [notTheApps(file)] : []));
+  const asked = judged.flatMap(({ file, verdict }) => (verdict.kind === 'ask' ? [file] : []));
   const proof =
     asked.length === 0
       ? NOTHING_ASKED
@@ -197,9 +203,11 @@ async function proveFiles(
           index,
           // Nothing is asked once here (no `checks`), and what the agent does not watch is polled as any other.
           watched: () => false,
+          refused: 0,
+          noticeMs: 0,
           unwatched: () => undefined,
         });
-  const verdicts = [...live.map(liveSinceStart), ...moved.map(movedWhileRead), ...proof.verdicts].sort((a, b) =>
+  const verdicts = [...live, ...outside, ...moved.map(movedWhileRead), ...proof.verdicts].sort((a, b) =>
     a.className < b.className ? -1 : a.className > b.className ? 1 : 0,
   );
   const { capacityLimited, capacity, requests, lostReplies, elapsedMs, sessionChangedTo } = proof;
@@ -211,6 +219,18 @@ async function proveFiles(
     lostReplies,
     elapsedMs,
     ...(sessionChangedTo === undefined ? {} : { sessionChangedTo }),
+  };
+}
+
+/** The rule's facts (evidence.ts) of `file` at `row` of `index`, seen now; what is asked is polled, as a build's own change. */
+function factsOf(index: ClassIndex, row: number, file: string): Facts & { answer?: never } {
+  const stat = statOf(file);
+  const sameStamp = stat !== undefined && sameStampAsRow(index, row, stat);
+  return {
+    row: { code: index.evidence[row]!, gone: index.gone[row] === 1, sameBytes: true, sameStamp },
+    ctimeMs: stat?.ctimeMs ?? Number.POSITIVE_INFINITY,
+    byBuild: true,
+    newInSession: false,
   };
 }
 
@@ -264,9 +284,15 @@ function withRows(index: ClassIndex, files: readonly ClassChange[]): ClassIndex 
   return builder.finish(index.folders, index.folderHistory);
 }
 
-/** The verdict of a class file live since before the app's JVM started: `unchanged`, as a build calls it. */
-function liveSinceStart(file: ClassChange): ClassVerdict {
-  return { className: file.className, path: file.path, sha256: file.after!, status: 'unchanged', detail: SINCE_START_DETAIL };
+/** The verdict of a class file live by the rule without asking (`verdict`), with its kind's words. */
+function liveBy(file: ClassChange, verdict: Extract<Verdict, { kind: 'live' }>): ClassVerdict {
+  const evidence = verdict.of === undefined ? { by: verdict.by } : { by: verdict.by, of: verdict.of };
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'unchanged', detail: liveWords(evidence), evidence };
+}
+
+/** The verdict of a class file in a folder the app's JVM neither loads from nor watches: not live there. */
+function notTheApps(file: ClassChange): ClassVerdict {
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'not-watched', detail: OUTSIDE_DETAIL };
 }
 
 /** The verdict of a class file whose bytes moved while `verify` read it: never live. */

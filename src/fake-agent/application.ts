@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { excludedBy, registeredDirectories } from './paths.js';
+import { defaultOutputDirs, excludedBy, registeredDirectories } from './paths.js';
 import { type ClassFile, isDirectory } from './capture.js';
 import { doctorJson, type WatcherState, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
@@ -52,6 +52,7 @@ export abstract class FakeApplication {
   ) {
     this.reloader = new ClassReloader({
       excluded: settings.excludePatterns.length > 0 ? excludedBy(settings.excludePatterns) : undefined,
+      refused: settings.refuseWatch,
       reloadMs: settings.reloadMs,
       ledgerSize: settings.ledgerSize,
       scanCache: settings.scanCache,
@@ -94,7 +95,8 @@ export abstract class FakeApplication {
     this.java = settings.java ?? (await installedJava());
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
     this.jvmStartMs = Date.now();
-    this.roots = settings.watchDirs.filter(isDirectory);
+    const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
+    this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);
     this.wiring = 'none';
     this.watcherState = 'starting';
@@ -157,6 +159,21 @@ export abstract class FakeApplication {
     this.broadcast('ERROR', 'FileWatcher error: IOException: User limit of inotify watches reached');
   }
 
+  /** The watcher's registrations the OS accepted: every folder under the roots but those it refused. */
+  protected registered(): string[] {
+    return registeredDirectories(this.roots).filter((dir) => !this.settings.refuseWatch.includes(dir));
+  }
+
+  /**
+   * RELOAD status's `pendingClasses` (agent ReloadQueue): what the watcher dispatched that waits,
+   * held for a build or paused. A change still in the watcher's debounce is not in the queue yet;
+   * without its own watcher (`autoReload` off) the fake counts every change, as one pending.
+   */
+  pendingClasses(): number {
+    const queued = this.holdState.kind !== 'none' || this.paused || !this.settings.autoReload;
+    return queued ? this.reloader.countChanged() : 0;
+  }
+
   hold(): HoldSnapshot {
     const { kind, owner } = this.holdState;
     const files = kind === 'none' ? 0 : this.reloader.countChanged();
@@ -177,8 +194,9 @@ export abstract class FakeApplication {
         pid: settings.reportedPid ?? String(this.standIn?.pid ?? process.pid),
         workingDirectory: settings.reportedWorkingDirectory ?? settings.reportPath(this.standIn?.cwd ?? settings.appDir),
         buildHold: this.holdState.kind,
-        registered: this.watching ? registeredDirectories(this.roots).map(settings.reportPath) : [],
+        registered: this.watching ? this.registered().map(settings.reportPath) : [],
         forceTruncated: settings.forceWatchSampleTruncated,
+        refused: this.watching ? registeredDirectories(this.roots).filter((dir) => settings.refuseWatch.includes(dir)).length : 0,
       },
       settings.hostile,
     );
@@ -214,7 +232,9 @@ export abstract class FakeApplication {
     this.timers.delete(timer);
   }
 
+  /** Cancels the application's timers and lets go of its agent's watches (restart, stop). */
   protected clearTimers(): void {
+    this.reloader.release();
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.pendingCapture = undefined;

@@ -7,7 +7,7 @@
 import type { Hostility } from './hostile.js';
 import type { DoctorStringField, HoldKind, JavaFacts } from './types.js';
 import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import type { Receipt } from './ledger.js';
 import type { PathReporter } from './paths.js';
 
@@ -46,6 +46,8 @@ export interface DoctorFacts {
   registered: string[];
   /** Report `watchSampleTruncated` true whatever the sample. */
   forceTruncated: boolean;
+  /** Registrations the OS refused (FileWatcher: DOCTOR's `unwatchableDirectoryCount`). */
+  refused: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export function doctorJson(token: string, facts: DoctorFacts, hostile: Hostility
     watcherState: text('watcherState', all ? facts.watcher : 'unavailable'),
     buildHold: text('buildHold', all ? facts.buildHold : 'unavailable'),
     watchedDirectoryCount: registered.length,
-    unwatchableDirectoryCount: 0,
+    unwatchableDirectoryCount: all ? facts.refused : 0,
     watchSampleTruncated: facts.forceTruncated || sample.length < registered.length,
     watchedDirectories: sample.map((dir) => text('watchedDirectories', dir)),
     buildOwnershipSupported: all,
@@ -194,10 +196,16 @@ export interface DiagnoseFacts {
   nowMs: number;
 }
 
-/** The diagnosis of `name` (a binary class name), one line per finding. */
+/**
+ * The diagnosis of `name` (a binary class name), one line per finding. As the agent's `explain`,
+ * the load state and the last attempt are of the class of the first file found, which a search by
+ * file name may have found for another class of the same simple name.
+ */
 export function diagnosisLines(name: string, facts: DiagnoseFacts): string[] {
   const lines = [`Reclazz diagnosis for ${name}`];
-  const files = classFilesOf(name, facts.roots);
+  const found = classFilesOf(name, facts.roots);
+  const files = found.map((f) => f.file);
+  const resolved = found[0] === undefined ? name : binaryNameOf(found[0].root, found[0].file);
   if (files.length === 0) {
     lines.push('No compiled .class file for this name under any watched directory.');
     lines.push(
@@ -221,12 +229,17 @@ export function diagnosisLines(name: string, facts: DiagnoseFacts): string[] {
     );
   }
   lines.push(
-    facts.loaded(name)
+    facts.loaded(resolved)
       ? 'Loaded and prepared by the agent, so a reload of it would be applied.'
       : 'The JVM has not loaded this class yet, so there is nothing to reload. It will use the current code the first time it is used.',
   );
-  if (files.length > 0) lines.push(lastAttempt(facts.receipt(name), newest, facts));
+  if (files.length > 0) lines.push(lastAttempt(facts.receipt(resolved), newest, facts));
   return lines;
+}
+
+/** The binary class name of class file `file` below the watched directory `root` (agent PlatformContext.resolveClassName). */
+function binaryNameOf(root: string, file: string): string {
+  return relative(root, file).slice(0, -'.class'.length).split(sep).join('.');
 }
 
 function lastAttempt(receipt: Receipt | undefined, newestMs: number | undefined, facts: DiagnoseFacts): string {
@@ -241,14 +254,17 @@ function lastAttempt(receipt: Receipt | undefined, newestMs: number | undefined,
   return `Last attempt ${ago(atMs, facts.nowMs)}: ${receipt.status === 'failed' ? 'failed' : 'reloaded'}${detail}${source}`;
 }
 
-/** Class files for `name` under `roots`: its direct path under each, else up to 4 files of its file name. */
-function classFilesOf(name: string, roots: readonly string[]): string[] {
-  const found: string[] = [];
+/**
+ * Class files for `name` under `roots`, with the root each is under: its direct path under each,
+ * else up to 4 files of its simple file name, whatever class they hold (agent ReloadDiagnostics.findClassFiles).
+ */
+function classFilesOf(name: string, roots: readonly string[]): { file: string; root: string }[] {
+  const found: { file: string; root: string }[] = [];
   const fileName = `${name.slice(name.lastIndexOf('.') + 1)}.class`;
   for (const root of roots) {
     const direct = join(root, ...name.split('.')) + '.class';
-    if (isFile(direct)) found.push(direct);
-    else found.push(...byFileName(root, fileName));
+    if (isFile(direct)) found.push({ file: direct, root });
+    else found.push(...byFileName(root, fileName).map((file) => ({ file, root })));
     if (found.length > FOUND_LIMIT) break;
   }
   return found;

@@ -102,6 +102,23 @@ function resourceDirOf(root: string): string | undefined {
   return resources !== undefined && isDirectory(resources) ? resources : undefined;
 }
 
+/**
+ * The class output directories the agent watches when its `watchDirs` names none (agent
+ * platform/SpringBootContext.java autoDetectOutputDirs): the class path's directories ending in
+ * `/target/classes` or `/target/test-classes` or holding `/build/classes/`, else the app folder's
+ * `target/classes` and `build/classes/java/main`; only those that are directories now.
+ */
+export function defaultOutputDirs(classPath: readonly string[] | undefined, appDir: string): string[] {
+  const onPath = (classPath ?? [])
+    .map((entry) => resolve(appDir, entry))
+    .filter((dir) => {
+      const slashed = dir.split(sep).join('/');
+      return isDirectory(dir) && (slashed.endsWith('/target/classes') || slashed.endsWith('/target/test-classes') || slashed.includes('/build/classes/'));
+    });
+  if (onPath.length > 0) return onPath;
+  return [join(appDir, 'target', 'classes'), join(appDir, 'build', 'classes', 'java', 'main')].filter(isDirectory);
+}
+
 /** Every directory under each of `roots` that exists now, the roots included, and their resource folders' trees; unsorted, deduplicated. */
 export function registeredDirectories(roots: readonly string[]): string[] {
   const found = new Set<string>();
@@ -147,6 +164,8 @@ export interface ArgumentFacts {
   excludePatterns: readonly string[];
   /** The watcher's start delay, in ms (shown as whole seconds, `startupDelaySec`). */
   watcherStartMs: number;
+  /** The watcher's debounce, in ms (`debounceMs`, shown when not the agent's default 500). */
+  debounceMs?: number;
   /** `autoCompile=true` (shown last). */
   autoCompile?: boolean;
 }
@@ -162,6 +181,7 @@ export function agentArguments(facts: ArgumentFacts): string {
   if (Number.isFinite(facts.watcherStartMs) && facts.watcherStartMs > 0) {
     pairs.push(`startupDelaySec=${Math.ceil(facts.watcherStartMs / 1000)}`);
   }
+  if (facts.debounceMs !== undefined && facts.debounceMs !== 500) pairs.push(`debounceMs=${facts.debounceMs}`);
   if (facts.autoCompile === true) pairs.push('autoCompile=true');
   return pairs.join(',');
 }

@@ -5,11 +5,13 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
 import { SessionCounts } from './doctor.js';
 import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
 import type { PathReporter } from './paths.js';
 import type { FinalStatus, SuperclassChange } from './types.js';
+import { RootWatches } from './watches.js';
 
 /**
  * Detail of a class that was not loaded exactly once before its batch (new to the JVM, or loaded
@@ -24,6 +26,8 @@ const SUPERCLASS_REASON = 'superclass change not applied; restart required';
 export interface ReloaderOptions {
   /** Class file names the watcher skips (the agent's `excludePatterns`): never captured, pending or reloaded. */
   excluded?: ((fileName: string) => boolean) | undefined;
+  /** Folders whose watch registration the OS refused: their class files are never seen. */
+  refused?: readonly string[] | undefined;
   /** How long an admitted batch reads `running` before its final statuses. */
   reloadMs: number;
   /** Classes whose latest receipt the ledger keeps. */
@@ -78,8 +82,8 @@ export class ClassReloader {
   private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
   private readonly open = new Set<Batch>();
   private batches = 0;
-  /** The watched class output directories (absolute): those that existed when the application started. */
-  private roots: readonly string[] = [];
+  /** The watched class output directories: those that existed when the application started, as the agent's watches follow them. */
+  private readonly roots = new RootWatches();
 
   private readonly hashCache: Map<string, CachedHash> | undefined;
 
@@ -93,7 +97,7 @@ export class ClassReloader {
    * loaded and known, excluded ones too; no receipts, no notes, no open batch.
    */
   reset(roots: readonly string[]): void {
-    this.roots = roots;
+    this.roots.reset(roots);
     this.known.clear();
     this.loaded.clear();
     this.ledger.clear();
@@ -118,6 +122,11 @@ export class ClassReloader {
   /** True when the application loaded `className` at its start. */
   isLoaded(className: string): boolean {
     return this.loaded.has(className);
+  }
+
+  /** Lets go of the watched folders (the application stops). */
+  release(): void {
+    this.roots.release();
   }
 
   /** Class files whose bytes the agent knows (HEALTH's "holding <n> files"). */
@@ -262,12 +271,13 @@ export class ClassReloader {
   }
 
   private scan(withExcluded = false): ClassFile[] {
+    const refused = new Set(this.options.refused ?? []);
     return scanClassFiles(
-      this.roots,
+      this.roots.current(),
       this.hashCache,
       (file, bytes) => this.hierarchies.set(file.path, { sha256: file.sha256, hierarchy: readHierarchy(bytes) }),
       withExcluded ? undefined : this.options.excluded,
-    );
+    ).filter((file) => !refused.has(dirname(file.path)));
   }
 
   /** Hierarchy of `file`'s bytes (read again if the scan that hashed them did not read them). */

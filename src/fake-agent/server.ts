@@ -359,7 +359,7 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
     }
     reply(
       this.settings.hostile.reloadText(
-        `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.reloader.countChanged()} ` +
+        `RELOAD_STATE ${token} ${action} paused=${this.paused} pendingClasses=${this.pendingClasses()} ` +
           `pendingActions=0 buildHold=${this.holdState.kind}`,
       ),
     );

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-import { agentArguments, agentJarPath, appDirOfPortFile, pathReporter, type PathReporter } from './paths.js';
+import { agentArguments, agentJarPath, appDirOfPortFile, defaultOutputDirs, pathReporter, type PathReporter } from './paths.js';
 import { Hostility } from './hostile.js';
 import type { JvmLine } from './jvm.js';
 import type { FakeAgentOptions } from './types.js';
@@ -55,6 +55,7 @@ export interface Settings {
   autoReload: boolean;
   watchDebounceMs: number;
   watchPollMs: number;
+  refuseWatch: string[];
   hostile: Hostility;
 }
 
@@ -112,6 +113,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     autoReload: options.autoReload ?? false,
     watchDebounceMs: options.watchDebounceMs ?? 500,
     watchPollMs: options.watchPollMs ?? 100,
+    refuseWatch: (options.refuseWatch ?? []).map((dir) => resolve(dir)),
     hostile: new Hostility(options.hostile),
   };
 }
@@ -124,10 +126,13 @@ export function jvmLine(settings: Settings): JvmLine {
       watchDirs: settings.watchDirs.map(settings.reportPath),
       excludePatterns: settings.excludePatterns,
       watcherStartMs: settings.watcherStartMs,
+      debounceMs: settings.watchDebounceMs,
       autoCompile: settings.autoCompile,
     });
   const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
-  const classPath = (settings.classPath ?? settings.watchDirs).map(settings.reportPath);
+  // Without a class path given, the app loads its classes from what its agent watches, by its default rule when it names none.
+  const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
+  const classPath = (settings.classPath ?? given).map(settings.reportPath);
   const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
   if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
   if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };

@@ -64,6 +64,8 @@ export interface FakeAgentOptions {
    * Class output directories the agent watches (relative paths resolve against process.cwd()),
    * the agent's `watchDirs=`. Snapshotted at start: those classes count as loaded. One that does
    * not exist when the application starts is never watched (agent SpringBootContext.initialize).
+   * Default none: the agent's own rule (the class path's Maven and Gradle output directories, else
+   * the app folder's `target/classes` and `build/classes/java/main`).
    */
   watchDirs?: string[] | undefined;
   /**
@@ -179,7 +181,7 @@ export interface FakeAgentOptions {
    * agent is a full agent with its own port file (agent-facts "Test JVMs").
    */
   testRunner?: 'surefire' | 'gradle' | undefined;
-  /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`. */
+  /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`, else the app folder's class output directories. */
   classPath?: string[] | undefined;
   /**
    * Where the stand-in carries `-javaagent`: on its command line (default), in its
@@ -258,10 +260,19 @@ export interface FakeAgentOptions {
    * hold or pause, a change reloads `watchDebounceMs` after it settles. Default false.
    */
   autoReload?: boolean | undefined;
-  /** Quiet time of the watcher before it captures, in ms; default 500 (the agent's debounce). */
+  /**
+   * Quiet time of the watcher before it captures, in ms; default 500, the agent's `debounceMs`
+   * (config/AgentConfig.java). Another value is on the stand-in's command line as `debounceMs=`.
+   */
   watchDebounceMs?: number | undefined;
   /** How often the watcher looks at the watched directories, in ms; default 100. */
   watchPollMs?: number | undefined;
+  /**
+   * Folders below the watched directories whose watch registration the OS refuses (the inotify
+   * limit; agent watcher/FileWatcher.java): changes there are never seen, and DOCTOR counts them
+   * in `unwatchableDirectoryCount`. Default none.
+   */
+  refuseWatch?: string[] | undefined;
 
   // ---- a hostile or broken peer --------------------------------------------------------------
 

@@ -184,6 +184,39 @@ export interface VerifyReceipt {
   completedAt: string;
 }
 
+/**
+ * The kinds of evidence a class file's bytes are live by: classes/evidence.ts keeps the rule,
+ * docs/evidence.md says it. `recorded` and `restart` stand on one of the others (`of`).
+ */
+export type EvidenceKind = 'receipt' | 'recorded' | 'pre-start' | 'watcher-saw' | 'not-loaded' | 'restart';
+
+/**
+ * Why a class file is not live by the evidence rule (classes/evidence.ts), a kind each with what
+ * its words need (report/ has them).
+ */
+export type NotLiveWhy =
+  /** The agent's own answer (failed, mismatch, unverified, no answer): its detail says. */
+  | { kind: 'answer' }
+  /** The file changed again after it was read. */
+  | { kind: 'rewritten' }
+  /** No attempt with bytes newer than the ones the app has. */
+  | { kind: 'not-attempted' }
+  /** No attempt, but the folder is not shown watched. */
+  | { kind: 'not-shown-watched' }
+  /** No attempt, but the OS refused some of the agent's registrations. */
+  | { kind: 'refused-registrations'; refused: number }
+  /** No attempt, but the agent had changes pending (or a hold) before this build. */
+  | { kind: 'busy-before-build' }
+  /** No attempt, but the file is too recent for the watcher to have dispatched it. */
+  | { kind: 'too-recent'; noticeMs: number }
+  /**
+   * No attempt, but a receipt may have been evicted: HEALTH's reloads and failures (`counted`, when
+   * it said) and the classes it may not count (`uncounted`) reach the `capacity` the agent keeps.
+   */
+  | { kind: 'receipts-unbounded'; counted: number | undefined; uncounted: number; capacity: number }
+  /** A class new to the JVM that DIAGNOSE does not show unloaded (`loaded`: it said loaded; `other-file`: it described another file). */
+  | { kind: 'new-not-shown'; because: 'loaded' | 'other-file' | 'no-word' | 'class-path' };
+
 /** The verdict for one class. */
 export interface ClassVerdict {
   className: string;
@@ -194,6 +227,8 @@ export interface ClassVerdict {
   detail: string;
   /** The last receipt seen for this class, if any. */
   receipt?: VerifyReceipt;
+  /** The evidence that makes it live, when it is (`of`: the kind a `recorded` or `restart` one stands on). */
+  evidence?: { by: EvidenceKind; of?: EvidenceKind };
 }
 
 /** The outcome of a VERIFY round. `verdicts` is in the order of the targets. */

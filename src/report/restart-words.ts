@@ -15,11 +15,15 @@ export function waitingForRestart(goneFile?: string): string {
     : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)`;
 }
 
-/** A class file's detail after a restart, by what the disk shows of it (classes/scan.ts `sightSince`). */
+/**
+ * A class file's detail after a restart, by its evidence in the new JVM (classes/evidence.ts, kind
+ * `restart`) or what the disk shows of it (classes/scan.ts `sightSince`).
+ */
 export const RESTART_SIGHT = {
   gone: 'the class file is gone since the build: not proven in the new JVM',
   'other-bytes': 'the class file has other bytes than the build wrote: not proven in the new JVM',
-  'pre-start': 'at its path since before the new JVM started: the bytes it loaded',
+  'pre-start': 'at its path since before the new JVM started: the bytes it loads when it loads the class (no receipt says it has)',
+  receipt: 'VERIFY applied in the new agent session: the bytes it loaded',
 } as const;
 
 /** The line before the restart: which classes need it, and what the run does about it (`log`: where the command's output goes). */

@@ -3,7 +3,7 @@
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
-import type { AgentWait, AppStartUnknown, BuildGroup, LeftProcess } from '../outcome/facts.js';
+import type { AgentWait, AppStartUnknown, BuildGroup, EvidenceKind, LeftProcess } from '../outcome/facts.js';
 import type { HoldKeptCause } from '../outcome/outcome.js';
 import { appStartWhy } from './app-start-words.js';
 import { visible, visibleFacts } from './palette.js';
@@ -39,9 +39,27 @@ export const neverReloads = {
     visible(`the agent's excludePatterns ${pattern} skips ${fileName}: this change never reloads`),
 };
 
-/** The detail of a class file `verify` finds live without asking: at its path, unchanged, since before the app's JVM started (classes/evidence.ts). */
-export const SINCE_START_DETAIL =
-  "unchanged at this path since before the app's JVM started: the app runs these bytes (or loads them on first use), nothing to ask";
+/**
+ * The detail of a class file live without asking, by the evidence that makes it so
+ * (classes/evidence.ts): at its path since before the app's JVM started, or what this agent
+ * session's record shows an earlier run proved.
+ */
+export function liveWords(evidence: { by: EvidenceKind; of?: EvidenceKind }): string {
+  if (evidence.by === 'pre-start' || (evidence.by === 'recorded' && evidence.of === 'pre-start'))
+    return "unchanged at this path since before the app's JVM started: the app runs these bytes (or loads them on first use), nothing to ask";
+  switch (evidence.of) {
+    case 'receipt':
+      return 'unchanged since an earlier run in this agent session proved it (VERIFY applied these bytes then): nothing to ask';
+    case 'watcher-saw':
+      return "unchanged since an earlier run in this agent session found the agent's watcher saw these bytes: nothing to ask";
+    default:
+      return 'unchanged since an earlier run in this agent session found the JVM had not loaded the class: it loads these bytes on first use';
+  }
+}
+
+/** The detail of a class file `verify` finds where the app's JVM neither loads classes from nor watches (classes/evidence.ts `elsewhere`). */
+export const OUTSIDE_DETAIL =
+  "the app's JVM does not load classes from this folder (its class path) and its agent does not watch it: not the bytes the app runs";
 
 /** The detail of a `rewritten` verdict: the class file moved after it was checked, so the answer is not about what is on disk. */
 export const REWRITTEN_DETAIL = 'the class file changed again after it was checked: run again';

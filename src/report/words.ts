@@ -122,7 +122,7 @@ function describeProof(proof: Proof): Words {
       const all =
         unchanged === 0
           ? `all ${proof.applied} ${verifiable}${changed}class(es) proven live (VERIFY applied, SHA-256 matched)`
-          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchanged} ${proof.files ? SINCE_START_WHY : UNCHANGED_WHY}`;
+          : `all ${proof.applied + unchanged} ${verifiable}class(es) checked are live: ${proof.applied} VERIFY applied (SHA-256 matched), ${unchangedWords(proof)}`;
       return { message: proof.skipped ? `${all}; ${notAccepted(proof.skipped, changed)}` : all };
     }
     case 'nothing-to-prove': {
@@ -145,6 +145,18 @@ function describeProof(proof: Proof): Words {
 /** What `unchanged` classes are, after their count: of a build, then of `verify` (commands/verify.ts). */
 const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
 const SINCE_START_WHY = "unchanged since before the app's JVM started (the bytes it runs, nothing to ask)";
+const RECORDED_WHY = "live by this agent session's record (an earlier run's evidence, said above for each: nothing to ask)";
+
+/** The `unchanged` of a proof, by what makes them live: of a build, identical bytes; of `verify`, their age or the record. */
+function unchangedWords(proof: Extract<Proof, { kind: 'proven' }>): string {
+  const unchanged = proof.unchanged ?? 0;
+  if (!proof.files) return `${unchanged} ${UNCHANGED_WHY}`;
+  const recorded = proof.recorded ?? 0;
+  const sinceStart = unchanged - recorded;
+  return [sinceStart > 0 ? `${sinceStart} ${SINCE_START_WHY}` : '', recorded > 0 ? `${recorded} ${RECORDED_WHY}` : '']
+    .filter(Boolean)
+    .join(', ');
+}
 /** The clause for class files whose names VERIFY does not accept (`module-info`, a name with a control character...). */
 function notAccepted(count: number, changed: string): string {
   return `${count} ${changed}class file(s) not verified: no name VERIFY accepts (listed above as skipped)`;

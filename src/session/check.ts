@@ -8,14 +8,15 @@ import { batchWideCause, keptHoldCause } from '../agent/reports.js';
 import { askDoctor, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import { saveHolding } from '../hold/owner.js';
 import type { HoldKeptCause, Outcome } from '../outcome/outcome.js';
-import { type AgentView, classWatched, watchCoverage } from '../classes/coverage.js';
+import { type AgentView, classWatched, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
 import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
 import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
-import { COARSE_CLOCK_MS, type Cuts, decide, type FileFacts } from '../classes/evidence.js';
+import { COARSE_CLOCK_MS, noticeMs, verdictOf } from '../classes/evidence.js';
+import { Placement } from '../classes/placement.js';
 import { detectInFolders } from '../classes/hinted.js';
-import { detectChanges, type Detection } from '../classes/snapshot.js';
-import type { BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
+import { afterBuildFacts, detectChanges, type Detection, type FileFacts } from '../classes/snapshot.js';
+import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, roundEnd, warningText } from '../report/step-words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
@@ -42,8 +43,10 @@ export interface Before {
   holdAtMs: number;
   /** The hold was already ours when this cycle started (a failed build's output held for this one): its changes are this build's. */
   heldBefore: boolean;
-  /** RELOAD status before the build showed nothing pending and no earlier hold (evidence.ts `judgeOnce`). */
+  /** RELOAD status before the build showed nothing pending and no earlier hold (evidence.ts, kind `watcher-saw`). */
   quiet: { atMs: number } | undefined;
+  /** When the app's JVM started (tool/proc.ts `findAppStart`). */
+  appStart: AppStart;
 }
 
 /**
@@ -61,11 +64,12 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
   }
   // A folder that did not exist before the build: its files were written during it (new to the JVM only as history.ts shows).
   const fresh = dirs.filter((d) => !before.dirs.includes(d));
-  const cuts: Cuts = { holdAtMs: before.heldBefore ? 0 : before.holdAtMs };
+  // A stamp from before the hold (within the clock's coarseness) was not written by this build.
+  const holdAtMs = before.heldBefore ? 0 : before.holdAtMs;
   // Watch mode: only the folders the class watch saw change, unless a full pass is due (watch/hints.ts).
   const folders = await options.changedFolders?.(dirs, before.scanned.length > 0 || fresh.length > 0);
   const scan = {
-    judge: (file: FileFacts) => decide(file, cuts),
+    judge: (file: FileFacts) => verdictOf(afterBuildFacts(file, holdAtMs)),
     history: { kind: 'after' as const, before: before.whole },
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,
@@ -77,7 +81,7 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
   if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts records what the answers gave).
   const scanned = Buffer.from(detected.index.evidence);
-  const result = await verifyChanges(cycle, detected, dirs, build, before.quiet);
+  const result = await verifyChanges(cycle, detected, dirs, build, before);
   if (detected.dirty || !scanned.equals(detected.index.evidence))
     saveAfterOk(session, () => writeClassIndex(session.state, detected.index));
   return result;
@@ -87,13 +91,7 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
  * Asks VERIFY what the rule says needs asking (proof.ts) and judges the cycle: every class file
  * live by evidence, or what was not proven, not checked, or not readable.
  */
-async function verifyChanges(
-  cycle: Cycle,
-  detected: Detection,
-  dirs: string[],
-  build: BuildRun,
-  quiet: { atMs: number } | undefined,
-): Promise<RunResult> {
+async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], build: BuildRun, before: Before): Promise<RunResult> {
   const { session, options } = cycle;
   const { changes, unreadable, unreadableDirs, resources } = detected;
   const notVerifiable = changes.changed.filter((c) => !c.verifiable);
@@ -119,6 +117,7 @@ async function verifyChanges(
   }
   if (asked === 0) return end(cycle, await keptHold(cycle, nothingAsked(unread, unprovable, notVerifiable)), facts);
   const { watch, never } = await watchingOf(session, [...changes.changed, ...checks], dirs);
+  const shown = shownWatched(session, before.appStart, dirs, watch);
   const report = await proveClasses({
     connection: session.connection,
     sessionId: session.agent.sessionId,
@@ -128,7 +127,12 @@ async function verifyChanges(
     ...(session.signal === undefined ? {} : { signal: session.signal }),
     changes: { changed: changes.changed, checks, added },
     index: detected.index,
-    watched: (file) => watch(file) === true,
+    watched: shown,
+    refused: session.view.refused,
+    noticeMs: noticeMs(session.view.debounceMs, session.host.platform),
+    paths: jvmPathsOf(session.view, session.checkout),
+    agentPaths: session.view,
+    sinceMs: before.holdAtMs,
     unwatched: never,
     watch: captureWatch(session.connection, {
       timeoutMs: session.timeoutMs,
@@ -136,7 +140,7 @@ async function verifyChanges(
       ...(cycle.readFailure === undefined ? {} : { readFailure: cycle.readFailure }),
       ...(session.signal === undefined ? {} : { signal: session.signal }),
     }),
-    ...(quiet === undefined ? {} : { quiet }),
+    ...(before.quiet === undefined ? {} : { quiet: before.quiet }),
   });
   const { verdicts, checked, added: stayNew, ...verify } = report;
   const kept = { build, changes: { ...summary, added: stayNew } };
@@ -180,6 +184,22 @@ async function watchingOf(session: BuildSession, changes: readonly ClassChange[]
     return state !== null && state !== true ? neverReloads.excluded(state.excludedBy, path.basename(file)) : undefined;
   };
   return { watch, never };
+}
+
+/**
+ * Whether the folder of a class file is shown watched (classes/evidence.ts, kind `watcher-saw`): the
+ * agent watches it (`watch`), and its class output directory has been at its path since the app
+ * started (classes/placement.ts), so the agent found it there and its watch is on that folder.
+ */
+function shownWatched(
+  session: BuildSession,
+  appStart: AppStart,
+  dirs: readonly string[],
+  watch: (file: string) => ReturnType<typeof classWatched>,
+): (file: string) => boolean {
+  if (appStart.kind !== 'known') return () => false;
+  const placement = new Placement({ startMs: appStart.startMs, errorMs: appStart.errorMs }, jvmPathsOf(session.view, session.checkout));
+  return (file) => watch(file) === true && placement.placed(dirOf(file, dirs) ?? path.dirname(file));
 }
 
 /** The outcome when nothing needs asking: every class file live by the record, or what leaves that unproven. */

@@ -6,7 +6,7 @@ import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentClassDirs, missingWatchedDirs } from '../classes/coverage.js';
+import { agentClassDirs, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import {
   type BuildSession,
@@ -86,7 +86,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const state = await reloadStatus(session);
   if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
-  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet }, dirs };
+  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart }, dirs };
 }
 
 /** The agent still holds the build an earlier run with this owner left held (saved as held: a failed build): this cycle recovers it. */
@@ -239,7 +239,7 @@ async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, hel
   const { session } = cycle;
   const warn = (message: string) => session.emit({ type: 'warning', message });
   const index = readClassIndex(session.state, warn);
-  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, heldBefore);
+  const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, jvmPathsOf(session.view, session.checkout), heldBefore);
   if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
 }

@@ -4,22 +4,19 @@
  * only a restart is missing, {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
  */
 import { restartRequiredBy } from '../agent/reports.js';
-import { onClassPath, watchCoverage } from '../classes/coverage.js';
-import type { StartCut } from '../classes/evidence.js';
-import { sightSince } from '../classes/scan.js';
+import { jvmPathsOf, onClassPath, watchCoverage } from '../classes/coverage.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
 import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
 import type { Outcome, RestartFailure } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
-import { RESTART_SIGHT } from '../report/restart-words.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { withSmallYoungGeneration } from '../util/memory.js';
-import { verifyClasses } from '../verify/round.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
+import { proveInNewJvm } from './proof.js';
 import {
   type BuildSession,
   closeSession,
@@ -274,8 +271,8 @@ function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): bool
 }
 
 /**
- * Proves `part`'s class files (live before the restart, and those that needed it) in the new JVM: the
- * build's bytes still on disk, at their path since before it started, or VERIFY `applied`.
+ * Proves `part`'s class files (live before the restart, those that needed it, and the new ones) in
+ * the new JVM by the evidence rule, kind `restart` (proof.ts `proveInNewJvm`).
  */
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;
@@ -286,53 +283,28 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const facts = { restart: { sessionId } };
   if (appStart.kind === 'unknown')
     return resultOf(part, { kind: 'not-provable', sessionId, why: appStart.why }, part.result.verdicts, { agent, ...facts });
-  const kept = part.result.verdicts.filter((v) => mayRestart(v, part.needs));
-  // The new classes too: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
-  const classes = [...kept, ...addedOf(part.result)];
-  const read = classes.map((v) => readAfter(v, appStart, (root) => onClassPath(view, root)));
-  const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
-  const signal = session.signal === undefined ? {} : { signal: session.signal };
-  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
-  const timeoutMs = options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs;
-  const report = await verifyClasses(back.connection, targets, { sessionId, timeoutMs, ...signal });
-  const answers = new Map(report.verdicts.map((v) => [v.path, v]));
-  const checked = classes.map((v, i) => (read[i] === 'verify' ? answers.get(v.path)! : (read[i] as ClassVerdict)));
-  // A new class stays listed as added when the new JVM has its bytes; it is a verdict only when it does not.
-  const verdicts = checked.filter((v, i) => i < kept.length || !LIVE_VERDICTS.has(v.status));
-  if (verdicts.some((v) => v.status === 'interrupted'))
-    return { ...interruptedResult(part.result, session.signal), verdicts, agent, ...facts };
+  // The new classes too, as verdicts: the old JVM's DIAGNOSE ("not loaded") says nothing of the new one.
+  const { verdicts, added } = await proveInNewJvm({
+    connection: back.connection,
+    sessionId,
+    start: appStart,
+    paths: jvmPathsOf(view, session.checkout),
+    kept: part.result.verdicts.filter((v) => mayRestart(v, part.needs)),
+    added: part.result.changes?.added ?? [],
+    timeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
+    ...(session.signal === undefined ? {} : { signal: session.signal }),
+  });
+  const changes = part.result.changes === undefined ? {} : { changes: { ...part.result.changes, added } };
+  const result = { ...part.result, ...changes };
+  if (verdicts.some((v) => v.status === 'interrupted')) return { ...interruptedResult(result, session.signal), verdicts, agent, ...facts };
   const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
-  if (notLive > 0) return resultOf(part, { kind: 'not-proven', sessionId, classes: notLive }, verdicts, { agent, ...facts });
-  const preStart = verdicts.filter((v) => v.status === 'unchanged').length;
+  if (notLive > 0) return resultOf({ ...part, result }, { kind: 'not-proven', sessionId, classes: notLive }, verdicts, { agent, ...facts });
+  const preStart = verdicts.filter((v) => v.evidence?.of === 'pre-start').length;
   const outcome: Outcome = {
     reason: 'ok',
     proof: { kind: 'restarted', classes: verdicts.length, preStart, sessionId, at: back.at.toISOString() },
   };
-  return { ...rebuilt(part.result, outcome, verdicts), agent, ...facts };
-}
-
-/** The part's new classes with bytes (`changes.added`), as the verdicts a restart reads again. */
-function addedOf(result: PartResult): ClassVerdict[] {
-  return (result.changes?.added ?? []).flatMap((a) =>
-    a.verifiable && a.after !== undefined
-      ? [
-          {
-            className: a.className,
-            path: a.path,
-            sha256: a.after,
-            status: 'unverified' as const,
-            detail: 'a new class, not yet read in the new JVM',
-          },
-        ]
-      : [],
-  );
-}
-
-/** `verdict` read from the disk after the restart (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
-function readAfter(verdict: ClassVerdict, start: StartCut, loadsFrom: (root: string) => boolean): ClassVerdict | 'verify' {
-  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, loadsFrom);
-  if (sight === 'unknown') return 'verify';
-  return { ...verdict, status: sight === 'pre-start' ? 'unchanged' : 'rewritten', detail: RESTART_SIGHT[sight] };
+  return { ...rebuilt(result, outcome, verdicts), agent, ...facts };
 }
 
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */

@@ -24,7 +24,7 @@ import { describeAgents, describeAmong, describeOneOf } from '../report/shortfal
 import { describeOutcome } from '../report/words.js';
 import { signalOf } from '../outcome/exit.js';
 import fs from 'node:fs';
-import { agentWatch, type AgentWatch, readJvm } from '../agent/jvm-options.js';
+import { agentWatch, type AgentWatch, jvmOnly, type JvmOnly, readJvm } from '../agent/jvm-options.js';
 import { findClassDirs } from '../classes/dirs.js';
 import { findAppStart, localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 
@@ -398,7 +398,7 @@ export async function agentWatchOf(
   doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
   map: readonly PathMapEntry[],
   host: ProcHost = localHost,
-): Promise<AgentWatch | undefined> {
+): Promise<AgentWatch | JvmOnly | undefined> {
   if (doctor.workingDirectory === '') return undefined;
   const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
   try {
@@ -407,7 +407,8 @@ export async function agentWatchOf(
     const line = await processCommandLine(start.pid, host);
     if (line === undefined) return undefined;
     const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
-    return jvm === undefined ? undefined : agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir)));
+    if (jvm === undefined) return undefined;
+    return agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir))) ?? jvmOnly(jvm, doctor.workingDirectory);
   } catch {
     // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
     return undefined;
@@ -428,24 +429,33 @@ function mayHaveBeenDirectory(dir: string): boolean {
 }
 
 /**
- * Whose agent this is: a test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}),
- * `maybe` when its sample is truncated and lists nothing of this project, else `ours`. `roots`: the
- * project folders (where the run is, and the port file's project).
+ * Whose agent this is, the one rule for an agent session (a build's open, the restart's return): a
+ * test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}), `maybe` when
+ * its sample is truncated and lists nothing of this project, else `ours`. `roots`: the project
+ * folders (where the run is, and the port file's project). With `app`, the app's working directory
+ * from before a restart (local; '' when not known): `not-the-app` for an agent elsewhere, or, with
+ * none known, for any agent not plainly `ours`.
  */
-export function whoseAgent(view: AgentView, watch: AgentWatch | undefined, roots: string[]): 'test-jvm' | 'foreign' | 'maybe' | 'ours' {
+export function whoseAgent(
+  view: AgentView,
+  watch: AgentWatch | JvmOnly | undefined,
+  roots: string[],
+  app?: { workingDirectory: string },
+): 'test-jvm' | 'foreign' | 'maybe' | 'ours' | 'not-the-app' {
   if (watch?.testRunner !== undefined) return 'test-jvm';
   const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
   if (isForeignAgent(view, roots, classDirs)) return 'foreign';
   const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
   const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
-  return !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+  const whose = !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
+  if (app === undefined) return whose;
+  const same = app.workingDirectory === '' ? whose === 'ours' : view.workingDirectory === app.workingDirectory;
+  return same ? whose : 'not-the-app';
 }
 
 /**
- * The view of `doctor`, an agent answering after a restart, when it is the app's: not a test JVM's
- * or another app's ({@link whoseAgent}, the rule a build opens with), and in the app's working
- * directory from before (`workingDirectory`, local; with none known, only an agent {@link whoseAgent}
- * calls ours). Undefined when it is not.
+ * The view of `doctor`, an agent answering after a restart, when {@link whoseAgent} says it is the
+ * app's, in its working directory from before (`workingDirectory`, local). Undefined when it is not.
  */
 export async function sameAppView(
   doctor: DoctorObserved,
@@ -455,10 +465,8 @@ export async function sameAppView(
 ): Promise<AgentView | undefined> {
   const watch = await agentWatchOf(doctor, map);
   const view = agentView(doctor, map, watch);
-  const whose = whoseAgent(view, watch, roots);
-  if (whose === 'test-jvm' || whose === 'foreign') return undefined;
-  const same = workingDirectory === '' ? whose === 'ours' : view.workingDirectory === workingDirectory;
-  return same ? view : undefined;
+  const whose = whoseAgent(view, watch, roots, { workingDirectory });
+  return whose === 'ours' || whose === 'maybe' ? view : undefined;
 }
 
 /** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
@@ -466,7 +474,7 @@ export function notOurs(
   whose: 'foreign' | 'test-jvm',
   pid: string,
   view: AgentView,
-  watch: AgentWatch | undefined,
+  watch: AgentWatch | JvmOnly | undefined,
   at: AgentLocation,
   cwd: string,
 ): Outcome {

@@ -2,12 +2,14 @@
  * The proof step of a build: VERIFY what the rule (classes/evidence.ts) says needs asking, read each
  * answer by it, and record in the class index the evidence the answers give.
  */
-import fs from 'node:fs';
 import type { AgentConnection } from '../agent/connection.js';
-import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { askDiagnose, askPending, askReloadCount } from '../agent/requests.js';
-import { EVIDENCE, judgeOnce, keptBy, type LiveEvidence, mayBeEvicted } from '../classes/evidence.js';
-import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
+import { type AnswerFacts, EVIDENCE, type Facts, type StartCut, type Verdict, verdictOf } from '../classes/evidence.js';
+import { sightSince } from '../classes/scan.js';
+import { RESTART_SIGHT } from '../report/restart-words.js';
+import { type JvmPaths, Placement } from '../classes/placement.js';
+import { answerOf, askedOf, classDirOf, diagnosisOf, mayBeNew, rowsOf, sameFile, uncountedOf, unmovedOf } from '../classes/answers.js';
+import type { ClassIndex } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
 import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
 import { REWRITTEN_DETAIL } from '../report/step-words.js';
@@ -15,6 +17,9 @@ import { verifyClasses, type VerifyOptions, type VerifyTarget } from '../verify/
 import { verdictWords } from '../report/shortfall-words.js';
 import { type Diagnosis, lineNaming, restartRequiredBy } from '../agent/reports.js';
 import path from 'node:path';
+import { emptyIndex } from '../classes/columns.js';
+import { readClassIndex, StateError } from '../state/store.js';
+import type { StatePlace } from '../state/folder.js';
 import { type PathMapEntry, toLocal } from '../agent/path-map.js';
 
 /**
@@ -37,14 +42,28 @@ export interface ProofInput {
   changes: Pick<ChangeSet, 'changed' | 'checks' | 'added'>;
   /** The post-build index: the evidence of each class proven is recorded in it, in place. */
   index: ClassIndex;
-  /** True when the agent watches the class output directory of `file` (unknown counts as not). */
+  /**
+   * True when the folder of `file` is shown watched: the agent watches it (its options, DOCTOR or
+   * DIAGNOSE say so; unknown counts as not), and its class output directory has been at its path
+   * since the app started (a folder missing then is never watched: agent SpringBootContext.initialize).
+   */
   watched: (file: string) => boolean;
+  /** DOCTOR's `unwatchableDirectoryCount`: registrations the OS refused. */
+  refused: number;
+  /** How long the agent's watcher may take to dispatch a write, in ms (classes/evidence.ts `noticeMs`). */
+  noticeMs: number;
   /** Why the agent never reloads `file` (its folder is not watched, its name is excluded), when that is known, else undefined. */
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
   /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];
+  /** Where the JVM loads classes from (classes/placement.ts): a class new to it loads these bytes only from there. */
+  paths?: JvmPaths;
+  /** How the agent names paths (its working directory, `--path-map`), to read DIAGNOSE's `Compiled file:` lines. */
+  agentPaths?: { map: readonly PathMapEntry[]; workingDirectory: string };
+  /** When this build's hold was acknowledged (epoch ms): an `applied` receipt completed before it is an earlier run's. */
+  sinceMs?: number;
 }
 
 /** What the VERIFY round gave, each verdict read by the rule, in the order changed, then checks, then added. */
@@ -73,16 +92,18 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   // A class new to the JVM is asked wherever it lies: the agent may register it (a new bean) and fail.
   const added = input.changes.added.filter((c) => c.verifiable);
   const notWatched = [...input.changes.changed, ...input.changes.checks].filter((c) => c.verifiable && !asking(c));
-  const unchangedIfUnseen = (change: ClassChange) =>
-    judgeOnce({
-      liveUnknown: change.liveUnknown === true,
-      watched: input.watched(change.path),
-      ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
-      ...(input.quiet === undefined ? {} : { quiet: input.quiet }),
-    }) === 'unchanged';
+  const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
+  const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
+    ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
+    byBuild: !single,
+    newInSession: false,
+    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input) },
+  });
   // A not_observed that may be read as live ends the ask; any other is polled briefly, since the
   // capture this build's ok scheduled may still attempt these bytes.
-  const mayKeep = (change: ClassChange) => change.keeps !== undefined || unchangedIfUnseen(change);
+  const mayKeep = (change: ClassChange) =>
+    change.keeps !== undefined ||
+    verdictOf(facts(change, { status: 'not-observed', receipts: NONE_COUNTED, unmoved: true }, true)).kind === 'live';
   const targets: VerifyTarget[] = [
     ...polled.map((c) => target(c, {})),
     ...once.map((c) => target(c, { once: true, settleByMs: ASK_ONCE_MS, notObservedFinal: mayKeep(c) })),
@@ -100,7 +121,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const asked = [...polled, ...once, ...added, ...notWatched];
   const firstNotWatched = polled.length + once.length + added.length;
   const single = (i: number) => i >= polled.length && i < firstNotWatched;
-  // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts mayBeEvicted).
+  // Only a count below the agent's 512 receipts lets a not_observed mean "no attempt" (evidence.ts, receipts-bounded).
   const counted = report.verdicts.some((v, i) => single(i) && v.status === 'not-observed' && mayKeep(asked[i]!));
   const attempts = counted ? await askReloadCount(input.connection, input.receiptTimeoutMs, input.signal) : undefined;
   const said = {
@@ -112,27 +133,24 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   // Bytes kept as new to the JVM need DIAGNOSE's word that the JVM has not loaded the class.
   const needed = new Set(raw.flatMap((v, i) => (single(i) && asked[i]!.keeps === EVIDENCE.added && mayBeNew(v) ? [i] : [])));
   const diagnoses = await diagnoseVerdicts(said, raw, needed);
+  const uncounted = uncountedOf(input.index);
+  const loadsFrom = new Placement(undefined, input.paths ?? { top: '/', classPath: [], watched: () => null });
   const read = raw.map((verdict, i) => {
     const change = asked[i]!;
     if (i >= firstNotWatched && verdict.status !== 'applied') return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
-    if (!single(i)) return { verdict } as Read;
-    const loaded = diagnoses.get(change.className)?.loaded;
-    return readOnce(
-      verdict,
-      change,
-      { attempts, unchanged: unchangedIfUnseen(change), ...(loaded === undefined ? {} : { loaded }) },
-      input,
-    );
+    const answer = {
+      status: answerOf(verdict),
+      unmoved: unmovedOf(input.index, rows, change),
+      receipts: { counted: attempts, uncounted },
+      diagnose: diagnosisOf(diagnoses.get(change.className), change, input.agentPaths),
+      loadsFrom: loadsFrom.loadsFrom(change.path, classDirOf(change)),
+    };
+    return readBy(verdict, change, verdictOf(facts(change, answer, single(i))), input.sinceMs);
   });
-  const verdicts = record(
-    input.index,
-    read.map((r) => withDiagnosis(r.verdict, diagnoses)),
-    asked,
-    read,
-  );
+  record(input.index, rows, asked, read);
+  const verdicts = read.map((r) => withDiagnosis(r.verdict, diagnoses));
   // An added class that stays new is listed as added, not as a verdict.
-  const stays = (i: number) =>
-    i >= polled.length + once.length && i < firstNotWatched && read[i]!.evidence === EVIDENCE.added && verdicts[i]!.status === 'unchanged';
+  const stays = (i: number) => i >= polled.length + once.length && i < firstNotWatched && read[i]!.code === EVIDENCE.added;
   return {
     ...report,
     verdicts: verdicts.filter((_, i) => !stays(i)),
@@ -141,82 +159,74 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   };
 }
 
-/** A verdict that may leave a class new to the JVM: `unverified`, or no attempt (no receipt, or the capture ended without one). */
-function mayBeNew(verdict: ClassVerdict): boolean {
-  return verdict.status === 'unverified' || verdict.status === 'not-watched' || unseen(verdict);
+/**
+ * The class index of the agent whose state folder is `place`: what the builds of this checkout
+ * recorded (classes/evidence.ts). One that cannot be read is no record (`warn` says why).
+ */
+export function recordAt(place: StatePlace, warn: (message: string) => void): ClassIndex {
+  try {
+    return readClassIndex(place, warn);
+  } catch (error) {
+    if (!(error instanceof StateError)) throw error;
+    warn(error.message);
+    return emptyIndex();
+  }
 }
 
-/** A single ask answered `not_observed`, or still `not_observed` at its deadline. */
-function unseen(verdict: ClassVerdict): boolean {
-  return verdict.status === 'not-observed' || (verdict.status === 'timeout' && verdict.receipt?.status === 'not_observed');
+/** No receipt counted: what a single ask's `not_observed` would mean with nothing evicted. */
+const NONE_COUNTED = { counted: 0, uncounted: 0 };
+/** The agent's watcher as a `not_observed` to a single ask of `change` needs it. */
+function watchOf(change: ClassChange, input: ProofInput): AnswerFacts['watch'] {
+  return { shownWatched: input.watched(change.path), refused: input.refused, quietAtMs: input.quiet?.atMs, noticeMs: input.noticeMs };
 }
 
-/** A verdict as read, with the evidence it gives its row (undefined: the scan's stays). */
+/** A verdict as read by the rule, with the evidence code it gives its row (undefined: the scan's stays). */
 interface Read {
   verdict: ClassVerdict;
-  evidence?: number;
+  code?: number;
 }
 
-/**
- * A single ask's verdict read by the rule: bytes known live keep or lose their evidence ({@link keptBy},
- * `loaded` from DIAGNOSE); an unrecorded `not_observed` is `unchanged` when `facts.unchanged` and no
- * receipt can have been evicted (`attempts`: HEALTH's count); else `not-observed`, with why.
- */
-function readOnce(
-  verdict: ClassVerdict,
-  change: ClassChange,
-  facts: { attempts: number | undefined; unchanged: boolean; loaded?: boolean },
-  input: ProofInput,
-): Read {
-  const evicted = mayBeEvicted(facts.attempts);
-  const keeps = change.keeps as LiveEvidence | undefined;
-  if (keeps !== undefined && verdict.status !== 'applied') {
-    // A new class's answer may be no answer at all; other bytes known live need a final not_observed.
-    const answer =
-      verdict.status === 'not-observed' || (keeps === EVIDENCE.added && mayBeNew(verdict) && verdict.status !== 'unverified')
-        ? 'not-observed'
-        : verdict.status === 'unverified'
-          ? 'unverified'
-          : 'other';
-    const kept = keptBy(keeps, answer, { evicted, ...(facts.loaded === undefined ? {} : { loaded: facts.loaded }) });
-    if (kept !== undefined) {
-      const detail = kept === EVIDENCE.added ? verdictWords.added(verdict.receipt?.status ?? '') : verdictWords.keptUnseen;
-      return { verdict: { ...verdict, status: 'unchanged', detail }, evidence: kept };
-    }
+/** The round's `verdict` of `change` as the rule read it (`by`): live with its kind's words, or not live with why. */
+function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict, sinceMs: number | undefined): Read {
+  if (by.kind === 'live') {
+    const evidence = by.of === undefined ? { by: by.by } : { by: by.by, of: by.of };
+    const earlier = earlierReceipt(verdict, sinceMs);
+    const detail =
+      by.by === 'receipt'
+        ? earlier === undefined
+          ? verdict.detail
+          : verdictWords.appliedEarlier(earlier, verdict.detail)
+        : by.by === 'not-loaded'
+          ? verdictWords.added(verdict.receipt?.status ?? '')
+          : by.by === 'watcher-saw'
+            ? verdictWords.watcherSaw
+            : verdictWords.keptUnseen;
+    return { verdict: { ...verdict, status: by.by === 'receipt' ? 'applied' : 'unchanged', detail, evidence }, code: by.code };
   }
-  if (verdict.status === 'not-observed' && facts.unchanged && !evicted) {
-    return {
-      verdict: { ...verdict, status: 'unchanged', detail: 'no reload attempt, and the agent had nothing pending: identical bytes' },
-      evidence: EVIDENCE.unchanged,
-    };
-  }
-  const read = unseen(verdict)
-    ? { ...verdict, status: 'not-observed' as const, detail: notObservedWhy(change, input, facts.attempts) }
+  if (by.kind !== 'not-live') return { verdict };
+  if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', detail: REWRITTEN_DETAIL } };
+  const status = answerOf(verdict);
+  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself.
+  const unseen = by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed');
+  const read = unseen
+    ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
     : verdict;
-  // A final answer against the bytes of a rewritten file takes their evidence away; no answer leaves it to be asked again.
-  const final =
-    read.status !== 'timeout' && read.status !== 'interrupted' && read.status !== 'connection-lost' && read.status !== 'session-changed';
-  return keeps !== undefined && final ? { verdict: read, evidence: EVIDENCE.unproven } : { verdict: read };
+  return by.code === undefined ? { verdict: read } : { verdict: read, code: by.code };
 }
 
-/**
- * Records in `index` what the verdicts prove and what the single asks took away; a class found live
- * whose file moved since the scan is `rewritten` instead, never live.
- */
-function record(index: ClassIndex, verdicts: ClassVerdict[], asked: ClassChange[], read: Read[]): ClassVerdict[] {
-  const rows = rowsOf(index, new Set(asked.map((c) => c.path)));
-  return verdicts.map((verdict, i) => {
-    const row = rows.get(verdict.path);
-    if (verdict.status !== 'applied' && verdict.status !== 'unchanged') {
-      const taken = read[i]!.evidence;
-      if (row !== undefined && taken !== undefined) index.evidence[row] = taken;
-      return verdict;
-    }
-    if (row === undefined || !stillSame(index, row, verdict.path)) {
-      return { ...verdict, status: 'rewritten' as const, detail: REWRITTEN_DETAIL };
-    }
-    index.evidence[row] = verdict.status === 'applied' ? EVIDENCE.proven : read[i]!.evidence!;
-    return verdict;
+/** When `verdict`'s receipt completed (ISO), when that is before `sinceMs` (epoch ms): an earlier run's attempt, not this build's. */
+function earlierReceipt(verdict: ClassVerdict, sinceMs: number | undefined): string | undefined {
+  const completedAt = verdict.receipt?.completedAt;
+  if (sinceMs === undefined || completedAt === undefined) return undefined;
+  const atMs = Date.parse(completedAt);
+  return Number.isFinite(atMs) && atMs < sinceMs ? completedAt : undefined;
+}
+
+/** Records in `index` the evidence codes the reads give (a live verdict's, or a single ask's answer taking it away). */
+function record(index: ClassIndex, rows: ReadonlyMap<string, number>, asked: readonly ClassChange[], read: readonly Read[]): void {
+  read.forEach(({ code }, i) => {
+    const row = rows.get(asked[i]!.path);
+    if (row !== undefined && code !== undefined) index.evidence[row] = code;
   });
 }
 
@@ -235,40 +245,60 @@ function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget
   };
 }
 
-/** Why a single ask's `not_observed` proves nothing here (`attempts`: HEALTH's count, when it was asked). */
-function notObservedWhy(change: ClassChange, input: ProofInput, attempts: number | undefined): string {
-  const evicted =
-    attempts === undefined
-      ? 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted'
-      : `the agent made ${attempts} reload attempts in this app session, so a receipt may have been evicted (it keeps ${AGENT_RECEIPT_CAPACITY})`;
-  if (change.keeps === EVIDENCE.added) return verdictWords.newNotProven;
-  if (change.keeps !== undefined) return `no reload attempt with these bytes, but ${evicted}`;
-  if (change.liveUnknown !== true) return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
-  if (!input.watched(change.path)) return 'no reload attempt, and the agent does not watch this folder: what the app runs is unknown';
-  if (input.quiet === undefined)
-    return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
-  const noticed = judgeOnce({ liveUnknown: true, watched: true, quiet: input.quiet, ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY });
-  if (noticed === 'not-observed')
-    return 'no reload attempt, but the file changed too recently for the agent to have noticed it: run again in a few seconds';
-  return `no reload attempt, but ${evicted}`;
+/** What the proof in a new JVM after a restart needs (session/group.ts). Times in ms. */
+export interface NewJvmInput {
+  connection: AgentConnection;
+  /** The new agent session, and its JVM's start. */
+  sessionId: string;
+  start: StartCut;
+  /** Where the new JVM loads classes from (classes/placement.ts). */
+  paths: JvmPaths;
+  /** The verdicts of the classes the build changed or checked, to be proven again. */
+  kept: readonly ClassVerdict[];
+  /** The build's new classes (new to the old JVM). */
+  added: readonly ClassChange[];
+  /** One deadline for the VERIFY polling. */
+  timeoutMs: number;
+  signal?: AbortSignal;
 }
 
-/** The rows of `paths` in `index`. */
-function rowsOf(index: ClassIndex, paths: ReadonlySet<string>): Map<string, number> {
-  const rows = new Map<string, number>();
-  index.paths.forEach((file, row) => {
-    if (paths.has(file)) rows.set(file, row);
-  });
-  return rows;
+/**
+ * The classes of `input` in the new JVM by the evidence rule, kind `restart`: live by their file,
+ * unchanged at its path since before the new JVM started as it resolves it there, else by VERIFY
+ * `applied` in the new agent session; `rewritten` when the file has other bytes or is gone. The
+ * build's new classes come as verdicts too (`added`: those without bytes, left as they were).
+ */
+export async function proveInNewJvm(input: NewJvmInput): Promise<{ verdicts: ClassVerdict[]; added: ClassChange[] }> {
+  const fresh = input.added.filter((a) => a.verifiable && a.after !== undefined);
+  const classes = [
+    ...input.kept,
+    ...fresh.map((a) => ({ className: a.className, path: a.path, sha256: a.after!, status: 'unverified' as const, detail: '' })),
+  ];
+  const read = classes.map((v) => readAfter(v, input.start, input.paths));
+  const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
+  const targets = asked.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256 }));
+  const signal = input.signal === undefined ? {} : { signal: input.signal };
+  const report = await verifyClasses(input.connection, targets, { sessionId: input.sessionId, timeoutMs: input.timeoutMs, ...signal });
+  const answers = new Map(report.verdicts.map((v) => [v.path, v]));
+  const verdicts = classes.map((v, i) => (read[i] === 'verify' ? inNewSession(answers.get(v.path)!) : (read[i] as ClassVerdict)));
+  return { verdicts, added: input.added.filter((a) => !fresh.includes(a)) };
 }
 
-/** True when `file` still has the stamp its row was scanned with. */
-function stillSame(index: ClassIndex, row: number, file: string): boolean {
-  try {
-    return sameStampAsRow(index, row, fs.statSync(file));
-  } catch {
-    return false;
-  }
+/** A class file read from the disk against the new JVM's start (classes/scan.ts `sightSince`), or `verify` when the disk cannot tell. */
+function readAfter(verdict: ClassVerdict, start: StartCut, paths: JvmPaths): ClassVerdict | 'verify' {
+  const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, paths);
+  if (sight === 'unknown') return 'verify';
+  if (typeof sight === 'string') return { ...verdict, status: 'rewritten', detail: RESTART_SIGHT[sight] };
+  const read = verdictOf({ ctimeMs: sight.ctimeMs, byBuild: false, newInSession: false, sight: sight.sight, restarted: true });
+  if (read.kind !== 'live') return 'verify';
+  const evidence = { by: read.by, ...(read.of === undefined ? {} : { of: read.of }) };
+  return { ...verdict, status: 'unchanged', detail: RESTART_SIGHT['pre-start'], evidence };
+}
+
+/** A VERIFY verdict in the new agent session: `applied` is kind `restart` by its receipt, the bytes the new JVM loaded. */
+function inNewSession(verdict: ClassVerdict): ClassVerdict {
+  if (verdict.status !== 'applied') return verdict;
+  return { ...verdict, detail: RESTART_SIGHT.receipt, evidence: { by: 'restart', of: 'receipt' } };
 }
 
 /**
@@ -312,8 +342,10 @@ function withDiagnosis(verdict: ClassVerdict, diagnoses: ReadonlyMap<string, Dia
 const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', 'not-observed', 'timeout']);
 
 /**
- * A `failed` or `unverified` verdict becomes `restart-required` when its receipt says so of the class
- * itself, or PENDING names it (asked only when no receipt says). A live verdict stays: PENDING is history.
+ * A `failed` or `unverified` verdict becomes `restart-required` only when its receipt, for these
+ * very bytes, says so of the class itself (the agent's StructuralReloader words). PENDING is the
+ * agent session's history (agent SuperclassReportingVerificationTest: a class stays listed after a
+ * later save of it applied): it is asked only for its words, which such a verdict then carries.
  */
 async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Promise<ClassVerdict[]> {
   const candidate = (v: ClassVerdict) => v.status === 'unverified' || v.status === 'failed';
@@ -326,9 +358,7 @@ async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Prom
     if (!candidate(verdict)) return verdict;
     if (byReceipt(verdict)) return { ...verdict, status: 'restart-required' as const };
     const entry = entries === undefined ? undefined : lineNaming(entries, verdict.className);
-    return entry === undefined
-      ? verdict
-      : { ...verdict, status: 'restart-required' as const, detail: verdictWords.pending(entry, verdict.detail) };
+    return entry === undefined ? verdict : { ...verdict, detail: verdictWords.pending(entry, verdict.detail) };
   });
 }
 
@@ -382,13 +412,4 @@ export async function diagnoseFolders(
     else if (found.some((file) => sameFile(local(file), change.path))) answers.set(folder, true);
   }
   return answers;
-}
-
-function sameFile(a: string, b: string): boolean {
-  if (a === b) return true;
-  try {
-    return fs.realpathSync(a) === fs.realpathSync(b);
-  } catch {
-    return false;
-  }
 }

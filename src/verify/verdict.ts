@@ -37,6 +37,10 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
   const verdicts = report.verdicts;
   const applied = verdicts.filter((v) => v.status === 'applied').length;
   const unchanged = verdicts.filter((v) => v.status === 'unchanged').length;
+  // Live by the record of an earlier run's evidence other than the file's age (the record of a pre-start is one).
+  const recorded = verdicts.filter(
+    (v) => v.status === 'unchanged' && v.evidence?.by === 'recorded' && v.evidence.of !== 'pre-start',
+  ).length;
   const total = verdicts.length;
   if (verdicts.some((v) => v.status === 'interrupted')) return { reason: 'interrupted', signal: signalOf(scope.signal), at: 'verify' };
   const counts = {
@@ -59,6 +63,7 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
         kind: 'proven',
         applied,
         ...(unchanged > 0 ? { unchanged } : {}),
+        ...(recorded > 0 ? { recorded } : {}),
         ...(scope.files ? { files: true } : {}),
         ...(scope.skipped ? { skipped: scope.skipped } : {}),
       },

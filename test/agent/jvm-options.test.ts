@@ -108,9 +108,21 @@ describe('agentWatch (SpringBootContext)', () => {
       from: 'watchDirs',
       excludePatterns: [],
       autoCompile: false,
+      debounceMs: 500,
       classPath: [],
     });
     expect(agentWatch(facts('watchDirs=missing', [path.join(dir, 'a', 'target', 'classes')]), dir, isDir)?.roots).toEqual([]);
+  });
+
+  it('debounceMs: a whole number held to 0..60000, anything else the default 500 (AgentConfig)', () => {
+    const debounce = (value: string) => agentWatch(facts(`watchDirs=/x,debounceMs=${value}`), '/', () => true)?.debounceMs;
+    expect(debounce('10000')).toBe(10_000);
+    expect(debounce('0')).toBe(0);
+    expect(debounce('-5')).toBe(0);
+    expect(debounce('99999')).toBe(60_000);
+    expect(debounce('1.5')).toBe(500);
+    expect(debounce('soon')).toBe(500);
+    expect(agentWatch(facts('watchDirs=/x'), '/', () => true)?.debounceMs).toBe(500);
   });
 
   it('without watchDirs: class path directories ending in /target/classes, /target/test-classes or holding /build/classes/', () => {
@@ -135,7 +147,7 @@ describe('agentWatch (SpringBootContext)', () => {
     });
   });
 
-  it('the class path: its entries that are directories, relative ones against the working directory, whatever the agent watches', () => {
+  it('the class path: its entries in order, relative ones against the working directory, whatever the agent watches', () => {
     const dir = tempDir();
     for (const d of ['svc/target/classes', 'shared/target/classes']) fs.mkdirSync(path.join(dir, d), { recursive: true });
     fs.writeFileSync(path.join(dir, 'lib.jar'), '');
@@ -143,7 +155,11 @@ describe('agentWatch (SpringBootContext)', () => {
     const cp = ['svc/target/classes', path.join(dir, 'shared/target/classes'), 'lib.jar', 'svc/target/classes'];
     const watch = agentWatch(facts('watchDirs=svc/target/classes', cp), dir, isDir);
     expect(watch).toMatchObject({ roots: [path.join(dir, 'svc/target/classes')] });
-    expect(watch?.classPath).toEqual([path.join(dir, 'svc/target/classes'), path.join(dir, 'shared/target/classes')]);
+    expect(watch?.classPath).toEqual([
+      path.join(dir, 'svc/target/classes'),
+      path.join(dir, 'shared/target/classes'),
+      path.join(dir, 'lib.jar'),
+    ]);
     expect(agentWatch(facts('watchDirs=svc/target/classes', undefined), dir, isDir)?.classPath).toEqual([]);
   });
 

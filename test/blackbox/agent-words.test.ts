@@ -1,8 +1,8 @@
 /**
  * Issue 24, item 5, on the real binary against the fake agent (modelled on the agent's source):
- * the agent's own words. Restart-required verdicts come from its receipts (the StructuralReloader
- * warning) and its PENDING sentences, and a later `applied` for the bytes on disk wins over an
- * old PENDING entry; DIAGNOSE's words come with a `failed` or `unverified` verdict; the
+ * the agent's own words. Restart-required verdicts come from the receipt of the bytes on disk (the
+ * StructuralReloader warning); PENDING's sentences are the session's history, shown beside the
+ * receipt's, and a later `applied` for the bytes on disk wins over an old PENDING entry; DIAGNOSE's words come with a `failed` or `unverified` verdict; the
  * batch-wide `unverified` names what the agent's detail covers; a legacy hold's advice says an
  * unowned `BUILD ok` releases it; class names take every Java identifier character.
  */
@@ -31,7 +31,7 @@ describe('class names', () => {
 });
 
 describe("restart-required, in the agent's words", () => {
-  it('from the receipt, then from PENDING (its history), until an applied for the bytes on disk wins over the old entry', async () => {
+  it('from the receipt of the bytes on disk; PENDING (its history) only in words; an applied for the bytes on disk wins over the old entry', async () => {
     const base = { from: 'com.acme.Base', to: 'com.acme.Other' };
     const { p } = await projectWithAgent({
       restartRequired: (name, hash) =>
@@ -44,11 +44,12 @@ describe("restart-required, in the agent's words", () => {
       /restart-required\s+com\.acme\.Greeter\s+WARN: com\.acme\.Greeter: superclass change not applied; restart required/,
     );
     expect(first.exitCode, first.stderr).toBe(75);
-    // Outer's warning makes the batch unverified; Greeter's receipt names Outer, PENDING still names Greeter.
+    // Outer's warning makes the batch unverified; Greeter's receipt names Outer, PENDING still names Greeter:
+    // its history, so Greeter is unverified (by Outer's restart note, which a restart of the app can settle).
     const second = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v3', 'com.acme.Outer': 'outer-v2' } }));
     expect(second.stderr).toMatch(/restart-required\s+com\.acme\.Outer\s+WARN: com\.acme\.Outer: superclass change not applied/);
     expect(second.stderr).toMatch(
-      /restart-required\s+com\.acme\.Greeter\s+PENDING lists it as needing a restart: "com\.acme\.Greeter: superclass change not applied; restart required"/,
+      /unverified\s+com\.acme\.Greeter\s+WARN: com\.acme\.Outer: .*PENDING lists it from earlier in this agent session \(history, not these bytes\): "com\.acme\.Greeter: superclass change not applied; restart required"/,
     );
     expect(second.exitCode, second.stderr).toBe(75);
     const third = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v4', 'com.acme.Outer': 'outer-v3' } }));

@@ -11,7 +11,7 @@ afterEach(async () => {
   await Promise.all(agents.splice(0).map((a) => a.stop()));
 });
 
-/** A project whose app (and agent port file) lives in app/, as a Gradle attach plugin writes it. */
+/** A project whose app (and agent port file) lives in app/, as a Gradle attach plugin writes it; its JVM runs there. */
 async function setup(): Promise<{ dir: string; agent: FakeAgent; classes: string }> {
   const dir = tempDir();
   fs.mkdirSync(path.join(dir, '.git'));
@@ -20,6 +20,7 @@ async function setup(): Promise<{ dir: string; agent: FakeAgent; classes: string
   await appStartsLater();
   const agent = await startFakeAgent({
     portFile: path.join(dir, 'app', 'custom', 'agent.port'),
+    appDir: path.join(dir, 'app'),
     watchDirs: [classes],
     captureDelayMs: 20,
     reloadMs: 20,

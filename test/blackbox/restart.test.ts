@@ -13,6 +13,7 @@ import { appStartsLater } from '../support/agents.js';
 import { jsonResult, runCli, startCli, tempDir, writeClass } from '../support/cli.js';
 import { Lines, waitFor } from '../support/wait.js';
 import { editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
+import { writeJar } from '../support/zip.js';
 
 const FAKE_AGENT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bin/reclazz-fake-agent.js');
 
@@ -149,21 +150,27 @@ async function doctorSession(dir: string): Promise<string> {
 }
 
 /**
- * A restart script that stops the app (`pid`), starts it again in the background (with `args`), and
- * once its new JVM listens, touches `file`: a class file younger than the new JVM. Only then does the
- * app's port file name the new agent (written to a file of its own, moved into place), so the run
- * never sees the new agent session before the touch. Each restart adds a line to `restarts.log`.
+ * A restart script that stops the app (`pid`), runs `first` (script lines), starts it again in the
+ * background (with `args`), and once its new JVM listens, runs `then` (a script line). Only then does
+ * the app's port file name the new agent (written to a file of its own, moved into place), so the run
+ * never sees the new agent session before `then` ran. Each restart adds a line to `restarts.log`.
  */
-function restartThenTouch(p: Pick<Project, 'dir'>, pid: number, file: string, args: string[]): string {
+function restartThenRun(p: Pick<Project, 'dir'>, pid: number, then: string, args: string[], first: string[] = []): string {
   return restartScript(p.dir, [
     'echo restart >> restarts.log',
     stopOld(pid),
+    ...first,
     `nohup ${appStart(['--port-file', '.reclazz/next.port', ...args])} &`,
     'echo $! > app.pid',
     'while [ ! -s .reclazz/next.port ]; do sleep 0.02; done',
-    `touch '${file}'`,
+    then,
     'mv .reclazz/next.port .reclazz/agent.port',
   ]);
+}
+
+/** {@link restartThenRun} touching `file`: a class file younger than the new JVM. */
+function restartThenTouch(p: Pick<Project, 'dir'>, pid: number, file: string, args: string[]): string {
+  return restartThenRun(p, pid, `touch '${file}'`, args);
 }
 
 /** How many times a restart script of {@link restartThenTouch} ran in `dir`. */
@@ -253,6 +260,80 @@ describe('a change that needs an app restart', () => {
     const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
     expect(run.stderr).not.toContain('at its path since before the new JVM started');
     expect(run.exitCode).toBe(75);
+  });
+
+  it('a folder above the class output directory swapped around the restart is not proven by its age: 75', async () => {
+    const p = project();
+    // target-old: what the app ran before this change, there before the app started.
+    writeClass(path.join(p.dir, 'target-old', 'classes'), 'com.acme.Shape', 'shape-v1');
+    writeClass(path.join(p.dir, 'target-old', 'classes'), 'com.acme.Greeter', 'greeter-v1');
+    const agent = await agentFor(p);
+    const swap = 'mv target target-new && mv target-old target';
+    const back = 'mv target target-old && mv target-new target';
+    const restart = restartThenRun(p, agent.pid, back, ['--watch', 'target/classes'], [swap]);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).not.toContain('at its path since before the new JVM started');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('a symbolic link to the class output directory flipped around the restart is not proven by its age: 75', async () => {
+    const dir = tempDir();
+    const one = path.join(dir, 'out', 'one');
+    writeClass(one, 'com.acme.Shape', 'shape-v1');
+    writeClass(one, 'com.acme.Greeter', 'greeter-v1');
+    writeClass(path.join(dir, 'out', 'two'), 'com.acme.Shape', 'shape-v1');
+    writeClass(path.join(dir, 'out', 'two'), 'com.acme.Greeter', 'greeter-v1');
+    fs.mkdirSync(path.join(dir, 'target'));
+    fs.symlinkSync(one, path.join(dir, 'target', 'classes'));
+    const p = { dir, classes: path.join(dir, 'target', 'classes'), portFile: path.join(dir, '.reclazz', 'agent.port') };
+    const agent = await agentFor(p);
+    const flip = (to: string) => `ln -sfn ${path.join(dir, 'out', to)} target/classes`;
+    const restart = restartThenRun(p, agent.pid, flip('one'), ['--watch', 'target/classes'], [flip('two')]);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).not.toContain('at its path since before the new JVM started');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it("a jar before the class output directory on the new JVM's class path, holding the class, shadows its file there: 75", async () => {
+    const p = project();
+    writeJar(path.join(p.dir, 'target', 'old.jar'), { 'com/acme/Shape.class': 'shape-v0' });
+    const agent = await agentFor(p, ['--class-path', `target/old.jar${path.delimiter}target/classes`]);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(/com\.acme\.Shape/);
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
+  it('a log file the app writes in the checkout root after the restart does not stop the proof: 0', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const restart = restartThenRun(p, agent.pid, 'echo started > app.log', ['--watch', 'target/classes']);
+    const run = await runCli(['--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(fs.readFileSync(path.join(p.dir, 'app.log'), 'utf8')).toBe('started\n');
+    expect(run.stderr).toContain('proven live after a restart');
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('after the restart each class says its evidence, the new class among them, and the count is the rows', async () => {
+    const p = project();
+    const agent = await agentFor(p);
+    const fresh = path.join(p.classes, 'com', 'acme', 'Fresh.class');
+    const withFresh = [...build(p).slice(0, -1), `${build(p).at(-1)!};fs.writeFileSync(${JSON.stringify(fresh)}, 'fresh-v1');`];
+    const run = await runCli(['--restart-command', `kill -HUP ${agent.pid}`, ...withFresh], { cwd: p.dir });
+    const rows = run.stderr.split('\n').filter((line) => /^\s+\S+\s+com\.acme\.\w+\s/.test(line));
+    expect(rows.map((line) => line.trim().split(/\s+/).slice(0, 2).join(' ')).sort()).toEqual([
+      'unchanged com.acme.Fresh',
+      'unchanged com.acme.Greeter',
+      'unchanged com.acme.Shape',
+    ]);
+    // Its file's age shows what the new JVM loads, not that it has loaded it: no receipt says so.
+    for (const row of rows)
+      expect(row).toContain('at its path since before the new JVM started: the bytes it loads when it loads the class');
+    expect(run.stderr).not.toContain('the bytes it loaded');
+    expect(run.stderr).toMatch(/✔ proven live: all 3 class\(es\) of the change proven live after a restart \(3 at their path/);
+    expect(run.exitCode).toBe(0);
   });
 
   it("a new JVM whose start cannot be seen from here ends 75 'restarted, not provable', never 0", async () => {

@@ -102,8 +102,12 @@ describe('an agent whose JVM is stopped', () => {
     agent.kill('SIGCONT');
     editSource(p, 'com.acme.Greeter', 'greeter-v3');
     const cycles = await w.cyclesEnded(2);
-    expect(cycles[1]!.result, w.stderr.join('\n')).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true });
+    expect(cycles[1]!.result.reason, w.stderr.join('\n')).not.toBe('agent-not-ready');
     expect(cycles[1]!.result.classes).toContainEqual(expect.objectContaining({ className: 'com.acme.Greeter', status: 'applied' }));
+    // The others, written again by the build and first seen in this session, have no evidence here: this
+    // stand-in JVM has no java command line, so neither its class path nor its agent's debounceMs is known.
+    expect(cycles[1]!.result.classes).toContainEqual(expect.objectContaining({ className: 'com.acme.Outer', status: 'not-observed' }));
+    expect(cycles[1]!.result).toMatchObject({ exitCode: 75, provenLive: false });
   });
 
   it('watch with two apps: the cycle names the agent whose JVM is stopped, not the other', async () => {

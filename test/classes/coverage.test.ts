@@ -20,6 +20,7 @@ const doctor = (watched: string[], workingDirectory: string, truncated = false) 
   watchSampleTruncated: truncated,
   workingDirectory,
   watcherState: 'watching',
+  unwatchableDirectoryCount: 0,
 });
 
 describe('agentView', () => {

@@ -1,126 +1,146 @@
-/** The evidence rule (src/classes/evidence.ts): fed facts, returning decisions. */
+/** The evidence rule (src/classes/evidence.ts): fed plain facts, returning verdicts. */
 import { describe, expect, it } from 'vitest';
 import {
   COARSE_CLOCK_MS,
-  decide,
   EVIDENCE,
-  evidenceFor,
-  firstSeen,
-  folderBefore,
+  type AnswerFacts,
+  type Facts,
   isEvidence,
   isLive,
-  judgeOnce,
-  keptBy,
-  mayBeEvicted,
   RECHECK,
   recheckOf,
-  WATCHER_NOTICE_MS,
+  verdictOf,
   wholeSinceStart,
-  type FileFacts,
 } from '../../src/classes/evidence.js';
+import { afterBuildFacts, type FileFacts } from '../../src/classes/snapshot.js';
 
 const START = { startMs: 1_000_000, errorMs: 11 };
 const CUT = START.startMs - START.errorMs;
 const HOLD = 2_000_000;
-const cuts = { holdAtMs: HOLD };
 const file = (facts: Partial<FileFacts>): FileFacts => ({
+  file: '/p/target/classes/A.class',
+  folder: '/p/target/classes',
+  dir: '/p/target/classes',
+  gone: false,
   sameBytes: false,
   sameStamp: false,
   ctimeMs: HOLD + 50,
   linkCtimeMs: HOLD + 50,
-  foldersBefore: true,
   scannedBeforeBuild: false,
   newInSession: false,
   ...facts,
 });
-const live = (evidence: number) => ({ kind: 'live', evidence });
-const ask = (by: 'build' | 'once', liveUnknown: boolean) => ({ kind: 'verify', by, liveUnknown });
-const recheck = (keeps: number) => ({ kind: 'verify', by: 'once', liveUnknown: false, keeps });
-const LIVE = [EVIDENCE.proven, EVIDENCE.preStart, EVIDENCE.added, EVIDENCE.unchanged];
+/** The rule after a build whose hold came at HOLD, without an answer. */
+const decide = (facts: Partial<FileFacts>) => verdictOf(afterBuildFacts(file(facts), HOLD));
+const LIVE = [EVIDENCE.proven, EVIDENCE.preStart, EVIDENCE.added, EVIDENCE.unchanged] as const;
+const KIND = { 1: 'receipt', 2: 'pre-start', 3: 'not-loaded', 4: 'watcher-saw' } as const;
+const live = (code: (typeof LIVE)[number]) => ({ kind: 'live', by: 'recorded', of: KIND[code], code });
+const ask = (how: 'poll' | 'once', liveUnknown: boolean) => ({
+  kind: 'ask',
+  how,
+  liveUnknown,
+  code: liveUnknown ? EVIDENCE.unknown : EVIDENCE.unproven,
+});
+const recheck = (keeps: number) => ({ kind: 'ask', how: 'once', liveUnknown: false, keeps, code: RECHECK + keeps });
 
-describe('decide', () => {
+describe('before an answer: what the record and the disk show, or what to ask', () => {
   it('bytes known to have changed are asked, however old the file: the start-time rule never overrides the record', () => {
     for (const recorded of [...LIVE, EVIDENCE.unproven, EVIDENCE.unknown]) {
-      expect(decide(file({ recorded, ctimeMs: 1, linkCtimeMs: 1 }), cuts)).toEqual(ask('once', false));
-      expect(decide(file({ recorded, ctimeMs: 1, linkCtimeMs: 1, scannedBeforeBuild: true }), cuts)).toEqual(ask('build', false));
+      expect(decide({ recorded, ctimeMs: 1, linkCtimeMs: 1 })).toEqual(ask('once', false));
+      expect(decide({ recorded, ctimeMs: 1, linkCtimeMs: 1, scannedBeforeBuild: true })).toEqual(ask('poll', false));
     }
   });
 
-  it("the row's live bytes at the row's stamp are live; rewritten (the stamp moved) they are asked once, keeping the code", () => {
+  it("the row's live bytes at the row's stamp are live by the record; rewritten (the stamp moved) they are asked once, keeping the code", () => {
     for (const evidence of LIVE) {
-      expect(decide(file({ recorded: evidence, sameBytes: true, sameStamp: true }), cuts)).toEqual(live(evidence));
-      expect(decide(file({ recorded: evidence, sameBytes: true }), cuts)).toEqual(recheck(evidence));
+      expect(decide({ recorded: evidence, sameBytes: true, sameStamp: true })).toEqual(live(evidence));
+      expect(decide({ recorded: evidence, sameBytes: true })).toEqual(recheck(evidence));
       // Not answered yet: asked again, whatever the stamp.
-      expect(decide(file({ recorded: RECHECK + evidence, sameBytes: true, sameStamp: true }), cuts)).toEqual(recheck(evidence));
-      expect(decide(file({ recorded: RECHECK + evidence }), cuts)).toEqual(ask('build', false));
+      expect(decide({ recorded: RECHECK + evidence, sameBytes: true, sameStamp: true })).toEqual(recheck(evidence));
+      expect(decide({ recorded: RECHECK + evidence })).toEqual(ask('poll', false));
     }
   });
 
   it('the recorded bytes without live evidence are asked once', () => {
-    expect(decide(file({ recorded: EVIDENCE.unproven, sameBytes: true, sameStamp: true }), cuts)).toEqual(ask('once', false));
-    expect(decide(file({ recorded: EVIDENCE.unknown, sameBytes: true }), cuts)).toEqual(ask('once', true));
+    expect(decide({ recorded: EVIDENCE.unproven, sameBytes: true, sameStamp: true })).toEqual(ask('once', false));
+    expect(decide({ recorded: EVIDENCE.unknown, sameBytes: true })).toEqual(ask('once', true));
   });
 
   it('changed bytes are polled when this build wrote them, asked once when they were there before its hold', () => {
-    expect(decide(file({ recorded: EVIDENCE.proven }), cuts)).toEqual(ask('build', false));
-    expect(decide(file({ recorded: EVIDENCE.proven, ctimeMs: HOLD - COARSE_CLOCK_MS }), cuts)).toEqual(ask('build', false));
-    expect(decide(file({ recorded: EVIDENCE.proven, ctimeMs: HOLD - COARSE_CLOCK_MS - 1 }), cuts)).toEqual(ask('once', false));
-    expect(decide(file({ recorded: EVIDENCE.proven, ctimeMs: HOLD - 5000, scannedBeforeBuild: true }), cuts)).toEqual(ask('build', false));
+    expect(decide({ recorded: EVIDENCE.proven })).toEqual(ask('poll', false));
+    expect(decide({ recorded: EVIDENCE.proven, ctimeMs: HOLD - COARSE_CLOCK_MS })).toEqual(ask('poll', false));
+    expect(decide({ recorded: EVIDENCE.proven, ctimeMs: HOLD - COARSE_CLOCK_MS - 1 })).toEqual(ask('once', false));
+    expect(decide({ recorded: EVIDENCE.proven, ctimeMs: HOLD - 5000, scannedBeforeBuild: true })).toEqual(ask('poll', false));
   });
 
   it('a file removed earlier in the session that is back is asked; with its live bytes, once, keeping them on a good answer', () => {
-    expect(decide(file({ recorded: EVIDENCE.preStart, gone: true }), cuts)).toEqual(ask('build', false));
-    expect(decide(file({ recorded: EVIDENCE.preStart, gone: true, ctimeMs: HOLD - 100 }), cuts)).toEqual(ask('once', false));
-    expect(decide(file({ recorded: EVIDENCE.proven, gone: true, sameBytes: true }), cuts)).toEqual(recheck(EVIDENCE.proven));
-    expect(decide(file({ recorded: EVIDENCE.unproven, gone: true, sameBytes: true }), cuts)).toEqual(ask('build', false));
+    expect(decide({ recorded: EVIDENCE.preStart, gone: true })).toEqual(ask('poll', false));
+    expect(decide({ recorded: EVIDENCE.preStart, gone: true, ctimeMs: HOLD - 100 })).toEqual(ask('once', false));
+    expect(decide({ recorded: EVIDENCE.proven, gone: true, sameBytes: true })).toEqual(recheck(EVIDENCE.proven));
+    expect(decide({ recorded: EVIDENCE.unproven, gone: true, sameBytes: true })).toEqual(ask('poll', false));
   });
 
   it('a file with no row is new only when the record shows its path held no class in the session; otherwise it is asked', () => {
-    // New to the JVM: asked once, to keep `added` only as the answer and DIAGNOSE allow (keptBy).
-    const added = { kind: 'verify', by: 'once', liveUnknown: false, keeps: EVIDENCE.added };
-    expect(decide(file({ newInSession: true }), cuts)).toEqual(added);
-    expect(decide(file({ newInSession: true, ctimeMs: HOLD - 5000 }), cuts)).toEqual(added);
-    expect(decide(file({}), cuts)).toEqual(ask('build', true));
-    expect(decide(file({ scannedBeforeBuild: true, ctimeMs: 1 }), cuts)).toEqual(ask('build', true));
-    expect(decide(file({ ctimeMs: HOLD - 5000 }), cuts)).toEqual(ask('once', true));
+    // New to the JVM: asked once, to keep `added` only as the answer and DIAGNOSE allow (kind not-loaded).
+    const added = recheck(EVIDENCE.added);
+    expect(decide({ newInSession: true })).toEqual(added);
+    expect(decide({ newInSession: true, ctimeMs: HOLD - 5000 })).toEqual(added);
+    expect(decide({})).toEqual(ask('poll', true));
+    expect(decide({ scannedBeforeBuild: true, ctimeMs: 1 })).toEqual(ask('poll', true));
+    expect(decide({ ctimeMs: HOLD - 5000 })).toEqual(ask('once', true));
   });
 });
 
-describe('firstSeen', () => {
-  const seen = (facts: Partial<Parameters<typeof firstSeen>[0]>) => ({
-    ctimeMs: CUT - 1,
-    linkCtimeMs: CUT - 1,
-    foldersBefore: true,
-    ...facts,
-  });
+describe('kind pre-start: a file first seen in the session', () => {
+  const sight = (facts: Partial<NonNullable<Facts['sight']>> & { ctimeMs?: number } = {}) => {
+    const { ctimeMs = CUT - 1, ...rest } = facts;
+    return verdictOf({
+      ctimeMs,
+      byBuild: false,
+      newInSession: false,
+      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false, ...rest },
+    });
+  };
+  const preStart = { kind: 'live', by: 'pre-start', code: EVIDENCE.preStart };
 
-  it('a file first seen is at its path since before the JVM started only when its ctime, its link and its folders say so', () => {
-    expect(firstSeen(seen({}), START)).toBe(EVIDENCE.preStart);
-    expect(firstSeen(seen({ ctimeMs: CUT }), START)).toBe(EVIDENCE.unknown);
+  it('is at its path since before the JVM started only when its ctime, its link, its path and the class path say so', () => {
+    expect(sight()).toEqual(preStart);
+    expect(sight({ ctimeMs: CUT })).toEqual(ask('once', true));
     // A symbolic link pointed at an old file after the start.
-    expect(firstSeen(seen({ linkCtimeMs: CUT }), START)).toBe(EVIDENCE.unknown);
-    // A folder that came to its path after the start (a swap).
-    expect(firstSeen(seen({ foldersBefore: false }), START)).toBe(EVIDENCE.unknown);
-    expect(firstSeen(seen({}), undefined)).toBe(EVIDENCE.unknown);
+    expect(sight({ linkCtimeMs: CUT })).toEqual(ask('once', true));
+    // A folder or link on its path that came to it after the start (a swap).
+    expect(sight({ placed: false })).toEqual(ask('once', true));
+    expect(sight({ start: undefined })).toEqual(ask('once', true));
+    // A folder the JVM does not load from, or an earlier class path entry holding the class (or that cannot be read).
+    expect(sight({ onClassPath: false })).toEqual(ask('once', true));
+    expect(sight({ earlier: 'held' })).toEqual(ask('once', true));
+    expect(sight({ earlier: 'unknown' })).toEqual(ask('once', true));
+  });
+
+  it('unchanged since the start where the JVM neither loads nor watches classes is outside the app: nothing to ask, and never live', () => {
+    const outside = { kind: 'outside', code: EVIDENCE.elsewhere };
+    expect(sight({ onClassPath: false, elsewhere: true })).toEqual(outside);
+    expect(sight({ onClassPath: false, elsewhere: true, ctimeMs: CUT })).toEqual(ask('once', true));
+    // Where it is makes no claim of it, so a folder moved there since does not matter.
+    expect(sight({ onClassPath: false, elsewhere: true, placed: false })).toEqual(outside);
+    // Recorded so: its bytes unchanged stay outside; new bytes there are asked.
+    expect(decide({ recorded: EVIDENCE.elsewhere, sameBytes: true })).toEqual(outside);
+    expect(decide({ recorded: EVIDENCE.elsewhere })).toEqual(ask('poll', false));
+  });
+
+  it('after a restart the same facts are kind restart, standing on pre-start', () => {
+    const after = verdictOf({
+      ctimeMs: CUT - 1,
+      byBuild: false,
+      newInSession: false,
+      restarted: true,
+      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false },
+    });
+    expect(after).toEqual({ kind: 'live', by: 'restart', of: 'pre-start', code: EVIDENCE.preStart });
   });
 });
 
-describe('folderBefore and wholeSinceStart', () => {
-  const times = (birthtimeMs: number, mtimeMs: number, ctimeMs: number) => ({ birthtimeMs, mtimeMs, ctimeMs });
-
-  it('a folder unchanged since the start, or born before it and changed since only in its entries, was there before it', () => {
-    expect(folderBefore(times(1, 1, CUT - 1), START)).toBe(true);
-    expect(folderBefore(times(1, CUT + 5000, CUT + 5000), START)).toBe(true);
-    // Born after the start.
-    expect(folderBefore(times(CUT, CUT + 5000, CUT + 5000), START)).toBe(false);
-    // Renamed into place (or its permissions changed) after the start: only its ctime moved.
-    expect(folderBefore(times(1, 1, CUT + 5000), START)).toBe(false);
-    // No birth time here: only an unchanged folder counts.
-    expect(folderBefore(times(0, CUT + 5000, CUT + 5000), START)).toBe(false);
-    expect(folderBefore(times(0, 1, CUT - 1), START)).toBe(true);
-    expect(folderBefore(times(1, 1, 1), undefined)).toBe(false);
-  });
-
+describe('wholeSinceStart', () => {
   it('a folder first listed is whole only when no entry was added or removed since the start (its ctime)', () => {
     expect(wholeSinceStart(CUT - 1, START)).toBe(true);
     expect(wholeSinceStart(CUT, START)).toBe(false);
@@ -133,56 +153,90 @@ describe('codes', () => {
     expect([0, 1, 2, 3, 4, 5].filter(isLive)).toEqual([1, 2, 3, 4]);
     expect([9, 10, 11, 12].map(recheckOf)).toEqual([1, 2, 3, 4]);
     expect([0, 5, 8, 13, 2].map(recheckOf)).toEqual([undefined, undefined, undefined, undefined, undefined]);
-    expect([...Array(16).keys()].filter(isEvidence)).toEqual([0, 1, 2, 3, 4, 5, 9, 10, 11, 12]);
+    expect([...Array(16).keys()].filter(isEvidence)).toEqual([0, 1, 2, 3, 4, 5, 6, 9, 10, 11, 12]);
     expect([9, 10, 11, 12].some(isLive)).toBe(false);
-  });
-
-  it("a row's evidence for each decision", () => {
-    expect(evidenceFor({ kind: 'live', evidence: EVIDENCE.added })).toBe(EVIDENCE.added);
-    expect(evidenceFor({ kind: 'verify', by: 'once', liveUnknown: false, keeps: EVIDENCE.preStart })).toBe(RECHECK + EVIDENCE.preStart);
-    expect(evidenceFor({ kind: 'verify', by: 'once', liveUnknown: true })).toBe(EVIDENCE.unknown);
-    expect(evidenceFor({ kind: 'verify', by: 'build', liveUnknown: false })).toBe(EVIDENCE.unproven);
   });
 });
 
-describe('reading a single ask', () => {
-  const quiet = { atMs: 10_000_000 };
-  const old = quiet.atMs - WATCHER_NOTICE_MS;
-  const base = { liveUnknown: true, watched: true, quiet, ctimeMs: old };
+describe('reading an answer', () => {
+  const QUIET = 10_000_000;
+  const NOTICE = 3000;
+  const old = QUIET - NOTICE;
+  const watch = { shownWatched: true, refused: 0, quietAtMs: QUIET, noticeMs: NOTICE };
+  const bounded = { counted: 0, uncounted: 0 };
+  const read = (answer: Partial<AnswerFacts> & Pick<AnswerFacts, 'status'>, asked: Partial<AnswerFacts['asked']> = {}, ctimeMs = old) =>
+    verdictOf({
+      ctimeMs,
+      byBuild: false,
+      newInSession: false,
+      answer: { unmoved: true, watch, receipts: bounded, ...answer, asked: { once: true, liveUnknown: true, ...asked } },
+    });
+  const unknown = { liveUnknown: true };
 
-  it('not_observed may mean unchanged only when every condition holds', () => {
-    expect(judgeOnce(base)).toBe('unchanged');
-    expect(judgeOnce({ ...base, liveUnknown: false })).toBe('not-observed');
-    expect(judgeOnce({ ...base, watched: false })).toBe('not-observed');
-    expect(judgeOnce({ liveUnknown: true, watched: true, ctimeMs: old })).toBe('not-observed');
-    expect(judgeOnce({ ...base, ctimeMs: old + 1 })).toBe('not-observed');
+  it('applied is kind receipt, unless the file moved since it was read', () => {
+    expect(read({ status: 'applied' })).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
+    expect(read({ status: 'applied', unmoved: false })).toEqual({ kind: 'not-live', why: { kind: 'rewritten' } });
   });
 
-  it('no receipt can have been evicted only with a count below 512', () => {
-    expect(mayBeEvicted(0)).toBe(false);
-    expect(mayBeEvicted(511)).toBe(false);
-    expect(mayBeEvicted(512)).toBe(true);
-    expect(mayBeEvicted(undefined)).toBe(true);
+  it('not_observed is kind watcher-saw only when every precondition holds; the first that fails is why', () => {
+    expect(read({ status: 'not-observed' }, unknown)).toEqual({ kind: 'live', by: 'watcher-saw', code: EVIDENCE.unchanged });
+    const why = (verdict: ReturnType<typeof read>) =>
+      verdict.kind === 'not-live' ? verdict.why.kind : verdict.kind === 'live' ? verdict.by : 'ask';
+    expect(why(read({ status: 'not-observed' }, { liveUnknown: false }))).toBe('not-attempted');
+    expect(why(read({ status: 'not-observed', watch: { ...watch, shownWatched: false } }, unknown))).toBe('not-shown-watched');
+    expect(why(read({ status: 'not-observed', watch: { ...watch, refused: 1 } }, unknown))).toBe('refused-registrations');
+    expect(why(read({ status: 'not-observed', watch: { ...watch, quietAtMs: undefined } }, unknown))).toBe('busy-before-build');
+    expect(why(read({ status: 'not-observed' }, unknown, old + 1))).toBe('too-recent');
+    expect(why(read({ status: 'not-observed', receipts: { counted: 511, uncounted: 0 } }, unknown))).toBe('watcher-saw');
+    expect(why(read({ status: 'not-observed', receipts: { counted: 512, uncounted: 0 } }, unknown))).toBe('receipts-unbounded');
+    expect(why(read({ status: 'not-observed', receipts: { counted: 500, uncounted: 12 } }, unknown))).toBe('receipts-unbounded');
+    expect(why(read({ status: 'not-observed', receipts: { counted: undefined, uncounted: 0 } }, unknown))).toBe('receipts-unbounded');
+    // Not final: never live.
+    expect(why(read({ status: 'still-not-observed' }, unknown))).toBe('receipts-unbounded');
   });
 
-  it('a rewritten file keeps its evidence on applied (proven) or not_observed (while nothing was evicted), never on a bad answer', () => {
+  it('a rewritten file keeps its evidence on applied (kind receipt) or not_observed (while the receipts are bounded), never on a bad answer', () => {
     for (const keeps of LIVE.filter((code) => code !== EVIDENCE.added)) {
-      expect(keptBy(keeps, 'applied', { evicted: false })).toBe(EVIDENCE.proven);
-      expect(keptBy(keeps, 'not-observed', { evicted: false })).toBe(keeps);
-      expect(keptBy(keeps, 'not-observed', { evicted: true })).toBeUndefined();
-      expect(keptBy(keeps, 'other', { evicted: false })).toBeUndefined();
-      expect(keptBy(keeps, 'unverified', { evicted: false })).toBeUndefined();
+      const asked = { liveUnknown: false, keeps };
+      expect(read({ status: 'applied' }, asked)).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
+      expect(read({ status: 'not-observed' }, asked)).toEqual({ kind: 'live', by: 'recorded', of: KIND[keeps], code: keeps });
+      // No attempt seen, but one may have been evicted: nothing records what the app has any more.
+      expect(read({ status: 'not-observed', receipts: { counted: 512, uncounted: 0 } }, asked)).toMatchObject({
+        kind: 'not-live',
+        code: EVIDENCE.unknown,
+      });
+      expect(read({ status: 'other' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
+      expect(read({ status: 'unverified' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
+      // No answer: left to be asked again.
+      expect(read({ status: 'no-answer' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
     }
   });
 
-  it('a class new to the JVM stays new on unverified or no answer only while DIAGNOSE says the JVM has not loaded it', () => {
-    expect(keptBy(EVIDENCE.added, 'applied', { evicted: false })).toBe(EVIDENCE.proven);
-    for (const answer of ['unverified', 'not-observed'] as const) {
-      expect(keptBy(EVIDENCE.added, answer, { evicted: true, loaded: false })).toBe(EVIDENCE.added);
-      expect(keptBy(EVIDENCE.added, answer, { evicted: false, loaded: true })).toBeUndefined();
-      expect(keptBy(EVIDENCE.added, answer, { evicted: false })).toBeUndefined();
+  it('a class new to the JVM stays new (kind not-loaded) on unverified or no attempt only while DIAGNOSE, of this file, says the JVM has not loaded it', () => {
+    const asked = { liveUnknown: false, keeps: EVIDENCE.added };
+    const shown = { diagnose: { thisFile: true, loaded: false }, loadsFrom: { onClassPath: true, earlier: 'none' as const } };
+    const notLoaded = { kind: 'live', by: 'not-loaded', code: EVIDENCE.added };
+    expect(read({ status: 'applied' }, asked)).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
+    for (const status of ['unverified', 'not-observed', 'still-not-observed', 'not-watched'] as const) {
+      expect(read({ status, ...shown, receipts: { counted: 9999, uncounted: 0 } }, asked)).toEqual(notLoaded);
+      const because = (answer: Partial<AnswerFacts>) => {
+        const verdict = read({ status, ...shown, ...answer }, asked);
+        return verdict.kind === 'not-live' && verdict.why.kind === 'new-not-shown' ? verdict.why.because : verdict.kind;
+      };
+      expect(because({ diagnose: { thisFile: true, loaded: true } })).toBe('loaded');
+      expect(because({ diagnose: { thisFile: true } })).toBe('no-word');
+      expect(because({ diagnose: undefined })).toBe('no-word');
+      expect(because({ diagnose: { thisFile: false, loaded: false } })).toBe('other-file');
+      expect(because({ loadsFrom: { onClassPath: false, earlier: 'none' } })).toBe('class-path');
+      expect(because({ loadsFrom: { onClassPath: true, earlier: 'held' } })).toBe('class-path');
     }
-    // `failed` (a refused bean registration) or other bytes attempted.
-    expect(keptBy(EVIDENCE.added, 'other', { evicted: false, loaded: false })).toBeUndefined();
+    // `failed` (a refused bean registration) or other bytes attempted; no answer at all.
+    expect(read({ status: 'other', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
+    expect(read({ status: 'no-answer', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
+  });
+
+  it("a polled class (this build's capture) is live only by its receipt", () => {
+    expect(read({ status: 'not-observed' }, { once: false })).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
+    expect(read({ status: 'applied' }, { once: false })).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
   });
 });

@@ -1,8 +1,8 @@
 /** Scan options the class tests share: the rule after a build, and what the record shows of the folders before it. */
 import type { ClassIndex } from '../../src/classes/columns.js';
-import { decide, EVIDENCE, RECHECK } from '../../src/classes/evidence.js';
+import { EVIDENCE, RECHECK, verdictOf } from '../../src/classes/evidence.js';
 import { wholeBefore } from '../../src/classes/history.js';
-import type { ScanOptions } from '../../src/classes/snapshot.js';
+import { afterBuildFacts, type ScanOptions } from '../../src/classes/snapshot.js';
 
 /**
  * The rule after a build whose hold was taken at 0 (every stamp is the build's). `before`: the
@@ -13,7 +13,7 @@ import type { ScanOptions } from '../../src/classes/snapshot.js';
 export function afterBuild(before?: ClassIndex, heldNothing: readonly string[] = []): ScanOptions {
   const whole = before === undefined ? new Map<string, boolean>() : wholeBefore(before.folderHistory, () => false);
   for (const dir of heldNothing) whole.set(dir, true);
-  return { judge: (file) => decide(file, { holdAtMs: 0 }), history: { kind: 'after', before: whole } };
+  return { judge: (file) => verdictOf(afterBuildFacts(file, 0)), history: { kind: 'after', before: whole } };
 }
 
 /**

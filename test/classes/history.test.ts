@@ -15,11 +15,17 @@ import { tempDir, writeClass } from '../support/cli.js';
 import { afterBuild } from './helpers.js';
 
 const names = (list: { className: string }[]) => list.map((c) => c.className);
+/** A JVM whose checkout root is `top` and whose class path is `classPath` (placement.ts). */
+const jvm = (top: string, ...classPath: string[]) => ({
+  top,
+  classPath: classPath.map((local) => ({ local, real: local })),
+  watched: () => true,
+});
 /** Until what was just written is older than the file system's coarse clock, and than a start time taken now. */
 const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
 
 /** com/acme/{A,B}.class, then the app's JVM "starts" (a start time taken now, after they settled). */
-async function startedApp(): Promise<{ dir: string; classes: string; acme: string; start: AppStart }> {
+async function startedApp(): Promise<{ dir: string; classes: string; acme: string; start: AppStart; paths: ReturnType<typeof jvm> }> {
   const dir = tempDir();
   const classes = path.join(dir, 'target', 'classes');
   writeClass(classes, 'com.acme.A', 'a-1');
@@ -27,13 +33,13 @@ async function startedApp(): Promise<{ dir: string; classes: string; acme: strin
   await settle();
   const start: AppStart = { kind: 'known', pid: 1, startMs: Date.now(), errorMs: 1 };
   await settle();
-  return { dir, classes, acme: path.join(classes, 'com', 'acme'), start };
+  return { dir, classes, acme: path.join(classes, 'com', 'acme'), start, paths: jvm(dir, classes) };
 }
 
 describe('the first listing in an agent session', () => {
   it('a folder unchanged since the JVM started is whole: a class a build then adds there is new', async () => {
-    const { classes, acme, start } = await startedApp();
-    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { classes, acme, start, paths } = await startedApp();
+    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start, paths);
     expect(whole.get(acme)).toBe(true);
     expect([...baseline.evidence]).toEqual([EVIDENCE.preStart, EVIDENCE.preStart]);
     writeClass(classes, 'com.acme.C', 'c-1');
@@ -43,9 +49,9 @@ describe('the first listing in an agent session', () => {
   });
 
   it('a folder a class was removed from after the JVM started is not: that class comes back as a candidate, not as new', async () => {
-    const { classes, acme, start } = await startedApp();
+    const { classes, acme, start, paths } = await startedApp();
     fs.rmSync(path.join(acme, 'B.class')); // `mvn clean` by hand, or one class file deleted
-    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start, paths);
     expect(whole.get(acme)).toBe(false);
     expect(whole.get(classes)).toBe(true);
     writeClass(classes, 'com.acme.B', 'b-2');
@@ -65,22 +71,23 @@ describe('the first listing in an agent session', () => {
     fs.rmSync(classes, { recursive: true });
     fs.renameSync(path.join(dir, 'staging'), classes);
     expect(fs.statSync(path.join(classes, 'com', 'acme', 'A.class')).ctimeMs).toBeLessThan(start.startMs);
-    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start, jvm(dir, classes));
     expect([...baseline.evidence]).toEqual([EVIDENCE.unknown]);
-    // Unmoved, the same tree would have been there before the start.
-    const { baseline: unmoved } = await baselineOf(emptyIndex(), [path.join(classes, 'com')], 's1', start);
-    expect([...unmoved.evidence]).toEqual([EVIDENCE.preStart]);
+    // A class output directory below the folder moved into place has no start-time evidence either.
+    const inner = path.join(classes, 'com');
+    const { baseline: below } = await baselineOf(emptyIndex(), [inner], 's1', start, jvm(dir, inner));
+    expect([...below.evidence]).toEqual([EVIDENCE.unknown]);
   });
 
   it('a class file linked after the JVM started to an older file gets no start-time evidence', async () => {
-    const { dir, classes, acme } = await startedApp();
+    const { dir, classes, acme, paths } = await startedApp();
     const older = writeClass(path.join(dir, 'old'), 'com.acme.A', 'a-old');
     await settle();
     const start: AppStart = { kind: 'known', pid: 1, startMs: Date.now(), errorMs: 1 };
     await settle();
     fs.rmSync(path.join(acme, 'A.class'));
     fs.symlinkSync(older, path.join(acme, 'A.class'));
-    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start, paths);
     expect(baseline.evidence[baseline.paths.indexOf(path.join(acme, 'A.class'))]).toBe(EVIDENCE.unknown);
     expect(baseline.evidence[baseline.paths.indexOf(path.join(acme, 'B.class'))]).toBe(EVIDENCE.preStart);
   });
@@ -88,8 +95,8 @@ describe('the first listing in an agent session', () => {
 
 describe('between runs and across a build', () => {
   it('a folder stays whole while its stamp does not move; an entry added and removed in between breaks it', async () => {
-    const { classes, acme, start } = await startedApp();
-    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { classes, acme, start, paths } = await startedApp();
+    const { baseline } = await baselineOf(emptyIndex(), [classes], 's1', start, paths);
     expect(wholeBefore(baseline.folderHistory, () => false).get(acme)).toBe(true);
     writeClass(classes, 'com.acme.Gone', 'loaded, then removed');
     fs.rmSync(path.join(acme, 'Gone.class'));
@@ -114,8 +121,8 @@ describe('between runs and across a build', () => {
   });
 
   it('a folder the build made is as whole as its parent was; one that went away without a whole history takes its parent with it', async () => {
-    const { classes, acme, start } = await startedApp();
-    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start);
+    const { classes, acme, start, paths } = await startedApp();
+    const { baseline, whole } = await baselineOf(emptyIndex(), [classes], 's1', start, paths);
     writeClass(classes, 'com.acme.deep.D', 'd-1');
     const built = await detectChanges(baseline, [classes], { ...afterBuild(), history: { kind: 'after', before: whole } });
     expect(names(built.changes.added)).toEqual(['com.acme.deep.D']);

@@ -13,7 +13,7 @@ import { afterBuild, keptNew } from './helpers.js';
 const names = (list: { className: string }[]) => list.map((c) => c.className);
 
 /** A scan from before the build with the app started long after every file here: all live. */
-const firstScan: ScanOptions = { judge: () => ({ kind: 'live', evidence: EVIDENCE.preStart }) };
+const firstScan: ScanOptions = { judge: () => ({ kind: 'live', by: 'pre-start', code: EVIDENCE.preStart }) };
 
 /**
  * Waits until the folders just written are older than the file system's coarse clock: a folder

@@ -92,6 +92,8 @@ describe('watchCoverage', () => {
       sample: [],
       excludePatterns: [],
       autoCompile: false,
+      debounceMs: 500,
+      refused: 0,
       classPath: [],
       workingDirectory: '/p',
       map: [],

@@ -95,4 +95,17 @@ describe('maven-app', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
       for (const [file] of rewritten) expect(asked, `round ${round}: ${file}`).toContain(`com.acme.${file.slice(0, -'.class'.length)}`);
     }
   });
+
+  it("verify target/classes right after a ✔ build reads the build's records: 0 within 2 s, asking nothing", async () => {
+    const { dir, agent } = await runningApp();
+    await editGreeting(dir, 'Hello, verified');
+    const built = await runCli(MVN, { cwd: dir });
+    expect(built.exitCode, built.stderr).toBe(0);
+    const sent = agent.received.length;
+    const startedAt = performance.now();
+    const verified = await runCli(['verify', CLASS_OUTPUT_DIR['maven-app']], { cwd: dir });
+    expect(verified.exitCode, verified.stderr).toBe(0);
+    expect(performance.now() - startedAt).toBeLessThan(2000);
+    expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
+  });
 });

@@ -119,7 +119,9 @@ describe('staleFolders', () => {
     expect(await staleFolders(root, [classes], warn)).toEqual(
       new Set(['com/acme', 'org/other', 'net/gone'].map((f) => path.join(classes, f))),
     );
-    const { index } = await detectChanges(emptyIndex('s1'), [classes], { judge: () => ({ kind: 'live', evidence: EVIDENCE.preStart }) });
+    const { index } = await detectChanges(emptyIndex('s1'), [classes], {
+      judge: () => ({ kind: 'live', by: 'pre-start', code: EVIDENCE.preStart }),
+    });
     writeClassIndex(root, index);
     expect(await staleFolders(root, [classes], warn)).toEqual(new Set());
     fs.writeFileSync(a, 'a-2');

@@ -1,0 +1,136 @@
+/**
+ * Where the JVM loads a class file from, against its start (src/classes/placement.ts): on real
+ * folders, renamed, swapped, linked and written into as the measurements in its header found.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
+import { Placement, type JvmPaths } from '../../src/classes/placement.js';
+import { tempDir, writeClass } from '../support/cli.js';
+import { writeJar } from '../support/zip.js';
+
+/** Until what was just written is older than the file system's coarse clock, and than a start time taken now. */
+const settle = () => new Promise((resolve) => setTimeout(resolve, 2 * COARSE_CLOCK_MS + 5));
+const entry = (local: string) => ({ local, real: local });
+
+/** A checkout with target/classes/com/acme/A.class, then the JVM "starts" (class path: target/classes). */
+async function started(): Promise<{ top: string; classes: string; file: string; placement: () => Placement; paths: JvmPaths }> {
+  const top = tempDir();
+  const classes = path.join(top, 'target', 'classes');
+  const file = writeClass(classes, 'com.acme.A', 'a-1');
+  await settle();
+  const start = { startMs: Date.now(), errorMs: 1 };
+  await settle();
+  const paths = { top, classPath: [entry(classes)], watched: () => true };
+  return { top, classes, file, placement: () => new Placement(start, paths), paths };
+}
+
+describe('placed since the start', () => {
+  it('an unchanged path is; a class added beside it and a log file the app writes in the checkout root do not change that', async () => {
+    const { top, classes, file, placement } = await started();
+    expect(placement().placed(file)).toBe(true);
+    fs.writeFileSync(path.join(top, 'app.log'), 'started');
+    writeClass(classes, 'com.acme.B', 'b-1');
+    fs.appendFileSync(path.join(top, 'app.log'), ' and running');
+    expect(placement().placed(file)).toBe(true);
+  });
+
+  it("a folder whose entries and whose parent's entries both changed since the start cannot be told from one moved there: not placed", async () => {
+    const { classes, file, placement } = await started();
+    writeClass(classes, 'com.acme.B', 'b-1');
+    writeClass(classes, 'com.other.C', 'c-1');
+    expect(placement().placed(file)).toBe(false);
+    // The same one level up: a log in the checkout root and a jar in target/.
+    const other = await started();
+    fs.writeFileSync(path.join(other.top, 'app.log'), 'started');
+    fs.writeFileSync(path.join(other.top, 'target', 'app.jar'), '');
+    expect(other.placement().placed(other.file)).toBe(false);
+  });
+
+  it('a folder between the class output directory and the checkout root swapped after the start is not', async () => {
+    const { top, file, placement } = await started();
+    writeClass(path.join(top, 'target-old', 'classes'), 'com.acme.A', 'a-1');
+    fs.renameSync(path.join(top, 'target'), path.join(top, 'target-new'));
+    fs.renameSync(path.join(top, 'target-old'), path.join(top, 'target'));
+    expect(placement().placed(file)).toBe(false);
+    // Swapped back: target's own ctime says it moved.
+    fs.renameSync(path.join(top, 'target'), path.join(top, 'target-old'));
+    fs.renameSync(path.join(top, 'target-new'), path.join(top, 'target'));
+    expect(placement().placed(file)).toBe(false);
+  });
+
+  it('a class output directory renamed into place after the start, then changed in its entries, is not', async () => {
+    const { top, classes, file, placement } = await started();
+    fs.renameSync(classes, path.join(top, 'target', 'old'));
+    fs.renameSync(path.join(top, 'target', 'old'), classes);
+    writeClass(classes, 'com.acme.B', 'b-1');
+    fs.rmSync(path.join(classes, 'com', 'acme', 'B.class'));
+    expect(placement().placed(file)).toBe(false);
+  });
+
+  it('a symbolic link on the path flipped after the start is not; one unchanged since before it is', async () => {
+    const top = tempDir();
+    const real = path.join(top, 'out', 'v1');
+    const file = writeClass(real, 'com.acme.A', 'a-1');
+    writeClass(path.join(top, 'out', 'v2'), 'com.acme.A', 'a-1');
+    fs.mkdirSync(path.join(top, 'target'));
+    fs.symlinkSync(real, path.join(top, 'target', 'classes'));
+    await settle();
+    const start = { startMs: Date.now(), errorMs: 1 };
+    await settle();
+    const linked = path.join(top, 'target', 'classes', 'com', 'acme', 'A.class');
+    const paths = { top, classPath: [entry(path.join(top, 'target', 'classes'))], watched: () => true };
+    expect(new Placement(start, paths).placed(linked)).toBe(true);
+    expect(new Placement(start, paths).placed(file)).toBe(true);
+    fs.symlinkSync(path.join(top, 'out', 'v2'), path.join(top, 'target', 'next'));
+    fs.renameSync(path.join(top, 'target', 'next'), path.join(top, 'target', 'classes'));
+    expect(new Placement(start, paths).placed(linked)).toBe(false);
+  });
+
+  it('the sight of a class file: its class path entry, its path through it, and what earlier entries hold', async () => {
+    const { top, classes, file, paths } = await started();
+    const start = { startMs: Date.now() - 1, errorMs: 1 };
+    const sight = (classPath: JvmPaths['classPath']) => new Placement(start, { ...paths, classPath }).sight(file, classes, 0);
+    expect(sight([entry(classes)])).toMatchObject({ onClassPath: true, earlier: 'none' });
+    // Another folder beside it (an IDE's out/production) is not on the class path; not watched either, it is not the app's.
+    expect(sight([entry(path.join(top, 'out', 'production'))])).toMatchObject({ onClassPath: false, elsewhere: false });
+    expect(
+      new Placement(start, { ...paths, classPath: [entry(path.join(top, 'out'))], watched: () => false }).sight(file, classes, 0),
+    ).toMatchObject({
+      onClassPath: false,
+      elsewhere: true,
+    });
+    const jar = path.join(top, 'old.jar');
+    writeJar(jar, { 'META-INF/MANIFEST.MF': 'Manifest-Version: 1.0\r\n', 'com/acme/A.class': 'a-0' });
+    expect(sight([entry(jar), entry(classes)])).toMatchObject({ onClassPath: true, earlier: 'held' });
+    const other = path.join(top, 'other.jar');
+    writeJar(other, { 'com/other/B.class': 'b' });
+    // Written after the start: it may have held the class when the JVM looked.
+    expect(sight([entry(other), entry(classes)])).toMatchObject({ earlier: 'unknown' });
+    writeJar(other, { 'META-INF/MANIFEST.MF': 'Manifest-Version: 1.0\r\nClass-Path: more.jar\r\n' });
+    expect(sight([entry(other), entry(classes)])).toMatchObject({ earlier: 'unknown' });
+    const before = path.join(top, 'before');
+    writeClass(before, 'com.acme.A', 'a-0');
+    expect(sight([entry(before), entry(classes)])).toMatchObject({ earlier: 'held' });
+    expect(sight([entry(path.join(top, 'lib', '*')), entry(classes)])).toMatchObject({ earlier: 'unknown' });
+  });
+
+  it('an earlier entry that has held nothing since the start does not shadow the class', async () => {
+    const top = tempDir();
+    const classes = path.join(top, 'target', 'classes');
+    const file = writeClass(classes, 'com.acme.A', 'a-1');
+    const jar = path.join(top, 'lib.jar');
+    writeJar(jar, { 'com/other/B.class': 'b' });
+    fs.mkdirSync(path.join(top, 'res'));
+    await settle();
+    const start = { startMs: Date.now(), errorMs: 1 };
+    await settle();
+    const classPath = [entry(jar), entry(path.join(top, 'res')), entry(path.join(top, 'gone')), entry(classes)];
+    expect(new Placement(start, { top, classPath, watched: () => true }).sight(file, classes, 0)).toMatchObject({
+      onClassPath: true,
+      earlier: 'none',
+      placed: true,
+    });
+  });
+});
