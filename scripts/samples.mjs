@@ -393,9 +393,10 @@ async function recordNotWatched(work, env, facts, cli, compiled) {
 async function recordEvents(app, env, facts) {
   const follower = execa(process.execPath, [CLI, 'events'], { cwd: app, env, extendEnv: false, reject: false, all: true, stdin: 'ignore' });
   await waitFor(follower.stderr, /following agent/, 'events follower');
-  const reloaded = waitFor(follower.stdout, /RELOAD .*\n/, 'RELOAD event');
+  // Both waits span a whole Maven build, which takes far longer than 20 s on a loaded machine.
+  const reloaded = waitFor(follower.stdout, /RELOAD .*\n/, 'RELOAD event', 120_000);
   // The build asks HEALTH for the agent's count (Maven wrote every class file again): its lines reach every client.
-  const health = waitFor(follower.stdout, /waiting on a restart\.\n/, "HEALTH's last line");
+  const health = waitFor(follower.stdout, /waiting on a restart\.\n/, "HEALTH's last line", 120_000);
   editGreeting(app, 'Hello again');
   await execa(process.execPath, [CLI, '--quiet', 'mvn', '-q', 'compile'], { cwd: app, env, extendEnv: false, stdin: 'ignore' });
   await reloaded;
