@@ -4,7 +4,7 @@
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
 import type { RunEvent, ToolKind } from '../outcome/facts.js';
-import { configFailure } from './actions.js';
+import { configFailure } from './usage.js';
 import { type AgentFlags, type ReclazzConfig, resolveSettings } from './options.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { RunResult } from '../outcome/result.js';
