@@ -3,6 +3,7 @@
  * terminal, and signalling. The one place the core's rooms get `process` from.
  */
 import type { Host } from '../session/options.js';
+import { localHost } from '../tool/proc.js';
 
 /**
  * What must run when this process exits (each running build's kill of its process group): one
@@ -22,6 +23,7 @@ export function processHost(): Host {
     platform: process.platform,
     clock: { now: () => performance.now(), date: () => new Date() },
     sharesTerminal: process.stdin.isTTY === true,
+    proc: localHost,
     kill: (pid, signal) => process.kill(pid, signal),
     pid: process.pid,
     isAlive: (pid) => {

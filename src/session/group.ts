@@ -272,7 +272,7 @@ function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): bool
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;
   const { view } = back;
-  const appStart = await findAppStart(back.doctor.pid, view.workingDirectory);
+  const appStart = await findAppStart(back.doctor.pid, view.workingDirectory, session.host.proc);
   const sessionId = back.doctor.sessionId;
   const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };
   const facts = { restart: { sessionId } };

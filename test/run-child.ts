@@ -1,5 +1,5 @@
 /**
- * A child process for run-flags.test.ts: runs the library's `runSafeBuild` in this process on the
+ * A child process for run.test.ts: runs the library's `runSafeBuild` in this process on the
  * project `dir` (an agent runs there), and while the build runs writes to `file` the code cache
  * of a small script, which carries a hash of V8's flags as they are at that moment.
  */
