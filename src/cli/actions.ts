@@ -14,7 +14,7 @@ import { HumanReporter } from '../report/human.js';
 import { commandResultToJson, eventToJson, finalLines, jsonLine } from '../report/json.js';
 import { LiveLine, paletteFor, wantsLive } from '../report/palette.js';
 import { EVENT_OUTBOX_LIMITS, LineOutbox } from '../report/outbox.js';
-import { onStdoutBroken, stdoutBroken, writeStdout } from './host.js';
+import { onStdoutBroken, stdoutBroken, writeStdout } from './stdout.js';
 import { configFailure } from './usage.js';
 import { runDoctor } from '../commands/doctor.js';
 import { followEvents } from '../commands/events.js';

@@ -11,7 +11,8 @@ import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, finalLines } from '../report/json.js';
 import { paletteFor, wantsLive } from '../report/palette.js';
-import { processHost, writeStdout } from './host.js';
+import { processHost } from './host.js';
+import { writeStdout } from './stdout.js';
 import { withSmallYoungGeneration } from './memory.js';
 import { runSafeBuild, type SafeBuildOptions } from '../run.js';
 

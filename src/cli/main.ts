@@ -16,7 +16,7 @@ import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/sho
 import { errorText, interruptedAgainText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { paletteFor } from '../report/palette.js';
-import { stdoutBroken } from './host.js';
+import { stdoutBroken } from './stdout.js';
 import { usageError, usageHint, writeUsageJson } from './usage.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };

@@ -9,7 +9,7 @@ import type { UsageProblem } from '../outcome/outcome.js';
 import type { JsonAction } from '../outcome/result.js';
 import { usageLines } from '../report/json.js';
 import { paletteFor, visible } from '../report/palette.js';
-import { writeStdout } from './host.js';
+import { writeStdout } from './stdout.js';
 
 /** The line after every usage error, ours and commander's (an unknown option, a missing value). */
 export function usageHint(subcommand?: string): string {

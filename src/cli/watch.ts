@@ -12,7 +12,8 @@ import { paletteFor, visible } from '../report/palette.js';
 import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
 import { type CliOptions, type Interrupts, readBuildOptions } from './build.js';
-import { processHost, writeStdout } from './host.js';
+import { processHost } from './host.js';
+import { writeStdout } from './stdout.js';
 import { collectGarbage, withSmallYoungGeneration } from './memory.js';
 
 /** The watch command's own switch, besides the build's options (`--watch` and `--debounce` are options.ts's). */
