@@ -15,6 +15,7 @@
  */
 import fs from 'node:fs';
 import { builtinModules, createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 /**
@@ -58,10 +59,8 @@ const sharedBuiltins = {
   },
 };
 
-// Output of an earlier layout (an ES module entry with chunks).
-fs.rmSync('dist/cli-chunks', { recursive: true, force: true });
-
-await build({
+/** The CLI bundle's options: `npm run modules` (scripts/modules.mjs) counts the modules of its graph. */
+export const CLI_BUNDLE = {
   entryPoints: ['src/cli/main.ts'],
   outfile: 'dist/cli.cjs',
   bundle: true,
@@ -77,31 +76,41 @@ await build({
   define: { 'import.meta.url': '__reclazzUrl' },
   banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
-});
+};
 
-// `reclazz-build mcp`'s server and the MCP SDK, on their own: cli/mcp.ts requires this file only when
-// that subcommand runs, so a build's start-up neither reads nor compiles it.
-await build({
-  entryPoints: ['src/mcp/main.ts'],
-  outfile: 'dist/mcp.cjs',
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  minify: true,
-  plugins: [sharedBuiltins],
-  define: { 'import.meta.url': '__reclazzUrl' },
-  banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
-  logLevel: 'warning',
-});
+// Run as a script (`npm run build`), not when imported for its options.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await bundle();
 
-// The start-up code of bin/reclazz-build.cjs: small, and loaded before the bundle above.
-await build({
-  entryPoints: ['src/cli/launch.ts'],
-  outfile: 'dist/launch.cjs',
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  logLevel: 'warning',
-});
+async function bundle() {
+  // Output of an earlier layout (an ES module entry with chunks).
+  fs.rmSync('dist/cli-chunks', { recursive: true, force: true });
+
+  await build(CLI_BUNDLE);
+
+  // `reclazz-build mcp`'s server and the MCP SDK, on their own: cli/mcp.ts requires this file only when
+  // that subcommand runs, so a build's start-up neither reads nor compiles it.
+  await build({
+    entryPoints: ['src/mcp/main.ts'],
+    outfile: 'dist/mcp.cjs',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    minify: true,
+    plugins: [sharedBuiltins],
+    define: { 'import.meta.url': '__reclazzUrl' },
+    banner: { js: "const __reclazzUrl = require('node:url').pathToFileURL(__filename).href;" },
+    logLevel: 'warning',
+  });
+
+  // The start-up code of bin/reclazz-build.cjs: small, and loaded before the bundle above.
+  await build({
+    entryPoints: ['src/cli/launch.ts'],
+    outfile: 'dist/launch.cjs',
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+}

@@ -8,14 +8,14 @@ import { findClassDirs } from '../classes/dirs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { RunEvent } from '../outcome/facts.js';
-import { EXIT_USAGE } from '../outcome/exit.js';
-import type { CommandResult, JsonAction } from '../outcome/result.js';
+import type { CommandResult } from '../outcome/result.js';
 import { droppedText, eventLine, failureText, followingText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';
-import { commandResultToJson, eventToJson, finalLines, jsonLine, usageLines } from '../report/json.js';
-import { LiveLine, paletteFor, visible, wantsLive } from '../report/palette.js';
+import { commandResultToJson, eventToJson, finalLines, jsonLine } from '../report/json.js';
+import { LiveLine, paletteFor, wantsLive } from '../report/palette.js';
 import { EVENT_OUTBOX_LIMITS, LineOutbox } from '../report/outbox.js';
-import { onStdoutBroken, stdoutBroken, writeStdout } from './host.js';
+import { onStdoutBroken, stdoutBroken, writeStdout } from './stdout.js';
+import { configFailure } from './usage.js';
 import { runDoctor } from '../commands/doctor.js';
 import { followEvents } from '../commands/events.js';
 import { runReload } from '../commands/reload.js';
@@ -94,17 +94,6 @@ function liveLine(): LiveLine {
     prefixWidth: 'reclazz-build: '.length,
     escapes: p.enabled,
   });
-}
-
-/**
- * Reports an invalid config: the error on stderr and, with --json, the `result` line of
- * `action` with reason `usage`. Returns the exit status (2).
- */
-export function configFailure(error: ConfigError, json: boolean | undefined, action: JsonAction): number {
-  // The message quotes the file's path and content: made visible, like every fact shown.
-  stderr(`${paletteFor(process.stderr, process.env).red(`error: ${visible(error.message)}`)}\n`);
-  if (json) writeStdout(`${usageLines(action, { kind: 'config', text: error.message }).join('\n')}\n`);
-  return EXIT_USAGE;
 }
 
 /** doctor, status, pause, resume, scan: one request, one result. */

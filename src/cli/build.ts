@@ -4,14 +4,16 @@
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
 import type { RunEvent, ToolKind } from '../outcome/facts.js';
-import { configFailure } from './actions.js';
+import { configFailure } from './usage.js';
 import { type AgentFlags, type ReclazzConfig, resolveSettings } from './options.js';
 import { ConfigError, loadConfig } from './config.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, finalLines } from '../report/json.js';
 import { paletteFor, wantsLive } from '../report/palette.js';
-import { processHost, writeStdout } from './host.js';
+import { processHost } from './host.js';
+import { writeStdout } from './stdout.js';
+import { withSmallYoungGeneration } from './memory.js';
 import { runSafeBuild, type SafeBuildOptions } from '../run.js';
 
 /** The main command's options (parsed by commander); unset ones come from the config or the defaults. */
@@ -35,7 +37,10 @@ export async function buildAction(tool: ToolKind, args: string[], opts: CliOptio
   const options: SafeBuildOptions = { ...read.options, allowNoAgent: opts.allowNoAgent === true };
   const output = makeOutput(opts);
   const signals = interruptController(() => output.owner);
-  const result = await runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost());
+  // The young generation kept at its size while the run reads, scans and verifies (memory.ts).
+  const result = await withSmallYoungGeneration(() =>
+    runSafeBuild(options, { onEvent: output.event, signal: signals.signal }, processHost()),
+  );
   signals.dispose();
   output.result(result);
   return result.exitCode;

@@ -12,14 +12,12 @@ import type { WatchFlags } from './watch.js';
 import { addAgentCommands, type CommandHost } from './commands.js';
 import { addMcp } from './mcp.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
-import type { JsonAction } from '../outcome/result.js';
 import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
 import { errorText, interruptedAgainText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
-import type { UsageProblem } from '../outcome/outcome.js';
-import { usageLines } from '../report/json.js';
 import { paletteFor } from '../report/palette.js';
-import { stdoutBroken, writeStdout } from './host.js';
+import { stdoutBroken } from './stdout.js';
+import { usageError, usageHint, writeUsageJson } from './usage.js';
 
 const { version } = createRequire(import.meta.url)('../package.json') as { version: string };
 
@@ -259,29 +257,6 @@ function checkAfterTool(tool: string, args: readonly string[], command: Command,
   const words = afterToolWords(tool, args, command);
   if (words?.kind === 'help') command.help();
   if (words?.kind === 'own') usageError(ownOptionAfterToolText(words.option, tool, watch, words.short));
-}
-
-/** The line after every usage error, ours and commander's (an unknown option, a missing value). */
-function usageHint(subcommand?: string): string {
-  return `Run reclazz-build ${subcommand === undefined ? '' : `${subcommand} `}--help for usage.`;
-}
-
-function usageError(message: string): never {
-  process.stderr.write(`${paletteFor(process.stderr, process.env).red(`error: ${message}`)}\n${usageHint()}\n`);
-  writeUsageJson(process.argv, [], message);
-  process.exit(EXIT_USAGE);
-}
-
-/**
- * With `--json` before any `--`, writes the `result` line of a usage error: of the first of
- * `subcommands` named in `argv` (gradle and mvn are builds), else of a build.
- */
-function writeUsageJson(argv: string[], subcommands: readonly string[], problem: string | UsageProblem): void {
-  const at = argv.indexOf('--', 2);
-  const own = argv.slice(2, at === -1 ? undefined : at);
-  if (!own.includes('--json')) return;
-  const named = own.find((w) => subcommands.includes(w) && w !== 'gradle' && w !== 'mvn');
-  writeStdout(`${usageLines((named ?? 'build') as JsonAction, problem).join('\n')}\n`);
 }
 
 /** True for the error Node throws when the working directory was deleted (`process.cwd()`, `path.resolve`). */

@@ -12,7 +12,9 @@ import { paletteFor, visible } from '../report/palette.js';
 import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
 import { type CliOptions, type Interrupts, readBuildOptions } from './build.js';
-import { processHost, writeStdout } from './host.js';
+import { processHost } from './host.js';
+import { writeStdout } from './stdout.js';
+import { collectGarbage, withSmallYoungGeneration } from './memory.js';
 
 /** The watch command's own switch, besides the build's options (`--watch` and `--debounce` are options.ts's). */
 export interface WatchFlags extends CliOptions {
@@ -39,7 +41,8 @@ export async function watchAction(tool: ToolKind, args: string[], opts: WatchFla
   };
   const output = watchOutput(opts);
   const signals = interrupts(() => output.owner);
-  const result = await runWatch(options, { ...output.hooks, signal: signals.signal }, processHost());
+  // Each cycle's young generation kept small, as a build's (memory.ts).
+  const result = await withSmallYoungGeneration(() => runWatch(options, { ...output.hooks, signal: signals.signal }, processHost()));
   signals.dispose();
   output.result(result);
   return result.exitCode;
@@ -79,6 +82,8 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
         if (!result.provenLive) err(details(result));
         err(`${line}\n`);
         output.lastLine = line;
+        // Between cycles: else the watch's heap grows (memory.ts).
+        collectGarbage();
       },
     } satisfies WatchHooks,
     result: (result: WatchResult) => {

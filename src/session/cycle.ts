@@ -76,7 +76,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const heldBefore = recoversHold(session);
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
-  const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory);
+  const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))

@@ -14,7 +14,6 @@ import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { withSmallYoungGeneration } from '../util/memory.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import { proveInNewJvm } from './proof.js';
 import {
@@ -40,8 +39,7 @@ export interface SessionGroup<S extends Session = Session> {
 }
 
 /**
- * Runs one cycle on `session`: {@link runCycles} with one session. From the class index's read to
- * the cycle's end, the young generation is kept at its size (util/memory.ts). Never throws.
+ * Runs one cycle on `session`: {@link runCycles} with one session. Never throws.
  */
 export function runCycle(
   session: BuildSession,
@@ -77,22 +75,19 @@ export async function runCycles(
       }
       held.push(cycle);
     }
-    // The young generation kept at its size from the class indexes' read on.
-    return await withSmallYoungGeneration(async () => {
-      const readies: Ready[] = [];
-      for (const cycle of cycles) readies.push(await beforeBuild(cycle));
-      if (sessions[0]!.signal?.aborted) return combine(await Promise.all(cycles.map(interruptedBeforeBuild)));
-      const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
-      const first = sessions[0]!;
-      const build = await spawnBuild(
-        { host: first.host, emit: group.emit, signal: first.signal, recordBuild: first.recordBuild },
-        command,
-        options,
-        dirs,
-        true,
-      );
-      return combine(await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
-    });
+    const readies: Ready[] = [];
+    for (const cycle of cycles) readies.push(await beforeBuild(cycle));
+    if (sessions[0]!.signal?.aborted) return combine(await Promise.all(cycles.map(interruptedBeforeBuild)));
+    const dirs = [...new Set(readies.flatMap((r) => r.found.dirs))];
+    const first = sessions[0]!;
+    const build = await spawnBuild(
+      { host: first.host, emit: group.emit, signal: first.signal, recordBuild: first.recordBuild },
+      command,
+      options,
+      dirs,
+      true,
+    );
+    return combine(await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
   } catch (error) {
     return combine(await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
   }
@@ -277,7 +272,7 @@ function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): bool
 async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
   const { session } = part;
   const { view } = back;
-  const appStart = await findAppStart(back.doctor.pid, view.workingDirectory);
+  const appStart = await findAppStart(back.doctor.pid, view.workingDirectory, session.host.proc);
   const sessionId = back.doctor.sessionId;
   const agent = { ...part.result.agent!, sessionId, pid: back.doctor.pid, port: back.connection.port };
   const facts = { restart: { sessionId } };

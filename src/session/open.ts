@@ -239,7 +239,7 @@ async function openAt<H extends SessionHost>(
   session.doctor = checked.doctor;
   const warn = (message: string) => emit({ type: 'warning', message });
   const map = options.pathMap ?? [];
-  const watch = await agentWatchOf(session.doctor, map);
+  const watch = await agentWatchOf(session.doctor, map, host.proc);
   session.view = agentView(session.doctor, map, watch);
   if (plan.builds) {
     const foreign = whoseAgent(session.view, watch, [host.cwd, location.projectDir]);
@@ -304,7 +304,7 @@ function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { lev
  * The process the run lock names: a session that builds is opened on a whole {@link Host}.
  * @throws Error for a host without it (a bug in the caller).
  */
-function lockProcessOf(host: SessionHost): LockProcess {
+function lockProcessOf(host: SessionHost): SessionHost & LockProcess {
   if (!('pid' in host) || !('isAlive' in host)) throw new Error('a session that builds needs the whole host (pid, isAlive, clock, ...)');
   return host as SessionHost & LockProcess;
 }
@@ -316,14 +316,17 @@ function lockProcessOf(host: SessionHost): LockProcess {
  */
 async function lockCheckout(
   checkout: string,
-  host: LockProcess,
+  host: LockProcess & Pick<SessionHost, 'proc'>,
   options: SessionOptions,
   hooks: SessionHooks,
 ): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
   const lock = await acquireRunLock(
     checkout,
-    { ...host, isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }) },
+    {
+      ...host,
+      isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }, host.proc),
+    },
     options.waitMs ?? DEFAULTS.waitMs,
     (elapsedMs, orphan) => emit({ type: 'waiting', what: orphan === undefined ? WAITING_FOR.lock : waitingForOrphan(orphan), elapsedMs }),
     hooks.signal,
@@ -405,8 +408,8 @@ async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kin
  */
 async function jvmStopped(session: BuildSession): Promise<boolean> {
   try {
-    const start = await findAppStart(session.agent.pid, session.view.workingDirectory);
-    return start.kind === 'known' && (await processStopped(start.pid)) === true;
+    const start = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
+    return start.kind === 'known' && (await processStopped(start.pid, session.host.proc)) === true;
   } catch {
     // A fault reading /proc (EMFILE, EIO): not known to be stopped.
     return false;

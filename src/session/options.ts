@@ -50,6 +50,8 @@ export interface Host extends ProcessControl, LockProcess {
   clock: Clock;
   /** True when the user's terminal delivers Ctrl-C to the build itself (stdin is a TTY). */
   sharesTerminal: boolean;
+  /** Where facts about this machine's processes are read (/proc on Linux): the app's JVM, the build's process group. */
+  proc: ProcHost;
 }
 
 /** Where the agent is and how long to wait for it. */
@@ -126,7 +128,7 @@ export function hostWith(base: Host, overrides: HostOverrides): Host {
 }
 
 /** What every session needs of its host: where to search from and the environment discovery reads. */
-export type SessionHost = Pick<Host, 'cwd' | 'env'>;
+export type SessionHost = Pick<Host, 'cwd' | 'env'> & Partial<Pick<Host, 'proc'>>;
 
 /**
  * An open session with one agent; `H` is its host (a session that builds needs the whole {@link Host}).
@@ -263,6 +265,7 @@ export async function spawnBuild(
     keepOutput: options.keepBuildOutput === true,
     env: { ...host.env, [NESTED_ENV]: '1' },
     process: host,
+    proc: host.proc,
     sharesTerminal: host.sharesTerminal,
     platform: host.platform,
     self: host.pid,
@@ -462,8 +465,9 @@ export async function sameAppView(
   map: readonly PathMapEntry[],
   roots: string[],
   workingDirectory: string,
+  proc?: ProcHost,
 ): Promise<AgentView | undefined> {
-  const watch = await agentWatchOf(doctor, map);
+  const watch = await agentWatchOf(doctor, map, proc);
   const view = agentView(doctor, map, watch);
   const whose = whoseAgent(view, watch, roots, { workingDirectory });
   return whose === 'ours' || whose === 'maybe' ? view : undefined;

@@ -175,7 +175,9 @@ async function askOnce(session: BuildSession, port: number, before: string): Pro
       // A test JVM's agent, or another app's, may write the same port file meanwhile: never the app's.
       const roots = [session.host.cwd, session.location.projectDir];
       const other = d !== undefined && d.sessionId !== '' && d.sessionId !== before && d.verifySupported;
-      const view = other ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory) : undefined;
+      const view = other
+        ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory, session.host.proc)
+        : undefined;
       if (other && view !== undefined) return { connection, doctor: d, view, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again

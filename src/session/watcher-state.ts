@@ -42,7 +42,7 @@ async function keepDoctor(session: BuildSession, doctor: BuildSession['doctor'])
   session.doctor = doctor;
   if (doctor.watcherState !== 'watching') return;
   const map = session.options.pathMap ?? [];
-  session.view = agentView(doctor, map, await agentWatchOf(doctor, map));
+  session.view = agentView(doctor, map, await agentWatchOf(doctor, map, session.host.proc));
 }
 
 /** How long BUILD ok waits for a watcher still starting, in ms: `--wait-for-agent` when given, else `--verify-timeout`. */

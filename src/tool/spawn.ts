@@ -13,6 +13,7 @@ import { execa } from 'execa';
 import which from 'which';
 import type { BuildGroup, BuildRun, StopSignal } from '../outcome/facts.js';
 import { awaitBuildProcesses, buildScope, type BuildScope } from './build-group.js';
+import type { ProcHost } from './proc.js';
 import { describeCommand, type BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
 import { OutputTail } from './output-tail.js';
@@ -35,6 +36,8 @@ export interface RunBuildOptions {
   /** The child's whole environment (nothing else is inherited); its PATH finds the tool. */
   env: NodeJS.ProcessEnv;
   process: ProcessControl;
+  /** Where the build's processes are looked up (/proc on Linux); default: this machine's. */
+  proc?: ProcHost;
   /** True when the user's terminal delivers Ctrl-C to the child itself (stdin is a TTY). */
   sharesTerminal: boolean;
   /** Aborted with reason `'SIGINT'` or `'SIGTERM'` when we are asked to stop. */
@@ -111,7 +114,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   const scoped =
     child.pid === undefined
       ? Promise.resolve(undefined)
-      : buildScope(child.pid, ownGroup, { beforeMs, afterMs, self: options.self, command: describeCommand(command) }).catch(
+      : buildScope(child.pid, ownGroup, { beforeMs, afterMs, self: options.self, command: describeCommand(command) }, options.proc).catch(
           () => undefined,
         );
   void scoped.then((found) => found && options.onGroup?.(found.record));
@@ -162,7 +165,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
 /** Waits for the rest of the build's processes (build-group.ts); those that had to be stopped. */
 async function lingering(found: { scope: BuildScope } | undefined, options: RunBuildOptions) {
   if (found === undefined || options.signal?.aborted) return [];
-  return awaitBuildProcesses(found.scope, options.process, options.signal).catch(() => []);
+  return awaitBuildProcesses(found.scope, options.process, options.signal, options.proc).catch(() => []);
 }
 
 function signalChild(control: ProcessControl, pid: number, group: boolean, signal: NodeJS.Signals): void {

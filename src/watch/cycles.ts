@@ -30,7 +30,6 @@ import type { WatchSources } from './sources.js';
 import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
 import { beginCycle, openSessions } from '../session/open.js';
 import { pause } from '../util/wait.js';
-import { collectGarbage } from '../util/memory.js';
 
 /** What {@link WatchCycles} is given. */
 interface WatchSetup {
@@ -148,7 +147,6 @@ export class WatchCycles {
     this.last = result;
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
     this.settle(group);
-    collectGarbage();
   }
 
   /** The cycle on `group` has ended: the news of an agent that went away during it comes now, after its end line. */

@@ -1,5 +1,5 @@
 /**
- * A build run keeps V8's young generation small (session/young-generation.ts) by changing a V8
+ * A build run keeps V8's young generation small (cli/memory.ts) by changing a V8
  * flag, and V8 hashes its flags into a code cache: the cache such a run takes at exit must still
  * be one the next run accepts, or every run compiles the bundle again.
  */

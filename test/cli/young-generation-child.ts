@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { withSmallYoungGeneration } from '../../src/util/memory.js';
+import { withSmallYoungGeneration } from '../../src/cli/memory.js';
 
 const [mode, file] = process.argv.slice(2);
 const source = 'function add(a, b) { return a + b; } add(1, 2);';
