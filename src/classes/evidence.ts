@@ -83,6 +83,7 @@ export const PRECONDITIONS = {
     'noticed',
     'receipts-bounded',
     'not-observed-once',
+    'loads-this-file',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -154,6 +155,8 @@ export interface SightFacts {
   earlier: EarlierEntries;
   /** Its folder is known to be neither on the JVM's class path nor watched by its agent: not this app's. */
   elsewhere: boolean;
+  /** The JVM's class path was read (from its command line); false: `onClassPath` and `earlier` say nothing. */
+  classPathKnown: boolean;
 }
 
 /** The agent's watcher and its receipts, for a `not_observed` to a single ask. Times in epoch ms. */
@@ -210,7 +213,7 @@ export interface AnswerFacts {
   receipts?: ReceiptCount | undefined;
   diagnose?: DiagnoseFacts | undefined;
   /** Where the JVM would load the class from on first use: its class output directory on the class path, no earlier entry holding it. */
-  loadsFrom?: { onClassPath: boolean; earlier: EarlierEntries } | undefined;
+  loadsFrom?: Pick<SightFacts, 'onClassPath' | 'earlier' | 'classPathKnown'> | undefined;
 }
 
 /** Everything the rule looks at for one class file. Times in epoch ms. */
@@ -278,6 +281,11 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     return watch?.quietAtMs !== undefined && ctimeMs <= watch.quietAtMs - watch.noticeMs;
   },
   'not-observed-once': ({ answer }) => answer?.asked.once === true && answer.status === 'not-observed',
+  // The watcher's identical bytes are the file's, not the JVM's: they are what it runs only where it loads this file.
+  'loads-this-file': ({ sight, answer }) => {
+    const from = answer?.loadsFrom ?? sight;
+    return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
+  },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.
   'no-refusal': ({ answer }) => answer !== undefined && MAY_BE_NEW.has(answer.status),
@@ -377,6 +385,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-attempted' };
     case 'folder-shown-watched':
       return { kind: 'not-shown-watched' };
+    case 'loads-this-file':
+      return { kind: 'loads-elsewhere' };
     case 'no-refused-registration':
       return { kind: 'refused-registrations', refused: answer.watch?.refused ?? 0 };
     case 'quiet-before-build':
