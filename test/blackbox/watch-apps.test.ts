@@ -10,7 +10,54 @@ import { MONEY, twoServices, watchIn } from '../support/apps.js';
 import { runCli } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
-it('svc-b killed during a build, and started again: the next save is proven in its new JVM too, never by svc-a alone', async () => {
+it('svc-b killed (kill -9) during a build, then started again at its port file: the next save is not ✔ by svc-a alone, it is proven in the new JVM too', async () => {
+  const c = await twoServices();
+  const [a, b] = c.apps;
+  const w = watchIn(c.root, c.build);
+  await w.newsCame('watching');
+  const build = c.hold();
+  c.save('money-v2');
+  await build.started();
+  await b.kill();
+  build.release();
+  const [killed] = await w.cyclesEnded(1);
+  expect({ proven: killed!.result.provenLive, exitCode: killed!.result.exitCode }).toEqual({ proven: false, exitCode: 70 });
+  // A save while it is gone (its port file still names the dead JVM's port): svc-a's proof alone is no ✔.
+  c.save('money-v3');
+  const [, gone] = await w.cyclesEnded(2);
+  expect({ proven: gone!.result.provenLive, a: c.runs(a, 'money-v3'), b: c.runs(b, 'money-v3') }, w.stderr.join('\n')).toEqual({
+    proven: false,
+    a: true,
+    b: 'dead',
+  });
+  expect(gone!.result.message).toContain(b.portFile);
+  // Its new JVM's agent writes its port over the one kill -9 left behind; the next save.
+  await b.start();
+  await w.newsCame('new-app-session');
+  c.save('money-v4');
+  const saved = () => w.cycles().find((cycle) => cycle.changed > 0 && cycle.cycle > 2);
+  await waitFor(
+    () => saved() !== undefined,
+    () => `the cycle of the next save${w.stderr.join('\n')}`,
+  );
+  const next = saved()!;
+  // The verdict is what both JVMs run: ✔ only with the change live in each, and both agents proved it.
+  expect({ proven: next.result.provenLive, a: c.runs(a, 'money-v4'), b: c.runs(b, 'money-v4') }, w.stderr.join('\n')).toEqual({
+    proven: true,
+    a: true,
+    b: true,
+  });
+  expect(next.result.agents!.map((p) => [p.agentSource, p.exitCode])).toEqual([
+    [a.portFile, 0],
+    [b.portFile, 0],
+  ]);
+  // The watch never took svc-a's agent for the app that came back: the news names svc-b, in the order things happened.
+  expect(w.told()).toEqual(['watching', 'agent-lost', 'cycle', 'cycle', 'new-app-session', 'cycle', 'cycle']);
+  expect(w.news('new-app-session')[0]).toContain(`new app session (${b.portFile}, pid ${b.agent!.jvm!.pid})`);
+  expect(w.news('agent-back')).toEqual([]);
+});
+
+it('svc-b killed during a build, its stale port file removed by a start script, then started: it leaves the view, is found again, and the next save is proven in its new JVM', async () => {
   const c = await twoServices();
   const [a, b] = c.apps;
   const w = watchIn(c.root, c.build);
