@@ -117,8 +117,12 @@ export type NewsLine =
   | { kind: 'no-agent-yet'; at: Date; why: string }
   /** The agent is back with the same app session. */
   | { kind: 'agent-back'; at: Date; pid?: number; source?: string }
-  /** The agent is back with a new app session (the app restarted): evidence starts from scratch. */
-  | { kind: 'new-app-session'; at: Date; pid?: number; source?: string }
+  /**
+   * The agent is back with a new app session (the app restarted): evidence starts from scratch.
+   * `restarted`: the app restarted for the last cycle's change (--restart-command, --await-restart),
+   * whose end line said what its new JVM was proven to run.
+   */
+  | { kind: 'new-app-session'; at: Date; pid?: number; source?: string; restarted?: boolean }
   /** Another app's agent found in the checkout: its app is in view from now on. */
   | { kind: 'agent-found'; at: Date; source: string; pid?: number }
   /** A gone agent's port file is gone too (it stopped normally): its app leaves the view. */
@@ -142,7 +146,9 @@ export function newsLine(news: NewsLine): string {
     case 'agent-back':
       return `${at} • agent reconnected${pid}`;
     case 'new-app-session':
-      return `${at} • new app session${pid}: classes are proven again from scratch`;
+      return news.restarted === true
+        ? `${at} • new app session${pid}: the app restarted for the last build's change (its line above says what was proven there); watching its new JVM`
+        : `${at} • new app session${pid}: classes are proven again from scratch`;
     case 'agent-found':
       return `${at} • agent found${pid}: its app is in view too; every build holds its agent`;
     case 'agent-stopped':

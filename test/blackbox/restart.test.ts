@@ -579,6 +579,9 @@ describe('watch mode with a restart command', () => {
       () => `the second new app session: ${told().join(' ')}`,
     );
     expect(told()).toEqual(['watching', 'cycle', 'new-app-session', 'cycle', 'new-app-session']);
+    const back = w.json.filter((j) => j.type === 'news' && j.news === 'new-app-session').map((j) => String(j.line));
+    for (const line of back)
+      expect(line).toContain("the app restarted for the last build's change (its line above says what was proven there)");
     expect((await w.stop('SIGINT')).exitCode).toBe(130);
   });
 
