@@ -207,7 +207,7 @@ export class WatchCycles {
       if (app.session !== undefined) continue;
       const look = await this.lookAtSafely(app);
       const proven = (result.agents?.find((a) => a.agentSource === app.key) ?? (result.agents === undefined ? result : undefined))?.restart;
-      if (look?.kind === 'new' && look.session.agent.sessionId === proven?.sessionId) this.adopt(look.session, 'new-app-session');
+      if (look?.kind === 'new' && look.session.agent.sessionId === proven?.sessionId) this.adopt(look.session, 'new-app-session', true);
       else if (look !== undefined) {
         // The restart did not bring it back as proven: gone as of now.
         if (look.kind === 'away' || look.kind === 'stopped')
@@ -282,7 +282,16 @@ export class WatchCycles {
     view: Parameters<typeof proveReturn>[2],
   ): Promise<void> {
     const { command, options, hooks, host } = this.setup;
-    const proven = await proveReturn(away, session, view, command, options);
+    // Under the run lock, as a cycle: the proof writes the app's record. Refused or gone again: the next build proves it.
+    const start = await beginCycle([session]);
+    if (start.kind === 'refused') return;
+    let proven;
+    try {
+      proven = start.lost.length > 0 ? undefined : await proveReturn(away, session, view, command, options);
+    } finally {
+      await start.releaseLock();
+    }
+    if (start.lost.length > 0) this.closed(session);
     if (proven === undefined || this.stopping) return;
     const several = this.apps.size > 1;
     const result = several ? ofAgent(proven, session.location.source) : proven;
@@ -294,7 +303,7 @@ export class WatchCycles {
    * Takes `session` into the view, with news of `how` it came (none at the start), and hands the
    * changes that waited for an agent to the scheduler.
    */
-  private adopt(session: BuildSession, how?: 'agent-back' | 'new-app-session' | 'agent-found'): void {
+  private adopt(session: BuildSession, how?: 'agent-back' | 'new-app-session' | 'agent-found', restarted = false): void {
     if (this.stopping) {
       void closeSessions({ sessions: [session] });
       return;
@@ -306,7 +315,7 @@ export class WatchCycles {
     const known = Number.isSafeInteger(pid) ? { pid } : {};
     const at = this.setup.host.clock.date();
     if (how === 'agent-found') this.news({ kind: how, at, source: app.key, ...known });
-    else if (how !== undefined) this.news({ kind: how, at, ...known, ...this.named(app) });
+    else if (how !== undefined) this.news({ kind: how, at, ...known, ...this.named(app), ...(restarted ? { restarted } : {}) });
     this.away = false;
     if (this.deferred.size > 0) {
       this.scheduler.notify([...this.deferred]);
