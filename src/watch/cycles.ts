@@ -21,6 +21,8 @@ import {
   runResult,
   type SessionOptions,
 } from '../session/options.js';
+import type { AgentView } from '../classes/coverage.js';
+import type { AwayApp } from '../session/away.js';
 import { staleFolders } from '../session/check.js';
 import { beginCycle } from '../session/begin.js';
 import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, runCycles } from '../session/group.js';
@@ -276,11 +278,7 @@ export class WatchCycles {
   }
 
   /** The proof in the new JVM of an app that came back (`away`: as it was), told as a cycle of its own when it owed classes. */
-  private async proveBack(
-    away: Parameters<typeof proveReturn>[0],
-    session: BuildSession,
-    view: Parameters<typeof proveReturn>[2],
-  ): Promise<void> {
+  private async proveBack(away: AwayApp, session: BuildSession, view: AgentView): Promise<void> {
     const { command, options, hooks, host } = this.setup;
     // Under the run lock, as a cycle: the proof writes the app's record. Refused or gone again: the next build proves it.
     const start = await beginCycle([session]);
