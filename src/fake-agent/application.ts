@@ -74,6 +74,11 @@ export abstract class FakeApplication {
     return this.standIn && { pid: this.standIn.pid, cwd: this.standIn.cwd };
   }
 
+  /** Test-side truth: the sha256 of the bytes of `className` the application's JVM runs now (see FakeAgent.runningBytes). */
+  runningBytes(className: string): string | undefined {
+    return this.reloader.runningBytes(className);
+  }
+
   get starting(): boolean {
     return this.wiring !== 'all';
   }

@@ -78,6 +78,8 @@ export class ClassReloader {
   private readonly known = new Map<string, string>();
   /** Binary names loaded "by the application": the classes present at (re)start, with their hierarchy when readable. */
   private readonly loaded = new Map<string, Hierarchy | null>();
+  /** The sha256 of the bytes the application runs per loaded class: those loaded at (re)start, then each applied reload's. */
+  private readonly running = new Map<string, string>();
   /** Hierarchy of the bytes last read per class file path. */
   private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
   private readonly open = new Set<Batch>();
@@ -100,13 +102,17 @@ export class ClassReloader {
     this.roots.reset(roots);
     this.known.clear();
     this.loaded.clear();
+    this.running.clear();
     this.ledger.clear();
     this.restarts.clear();
     this.counts = new SessionCounts();
     this.open.clear();
     for (const file of this.scan(true)) {
       this.known.set(file.path, file.sha256);
-      if (!this.loaded.has(file.className)) this.loaded.set(file.className, this.hierarchyOf(file));
+      if (!this.loaded.has(file.className)) {
+        this.loaded.set(file.className, this.hierarchyOf(file));
+        this.running.set(file.className, file.sha256);
+      }
     }
   }
 
@@ -117,6 +123,11 @@ export class ClassReloader {
    */
   changedFiles(withExcluded = false): ClassFile[] {
     return this.scan(withExcluded).filter((file) => this.known.get(file.path) !== file.sha256);
+  }
+
+  /** The sha256 of the bytes of `className` the application runs now, or undefined for a class it has not loaded. */
+  runningBytes(className: string): string | undefined {
+    return this.running.get(className);
   }
 
   /** True when the application loaded `className` at its start. */
@@ -213,6 +224,7 @@ export class ClassReloader {
         if (status === 'failed') this.counts.failed();
         else this.counts.reloaded(elapsedMs);
       }
+      if (status === 'applied') this.running.set(attempt.className, attempt.sha256);
       // A newer attempt (even with the same bytes), or a forgotten receipt, stays as it is.
       const current = this.ledger.get(attempt.className);
       if (current?.batch === batch.number && current.sha256 === attempt.sha256) {
@@ -254,6 +266,7 @@ export class ClassReloader {
     }
     if (bean === 'registered') {
       this.loaded.set(className, this.hierarchyOf(attempt));
+      this.running.set(className, attempt.sha256);
       this.options.broadcast('INFO', `Registered new bean ${className}`);
       return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: false };
     }

@@ -146,8 +146,16 @@ export type Shortfall =
   | { kind: 'watcher-starting'; owner: string; waitedMs: number; option: '--wait-for-agent' | '--verify-timeout' }
   /** `classes` classes need an app restart: the agent lists a change it cannot apply (a hierarchy change). */
   | { kind: 'restart-required'; classes: number }
-  /** `classes` classes needed an app restart, and the restart did not prove them live (`failure`). */
-  | { kind: 'restart'; classes: number; failure: RestartFailure }
+  /**
+   * `classes` classes needed an app restart, and the restart did not prove them live (`failure`);
+   * `appBack` (watch mode): they changed while the app's agent was gone, and the app came back.
+   */
+  | { kind: 'restart'; classes: number; failure: RestartFailure; appBack?: true }
+  /**
+   * Watch mode: the agent of the app of `source` (its port file `portFile`) went away `since` (ISO)
+   * and is not back, so `classes` changed classes that app runs are not proven in its JVM.
+   */
+  | { kind: 'app-gone'; classes: number; source: string; since: string; portFile?: string }
   /** Every class asked about is live, but `unreadable` class files and `folders` folders could not be read. */
   | { kind: 'unreadable'; unreadable: number; folders: number }
   /**

@@ -1,6 +1,7 @@
 /**
  * The words of a restart for a change that needed one (session/group.ts): what the run says
- * before it restarts the app or waits for it, what it waits for, and how the restart ended.
+ * before it restarts the app or waits for it, what it waits for, and how the restart ended; and of
+ * a watch's app whose agent went away (session/away.ts) and came back.
  */
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
@@ -78,7 +79,10 @@ export function restartedProofWords(proof: Extract<Proof, { kind: 'restarted' }>
 
 /** The words of a restart that did not prove the change. */
 export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restart' }>): Words {
-  const needed = `build ok, but ${shortfall.classes} class(es) needed an app restart`;
+  const needed =
+    shortfall.appBack === true
+      ? `${shortfall.classes} changed class(es) were not proven while the app's agent was gone, and the app came back`
+      : `build ok, but ${shortfall.classes} class(es) needed an app restart`;
   const failure: RestartFailure = shortfall.failure;
   switch (failure.kind) {
     case 'command-failed': {
@@ -119,6 +123,18 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
         hint: 'see why the earlier restart could not prove them; change the classes again, or restart the app yourself',
       };
   }
+}
+
+/** The detail of a class a watch's app runs while its agent is gone (session/away.ts). */
+export const AWAY_DETAIL = "the app's agent is gone: not proven in its JVM until it is back";
+
+/** The words of a watch's app whose agent is gone, with changed classes it runs not proven there. */
+export function appGoneWords(shortfall: Extract<Shortfall, { kind: 'app-gone' }>): Words {
+  const stale = shortfall.portFile === undefined ? '' : `, or delete its port file ${shortfall.portFile} if the app is not coming back`;
+  return {
+    message: `${shortfall.classes} changed class(es) that the app of ${shortfall.source} runs are not proven live: its agent went away at ${clock(shortfall.since)} and is not back`,
+    hint: `start the app again: the watch proves the change in its new JVM once its agent is back${stale}`,
+  };
 }
 
 function seconds(ms: number): string {

@@ -92,6 +92,8 @@ const warnings = {
     `cannot read ${files.length} class file(s), so their changes are not checked (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): check their permissions`,
   unreadableFolders: (folders: readonly string[]) =>
     `cannot list ${folders.length} folder(s) of class files, so their files are not checked and their record is kept (${folders.slice(0, 3).join(', ')}${folders.length > 3 ? ', ...' : ''}): check their permissions`,
+  classPathUnknown: () =>
+    "this app's JVM command line cannot be read here (its process is not visible: a container, another host or another user's process), so its class path is not known: the class output directories it loads are taken to be those its agent watches, and one it loads without watching is not caught",
   appStartUnknown: (why: AppStartUnknown) =>
     `${appStartWhy(why)}, so when the app started is unknown: every class file without a record that it is live is checked`,
   unwatched: (dir: string, watched: readonly string[] | undefined) =>

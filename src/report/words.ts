@@ -8,7 +8,7 @@ import type { BuildGroup } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
-import { restartedProofWords, restartFailedWords } from './restart-words.js';
+import { appGoneWords, restartedProofWords, restartFailedWords } from './restart-words.js';
 import { describeDone } from './done-words.js';
 import { visibleFacts } from './palette.js';
 
@@ -300,6 +300,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       return agentShortfallWords(shortfall, files === true);
     case 'restart':
       return restartFailedWords(shortfall);
+    case 'app-gone':
+      return appGoneWords(shortfall);
     default: {
       const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;

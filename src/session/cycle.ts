@@ -196,7 +196,7 @@ async function awaitCaptureRelease(session: Session): Promise<void> {
 }
 
 /** The class output directories of a cycle: found ones (now, and again after the build) and --classes-dir. */
-interface ClassDirs {
+export interface ClassDirs {
   now: () => string[];
   after: (before: string[]) => string[];
   searchRoot: string;
@@ -205,23 +205,25 @@ interface ClassDirs {
 /**
  * This cycle's class output directories (filtered by `cycle.dirsFor`): found ones, --classes-dir, and
  * those the agent watches that hold class files here ({@link agentClassDirs}), so an unknown layout is still checked.
+ * `tell`: warn of a missing or nested one, and tell the agent's (false: a watch's app whose agent is gone).
  */
-function classDirsOf(cycle: Cycle): ClassDirs {
+export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options' | 'dirsFor'>, tell = true): ClassDirs {
   const { session, command, options } = cycle;
   const cwd = session.host.cwd;
   const projectDir = session.location.projectDir;
   const searchRoot = classSearchRoot(cwd, projectDir);
   const given = (options.classDirs ?? []).map((d) => path.resolve(cwd, d));
-  for (const dir of given.filter((d) => !fs.existsSync(d))) session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
+  for (const dir of given.filter((d) => tell && !fs.existsSync(d)))
+    session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
     const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
-    tellAgentDirs(session, fromAgent);
+    if (tell) tellAgentDirs(session, fromAgent);
     return [...known, ...fromAgent];
   };
   const kept = (dirs: string[]) => {
     const { kept: result, dropped } = outermost([...new Set(dirs)], given);
-    for (const d of dropped.filter((x) => !session.nestedWarned.has(x.dir))) {
+    for (const d of dropped.filter((x) => tell && !session.nestedWarned.has(x.dir))) {
       session.nestedWarned.add(d.dir);
       const message = d.kind === 'given-around-found' ? warningText.givenAroundFound(d.dir, d.inner) : warningText.nested(d.dir, d.outer);
       session.emit({ type: 'warning', message });

@@ -1,10 +1,12 @@
 /**
  * A build cycle over the sessions of one run, one per agent of the checkout: every hold in order, the
- * build once, every finish, then each agent verifies the class output directories it watches. When
- * only a restart is missing, {@link restartIfNeeded} restarts the app and proves the change in the new JVM.
+ * build once, every finish, then each agent verifies the class output directories it watches. A watch's
+ * app whose agent is gone has its part too (session/away.ts). When only a restart is missing,
+ * {@link restartIfNeeded} restarts the app and proves the change in the new JVM; {@link proveReturn}
+ * proves it the same way in a watch's app that came back.
  */
 import { restartRequiredBy } from '../agent/reports.js';
-import { jvmPathsOf, onClassPath, watchCoverage } from '../classes/coverage.js';
+import { type AgentView, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
 import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
@@ -16,6 +18,7 @@ import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import { proveInNewJvm } from './proof.js';
+import { type AwayApp, awayPart, dirsRunBy, owedBy, runsFrom } from './away.js';
 import {
   type BuildSession,
   closeSession,
@@ -36,6 +39,8 @@ export interface SessionGroup<S extends Session = Session> {
   sessions: S[];
   /** Events of the run itself (the build), not of one agent. */
   emit: (event: RunEvent) => void;
+  /** Watch mode: the apps whose agent is gone, each with its part in a cycle (session/away.ts). */
+  away?: readonly AwayApp[];
 }
 
 /**
@@ -61,8 +66,12 @@ export async function runCycles(
   startedMs = group.sessions[0]!.host.clock.now(),
 ): Promise<RunResult> {
   const { sessions } = group;
-  const cycles = sessions.map((s) => cycleOf(s, command, options, startedMs, (dirs) => dirsFor(s, sessions, dirs)));
-  const combine = (results: RunResult[]) => (results.length === 1 ? results[0]! : combineAll(cycles, results));
+  const away = group.away ?? [];
+  const views = [...sessions, ...away.map((a) => a.session)].map((s) => s.view);
+  const cycles = sessions.map((s) => cycleOf(s, command, options, startedMs, (dirs) => dirsFor(s, views, dirs)));
+  if (views.length > 1) for (const session of sessions) tellClassPathUnknown(session);
+  const combine = (results: RunResult[], gone: AgentRunResult[] = []) =>
+    results.length === 1 && gone.length === 0 ? results[0]! : combineAll(cycles, results, gone);
   const held: Cycle[] = [];
   try {
     for (const cycle of cycles) {
@@ -87,7 +96,8 @@ export async function runCycles(
       dirs,
       true,
     );
-    return combine(await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!))));
+    const results = await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!)));
+    return combine(results, await awayParts(away, command, options, startedMs));
   } catch (error) {
     return combine(await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
   }
@@ -99,15 +109,40 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
 }
 
 /**
- * Of `dirs`, those `session`'s agent checks: the ones it watches or may watch (incomplete sample), the
- * ones on its JVM's class path though unwatched (its app runs their old code, whatever another agent
- * proves there), and the ones no agent watches (each names them not watched).
+ * Of `dirs`, those `session`'s agent checks: the ones its app runs (away.ts `runsFrom`: it watches or may watch them,
+ * or they are on its JVM's class path though unwatched: its app runs their old code, whatever another agent
+ * proves there), and the ones no agent of `views` (the apps in view, a gone one's too) watches (each
+ * names them not watched).
  */
-function dirsFor(session: BuildSession, sessions: BuildSession[], dirs: string[]): string[] {
-  const watched = (s: BuildSession, dir: string) => watchCoverage([dir], s.view)[0]!.watched;
-  return dirs.filter(
-    (dir) => watched(session, dir) !== false || onClassPath(session.view, dir) || sessions.every((s) => watched(s, dir) === false),
-  );
+function dirsFor(session: BuildSession, views: readonly AgentView[], dirs: string[]): string[] {
+  return dirs.filter((dir) => runsFrom(session.view, dir) || views.every((v) => watchCoverage([dir], v)[0]!.watched === false));
+}
+
+/**
+ * Once per session among several apps: its JVM's class path cannot be read here (its process is not
+ * visible: a container, another host, another user's), so what its app loads is taken to be what its
+ * agent watches ({@link dirsFor}), and a folder it loads without watching is not caught.
+ */
+function tellClassPathUnknown(session: BuildSession): void {
+  if (session.view.classPath.length > 0 || session.classPathTold === true) return;
+  session.classPathTold = true;
+  session.emit({ type: 'warning', message: warningText.classPathUnknown() });
+}
+
+/** The parts of the apps whose agent is gone, each naming its source: those that owe classes (session/away.ts). */
+async function awayParts(
+  away: readonly AwayApp[],
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs: number,
+): Promise<AgentRunResult[]> {
+  const parts: AgentRunResult[] = [];
+  for (const app of away) {
+    const owed = await owedBy(app, dirsRunBy(app.session, command, options));
+    const part = awayPart(app, owed, command, startedMs);
+    if (part !== undefined) parts.push({ ...part, agentSource: app.session.location.source });
+  }
+  return parts;
 }
 
 /**
@@ -131,10 +166,11 @@ async function giveBack(held: Cycle[]): Promise<void> {
   }
 }
 
-function combineAll(cycles: Cycle[], results: RunResult[]): RunResult {
+/** The results of `cycles`, then the parts of the apps whose agent is gone (`gone`), as one result. */
+function combineAll(cycles: Cycle[], results: RunResult[], gone: AgentRunResult[]): RunResult {
   const first = cycles[0]!;
   return combineResults(
-    results.map((result, i) => ({ ...result, agentSource: cycles[i]!.session.location.source })),
+    [...results.map((result, i) => ({ ...result, agentSource: cycles[i]!.session.location.source })), ...gone],
     first.session.host.clock.now() - first.startedMs,
   );
 }
@@ -161,6 +197,8 @@ export interface RestartPlace {
   superseded?: () => boolean;
   /** Watch mode: the binary names of classes an earlier restart could not prove: never restarted again for them (added to here). */
   notAgain?: Set<string>;
+  /** Watch mode: told the sessions whose app is about to restart, just before (their connections close by design). */
+  restarting?: (sessions: readonly BuildSession[]) => void;
 }
 
 /** One agent's own result in a run's. */
@@ -172,6 +210,8 @@ interface Part {
   result: PartResult;
   /** The classes its app needs a restart for. */
   needs: ClassVerdict[];
+  /** A watch's app that came back after its agent was gone (not a restart the run asked for). */
+  appBack?: true;
 }
 
 /**
@@ -193,6 +233,7 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   const command = options.restartCommand ?? null;
   const first = group.sessions[0]!;
   const log = command === null ? null : restartLogOf(first);
+  place.restarting?.(needing.map((p) => p.session));
   group.emit({ type: 'restart-needed', classes: keys, command, log, timeoutMs });
   const failed = (failure: RestartFailure) => {
     for (const key of keys) place.notAgain?.add(key);
@@ -223,7 +264,8 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
       });
     }
     if (run !== undefined) run.appBack = true;
-    const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options)));
+    const kept = (p: Part) => p.result.verdicts.filter((v) => mayRestart(v, p.needs));
+    const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options, kept(p))));
     for (const [i, p] of needing.entries()) sayIfPortFileLost(p.session, backs[i] as Back);
     const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
     for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
@@ -266,10 +308,10 @@ function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): bool
 }
 
 /**
- * Proves `part`'s class files (live before the restart, those that needed it, and the new ones) in
- * the new JVM by the evidence rule, kind `restart` (proof.ts `proveInNewJvm`).
+ * Proves `part`'s class files `kept` (after a restart: live before it and those that needed it) and
+ * its new ones in the new JVM by the evidence rule, kind `restart` (proof.ts `proveInNewJvm`).
  */
-async function proveAfterRestart(part: Part, back: Back, options: RestartOptions): Promise<PartResult> {
+async function proveAfterRestart(part: Part, back: Back, options: RestartOptions, kept: readonly ClassVerdict[]): Promise<PartResult> {
   const { session } = part;
   const { view } = back;
   const appStart = await findAppStart(back.doctor.pid, view.workingDirectory, session.host.proc);
@@ -284,7 +326,7 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
     sessionId,
     start: appStart,
     paths: jvmPathsOf(view, session.checkout),
-    kept: part.result.verdicts.filter((v) => mayRestart(v, part.needs)),
+    kept,
     added: part.result.changes?.added ?? [],
     timeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs,
     ...(session.signal === undefined ? {} : { signal: session.signal }),
@@ -312,7 +354,13 @@ function rebuilt(result: PartResult, outcome: Outcome, verdicts: ClassVerdict[])
 function resultOf(part: Part, failure: RestartFailure, verdicts: ClassVerdict[], extra: Partial<RunResult> = {}): PartResult {
   const old = part.result.outcome;
   const counts = old.reason === 'verify-incomplete' ? { applied: old.applied, total: old.total } : { applied: 0, total: verdicts.length };
-  const outcome: Outcome = { reason: 'verify-incomplete', ...counts, shortfall: { kind: 'restart', classes: part.needs.length, failure } };
+  const shortfall = {
+    kind: 'restart' as const,
+    classes: part.needs.length,
+    failure,
+    ...(part.appBack === true ? { appBack: true as const } : {}),
+  };
+  const outcome: Outcome = { reason: 'verify-incomplete', ...counts, shortfall };
   return { ...rebuilt(part.result, outcome, verdicts), ...extra };
 }
 
@@ -341,4 +389,27 @@ function whole(parts: Part[], results: PartResult[], startedMs: number): RunResu
     timed.map((r, i) => ({ ...r, agentSource: parts[i]!.session.location.source })),
     Math.max(...timed.map((r) => r.durationMs)),
   );
+}
+
+/**
+ * A watch's app (`away`) back in a new agent session (`session`, opened at its port file; `view`: its
+ * agent is the app's, session/options.ts `sameAppView`): the classes it owes (session/away.ts) proven
+ * in the new JVM as after a restart ({@link proveAfterRestart}, kind `restart`). Undefined when it owes
+ * none. Never throws for the agent's behaviour.
+ */
+export async function proveReturn(
+  away: AwayApp,
+  session: BuildSession,
+  view: AgentView,
+  command: BuildCommand,
+  options: CycleOptions & RestartOptions,
+): Promise<RunResult | undefined> {
+  const { host } = session;
+  const startedMs = host.clock.now();
+  const owed = await owedBy(away, dirsRunBy(session, command, options));
+  const result = awayPart(away, owed, command, startedMs);
+  if (result === undefined) return undefined;
+  const back: Back = { connection: session.connection, doctor: session.doctor, view, at: host.clock.date(), portFileLost: false };
+  const proven = await proveAfterRestart({ session, result, needs: owed, appBack: true }, back, options, owed);
+  return { ...proven, durationMs: Math.max(0, Math.round(host.clock.now() - startedMs)) };
 }

@@ -10,7 +10,6 @@ import { type AgentTarget, findAgent, findAgents, type Requirements, type Step }
 import { agentView } from '../classes/coverage.js';
 import {
   agentWatchOf,
-  type BuildSession,
   DEFAULTS,
   type Host,
   notOurs,
@@ -21,9 +20,7 @@ import {
   type SessionOptions,
   whoseAgent,
 } from './options.js';
-import { chooseOwner, rereadOwner } from '../hold/owner.js';
-import { AgentConnectionError } from '../agent/connection.js';
-import { askDoctor } from '../agent/requests.js';
+import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
 import { signalOf } from '../outcome/exit.js';
@@ -31,7 +28,7 @@ import type { Outcome } from '../outcome/outcome.js';
 import { type RememberedWhy, WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
-import { findAppStart, isGroupAlive, processStopped } from '../tool/proc.js';
+import { isGroupAlive } from '../tool/proc.js';
 import path from 'node:path';
 import { type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
 
@@ -134,6 +131,21 @@ async function findAndOpen<H extends SessionHost>(
     return openAll([fallback.location], options, host, hooks, plan, agentDeadline, fallback);
   }
   return openAll(found.locations, options, host, hooks, plan, agentDeadline);
+}
+
+/**
+ * Opens a session with the agent at `location` alone (a watch's app found later, or back): as
+ * {@link openSessions} opens each agent it finds, without discovery and without waiting for a port file.
+ * @throws StateError when owner.json cannot be read or written (a session that builds).
+ */
+export function openSessionAt<H extends SessionHost>(
+  location: AgentLocation,
+  options: SessionOptions,
+  host: H,
+  hooks: SessionHooks,
+  plan: OpenPlan,
+): Promise<Openings<H>> {
+  return openAll([location], options, host, hooks, plan, performance.now());
 }
 
 /** The agent this checkout last used, and the refusal that stands when it is not that agent any more. */
@@ -314,7 +326,7 @@ function lockProcessOf(host: SessionHost): SessionHost & LockProcess {
  * (tool/proc.ts tells whether its group still runs); the refusal when it cannot.
  * @throws StateError when the state folder or the lock cannot be created.
  */
-async function lockCheckout(
+export async function lockCheckout(
   checkout: string,
   host: LockProcess & Pick<SessionHost, 'proc'>,
   options: SessionOptions,
@@ -339,81 +351,6 @@ async function lockCheckout(
     return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
   }
   return { release: lock.release, recordBuild: lock.recordBuild };
-}
-
-/** A cycle may start (release the lock after it), the lock or DOCTOR refused it, or an agent (`session`'s) went away. */
-export type CycleStart =
-  | { kind: 'ready'; releaseLock: () => Promise<void> }
-  | { kind: 'refused'; outcome: Outcome; session?: BuildSession }
-  | { kind: 'lost'; session: BuildSession };
-
-/**
- * Before each watch cycle: the run lock for this cycle only (waiting up to --wait), so a one-shot run
- * in another terminal can run between cycles, then DOCTOR (the agent's hold, protocol.md "DOCTOR") and
- * owner.json read again, which that run may have moved. DOCTOR naming another agent session, or a
- * closed connection, is `lost`. Never throws for the agent.
- * @throws StateError when the run lock or an owner.json cannot be read or written.
- */
-export async function beginCycle(sessions: readonly BuildSession[]): Promise<CycleStart> {
-  const first = sessions[0]!;
-  const hooks = { onEvent: first.emit, ...(first.signal === undefined ? {} : { signal: first.signal }) };
-  const taken = await lockCheckout(first.checkout, first.host, first.options, hooks);
-  if ('kind' in taken) return { kind: 'refused', outcome: taken.outcome };
-  // The cycle's build is recorded with this cycle's lock, so a run after a killed watch waits for it.
-  if (taken.recordBuild !== undefined) first.recordBuild = taken.recordBuild;
-  const lock = async () => {
-    delete first.recordBuild;
-    await taken.release();
-  };
-  try {
-    for (const session of sessions) {
-      const refused = await refresh(session);
-      if (refused !== undefined) {
-        await lock();
-        return refused;
-      }
-    }
-  } catch (error) {
-    await lock();
-    throw error;
-  }
-  return { kind: 'ready', releaseLock: lock };
-}
-
-/** DOCTOR and owner.json of one session again; the start that refuses the cycle, if any. */
-async function refresh(session: BuildSession): Promise<Exclude<CycleStart, { kind: 'ready' }> | undefined> {
-  let answer;
-  try {
-    answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
-  } catch (error) {
-    if (!(error instanceof AgentConnectionError) || session.connection.closed) return { kind: 'lost', session };
-    if (error.kind === 'aborted')
-      return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(session.signal), at: 'doctor' } };
-    // It answered DOCTOR when the session opened: not starting, but stopped or hung.
-    const answered = { pid: session.agent.pid, stopped: await jvmStopped(session) };
-    const why = { kind: 'doctor-timeout' as const, agent: session.agent.agentVersion, timeoutMs: session.timeoutMs, answered };
-    return { kind: 'refused', outcome: { reason: 'agent-not-ready', port: session.agent.port, why }, session };
-  }
-  if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return { kind: 'lost', session };
-  session.doctor = answer.doctor;
-  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
-    session.emit({ type: 'warning', message }),
-  );
-  return undefined;
-}
-
-/**
- * True when the agent's JVM is stopped (SIGSTOP, Ctrl-Z, a tracer), its pid confirmed as by `findAppStart`;
- * false when it runs or that cannot be told here (a container, another host). Never throws.
- */
-async function jvmStopped(session: BuildSession): Promise<boolean> {
-  try {
-    const start = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
-    return start.kind === 'known' && (await processStopped(start.pid, session.host.proc)) === true;
-  } catch {
-    // A fault reading /proc (EMFILE, EIO): not known to be stopped.
-    return false;
-  }
 }
 
 /** A remembered agent tried in place of what was found, `why`, and `instead`: what stands when it is not that agent any more. */

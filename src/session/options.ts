@@ -161,6 +161,8 @@ export interface Session<H extends SessionHost = Host> {
   releaseLock?: (() => Promise<void>) | undefined;
   /** The `agent-dirs` event was emitted (once per session). */
   agentDirsTold?: boolean;
+  /** Among several apps: its JVM's class path is not known here, and that was said (once per session). */
+  classPathTold?: boolean;
   /** Records a build's process group with the run lock (false: not written), for a session that builds. */
   recordBuild?: (group: BuildGroup) => boolean;
   /** Nested class output directories already warned about (each once per session). */

@@ -1,7 +1,8 @@
 /**
- * The running watch (loop.ts starts it): the agent's sessions while they stay, the source watch, the
- * scheduler, the class hints. Each cycle takes the run lock (session/open.ts `beginCycle`) and releases
- * it; between cycles nothing is held.
+ * The running watch (loop.ts starts it): the apps in view (apps.ts), the source watch, the scheduler,
+ * the class hints. Each cycle takes the run lock (session/begin.ts `beginCycle`) and releases it;
+ * between cycles nothing is held. Cycles, looks for gone agents and the proof in an app that came
+ * back run one at a time; news is told as it happens.
  */
 import { signalOf } from '../outcome/exit.js';
 import type { RunEvent, ToolKind } from '../outcome/facts.js';
@@ -18,17 +19,19 @@ import {
   type HostOverrides,
   ofAgent,
   runResult,
-  type SessionHooks,
   type SessionOptions,
 } from '../session/options.js';
+import type { AgentView } from '../classes/coverage.js';
+import type { AwayApp } from '../session/away.js';
 import { staleFolders } from '../session/check.js';
-import { closeSessions, restartIfNeeded, type RestartOptions, runCycles, type SessionGroup } from '../session/group.js';
+import { beginCycle } from '../session/begin.js';
+import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, runCycles } from '../session/group.js';
+import { type App, AppView, awayOf, findNew, type Look, lookAt, reachAgents, type Reached, RECONNECT_MS } from './apps.js';
 import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
 import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
 import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
-import { beginCycle, openSessions } from '../session/open.js';
 import { pause } from '../util/wait.js';
 
 /** What {@link WatchCycles} is given. */
@@ -43,26 +46,23 @@ interface WatchSetup {
 
 /** One watch's state, from its start to its end. */
 export class WatchCycles {
-  /** Cycles run so far, and the last one's result. */
+  /** Cycles run so far (builds, and proofs in an app that came back), and the last build's result. */
   count = 0;
   last: RunResult | undefined;
-  private group: SessionGroup<BuildSession> | undefined;
-  /** The agent sessions of the last group, to tell a return from an app restart. */
-  private lastSessionIds: ReadonlySet<string> | undefined;
-  /**
-   * The group of the cycle running now, and the first of its agents that went away meanwhile: the
-   * others stay open until the cycle ends, so each agent's part is told as it happened.
-   */
-  private running: { group: SessionGroup<BuildSession>; lost?: BuildSession } | undefined;
-  /** Changes seen while no agent was there: they start a cycle once it is back. */
+  private readonly apps = new AppView();
+  /** Changes seen while no agent was there: they start a cycle once one is back. */
   private readonly deferred = new Set<string>();
   private readonly stopper = new AbortController();
   private readonly hints: ClassHints;
   private readonly scheduler: CycleScheduler;
   private endWith: (outcome: Outcome) => void = () => undefined;
-  private reconnecting = false;
-  /** True from the news that the agent is not there until it is back. */
+  /** The cycle or look running now: the next waits for it. */
+  private turn: Promise<void> = Promise.resolve();
+  private looking = false;
+  /** True from the news that no agent is there until one is. */
   private away = false;
+  /** Several apps have been in view: news names the app. */
+  private several = false;
   private stopping = false;
   /** Saves seen so far: a save during a wait for the app's restart ends it early (the cycle starts over). */
   private saves = 0;
@@ -71,7 +71,7 @@ export class WatchCycles {
 
   constructor(private readonly setup: WatchSetup) {
     const signal = setup.hooks.signal;
-    // Sessions opened on a reconnect stop with the watch's own signal, which follows the caller's.
+    // Sessions opened later stop with the watch's own signal, which follows the caller's.
     signal?.addEventListener('abort', () => this.stopper.abort(signal.reason), { once: true });
     const warn = (message: string) => this.emit({ type: 'warning', message });
     this.hints = classHints({
@@ -79,14 +79,14 @@ export class WatchCycles {
       onError: (error) => this.watchFailed(error),
     });
     this.scheduler = createCycleScheduler({
-      runCycle: (changed) => this.cycle(changed),
+      runCycle: (changed) => this.exclusive(() => this.cycle(changed)),
       ...(setup.options.debounceMs === undefined ? {} : { debounceMs: setup.options.debounceMs }),
       onError: (error) => warn(warningText.internalError(error)),
     });
   }
 
   /**
-   * Runs until the end: the signal, the agent lost with `exitOnAgentLoss`, or a refusal.
+   * Runs until the end: the signal, an agent lost with `exitOnAgentLoss`, or a refusal.
    * @returns the outcome that ended it (for a signal, an interrupt between cycles).
    */
   async run(first: Reached, sources: WatchSources): Promise<Outcome> {
@@ -105,8 +105,12 @@ export class WatchCycles {
       onError: (error) => this.watchFailed(error),
     });
     await this.hints.watch(this.setup.classDirs);
-    if (first.kind === 'open') this.adopt(first.sessions);
-    else this.lost(undefined, describeOutcome(first.outcome).message.replace(/\.\s*$/, ''));
+    if (first.kind === 'open') for (const session of first.sessions) this.adopt(session);
+    else {
+      this.away = true;
+      this.news({ kind: 'no-agent-yet', at: host.clock.date(), why: describeOutcome(first.outcome).message.replace(/\.\s*$/, '') });
+      this.look();
+    }
     await watcher.ready;
     this.news({
       kind: 'watching',
@@ -119,93 +123,196 @@ export class WatchCycles {
     this.stopper.abort(outcome.reason === 'interrupted' ? outcome.signal : 'end');
     hooks.signal?.removeEventListener('abort', onSignal);
     await this.scheduler.stop();
+    await this.turn;
     await watcher.close();
     await this.hints.close();
-    if (this.group !== undefined) await closeSessions(this.group);
+    await closeSessions({ sessions: this.apps.present() });
     return outcome;
   }
 
-  /** One cycle for `changed`; without an agent the changes wait for it. */
+  /** Runs `step` once the cycle or look before it has ended. */
+  private exclusive(step: () => Promise<void>): Promise<void> {
+    const next = this.turn.then(step);
+    this.turn = next.catch(() => undefined);
+    return next;
+  }
+
+  /** One cycle for `changed`, with the apps whose agent is there; without any, the changes wait for one. */
   private async cycle(changed: readonly string[]): Promise<void> {
-    const group = this.group;
-    if (group === undefined || this.stopping) {
+    if (this.stopping) return;
+    // Apps back or found since the last cycle are in it.
+    if (this.apps.size > 0 && !(await this.lookSafely())) return;
+    const sessions = this.apps.present();
+    if (sessions.length === 0 || this.stopping) {
       for (const path of changed) this.deferred.add(path);
       return;
     }
     const { host, hooks } = this.setup;
     const cycle = (this.count += 1);
     hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
-    this.running = { group };
-    let result: RunResult;
-    try {
-      result = await this.build(group, changed);
-    } catch (error) {
-      this.settle(group);
-      throw error;
-    }
+    const result = await this.build(sessions, changed);
     const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
     this.last = result;
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
-    this.settle(group);
+    await this.afterRestart(result);
   }
 
-  /** The cycle on `group` has ended: the news of an agent that went away during it comes now, after its end line. */
-  private settle(group: SessionGroup<BuildSession>): void {
-    const lost = this.running?.lost;
-    this.running = undefined;
-    if (lost !== undefined) this.lost(group, undefined, lost);
-  }
-
-  /** The lock, DOCTOR and owner.json again, the build on the sessions, the lock released. */
-  private async build(group: SessionGroup<BuildSession>, changed: readonly string[]): Promise<RunResult> {
-    const { host, command, options } = this.setup;
-    const first = group.sessions[0]!;
+  /** The lock, DOCTOR and owner.json again, the build on the sessions of the agents still there, the lock released. */
+  private async build(sessions: BuildSession[], changed: readonly string[]): Promise<RunResult> {
+    const { host, command, options, hooks } = this.setup;
+    const first = sessions[0]!;
     const startedMs = host.clock.now();
     // With several agents, an early end about one of them (`about`) names it.
     const early = (outcome: Outcome, about?: BuildSession) => {
       const result = runResult({ session: about ?? first, command, startedMs, now: () => host.clock.now() }, outcome);
-      return about !== undefined && group.sessions.length > 1 ? ofAgent(result, about.location.source) : result;
+      return about !== undefined && this.apps.size > 1 ? ofAgent(result, about.location.source) : result;
     };
     let start;
     try {
-      start = await beginCycle(group.sessions);
+      start = await beginCycle(sessions);
     } catch (error) {
       return early(failureOutcome(error, first.emit));
     }
-    if (start.kind === 'lost') {
-      // An agent went away since the last cycle: these changes are built once it is back.
-      for (const path of changed) this.deferred.add(path);
-      this.lost(group, undefined, start.session);
-      return early({ reason: 'agent-disconnected', port: start.session.agent.port, during: { kind: 'doctor' } }, start.session);
-    }
     if (start.kind === 'refused') return early(start.outcome, start.session);
+    for (const session of start.lost) this.closed(session);
+    const present = sessions.filter((s) => !start.lost.includes(s));
     try {
+      if (present.length === 0) {
+        // Every agent went away since the last cycle: these changes are built once one is back.
+        for (const path of changed) this.deferred.add(path);
+        const gone = start.lost[0]!;
+        return early({ reason: 'agent-disconnected', port: gone.agent.port, during: { kind: 'doctor' } }, gone);
+      }
       this.hints.startCycle();
       const changedFolders = (dirs: readonly string[], full: boolean) => this.hints.changedFolders(dirs, full);
       const saves = this.saves;
+      const group = { sessions: present, emit: hooks.onEvent ?? (() => undefined), away: await this.apps.awayApps() };
       const result = await runCycles(group, command, { ...options, changedFolders }, startedMs);
       // A change that needs a restart: restart the app once for it, unless a save comes first (session/group.ts).
-      return await restartIfNeeded(result, { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain });
+      const restarting = (restarted: readonly BuildSession[]) =>
+        restarted.forEach((s) => this.apps.of(s) && (this.apps.of(s)!.restarting = true));
+      return await restartIfNeeded(result, { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain, restarting });
     } finally {
       await start.releaseLock();
     }
   }
 
-  /** Takes the sessions: news when it is a return, and the changes that waited for them. */
-  private adopt(sessions: BuildSession[]): void {
-    const { host, hooks } = this.setup;
-    const ids = new Set(sessions.map((s) => s.agent.sessionId));
-    // A new app session is news about that app: its pid, not another agent's that stayed.
-    const fresh = this.lastSessionIds === undefined ? undefined : sessions.find((s) => !this.lastSessionIds!.has(s.agent.sessionId));
-    const pid = Number((fresh ?? sessions[0]!).agent.pid);
+  /**
+   * After a cycle whose restart the apps marked `restarting` went through: each is taken back in the
+   * session the restart proved the change in, with no more to prove; any other is looked at as gone.
+   */
+  private async afterRestart(result: RunResult): Promise<void> {
+    for (const app of this.apps.all().filter((a) => a.restarting === true)) {
+      app.restarting = false;
+      if (app.session !== undefined) continue;
+      const look = await this.lookAtSafely(app);
+      const proven = (result.agents?.find((a) => a.agentSource === app.key) ?? (result.agents === undefined ? result : undefined))?.restart;
+      if (look?.kind === 'new' && look.session.agent.sessionId === proven?.sessionId) this.adopt(look.session, 'new-app-session', true);
+      else if (look !== undefined) {
+        // The restart did not bring it back as proven: gone as of now.
+        if (look.kind === 'away' || look.kind === 'stopped')
+          this.news({ kind: 'agent-lost', at: this.setup.host.clock.date(), ...this.named(app) });
+        await this.settle(app, look);
+      }
+    }
+    if (this.apps.away().length > 0) this.look();
+  }
+
+  /** A look at every gone app and for apps found later, each acted on; false when that ended the watch. */
+  private async lookSafely(): Promise<boolean> {
+    try {
+      await this.lookOnce();
+      return true;
+    } catch (error) {
+      this.endWith(failureOutcome(error, (event) => this.emit(event)));
+      return false;
+    }
+  }
+
+  private async lookOnce(): Promise<void> {
+    const { options, host } = this.setup;
+    for (const app of this.apps.away()) {
+      if (this.stopping) return;
+      if (app.restarting !== true) await this.settle(app, await lookAt(app, options, host, this.sessionHooks()));
+    }
+    if (this.stopping) return;
+    const known = new Set(this.apps.all().map((a) => a.key));
+    const found =
+      known.size === 0 ? await reachAgents(options, host, this.sessionHooks()) : await findNew(known, options, host, this.sessionHooks());
+    if (found.kind === 'refused') this.endWith(found.outcome);
+    else if (found.kind === 'open') for (const session of found.sessions) this.adopt(session, this.away ? 'agent-back' : 'agent-found');
+  }
+
+  private async lookAtSafely(app: App): Promise<Look | undefined> {
+    try {
+      return await lookAt(app, this.setup.options, this.setup.host, this.sessionHooks());
+    } catch (error) {
+      this.endWith(failureOutcome(error, (event) => this.emit(event)));
+      return undefined;
+    }
+  }
+
+  /** Acts on what a look at gone `app` found: back (in a new JVM, the change proven there), stopped, or still away. */
+  private async settle(app: App, look: Look): Promise<void> {
+    const at = this.setup.host.clock.date();
+    switch (look.kind) {
+      case 'same':
+        return this.adopt(look.session, 'agent-back');
+      case 'new': {
+        const away = await awayOf(app);
+        this.adopt(look.session, 'new-app-session');
+        return this.proveBack(away, look.session, look.view);
+      }
+      case 'stopped':
+        this.apps.drop(app);
+        this.news({ kind: 'agent-stopped', at, source: app.key });
+        if (this.apps.size === 0) this.away = true;
+        return;
+      case 'refused':
+        return this.endWith(look.outcome);
+      case 'away':
+        return;
+    }
+  }
+
+  /** The proof in the new JVM of an app that came back (`away`: as it was), told as a cycle of its own when it owed classes. */
+  private async proveBack(away: AwayApp, session: BuildSession, view: AgentView): Promise<void> {
+    const { command, options, hooks, host } = this.setup;
+    // Under the run lock, as a cycle: the proof writes the app's record. Refused or gone again: the next build proves it.
+    const start = await beginCycle([session]);
+    if (start.kind === 'refused') return;
+    let proven;
+    try {
+      proven = start.lost.length > 0 ? undefined : await proveReturn(away, session, view, command, options);
+    } finally {
+      await start.releaseLock();
+    }
+    if (start.lost.length > 0) this.closed(session);
+    if (proven === undefined || this.stopping) return;
+    const several = this.apps.size > 1;
+    const result = several ? ofAgent(proven, session.location.source) : proven;
+    const end = endLineOf(result, host.clock.date(), false, several ? session.location.source : 'the app');
+    hooks.onCycleEnd?.({ cycle: (this.count += 1), changed: [], result, end, line: cycleEndLine(end) });
+  }
+
+  /**
+   * Takes `session` into the view, with news of `how` it came (none at the start), and hands the
+   * changes that waited for an agent to the scheduler.
+   */
+  private adopt(session: BuildSession, how?: 'agent-back' | 'new-app-session' | 'agent-found', restarted = false): void {
+    if (this.stopping) {
+      void closeSessions({ sessions: [session] });
+      return;
+    }
+    const app = this.apps.take(session);
+    if (this.apps.size > 1) this.several = true;
+    session.connection.onClose(() => this.closed(session));
+    const pid = Number(session.agent.pid);
     const known = Number.isSafeInteger(pid) ? { pid } : {};
-    if (this.away) this.news({ kind: fresh === undefined ? 'agent-back' : 'new-app-session', at: host.clock.date(), ...known });
+    const at = this.setup.host.clock.date();
+    if (how === 'agent-found') this.news({ kind: how, at, source: app.key, ...known });
+    else if (how !== undefined) this.news({ kind: how, at, ...known, ...this.named(app), ...(restarted ? { restarted } : {}) });
     this.away = false;
-    const group: SessionGroup<BuildSession> = { sessions, emit: hooks.onEvent ?? (() => undefined) };
-    this.group = group;
-    this.lastSessionIds = ids;
-    // Any agent going away ends the group: every cycle holds them all, so all are opened again.
-    for (const session of sessions) session.connection.onClose(() => this.lost(group, undefined, session));
     if (this.deferred.size > 0) {
       this.scheduler.notify([...this.deferred]);
       this.deferred.clear();
@@ -213,45 +320,44 @@ export class WatchCycles {
   }
 
   /**
-   * An agent (`session`'s) went away, or none was there at the start (`why`): news, then the end or
-   * a reconnect. During a cycle on `group`, once that cycle has ended.
+   * The agent of `session` went away (its connection closed, or DOCTOR showed another agent
+   * session): its app is gone as of now, told now unless its app restarts for the running cycle.
    */
-  private lost(group: SessionGroup<BuildSession> | undefined, why?: string, session?: BuildSession): void {
-    if (this.stopping || this.group !== group) return;
-    if (group !== undefined && this.running?.group === group) {
-      this.running.lost ??= session ?? group.sessions[0];
-      return;
-    }
-    this.group = undefined;
-    this.away = true;
-    if (group !== undefined) void closeSessions(group);
-    const at = this.setup.host.clock.date();
-    const gone = session ?? group?.sessions[0];
-    const which = group !== undefined && group.sessions.length > 1 && gone !== undefined ? { source: gone.location.source } : {};
-    this.news(why === undefined ? { kind: 'agent-lost', at, ...which } : { kind: 'no-agent-yet', at, why });
+  private closed(session: BuildSession): void {
+    const app = this.apps.of(session);
+    if (this.stopping || app === undefined) return;
+    this.apps.gone(app, this.setup.host.clock.date());
+    if (app.restarting === true) return;
+    this.news({ kind: 'agent-lost', at: app.awaySince!, ...this.named(app) });
     if (this.setup.options.exitOnAgentLoss) {
-      this.endWith({ reason: 'agent-disconnected', port: gone?.agent.port ?? 0, during: { kind: 'watch' } });
+      this.endWith({ reason: 'agent-disconnected', port: session.agent.port, during: { kind: 'watch' } });
       return;
     }
-    this.reconnect();
+    this.look();
   }
 
-  private reconnect(): void {
-    if (this.reconnecting) return;
-    this.reconnecting = true;
-    const { options, host, hooks } = this.setup;
-    const sessionHooks = { ...(hooks.onEvent === undefined ? {} : { onEvent: hooks.onEvent }), signal: this.stopper.signal };
-    awaitAgent(options, host, sessionHooks, options.reconnect)
-      .then((reached) => {
-        this.reconnecting = false;
-        if (reached === undefined || this.stopping) {
-          if (reached?.kind === 'open') void closeSessions(reached);
-          return;
-        }
-        if (reached.kind === 'refused') this.endWith(reached.outcome);
-        else this.adopt(reached.sessions);
-      })
-      .catch((error: unknown) => this.endWith(failureOutcome(error, (event) => this.emit(event))));
+  /** Looks for gone agents and new ones with a growing pause, until none is gone and one is there. */
+  private look(): void {
+    if (this.looking || this.stopping) return;
+    this.looking = true;
+    const { first, max } = this.setup.options.reconnect ?? RECONNECT_MS;
+    void (async () => {
+      for (let pauseMs = first; ; pauseMs = Math.min(pauseMs * 2, max)) {
+        if (!(await pause(pauseMs, this.stopper.signal))) return;
+        await this.exclusive(async () => void (this.stopping || (await this.lookSafely())));
+        if (this.stopping || (this.apps.size > 0 && this.apps.away().length === 0)) return;
+      }
+    })().finally(() => (this.looking = false));
+  }
+
+  /** The app named in news when the watch has several. */
+  private named(app: App): { source?: string } {
+    return this.several ? { source: app.key } : {};
+  }
+
+  private sessionHooks() {
+    const { onEvent } = this.setup.hooks;
+    return { ...(onEvent === undefined ? {} : { onEvent }), signal: this.stopper.signal };
   }
 
   /** A file watch's error: the watch goes on (hints.ts runs a full pass soon after one). */
@@ -279,7 +385,7 @@ export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'change
   watch?: readonly string[];
   /** End the watch when the agent goes away (default: keep watching and reconnect). */
   exitOnAgentLoss?: boolean;
-  /** Pauses between tries to reach the agent again (default cycles.ts RECONNECT_MS). */
+  /** Pauses between looks for a gone agent (default apps.ts RECONNECT_MS). */
   reconnect?: { first: number; max: number };
 }
 
@@ -295,66 +401,4 @@ export interface WatchHooks {
   onNews?: (news: NewsLine, line: string) => void;
   /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop (a running build is stopped and `failed` sent). */
   signal?: AbortSignal;
-}
-
-/**
- * The first and the longest pause between two tries to reach a gone agent again, in ms. A watch keeps
- * one session while the agent stays: it keeps only 5 clients, and a closed slot lingers (protocol.md "Slots linger").
- */
-const RECONNECT_MS = { first: 250, max: 5000 } as const;
-
-/**
- * Refusals that mean "the agent is not there (yet)" (no port file, nothing listening, clients full,
- * still starting): a watch keeps trying; any other refusal (an old agent, no VERIFY) ends it.
- */
-const AWAY: ReadonlySet<Outcome['reason']> = new Set([
-  'no-agent',
-  'stale-port',
-  'bad-port-file',
-  'handshake',
-  'agent-not-ready',
-  'agent-disconnected',
-]);
-
-/** What a try to reach the agent gave. */
-export type Reached =
-  { kind: 'open'; sessions: BuildSession[] } | { kind: 'away'; outcome: Outcome } | { kind: 'refused'; outcome: Outcome };
-
-/**
- * One try: opens a build session with every agent of the checkout (without the run lock).
- * @throws StateError when owner.json cannot be read.
- */
-export async function reachAgent(options: SessionOptions, host: Host, hooks: SessionHooks): Promise<Reached> {
-  const opening = await openSessions(options, host, hooks, {
-    builds: true,
-    lockPerCycle: true,
-    announce: true,
-    requires: { need: 'owned builds', ownedBuilds: true, verify: options.verify !== false, offerNoVerify: true, session: true },
-  });
-  if (opening.kind === 'open') return { kind: 'open', sessions: opening.sessions as BuildSession[] };
-  return { kind: AWAY.has(opening.outcome.reason) ? 'away' : 'refused', outcome: opening.outcome };
-}
-
-/**
- * Tries, with a doubling pause, until the agent is reached, a refusal other than "away" comes, or
- * `signal` aborts (then undefined).
- * @throws StateError when owner.json cannot be read.
- */
-async function awaitAgent(
-  options: SessionOptions,
-  host: Host,
-  hooks: SessionHooks,
-  backoff: { first: number; max: number } = RECONNECT_MS,
-): Promise<Exclude<Reached, { kind: 'away' }> | undefined> {
-  let backoffMs = backoff.first;
-  for (;;) {
-    if (!(await pause(backoffMs, hooks.signal))) return undefined;
-    const reached = await reachAgent(options, host, hooks);
-    if (hooks.signal?.aborted) {
-      if (reached.kind === 'open') await closeSessions(reached);
-      return undefined;
-    }
-    if (reached.kind !== 'away') return reached;
-    backoffMs = Math.min(backoffMs * 2, backoff.max);
-  }
 }

@@ -47,18 +47,29 @@ export function cycleStartLine(start: StartLine): string {
 interface CycleTimes {
   /** From the cycle's start to its verdict. */
   totalMs: number;
-  /** The build command's own time. */
-  buildMs: number;
+  /** The build command's own time (undefined: no build ran, the proof in an app that came back). */
+  buildMs?: number;
   /** Asking the agent to verify the changed classes (0 when nothing was verified). */
   verifyMs: number;
 }
 
-/** How a cycle ended, for its end line. */
+/**
+ * How a cycle ended, for its end line. `returned`: the cycle is the proof in an app that came back
+ * after its agent was gone (its port file when the watch has several apps, else `the app`).
+ */
 export type EndLine =
   /** The build passed and every changed class is proven live (exit 0); `classes` may be 0. */
-  | ({ kind: 'live'; at: Date; classes: number; holdRecovered?: boolean; restarted?: boolean } & CycleTimes)
+  | ({ kind: 'live'; at: Date; classes: number; holdRecovered?: boolean; restarted?: boolean; returned?: string } & CycleTimes)
   /** The build passed but some changed classes were not proven live (exit 75 and the like). */
-  | ({ kind: 'not-proven'; at: Date; live: number; notProven: number; exitCode: number; holdRecovered?: boolean } & CycleTimes)
+  | ({
+      kind: 'not-proven';
+      at: Date;
+      live: number;
+      notProven: number;
+      exitCode: number;
+      holdRecovered?: boolean;
+      returned?: string;
+    } & CycleTimes)
   /** The build command failed; `holding` when the agent still holds its reloads for us. */
   | { kind: 'build-failed'; at: Date; exitCode?: number; signal?: string; holding: boolean }
   /** The cycle was interrupted (Ctrl-C, SIGTERM). */
@@ -72,11 +83,16 @@ export function cycleEndLine(end: EndLine): string {
   switch (end.kind) {
     case 'live': {
       const what = end.classes === 0 ? 'no class changed' : `${count(end.classes, 'class', 'classes')} live`;
-      const extra = [...(end.holdRecovered ? ['hold recovered'] : []), ...(end.restarted ? ['after an app restart'] : [])];
+      const restarted = end.returned !== undefined ? [backIn(end.returned)] : end.restarted ? ['after an app restart'] : [];
+      const extra = [...(end.holdRecovered ? ['hold recovered'] : []), ...restarted];
       return `${at} ✔ ${what} in ${duration(end.totalMs)} (${times(end, extra)})`;
     }
     case 'not-proven': {
-      const extra = [`exit ${end.exitCode}`, ...(end.holdRecovered ? ['hold recovered'] : [])];
+      const extra = [
+        `exit ${end.exitCode}`,
+        ...(end.holdRecovered ? ['hold recovered'] : []),
+        ...(end.returned === undefined ? [] : [backIn(end.returned)]),
+      ];
       return `${at} ⚠ ${count(end.live, 'class', 'classes')} live, ${end.notProven} not proven in ${duration(end.totalMs)} (${times(end, extra)})`;
     }
     case 'build-failed': {
@@ -90,23 +106,38 @@ export function cycleEndLine(end: EndLine): string {
   }
 }
 
-/** News between cycles. */
+/**
+ * News between cycles, or during one, as it happens. With several apps in view, `source` names the
+ * app: its port file (or `--port`).
+ */
 export type NewsLine =
-  /** The agent went away (with several, the one of the port file `source`); sources are still watched. */
+  /** The agent went away; sources are still watched, and what its app runs is not proven until it is back. */
   | { kind: 'agent-lost'; at: Date; source?: string }
   /** No agent when the watch started (`why`: one plain sentence, without a final period); sources are watched. */
   | { kind: 'no-agent-yet'; at: Date; why: string }
   /** The agent is back with the same app session. */
-  | { kind: 'agent-back'; at: Date; pid?: number }
-  /** The agent is back with a new app session (the app restarted): evidence starts from scratch. */
-  | { kind: 'new-app-session'; at: Date; pid?: number }
+  | { kind: 'agent-back'; at: Date; pid?: number; source?: string }
+  /**
+   * The agent is back with a new app session (the app restarted): evidence starts from scratch.
+   * `restarted`: the app restarted for the last cycle's change (--restart-command, --await-restart),
+   * whose end line said what its new JVM was proven to run.
+   */
+  | { kind: 'new-app-session'; at: Date; pid?: number; source?: string; restarted?: boolean }
+  /** Another app's agent found in the checkout: its app is in view from now on. */
+  | { kind: 'agent-found'; at: Date; source: string; pid?: number }
+  /** A gone agent's port file is gone too (it stopped normally): its app leaves the view. */
+  | { kind: 'agent-stopped'; at: Date; source: string }
   /** The watch has started. */
   | { kind: 'watching'; at: Date; folders: number; debounceMs: number };
 
 /** A `•` line: neither starts nor ends a cycle. */
 export function newsLine(news: NewsLine): string {
   const at = clock(news.at);
-  const pid = 'pid' in news && news.pid !== undefined ? ` (pid ${news.pid})` : '';
+  const named = [
+    ...('source' in news && news.source !== undefined ? [visible(news.source)] : []),
+    ...('pid' in news && news.pid !== undefined ? [`pid ${news.pid}`] : []),
+  ];
+  const pid = named.length === 0 ? '' : ` (${named.join(', ')})`;
   switch (news.kind) {
     case 'agent-lost':
       return `${at} • agent lost${news.source === undefined ? '' : ` (${visible(news.source)})`}: still watching sources; reconnecting when it is back`;
@@ -115,15 +146,29 @@ export function newsLine(news: NewsLine): string {
     case 'agent-back':
       return `${at} • agent reconnected${pid}`;
     case 'new-app-session':
-      return `${at} • new app session${pid}: classes are proven again from scratch`;
+      return news.restarted === true
+        ? `${at} • new app session${pid}: the app restarted for the last build's change (its line above says what was proven there); watching its new JVM`
+        : `${at} • new app session${pid}: classes are proven again from scratch`;
+    case 'agent-found':
+      return `${at} • agent found${pid}: its app is in view too; every build holds its agent`;
+    case 'agent-stopped':
+      return `${at} • agent stopped${pid}: its port file is gone, so its app leaves the view until an agent writes it again`;
     case 'watching':
       return `${at} • watching ${count(news.folders, 'folder', 'folders')} (debounce ${news.debounceMs} ms); save a source to build`;
   }
 }
 
+/** The words of a cycle that is the proof in an app that came back. */
+function backIn(returned: string): string {
+  return `in the new JVM of ${visible(returned)}`;
+}
+
 function times(t: CycleTimes, extra: string[]): string {
-  const parts = [`build ${duration(t.buildMs)}`, ...(t.verifyMs > 0 ? [`verify ${duration(t.verifyMs)}`] : [])];
-  return [parts.join(', '), ...extra].join('; ');
+  const parts = [
+    ...(t.buildMs === undefined ? [] : [`build ${duration(t.buildMs)}`]),
+    ...(t.verifyMs > 0 ? [`verify ${duration(t.verifyMs)}`] : []),
+  ];
+  return [...(parts.length === 0 ? [] : [parts.join(', ')]), ...extra].join('; ');
 }
 
 /** `40 ms` below a second, else `1.9 s`. */
@@ -141,20 +186,30 @@ function count(n: number, one: string, many: string): string {
 /**
  * The end line of `result`.
  * @param holdRecovered the cycle before ended with the build held for us (a failed build).
+ * @param returned the cycle is the proof in an app that came back (see {@link EndLine}).
  */
-export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): EndLine {
+export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean, returned?: string): EndLine {
   const times = {
     totalMs: result.durationMs,
-    buildMs: result.build?.durationMs ?? 0,
+    ...(returned === undefined ? { buildMs: result.build?.durationMs ?? 0 } : {}),
     verifyMs: result.verify?.elapsedMs ?? 0,
   };
   const recovered = holdRecovered && result.hold === 'none' ? { holdRecovered: true } : {};
+  const back = returned === undefined ? {} : { returned };
   const live = result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length + (result.changes?.added.length ?? 0);
   const outcome = result.outcome;
   switch (outcome.reason) {
     case 'ok':
       if (result.provenLive)
-        return { kind: 'live', at, classes: live, ...times, ...recovered, ...(result.restart === undefined ? {} : { restarted: true }) };
+        return {
+          kind: 'live',
+          at,
+          classes: live,
+          ...times,
+          ...recovered,
+          ...(result.restart === undefined ? {} : { restarted: true }),
+          ...back,
+        };
       return {
         kind: 'not-proven',
         at,
@@ -163,10 +218,11 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean): 
         exitCode: result.exitCode,
         ...times,
         ...recovered,
+        ...back,
       };
     case 'verify-incomplete': {
       const notProven = result.verdicts.length - result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length;
-      if (notProven > 0) return { kind: 'not-proven', at, live, notProven, exitCode: result.exitCode, ...times, ...recovered };
+      if (notProven > 0) return { kind: 'not-proven', at, live, notProven, exitCode: result.exitCode, ...times, ...recovered, ...back };
       return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
     }
     case 'build-failed':

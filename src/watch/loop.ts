@@ -10,7 +10,8 @@ import { buildResult, type ResultBase, type RunResult } from '../outcome/result.
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { type BuildCommand, failureOutcome, type Host, hostWith, prepareBuild } from '../session/options.js';
-import { reachAgent, WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
+import { reachAgents } from './apps.js';
+import { WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
 
 /** How a watch ended: the reason, exit status and words, and its last cycle. */
@@ -40,7 +41,7 @@ export async function runWatch(options: WatchOptions, hooks: WatchHooks, base: H
   for (const missing of sources.missing) emit({ type: 'warning', message: warningText.missingWatch(missing) });
   let first;
   try {
-    first = await reachAgent(options, host, hooks);
+    first = await reachAgents(options, host, hooks);
   } catch (error) {
     return ended(failureOutcome(error, emit));
   }

@@ -572,6 +572,16 @@ describe('watch mode with a restart command', () => {
     expect(agent.out.all.filter((l) => l.startsWith('fake agent restarted'))).toHaveLength(2);
     expect(w.json.filter((j) => j.type === 'restart')).toHaveLength(2);
     expect(w.json.some((j) => j.type === 'news' && j.news === 'new-app-session')).toBe(true);
+    // The app restarted by design: no news says its agent was lost, and each cycle's new app session is told after it.
+    const told = () => w.json.filter((j) => j.type === 'news' || j.type === 'cycle').map((j) => (j.type === 'cycle' ? 'cycle' : j.news));
+    await waitFor(
+      () => told().filter((t) => t === 'new-app-session').length === 2,
+      () => `the second new app session: ${told().join(' ')}`,
+    );
+    expect(told()).toEqual(['watching', 'cycle', 'new-app-session', 'cycle', 'new-app-session']);
+    const back = w.json.filter((j) => j.type === 'news' && j.news === 'new-app-session').map((j) => String(j.line));
+    for (const line of back)
+      expect(line).toContain("the app restarted for the last build's change (its line above says what was proven there)");
     expect((await w.stop('SIGINT')).exitCode).toBe(130);
   });
 

@@ -2,7 +2,7 @@
  * Watch mode with several agents in one checkout (two services, each with its agent, and a
  * shared module both watch): every cycle holds both agents on their one connection each, builds
  * once, and each agent proves the shared class; one agent going away during a build is told as
- * that agent's, and the other finishes its part.
+ * that agent's, when it happens, and the other finishes its part.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -121,8 +121,8 @@ it('one of the two agents going away during a build: the cycle names that one, a
     ),
   ).toBe(true);
   expect(agents[0]!.hold().kind).toBe('none');
-  // The news comes after the cycle's end, and names the agent that went away.
+  // The news comes as it happened, during the build, before the cycle's end; it names the agent that went away.
   const news = json.filter((j) => j.type === 'news' || j.type === 'cycle').map((j) => (j.type === 'cycle' ? 'cycle' : j.news));
-  expect(news.slice(0, 3), lines).toEqual(['watching', 'cycle', 'agent-lost']);
+  expect(news.slice(0, 3), lines).toEqual(['watching', 'agent-lost', 'cycle']);
   expect(json.find((j) => j.news === 'agent-lost')!.line).toContain(`agent lost (${portFiles[1]})`);
 });

@@ -1,11 +1,13 @@
 /**
  * A soak of 100 watch cycles against one fake agent: one client slot used throughout, resident
  * memory grows by less than 10 MB from cycle 10 to cycle 100, and the count of open file
- * descriptors does not grow.
+ * descriptors does not grow. And a soak of two apps sharing a module, one killed and started again
+ * three times: every cycle's verdict is what both JVMs run.
  */
 import fs from 'node:fs';
 import { afterEach, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
+import { twoServices, watchIn, type WatchCycle } from '../support/apps.js';
 import { agentFor } from '../support/project.js';
 import { editSource, startWatch, watchProject, type RunningWatch } from '../support/watch.js';
 
@@ -54,5 +56,52 @@ it(
     expect(new Set(agent.received.map((r) => r.client)).size).toBe(1);
     expect(at[CYCLES]!.rss - at[10]!.rss).toBeLessThan(10);
     expect(at[CYCLES]!.fds).toBeLessThanOrEqual(at[10]!.fds);
+  },
+);
+
+it(
+  'two apps, svc-b killed (kill -9) and started again three times: every cycle is proven live exactly when both JVMs run the change',
+  { timeout: 300_000 },
+  async () => {
+    const c = await twoServices();
+    const [a, b] = c.apps;
+    const w = watchIn(c.root, c.build);
+    await w.newsCame('watching');
+    let version = 1;
+    let cycles = 0;
+    /** The next cycle, once it ended, and whether its verdict is what both JVMs run (the bytes of the last save). */
+    const next = async (): Promise<WatchCycle> => {
+      const cycle = (await w.cyclesEnded((cycles += 1)))[cycles - 1]!;
+      const text = `money-v${version}`;
+      const truth = { a: c.runs(a, text), b: c.runs(b, text) };
+      expect(cycle.result.provenLive, `cycle ${cycles} ${cycle.line} ${JSON.stringify(truth)}${w.stderr.join('\n')}`).toBe(
+        truth.a === true && truth.b === true,
+      );
+      return cycle;
+    };
+    const save = () => c.save(`money-v${(version += 1)}`);
+    for (let round = 1; round <= 3; round += 1) {
+      save();
+      expect((await next()).result.exitCode).toBe(0);
+      // Killed during a build: that build's part for svc-b is not safe.
+      const build = c.hold();
+      save();
+      await build.started();
+      await b.kill();
+      build.release();
+      expect((await next()).result.agents!.map((p) => p.exitCode)).toEqual([0, 70]);
+      // A save while it is gone: not proven for svc-b, named.
+      save();
+      const gone = await next();
+      expect([gone.result.exitCode, gone.result.message.includes(b.portFile)]).toEqual([75, true]);
+      // Back in a new JVM: the change is proven there.
+      await b.start();
+      const back = await next();
+      expect([back.changed, back.result.exitCode]).toEqual([0, 0]);
+    }
+    save();
+    expect((await next()).result.exitCode).toBe(0);
+    expect(b.runs).toHaveLength(4);
+    await w.stop();
   },
 );

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { processHost } from '../../src/cli/host.js';
 import { type BuildSession, closeSession, prepareBuild } from '../../src/session/options.js';
 import { runCycle } from '../../src/session/group.js';
-import { beginCycle } from '../../src/session/open.js';
+import { beginCycle } from '../../src/session/begin.js';
 import { openSession } from '../../src/session/open.js';
 import { useFakeAgents } from '../support/agents.js';
 import { tempDir, writeClass } from '../support/cli.js';

@@ -65,9 +65,34 @@ describe('cycle lines', () => {
     expect(newsLine({ kind: 'new-app-session', at, pid: 4343 })).toBe(
       '12:04:29 • new app session (pid 4343): classes are proven again from scratch',
     );
+    expect(newsLine({ kind: 'new-app-session', at, pid: 4343, restarted: true })).toBe(
+      "12:04:29 • new app session (pid 4343): the app restarted for the last build's change (its line above says what was proven there); watching its new JVM",
+    );
     expect(newsLine({ kind: 'watching', at, folders: 6, debounceMs: 300 })).toBe(
       '12:04:29 • watching 6 folders (debounce 300 ms); save a source to build',
     );
+  });
+
+  it('names the app among several, and says when one is found, stopped, or proven in a new JVM', () => {
+    const source = '/p/svc-b/.reclazz/agent.port';
+    expect(newsLine({ kind: 'agent-lost', at, source })).toBe(
+      `12:04:29 • agent lost (${source}): still watching sources; reconnecting when it is back`,
+    );
+    expect(newsLine({ kind: 'new-app-session', at, pid: 7, source })).toBe(
+      `12:04:29 • new app session (${source}, pid 7): classes are proven again from scratch`,
+    );
+    expect(newsLine({ kind: 'agent-found', at, pid: 7, source })).toBe(
+      `12:04:29 • agent found (${source}, pid 7): its app is in view too; every build holds its agent`,
+    );
+    expect(newsLine({ kind: 'agent-stopped', at, source })).toBe(
+      `12:04:29 • agent stopped (${source}): its port file is gone, so its app leaves the view until an agent writes it again`,
+    );
+    expect(cycleEndLine({ kind: 'live', at, classes: 1, totalMs: 80, verifyMs: 40, returned: source })).toBe(
+      `12:04:29 ✔ 1 class live in 80 ms (verify 40 ms; in the new JVM of ${source})`,
+    );
+    expect(
+      cycleEndLine({ kind: 'not-proven', at, live: 0, notProven: 1, exitCode: 75, totalMs: 80, verifyMs: 0, returned: 'the app' }),
+    ).toBe('12:04:29 ⚠ 0 classes live, 1 not proven in 80 ms (exit 75; in the new JVM of the app)');
   });
 });
 
@@ -84,11 +109,16 @@ function allLines() {
     { kind: 'build-failed', at, signal: 'SIGTERM', holding: false },
     { kind: 'interrupted', at, signal: 'SIGTERM', exitCode: 143 },
     { kind: 'failed', at, summary: 'the BUILD failed receipt never came', exitCode: 70 },
+    { kind: 'live', at, classes: 1, totalMs: 80, verifyMs: 40, returned: '/p/svc-b/.reclazz/agent.port' },
+    { kind: 'not-proven', at, live: 0, notProven: 2, exitCode: 75, totalMs: 80, verifyMs: 0, returned: 'the app' },
   ];
   const news: NewsLine[] = [
     { kind: 'agent-lost', at },
     { kind: 'agent-back', at },
     { kind: 'new-app-session', at, pid: 1 },
+    { kind: 'new-app-session', at, pid: 1, restarted: true },
+    { kind: 'agent-found', at, source: '/p/.reclazz/agent.port' },
+    { kind: 'agent-stopped', at, source: '/p/.reclazz/agent.port' },
     { kind: 'watching', at, folders: 1, debounceMs: 0 },
   ];
   return { starts, ends: ends.map(cycleEndLine), news: news.map(newsLine) };
