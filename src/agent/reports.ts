@@ -18,40 +18,69 @@ export interface Diagnosis {
 
 const DIAGNOSIS_HEADER = 'Reclazz diagnosis for ';
 const NO_CLASS_FILE = 'No compiled .class file for this name under any watched directory.';
+const NOT_WATCHED = 'Either the build has not run, or this class is built somewhere Reclazz is not watching.';
 const COMPILED_FILE = 'Compiled file: ';
+const MORE_THAN_ONE = 'More than one build output holds this class.';
 const NOT_LOADED = 'The JVM has not loaded this class yet';
+const NO_STATE = 'The agent has no watched-class state';
 /** The sentences that say the JVM has loaded the class (once, by several loaders, before the agent, outside the watched set). */
 const LOADED =
   /^(?:Loaded and prepared by the agent|Loaded, but not in the watched set|This class was loaded before the agent arrived|Loaded \d+ times)/;
 /** The sentences about the last reload attempt, which the receipt already gives. */
 const ATTEMPT = /^(?:Last attempt |Reclazz has not attempted a reload of this class)/;
 
+/** Where in its answer a DIAGNOSE is: its files, the load state, the last attempt (files found), or ended. */
+type DiagnosisPart = 'files' | 'load' | 'attempt' | 'ended';
+
 /**
  * Reads the agent's DIAGNOSE lines (agent ReloadDiagnostics.explain): after `Reclazz diagnosis
- * for <name>`, its files (`No compiled .class file ...` or one `Compiled file: <path> (last built
- * ...)` each), whether the JVM has loaded it, and the rest of its words. Call {@link read} with
- * each broadcast INFO message in order.
+ * for <name>`, its files (`No compiled .class file ...` and the watched directories, or one
+ * `Compiled file: <path> (last built ...)` each and a note when several), whether the JVM has loaded
+ * it, and with files found, the last attempt. Call {@link read} with each broadcast INFO message in
+ * order. The answer has no end marker and other INFO lines may come between its lines (another
+ * client's, a requester-only reply), so only the sentences `explain` writes, in its order, are
+ * taken: the answer ends after its load state (no file) or its last-attempt line.
  */
 export class DiagnosisReader {
   private current: Diagnosis | undefined;
+  private part: DiagnosisPart = 'ended';
   readonly diagnoses = new Map<string, Diagnosis>();
 
   read(message: string): void {
     if (message.startsWith(DIAGNOSIS_HEADER)) {
       this.current = { words: [] };
+      this.part = 'files';
       this.diagnoses.set(message.slice(DIAGNOSIS_HEADER.length), this.current);
       return;
     }
     const current = this.current;
     if (current === undefined) return;
+    if (this.part === 'files' && this.readFiles(current, message)) return;
+    if (this.part !== 'ended' && this.part !== 'files' && ATTEMPT.test(message) && (current.files?.length ?? 0) > 0) this.part = 'ended';
+    else if (this.part === 'files' || this.part === 'load') this.readLoad(current, message);
+  }
+
+  /** A line of the files part, taken; false for any other line. */
+  private readFiles(current: Diagnosis, message: string): boolean {
     if (message === NO_CLASS_FILE) current.files = [];
     else if (message.startsWith(COMPILED_FILE)) {
       const cut = message.lastIndexOf(' (last built ');
       current.files = [...(current.files ?? []), message.slice(COMPILED_FILE.length, cut < 0 ? undefined : cut)];
-    }
+    } else if (!message.startsWith(NOT_WATCHED) && !message.startsWith(MORE_THAN_ONE)) return false;
+    current.words.push(message);
+    return true;
+  }
+
+  /** A line of the load state: taken when it is one; the last one ends the answer, or leads to the last attempt. */
+  private readLoad(current: Diagnosis, message: string): void {
+    const last = message.startsWith(NOT_LOADED) || message.startsWith(NO_STATE);
+    if (!last && !LOADED.test(message)) return;
+    this.part = 'load';
     if (message.startsWith(NOT_LOADED)) current.loaded = false;
-    else if (LOADED.test(message)) current.loaded = true;
-    if (!ATTEMPT.test(message)) current.words.push(message);
+    else if (!last) current.loaded = true;
+    current.words.push(message);
+    // Without a file there is no attempt line: the load state is the answer's end (a later loaded-sentence can only be another's).
+    if (last) this.part = (current.files?.length ?? 0) > 0 ? 'attempt' : 'ended';
   }
 }
 

@@ -71,8 +71,18 @@ export type RestartFailure =
   | { kind: 'command-failed'; command: string; exitCode: number; log: string; lastLines: string[] }
   /** The command could not be started at all (its log file could not be opened): `why`. */
   | { kind: 'not-started'; command: string; why: string }
-  /** `portFileGone`: the app's port file, deleted during the wait and not written again. */
-  | { kind: 'not-back'; waitedMs: number; command?: string; portFileGone?: string }
+  /**
+   * `portFileGone`: the app's port file, deleted during the wait and not written again. `oldRunning`:
+   * the JVM of the agent session before the restart (DOCTOR's `pid`) still ran or answered on its port
+   * at the end: whatever answered in a new agent session meanwhile was never taken for the app restarted.
+   */
+  | {
+      kind: 'not-back';
+      waitedMs: number;
+      command?: string;
+      portFileGone?: string;
+      oldRunning?: { pid: string; sessionId: string };
+    }
   | { kind: 'not-provable'; sessionId: string; why: AppStartUnknown }
   | { kind: 'not-proven'; sessionId: string; classes: number }
   | { kind: 'not-again'; classes: number };

@@ -8,9 +8,14 @@ import type { Words } from '../outcome/result.js';
 import { appStartWhy } from './app-start-words.js';
 import { visible } from './palette.js';
 
-/** What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port file, when it is gone meanwhile. */
-export function waitingForRestart(goneFile?: string): string {
+/**
+ * What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port
+ * file, when it is gone meanwhile; `oldPid`: the old JVM's pid, when a new agent session answers but the old JVM still runs.
+ */
+export function waitingForRestart(goneFile?: string, oldPid?: string): string {
   const what = 'the app to come back with a new agent session';
+  if (oldPid !== undefined)
+    return `${what} (a new one answers, but the old app's JVM, pid ${visible(oldPid)}, still runs: waiting for it to stop)`;
   return goneFile === undefined
     ? what
     : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)`;
@@ -98,6 +103,13 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
         hint: `restart the app yourself (${failure.command}), and run again`,
       };
     case 'not-back':
+      if (failure.oldRunning !== undefined) {
+        const { pid, sessionId } = failure.oldRunning;
+        return {
+          message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) still runs the code from before the change, and a JVM started beside it is not the app restarted: not proven live`,
+          hint: `stop the old app first: ${failure.command === undefined ? 'stop it, then start it again' : 'make the restart command stop the running app (and wait until it is gone) before it starts the new one'}, and run again`,
+        };
+      }
       return {
         message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: not proven live`,
         hint:

@@ -32,7 +32,16 @@ import {
   type Session,
   spawnBuild,
 } from './options.js';
-import { awaitNewSession, type Back, portFileGone, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
+import {
+  awaitNewSession,
+  type Back,
+  oldAppRunning,
+  portFileGone,
+  restartLogOf,
+  type RestartRun,
+  sayIfPortFileLost,
+  startRestart,
+} from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -256,11 +265,13 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
       return failed({ kind: 'command-failed', command: command!, exitCode: exit.exitCode, log: log!, lastLines: run!.lastLines() });
     if (backs.includes('not-back')) {
       const gone = needing.map((p) => portFileGone(p.session)).find((file) => file !== undefined);
+      const old = (await Promise.all(needing.map((p) => oldAppRunning(p.session)))).find((o) => o !== undefined);
       return failed({
         kind: 'not-back',
         waitedMs: timeoutMs,
         ...(command === null ? {} : { command }),
         ...(gone && { portFileGone: gone }),
+        ...(old && { oldRunning: old }),
       });
     }
     if (run !== undefined) run.appBack = true;

@@ -7,12 +7,13 @@
 import path from 'node:path';
 import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
-import { askDoctor } from '../agent/requests.js';
+import { askDoctor, observeAgentAfterLoss } from '../agent/requests.js';
 import type { AgentView } from '../classes/coverage.js';
 import type { DoctorObserved, RunEvent } from '../outcome/facts.js';
 import { portFileLostText, waitingForRestart } from '../report/restart-words.js';
 import { RESTART_LOG, stateFolderPath } from '../state/folder.js';
 import { type DetachedCommand, LogFollower, startDetached } from '../tool/detached.js';
+import { findAppStart, type ProcHost, stillRuns, type StartTime } from '../tool/proc.js';
 import { pause } from '../util/wait.js';
 import { type BuildSession, NESTED_ENV, sameAppView } from './options.js';
 
@@ -25,6 +26,8 @@ const FOLLOW_MS = 100;
 export interface RestartRun {
   command: string;
   started: DetachedCommand;
+  /** When the command was started, epoch ms (wall clock, as process start times are). */
+  startedAtMs: number;
   /** Set once every agent that needed the restart is back: an exit status after that fails nothing. */
   appBack: boolean;
   /** Stops showing its log, after what is there by now. Safe to call twice. */
@@ -53,6 +56,7 @@ export function restartLogOf(session: Pick<BuildSession, 'checkout'>): string {
 export function startRestart(command: string, session: BuildSession, emit: (event: RunEvent) => void): RestartRun {
   const { host } = session;
   const log = restartLogOf(session);
+  const startedAtMs = host.clock.date().getTime();
   const started = startDetached(command, { cwd: host.cwd, env: { ...host.env, [NESTED_ENV]: '1' }, log });
   const follower = new LogFollower(log);
   const show = (all: boolean): void => {
@@ -66,6 +70,7 @@ export function startRestart(command: string, session: BuildSession, emit: (even
   const run: RestartRun = {
     command,
     started,
+    startedAtMs,
     appBack: false,
     stopShowing: () => {
       if (!showing) return;
@@ -107,9 +112,12 @@ export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-faile
 /**
  * Asks the agent of `session` every {@link POLL_MS} ms, its port file read again each time (a new
  * JVM writes its new port), until DOCTOR shows another agent session with VERIFY wired (protocol.md
- * "Early in agent start-up"), not a test JVM's, or `deadline` passes; `command-failed` when the
- * restart command exits non-zero first. When the port file, after naming a new JVM's port, is
- * gone (an old JVM that stopped after it deleted it), that is said once, and that port is asked.
+ * "Early in agent start-up"), not a test JVM's, of a JVM not seen to start before the restart began,
+ * while the old JVM is gone: neither its process runs nor its port answers in the old agent session
+ * (a restart command that started the app without stopping it leaves the old one running the old
+ * code); or until `deadline` passes; `command-failed` when the restart command exits non-zero first.
+ * When the port file, after naming a new JVM's port, is gone (an old JVM that stopped after it
+ * deleted it), that is said once, and that port is asked.
  */
 export async function awaitNewSession(
   session: BuildSession,
@@ -118,7 +126,8 @@ export async function awaitNewSession(
   restart?: RestartRun,
 ): Promise<Back | NotBack> {
   const { host, signal } = session;
-  const before = session.agent.sessionId;
+  const since = restart?.startedAtMs ?? host.clock.date().getTime();
+  const old = await oldJvmOf(session);
   const start = host.clock.now();
   const file = session.location.portFile;
   let fresh: number | undefined;
@@ -134,14 +143,45 @@ export async function awaitNewSession(
       session.emit({ type: 'warning', message: portFileLostText(gone, fresh, true) });
     }
     const port = typeof read === 'number' ? read : fresh;
-    const back = port === undefined ? undefined : await askOnce(session, port, before);
-    if (back !== undefined) return { ...back, portFileLost: told };
+    const back = port === undefined ? undefined : await askOnce(session, port, old.sessionId, since);
+    const oldThere = back !== undefined && (await oldStillThere(session, old));
+    if (back !== undefined && !oldThere) return { ...back, portFileLost: told };
+    back?.connection.close();
     if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
     if (host.clock.now() >= deadline) return 'not-back';
-    const what = waitingForRestart(fresh === undefined ? gone : undefined);
+    const what = waitingForRestart(fresh === undefined ? gone : undefined, oldThere ? old.pid : undefined);
     session.emit({ type: 'waiting', what, elapsedMs: Math.round(host.clock.now() - start) });
     await pause(POLL_MS, signal);
   }
+}
+
+/** The JVM of the agent session before the restart: its session, DOCTOR's pid, its port, and its start when visible here. */
+interface OldJvm {
+  sessionId: string;
+  pid: string;
+  port: number;
+  start: StartTime | undefined;
+}
+
+async function oldJvmOf(session: BuildSession): Promise<OldJvm> {
+  const found = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
+  const start = found.kind === 'known' ? { startMs: found.startMs, errorMs: found.errorMs } : undefined;
+  return { sessionId: session.agent.sessionId, pid: session.agent.pid, port: session.connection.port, start };
+}
+
+/** True while the old JVM runs (its process, when visible here) or its port answers DOCTOR in the old agent session. */
+async function oldStillThere(session: BuildSession, old: OldJvm): Promise<boolean> {
+  if (old.start !== undefined && (await stillRuns(Number(old.pid), old.start, session.host.proc))) return true;
+  return (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind === 'same-session';
+}
+
+/**
+ * The old JVM of `session` (DOCTOR's pid and agent session before the restart) when it still runs
+ * or answers now, for a restart that did not bring the app back; else undefined.
+ */
+export async function oldAppRunning(session: BuildSession): Promise<{ pid: string; sessionId: string } | undefined> {
+  const old = await oldJvmOf(session);
+  return (await oldStillThere(session, old)) ? { pid: old.pid, sessionId: old.sessionId } : undefined;
 }
 
 /**
@@ -161,8 +201,16 @@ export function sayIfPortFileLost(session: BuildSession, back: Back): void {
   if (gone !== undefined) session.emit({ type: 'warning', message: portFileLostText(gone, back.connection.port, false) });
 }
 
-/** One look at `port`: the agent in a new agent session, or undefined (not there yet, still the old one, not ready). */
-async function askOnce(session: BuildSession, port: number, before: string): Promise<Omit<Back, 'portFileLost'> | undefined> {
+/**
+ * One look at `port`: the agent in a new agent session of a JVM not seen to start before `since`
+ * (epoch ms), or undefined (not there yet, still the old one, not ready, or a JVM older than the restart).
+ */
+async function askOnce(
+  session: BuildSession,
+  port: number,
+  before: string,
+  since: number,
+): Promise<Omit<Back, 'portFileLost'> | undefined> {
   const timeoutMs = session.timeoutMs;
   try {
     const { connection } = await AgentConnection.open(port, {
@@ -178,7 +226,8 @@ async function askOnce(session: BuildSession, port: number, before: string): Pro
       const view = other
         ? await sameAppView(d, session.options.pathMap ?? [], roots, session.view.workingDirectory, session.host.proc)
         : undefined;
-      if (other && view !== undefined) return { connection, doctor: d, view, at: session.host.clock.date() };
+      if (other && view !== undefined && !(await startedBefore(d.pid, view.workingDirectory, since, session.host.proc)))
+        return { connection, doctor: d, view, at: session.host.clock.date() };
     } catch {
       // not answering yet: asked again
     }
@@ -187,4 +236,10 @@ async function askOnce(session: BuildSession, port: number, before: string): Pro
     // nothing listens yet: asked again
   }
   return undefined;
+}
+
+/** True when the JVM `pid` (running in `workingDirectory`) is seen to have started before `since` (epoch ms): not one the restart started. */
+async function startedBefore(pid: string, workingDirectory: string, since: number, proc: ProcHost): Promise<boolean> {
+  const start = await findAppStart(pid, workingDirectory, proc);
+  return start.kind === 'known' && start.startMs - start.errorMs < since;
 }

@@ -35,7 +35,7 @@ const AGENTS_DIR = 'agents';
  * the run lock and the state of the agent whose port file is the root's own; or one agent's
  * folder `<checkout>/.reclazz/agents/<agent>/`.
  */
-export type StatePlace = string | { checkout: string; agent: string };
+export type StatePlace = string | { checkout: string; agent: string; port?: number };
 
 /** The folders from the checkout's `.reclazz/` down to the state folder of `place`. */
 function stateDirs(place: StatePlace): string[] {
@@ -158,14 +158,17 @@ export function checkoutRoot(cwd: string, agents: ReadonlyArray<{ portFile?: str
 }
 
 /**
- * The state folder of an agent in `checkout`: the checkout root's own `.reclazz/` for the
- * agent whose port file is `<checkout>/.reclazz/agent.port`, or whose port was given as a
- * number; else `<checkout>/.reclazz/agents/<folder>-<12 hex>/`, named by the agent's project
- * folder and the SHA-256 of its port file's absolute path.
+ * The state folder of an agent in `checkout`: the checkout root's own `.reclazz/` for the agent
+ * whose port file is `<checkout>/.reclazz/agent.port`; `<checkout>/.reclazz/agents/port-<port>/`
+ * for a port given as a number (`port` set), since any agent may be on that port, the root's own
+ * or another checkout's, and each keeps its own owner token; else
+ * `<checkout>/.reclazz/agents/<folder>-<12 hex>/`, named by the agent's project folder and the
+ * SHA-256 of its port file's absolute path.
  */
-export function agentStatePlace(checkout: string, agent: { portFile?: string; projectDir: string }): StatePlace {
-  const { portFile } = agent;
-  if (portFile === undefined || portFile === path.join(checkout, '.reclazz', 'agent.port')) return checkout;
+export function agentStatePlace(checkout: string, agent: { port: number; portFile?: string; projectDir: string }): StatePlace {
+  const { portFile, port } = agent;
+  if (portFile === undefined) return { checkout, agent: `port-${port}`, port };
+  if (portFile === path.join(checkout, '.reclazz', 'agent.port')) return checkout;
   const folder = path.basename(agent.projectDir).replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 40) || 'agent';
   const hash = createHash('sha256').update(portFile).digest('hex').slice(0, 12);
   return { checkout, agent: `${folder}-${hash}` };
@@ -182,11 +185,20 @@ export function agentStatePlace(checkout: string, agent: { portFile?: string; pr
  *   an owner token may name a hold left behind, so it is never dropped.
  */
 export function moveEarlierState(oldProjectDir: string, place: StatePlace): Array<{ from: string; to: string }> {
+  const port = typeof place === 'string' ? undefined : place.port;
+  // A port given as a number kept its state in the checkout's own `.reclazz/` before, beside the root agent's.
+  const olds = typeof place === 'string' || port === undefined ? [oldProjectDir] : [...new Set([place.checkout, oldProjectDir])];
+  return olds.flatMap((old) => moveFrom(old, place, port));
+}
+
+/** {@link moveEarlierState} from one folder; for a port given as a number, only a record of that port found by none of the port files. */
+function moveFrom(oldProjectDir: string, place: StatePlace, port: number | undefined): Array<{ from: string; to: string }> {
   if (path.resolve(stateFolderPath(oldProjectDir)) === path.resolve(stateFolderPath(place))) return [];
   const home = checkoutOf(oldProjectDir);
   if (home !== undefined && home !== checkoutOf(typeof place === 'string' ? place : place.checkout)) return [];
   const from = existingStateFolder(oldProjectDir);
   if (from === undefined) return [];
+  if (port !== undefined && !recordsPort(readWhole(path.join(from, OWNER_FILE)), port)) return [];
   const moved: Array<{ from: string; to: string }> = [];
   for (const name of AGENT_FILES) {
     const old = path.join(from, name);
@@ -207,5 +219,16 @@ function readWhole(file: string): Buffer | undefined {
     return readStateFile(file)?.bytes;
   } catch (error) {
     throw error instanceof StateError ? error : new StateError(file, error, 'read');
+  }
+}
+
+/** True when owner.json's `bytes` record the agent on `port` given as a number (no port file): that agent's state. */
+function recordsPort(bytes: Buffer | undefined, port: number): boolean {
+  try {
+    const saved = bytes === undefined ? undefined : (JSON.parse(bytes.toString('utf8')) as { port?: unknown; portFile?: unknown });
+    return saved?.port === port && saved.portFile === undefined;
+  } catch {
+    // Not readable as a record: whose it is cannot be told, so it stays where it is.
+    return false;
   }
 }

@@ -66,6 +66,17 @@ export async function processStopped(pid: number, host: ProcHost = localHost): P
   return state === undefined ? undefined : /^[Tt]/.test(state);
 }
 
+/**
+ * Whether process `pid`, seen started at `start`, still runs here: false once it is gone, exited
+ * (a zombie), hidden, or its pid names a process started at another time.
+ */
+export async function stillRuns(pid: number, start: StartTime, host: ProcHost = localHost): Promise<boolean> {
+  const now = await processStartTime(pid, host);
+  if (now === undefined || !startsMatch(now, start)) return false;
+  const state = host.platform === 'linux' ? linuxState(pid, host) : host.platform === 'darwin' ? await darwinState(pid, host) : undefined;
+  return state === undefined || !/^[ZX]/.test(state);
+}
+
 /** Every visible process that passes `keep`, or undefined where no scan is possible. */
 function scan(host: ProcHost, keep: (info: { pgid: number; sid: number | undefined }) => boolean): Promise<ProcessInfo[] | undefined> {
   if (host.platform === 'linux') return linuxScan(host, keep);

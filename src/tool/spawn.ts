@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildGroup, BuildRun, StopSignal } from '../outcome/facts.js';
@@ -140,13 +141,17 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
   };
   const unlisten = ownGroup ? options.process.onExit(onExit) : () => undefined;
   try {
+    // The build ends when its process exits (and the rest of its group, below), not when its output pipes close:
+    // a process it daemonised outside the group (setsid) keeps them open for as long as it runs.
+    await Promise.race([new Promise((resolve) => child.once('exit', resolve)), child]);
+    const durationMs = Math.round(performance.now() - started);
+    const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
+    await Promise.all([child.stdout, child.stderr].map((stream) => stream && outputDrained(stream)));
     const result = await child;
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
       throw new Error(result.originalMessage ?? result.shortMessage);
     }
     const exitCode = exitStatus(result.exitCode, result.signal);
-    const durationMs = Math.round(performance.now() - started);
-    const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
     return {
       exitCode,
       ...(result.signal === undefined ? {} : { signal: result.signal }),
@@ -160,6 +165,40 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     options.signal?.removeEventListener('abort', onAbort);
     unlisten();
   }
+}
+
+/** How long a kept output pipe may stay quiet after the build ended before it is closed, in ms. */
+const DRAIN_MS = 100;
+
+/**
+ * Waits until `stream` (a kept output pipe, read as it comes) ends, or stays quiet for {@link DRAIN_MS}
+ * while it flows and holds nothing unread, then destroys it: the build and its group have ended by
+ * then, so what still holds its other end is a process outside the build. execa reads a destroyed
+ * output stream as an abort and resolves without it. A stream paused by a slow reader of ours is waited for.
+ */
+function outputDrained(stream: Readable): Promise<void> {
+  if (stream.readableEnded || stream.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    let chunks = 0;
+    const onData = (): void => {
+      chunks += 1;
+    };
+    const done = (): void => {
+      clearTimeout(timer);
+      stream.off('data', onData).off('close', done).off('end', done);
+      if (!stream.destroyed && !stream.readableEnded) stream.destroy();
+      resolve();
+    };
+    const quiet = (): boolean => stream.readableLength === 0 && stream.readableFlowing !== false;
+    const look = (): void => {
+      const before = chunks;
+      // Looked at after the poll phase (setImmediate), where data the pipe still holds would have come in.
+      timer = setTimeout(() => setImmediate(() => (chunks === before && quiet() ? done() : look())), DRAIN_MS);
+    };
+    stream.on('data', onData).once('close', done).once('end', done);
+    look();
+  });
 }
 
 /** Waits for the rest of the build's processes (build-group.ts); those that had to be stopped. */

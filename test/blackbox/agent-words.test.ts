@@ -64,6 +64,17 @@ describe("restart-required, in the agent's words", () => {
     expect(result.stderr).toContain('Loaded and prepared by the agent, so a reload of it would be applied.');
     expect(result.exitCode, result.stderr).toBe(75);
   });
+
+  it("DIAGNOSE's words end where its answer does: the INFO line after it (the DOCTOR_RESULT marking its end) is not among them", async () => {
+    const { p } = await projectWithAgent({ verifyStatus: (_name, hash) => (hash === sha('greeter-v2') ? 'failed' : undefined) });
+    const result = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    const row = result.stderr.split('\n').find((line) => /^\s+failed\s+com\.acme\.Greeter\s/.test(line));
+    expect(row, result.stderr).toMatch(
+      /; DIAGNOSE: Compiled file: \S+ \(last built [^)]*\) Loaded and prepared by the agent, so a reload of it would be applied\.$/,
+    );
+    expect(result.stderr).not.toContain('DOCTOR_RESULT');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
 });
 
 describe('an agent with autoCompile=true (issue 24, item 4; agent ReclazzAgent.handleJavaBatch)', () => {

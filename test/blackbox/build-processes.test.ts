@@ -179,6 +179,27 @@ describe('a build is over when its process group has exited', () => {
     expect(jsonResult(run).durationMs).toBeLessThan(5000);
     expect(processGone(daemon)).toBe(false);
   });
+
+  it("a daemon (setsid) that keeps the build's output pipes open holds neither the run nor the hold; a failed build's last lines are still kept", async () => {
+    const { p, agent } = await setUp();
+    const pidFile = path.join(p.dir, 'daemon.pid');
+    const script = `setsid sleep ${SLEEPER_S} & echo $! > ${pidFile}; echo started; echo broken >&2; exit 3`;
+    const run = await runCli(['--json', '--', 'sh', '-c', script], { cwd: p.dir });
+    const daemon = readPid(pidFile);
+    strays.push(daemon);
+    const result = jsonResult(run) as ReturnType<typeof jsonResult> & { build: { exitCode: number; output: string[] } };
+    expect(result.build).toMatchObject({ exitCode: 3, output: ['started', 'broken'] });
+    // The build's exit ends it, not the end of pipes the daemon holds for its 60 s.
+    expect(result.durationMs).toBeLessThan(5000);
+    expect(processGone(daemon)).toBe(false);
+    // It wrote nothing: the hold was released (BUILD ok captures nothing) without waiting for the daemon.
+    expect(agent.received.filter((r) => /^BUILD (started|ok|failed) /i.test(r.line)).map((r) => r.line.split(' ')[1])).toEqual([
+      'started',
+      'ok',
+    ]);
+    expect(agent.hold().kind).toBe('none');
+    expect(run.exitCode, run.stderr).toBe(3);
+  });
 });
 
 describe('a build that outlived a killed run', () => {

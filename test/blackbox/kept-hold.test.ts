@@ -5,11 +5,16 @@
  * <path>: ...` and keeps the hold with its owner although `ok` was acknowledged. The run names the
  * file and the kept hold, ends 75 without waiting for the deadline, and keeps owner.json as held;
  * once a class file exists at that path again, the next run recovers the hold with the same owner.
+ * A run against another agent by its port number never takes the owner token of a kept hold.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { startFakeAgent } from '../../src/fake-agent/index.js';
+import { afterThisTest } from '../support/cleanup.js';
+import { runCli } from '../support/cli.js';
 import { buildCommand } from '../support/project.js';
+import { scratchDir } from '../support/scratch.js';
 import { classFile, run, script, useProjects } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
@@ -48,6 +53,48 @@ describe('a held class file the capture cannot read', () => {
     const rebuilt = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter$1': 'inner-v2' } }));
     expect(rebuilt.exitCode, rebuilt.stderr).toBe(0);
     expect(rebuilt.stderr).toContain(`owner token ${owner}`);
+    expect(agent.hold().kind).toBe('none');
+  });
+});
+
+/** How a run is given an agent's port number: an option, the environment, or the configuration file. */
+interface ByPort {
+  args?: string[];
+  env?: Record<string, string>;
+  config?: { port: number };
+}
+
+describe('a kept hold and a run against another agent by its port number', () => {
+  it.each<[string, (port: number) => ByPort]>([
+    ['--port', (port: number) => ({ args: ['--port', String(port)] })],
+    ['RECLAZZ_PORT', (port: number) => ({ env: { RECLAZZ_PORT: String(port) } })],
+    ['a port in the configuration file', (port: number) => ({ config: { port } })],
+  ])("%s: the held build's owner token is kept, and the next run here releases the hold with it", async (_, how) => {
+    const { p, agent } = await projectWithAgent();
+    // A second app of this project, another JVM with its own agent, found by its port number only.
+    const other = await startFakeAgent({ portFile: path.join(scratchDir(), 'agent.port'), appDir: p.dir, watchDirs: [p.classes] });
+    afterThisTest(() => other.stop());
+    const failed = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' }, exit: 1 }));
+    expect(failed.exitCode, failed.stderr).toBe(1);
+    const owner = agent.hold().owner!;
+    const byPort = how(other.port);
+    if (byPort.config !== undefined) fs.writeFileSync(path.join(p.dir, 'reclazz.config.json'), JSON.stringify(byPort.config));
+    const elsewhere = await runCli([...(byPort.args ?? []), '--', 'true'], {
+      cwd: p.dir,
+      ...(byPort.env === undefined ? {} : { env: byPort.env }),
+    });
+    // It held and built against the other agent, under a token of its own.
+    expect(
+      other.received.some((r) => /^BUILD started /i.test(r.line)),
+      elsewhere.stderr,
+    ).toBe(true);
+    expect(elsewhere.stderr).not.toContain(owner);
+    expect(JSON.parse(fs.readFileSync(path.join(p.dir, '.reclazz', 'owner.json'), 'utf8'))).toMatchObject({ owner, held: true });
+    if (byPort.config !== undefined) fs.rmSync(path.join(p.dir, 'reclazz.config.json'));
+    // The hold is released with its token, as the failed run said: reclazz-build -- true.
+    const released = await run(p, ['--wait', '2000', '--', 'true']);
+    expect(released.stderr).toContain(`owner token ${owner}`);
+    expect(released.exitCode, released.stderr).toBe(0);
     expect(agent.hold().kind).toBe('none');
   });
 });

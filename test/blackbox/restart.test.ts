@@ -539,6 +539,28 @@ describe('a restart command that starts the app itself', () => {
     expect(run.exitCode).toBe(0);
   });
 
+  it('a script that starts a new app without stopping the old one (no app.pid yet): 75, the old JVM named, never a ✔ from the new one beside it', async () => {
+    const p = project();
+    await agentFor(p);
+    const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
+    const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
+    // Its stop step finds no app.pid, so the old app runs on; the new one writes the port file.
+    const restart = restartScript(p.dir, [
+      '[ -f app.pid ] && kill $(cat app.pid)',
+      `nohup ${appStart(['--watch', 'target/classes'])} &`,
+      'echo $! > app.pid',
+    ]);
+    const run = await runCli(['--restart-timeout', '3000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(running(appPid(p.dir)!)).toBe(true);
+    expect(run.stderr).toContain(`a new one answers, but the old app's JVM, pid ${oldPid}, still runs: waiting for it to stop`);
+    expect(run.stderr).toMatch(
+      new RegExp(`its old JVM \\(pid ${oldPid}, agent session [0-9a-f-]+\\) still runs the code from before the change`),
+    );
+    expect(run.stderr).toContain('stop the old app first');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
   it('a port file deleted as the old app stopped, and no app back: 75, saying so and what to fix, not only that it waited', async () => {
     const p = project();
     const old = await agentFor(p);

@@ -24,7 +24,9 @@ function tableRows(): Array<{ paths: string[]; patterns: RegExp[] }> {
     const paths = [...row.split('|')[1]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
     const patterns = paths.map((p) => {
       const escaped = p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-      return new RegExp(`^${escaped.replace('<folder>-<hash>', '[A-Za-z0-9._-]+-[0-9a-f]{12}').replace('<module>', '[^/]+')}$`);
+      return new RegExp(
+        `^${escaped.replace('<folder>-<hash>', '[A-Za-z0-9._-]+-[0-9a-f]{12}').replace('<n>', '[0-9]+').replace('<module>', '[^/]+')}$`,
+      );
     });
     return { paths, patterns };
   });
@@ -55,7 +57,7 @@ describe('docs/state.md: the files under .reclazz/', () => {
       { dir: root, classes },
       { restartRequired: (name) => (name === 'com.acme.Root' ? { from: 'Base', to: 'Other' } : undefined) },
     );
-    await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
+    const svcA = await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
     const marker = path.join(root, 'build-ran');
     const script = `require('fs').writeFileSync(${JSON.stringify(marker)},'');setTimeout(()=>{},800)`;
     const run = startCli(
@@ -79,6 +81,9 @@ describe('docs/state.md: the files under .reclazz/', () => {
     ];
     const restarted = await startCli(['--port-file', '.reclazz/agent.port', ...restart], { cwd: root });
     expect(String(restarted.stderr)).toContain('need an app restart');
+    // An agent given by its port number: its own state folder.
+    const byPort = await startCli(['--port', String(svcA.port), '--', 'true'], { cwd: path.join(root, 'svc-a') });
+    expect(byPort.exitCode, String(byPort.stderr)).toBe(0);
     const after = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
 
     const rows = tableRows();

@@ -10,7 +10,7 @@ import { agentStatePlace, checkoutRoot, moveEarlierState } from '../../src/state
 import { readOwnerState, writeOwnerState } from '../../src/state/store.js';
 import { scratch, thrownBy } from './helpers.js';
 
-const agentAt = (projectDir: string) => ({ portFile: path.join(projectDir, '.reclazz', 'agent.port'), projectDir });
+const agentAt = (projectDir: string) => ({ port: 4001, portFile: path.join(projectDir, '.reclazz', 'agent.port'), projectDir });
 const saved = { owner: 'left-behind', sessionId: 's-1', port: 4001, updatedAt: '2025-01-01T00:00:00.000Z', held: true };
 
 describe('checkoutRoot', () => {
@@ -51,14 +51,14 @@ describe('checkoutRoot', () => {
 });
 
 describe('agentStatePlace', () => {
-  it("the root's own port file keeps the root's .reclazz/; any other gets agents/<folder>-<12 hex>/", () => {
+  it("the root's own port file keeps the root's .reclazz/; a port given as a number agents/port-<n>/; any other agents/<folder>-<12 hex>/", () => {
     const root = '/src/shop';
     expect(agentStatePlace(root, agentAt(root))).toBe(root);
-    expect(agentStatePlace(root, { projectDir: root })).toBe(root);
+    expect(agentStatePlace(root, { port: 4001, projectDir: root })).toEqual({ checkout: root, agent: 'port-4001', port: 4001 });
     const a = agentStatePlace(root, agentAt('/src/shop/svc-a'));
     expect(a).toEqual({ checkout: root, agent: expect.stringMatching(/^svc-a-[0-9a-f]{12}$/) });
     // Two port files of one folder (.reclazz and .idea/reclazz) are two agents.
-    const ide = agentStatePlace(root, { portFile: '/src/shop/svc-a/.idea/reclazz/agent.port', projectDir: '/src/shop/svc-a' });
+    const ide = agentStatePlace(root, { port: 4001, portFile: '/src/shop/svc-a/.idea/reclazz/agent.port', projectDir: '/src/shop/svc-a' });
     expect(ide).not.toEqual(a);
   });
 });
@@ -109,6 +109,23 @@ describe('moveEarlierState', () => {
     expect(moveEarlierState(module, place)).toEqual([]);
     expect(readOwnerState(place, () => undefined)?.owner).toBe('current');
     expect(readOwnerState(module, () => undefined)?.owner).toBe('left-behind');
+  });
+
+  it("a port given as a number takes from the checkout's own .reclazz/ only its own record (that port, no port file)", () => {
+    const root = scratch();
+    const byPort = agentStatePlace(root, { port: 4001, projectDir: root });
+    // The root agent's record (found by its port file) stays where it is, whatever the port.
+    writeOwnerState(root, { ...saved, portFile: path.join(root, '.reclazz', 'agent.port') });
+    expect(moveEarlierState(root, byPort)).toEqual([]);
+    expect(readOwnerState(root, () => undefined)?.owner).toBe('left-behind');
+    // Another port's record stays too; this port's moves, with the index beside it.
+    writeOwnerState(root, { ...saved, port: 4002 });
+    expect(moveEarlierState(root, byPort)).toEqual([]);
+    writeOwnerState(root, saved);
+    fs.writeFileSync(path.join(root, '.reclazz', 'classes.idx'), 'index bytes');
+    expect(moveEarlierState(root, byPort).map((m) => path.basename(m.from))).toEqual(['owner.json', 'classes.idx']);
+    expect(readOwnerState(byPort, () => undefined)).toEqual(saved);
+    expect(readOwnerState(root, () => undefined)).toBeUndefined();
   });
 
   it('refuses a symbolic link in the way of the agents folder, and keeps the old token', () => {
