@@ -21,6 +21,9 @@ import { cutOf, type EarlierEntries, type SightFacts, type StartCut } from './ev
 import { readJar, type JarListing } from './jar.js';
 import { isInside } from '../util/fs.js';
 
+/** Where a Spring Boot fat jar keeps the app's own classes: its launcher loads them from there. */
+const FAT_JAR_CLASSES = 'BOOT-INF/classes/';
+
 /** Symbolic links followed in one path before it counts as a loop. */
 const MAX_LINKS = 40;
 
@@ -109,6 +112,25 @@ export class Placement {
     return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false), classPathKnown };
   }
 
+  /**
+   * The jar on the JVM's class path it loads class file `file` of class output directory `dir`
+   * from instead of that file, or undefined when none is known to: a jar before `dir` on the class
+   * path holding the class (the rule {@link loadsFrom} reads), or, with `dir` not on it, any jar
+   * holding it, at its name or as a Spring Boot fat jar's `BOOT-INF/classes/` (`java -jar app.jar`).
+   */
+  jarInstead(file: string, dir: string): string | undefined {
+    const index = this.entryOf(dir);
+    const relative = path.relative(dir, file);
+    const entries = this.paths.classPath.map((entry) => entry.local);
+    const named = relative.split(path.sep).join('/');
+    const isJar = (entry: string) => statOf(entry)?.isFile() === true;
+    if (index >= 0) return entries.slice(0, index).find((entry) => isJar(entry) && this.entrySays(entry, relative, false) === 'held');
+    return entries.find((entry) => {
+      const names = isJar(entry) ? this.listing(entry)?.names : undefined;
+      return names !== undefined && (names.has(named) || names.has(`${FAT_JAR_CLASSES}${named}`));
+    });
+  }
+
   /** The index of class output directory `dir` among the class path's entries (links resolved), or -1. */
   private entryOf(dir: string): number {
     const real = realOf(dir);
@@ -143,13 +165,18 @@ export class Placement {
       return !sinceStart || this.absentSince(file) ? 'none' : 'unknown';
     }
     if (stat?.isFile()) {
-      let listing = this.jars.get(entry);
-      if (!this.jars.has(entry)) this.jars.set(entry, (listing = readJar(entry)));
+      const listing = this.listing(entry);
       if (listing === undefined || listing.classPath) return 'unknown';
       if (listing.names.has(relative.split(path.sep).join('/'))) return 'held';
       return !sinceStart || (stat.ctimeMs < this.cutMs && this.placed(entry)) ? 'none' : 'unknown';
     }
     return stat === undefined && (!sinceStart || this.absentSince(entry)) ? 'none' : 'unknown';
+  }
+
+  /** The jar `entry`'s listing, read once per object. */
+  private listing(entry: string): JarListing | undefined {
+    if (!this.jars.has(entry)) this.jars.set(entry, readJar(entry));
+    return this.jars.get(entry);
   }
 
   /** Whether nothing has been at `file` since the cut: its nearest existing folder is placed and unchanged since. */

@@ -4,7 +4,8 @@
  * directories of the project here are among it, which of its watched directories are this
  * project's (paths translated by --path-map), and whether its reloads are paused (RELOAD status).
  */
-import { agentClassDirs, agentView, isForeignAgent, isProjectDir, watchCoverage } from '../classes/coverage.js';
+import { agentClassDirs, agentView, isForeignAgent, isProjectDir, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
+import { classFilesIn, jarRunOf } from '../classes/jar-run.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
 import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
@@ -67,6 +68,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     const count = (state: boolean | null) => classDirs.filter((c) => c.watched === state).length;
     const foreign = isForeignAgent(view, roots, known) ? { foreign: view.workingDirectory } : {};
     const reload = doctor.buildOwnershipSupported ? await reloadState(session.connection, options) : null;
+    const here = classDirs.map((c) => c.dir);
+    const jarRun = jarRunOf(jvmPathsOf(view, session.checkout), classFilesIn(here), here);
     const done = {
       kind: 'doctor' as const,
       dirs: classDirs.length,
@@ -74,6 +77,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
       unwatched: count(false),
       unknown: count(null),
       ...foreign,
+      ...(jarRun === undefined ? {} : { jarRun }),
       ...(reload?.paused === true ? { paused: reload.pendingClasses } : {}),
       ...holdFinding(doctor, options.cwd, session.location),
       ...(doctor.watcherState === 'watching' ? {} : { watcher: doctor.watcherState }),

@@ -38,6 +38,7 @@ interface CliOptions {
   excludePattern: string[];
   agentArgs?: string;
   classPath: string[];
+  jar?: string;
   agentOn?: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   startingDoctor?: 'observed' | 'silent';
   portFileDelayMs?: number;
@@ -159,6 +160,7 @@ function createProgram(): Command {
     .option('--exclude-pattern <glob>', "class file names the watcher skips (the agent's excludePatterns); repeatable", collect, [])
     .option('--agent-args <options>', "the agent's options on the stand-in JVM's -javaagent (default: watchDirs=... from --watch)")
     .option('--class-path <dir>', "an entry of the stand-in JVM's -cp (default: the --watch directories); repeatable", collect, [])
+    .option('--jar <file>', 'the stand-in JVM runs from this jar (java -jar <file>): its whole class path, no -cp')
     .addOption(
       new Option('--agent-on <where>', 'where the stand-in JVM carries -javaagent').choices(['command-line', 'JAVA_TOOL_OPTIONS', 'attached']),
     )
@@ -279,6 +281,7 @@ export async function runFakeAgentCli(argv: string[], out: Writable = process.st
     excludePatterns: options.excludePattern.length > 0 ? options.excludePattern : undefined,
     agentArgs: options.agentArgs,
     classPath: options.classPath.length > 0 ? options.classPath.map((dir) => resolve(dir)) : undefined,
+    jar: options.jar === undefined ? undefined : resolve(options.jar),
     agentOn: options.agentOn,
     startingDoctor: options.startingDoctor,
     portFileDelayMs: options.portFileDelayMs,

@@ -48,6 +48,7 @@ export interface Settings {
   excludePatterns: string[];
   agentArgs?: string | undefined;
   classPath?: string[] | undefined;
+  jar?: string | undefined;
   agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   portFileDelayMs: number;
   listenDelayMs: number;
@@ -106,6 +107,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     excludePatterns: options.excludePatterns ?? [],
     agentArgs: options.agentArgs,
     classPath: options.classPath,
+    jar: options.jar,
     agentOn: options.agentOn ?? 'command-line',
     portFileDelayMs: options.portFileDelayMs ?? 0,
     listenDelayMs: options.listenDelayMs ?? 0,
@@ -133,7 +135,9 @@ export function jvmLine(settings: Settings): JvmLine {
   // Without a class path given, the app loads its classes from what its agent watches, by its default rule when it names none.
   const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
   const classPath = (settings.classPath ?? given).map(settings.reportPath);
-  const options = [...(classPath.length > 0 ? ['-cp', classPath.join(delimiter)] : []), ...testRunnerLine(settings.testRunner, settings.appDir)];
+  // `-jar` ends the JVM's options and makes the jar the whole class path: no `-cp` with it.
+  const runs = settings.jar !== undefined ? ['-jar', settings.reportPath(settings.jar)] : testRunnerLine(settings.testRunner, settings.appDir);
+  const options = [...(classPath.length > 0 && settings.jar === undefined ? ['-cp', classPath.join(delimiter)] : []), ...runs];
   if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
   if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
   return { options, env: {} };

@@ -184,6 +184,11 @@ export interface FakeAgentOptions {
   /** The stand-in's `-cp` entries (in the agent's paths). Default: `watchDirs`, else the app folder's class output directories. */
   classPath?: string[] | undefined;
   /**
+   * The stand-in runs from this jar (`java -javaagent:... -jar <jar>`, as `java -jar target/app.jar`):
+   * its class path is the jar alone, and no `-cp` is given. The jar itself is the caller's.
+   */
+  jar?: string | undefined;
+  /**
    * Where the stand-in carries `-javaagent`: on its command line (default), in its
    * `JAVA_TOOL_OPTIONS` environment variable, or nowhere (`'attached'`: loaded at run time,
    * so its options cannot be read from the process).

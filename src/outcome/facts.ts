@@ -370,3 +370,14 @@ type RunEventBody =
 
 /** The agent's own event levels a run shows while it waits (marked as the agent's; `--quiet` hides them). */
 export const SHOWN_AGENT_LEVELS: ReadonlySet<string> = new Set(['RELOAD', 'STRUCTURAL_RELOAD', 'COMPILE', 'WARN', 'ERROR']);
+
+/**
+ * The app's JVM loads class `className` of class output directory `dir` from the jar `jar`
+ * instead (absolute paths; classes/jar-run.ts): `java -jar app.jar`, or a jar before `dir` on
+ * its class path.
+ */
+export interface JarRun {
+  jar: string;
+  dir: string;
+  className: string;
+}

@@ -3,7 +3,17 @@
  * explain it (wireit's `src/event.ts` is the model). The rooms return these; `exit.ts` gives
  * each its exit status, and report/ gives each its words and its `next:` hint.
  */
-import type { AgentAfterLoss, AppStartUnknown, BuildGroup, PortPlace, ReloadAction, ReloadState, StopSignal, ToolKind } from './facts.js';
+import type {
+  AgentAfterLoss,
+  AppStartUnknown,
+  BuildGroup,
+  JarRun,
+  PortPlace,
+  ReloadAction,
+  ReloadState,
+  StopSignal,
+  ToolKind,
+} from './facts.js';
 
 /** What a usage error was about (exit 2, nothing was sent). */
 export type UsageProblem =
@@ -84,7 +94,8 @@ export type RestartFailure =
       oldRunning?: { pid: string; sessionId: string };
     }
   | { kind: 'not-provable'; sessionId: string; why: AppStartUnknown }
-  | { kind: 'not-proven'; sessionId: string; classes: number }
+  /** `jarRun`: the new JVM loads one of them from a jar, not from the class output directory the build wrote. */
+  | { kind: 'not-proven'; sessionId: string; classes: number; jarRun?: JarRun }
   | { kind: 'not-again'; classes: number };
 
 /** What a subcommand that ended well found. */
@@ -108,6 +119,8 @@ export type Done =
       paused?: number;
       hold?: 'not-ours' | 'legacy';
       watcher?: string;
+      /** The app's JVM loads a class of a class output directory here from a jar instead. */
+      jarRun?: JarRun;
     }
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
@@ -356,5 +369,7 @@ export type OutcomeOf<R extends Reason> = Extract<Outcome, { reason: R }>;
  * agent's watcher not running.
  */
 export function doctorBlocks(done: Extract<Done, { kind: 'doctor' }>): boolean {
-  return done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined;
+  return (
+    done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined || done.jarRun !== undefined
+  );
 }

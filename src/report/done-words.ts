@@ -3,7 +3,7 @@
  * agent's answer says, and what to mind about it.
  */
 import type { Done } from '../outcome/outcome.js';
-import type { ReloadAction, ReloadState } from '../outcome/facts.js';
+import type { JarRun, ReloadAction, ReloadState } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 
 /** The words for a subcommand's good ending. */
@@ -34,8 +34,27 @@ export function describeDone(done: Done): Words {
   }
 }
 
+/**
+ * The app's JVM loads this project's classes from a jar (classes/jar-run.ts), with the fix: for
+ * `doctor`, a build's warning (once per run) and a restart that could not prove them.
+ */
+export function jarRunWords(run: JarRun): Words {
+  return {
+    message: `the app's JVM loads this project's classes from the jar ${run.jar} (${run.className} among them), not from ${run.dir}, where the build writes: a build there reloads only classes already loaded; a class loaded later, a new class and every class after a restart come from the jar`,
+    hint: `run the app from its class output directories: mvn spring-boot:run, ./gradlew bootRun, or java -cp with ${run.dir} first (docs/connect.md#spring-boot)`,
+  };
+}
+
+/** {@link jarRunWords} as one warning line. */
+export function jarRunWarning(run: JarRun): string {
+  const words = jarRunWords(run);
+  return `${words.message}; ${words.hint}`;
+}
+
 function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
-  const words = [doctorFinding(done), ...holdAndWatcher(done)].reduce((a, b) => ({
+  // Said first: with the app running from a jar, nothing else doctor finds makes a change reach it.
+  const jar = done.jarRun === undefined ? [] : [jarRunWords(done.jarRun)];
+  const words = [...jar, doctorFinding(done), ...holdAndWatcher(done)].reduce((a, b) => ({
     message: `${a.message}; ${b.message}`,
     ...(a.hint === undefined && b.hint === undefined ? {} : { hint: [a.hint, b.hint].filter((h) => h !== undefined).join('; ') }),
   }));

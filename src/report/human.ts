@@ -132,7 +132,7 @@ export class HumanReporter {
           if (event.notVerifiable > 0) parts.push(`${event.notVerifiable} not verifiable`);
           const checks =
             event.checks > 0
-              ? `; ${event.checks} to check once: no record that the app has their bytes, or rewritten since it had them`
+              ? `; ${event.checks} other${event.checks === 1 ? '' : 's'} asked once whether the app runs ${event.checks === 1 ? 'its' : 'their'} bytes: rewritten since proven live, or never proven`
               : '';
           this.line(`class files: ${parts.join(', ')} (of ${event.total})${checks}`);
         }

@@ -6,6 +6,7 @@
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
 import { appStartWhy } from './app-start-words.js';
+import { jarRunWords } from './done-words.js';
 import { visible } from './palette.js';
 
 /**
@@ -127,7 +128,10 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
     case 'not-proven':
       return {
         message: `${needed}; it restarted (agent session ${failure.sessionId}), but ${failure.classes} class file(s) are still not proven live in the new JVM (listed above)`,
-        hint: 'a class file written after the app started again is proven only by VERIFY: rebuild with reclazz-build, or restart the app once more',
+        hint:
+          failure.jarRun === undefined
+            ? 'a class file written after the app started again is proven only by VERIFY: rebuild with reclazz-build, or restart the app once more'
+            : `the new JVM loads ${failure.jarRun.className} from ${failure.jarRun.jar}, not from ${failure.jarRun.dir}, so no rebuild or restart shows the change: ${jarRunWords(failure.jarRun).hint}`,
       };
     case 'not-again':
       return {

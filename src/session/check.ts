@@ -15,6 +15,8 @@ import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, noticeMs, verdictOf } from '../classes/evidence.js';
 import { Placement } from '../classes/placement.js';
 import { detectInFolders } from '../classes/hinted.js';
+import { jarRunOf } from '../classes/jar-run.js';
+import { jarRunWarning } from '../report/done-words.js';
 import { afterBuildFacts, detectChanges, type Detection, type FileFacts } from '../classes/snapshot.js';
 import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
@@ -106,6 +108,12 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   warnUnwatched(session, dirs, [...changes.changed, ...checks]);
+  const jarRun = jarRunOf(
+    jvmPathsOf(session.view, session.checkout),
+    [...changes.changed, ...checks, ...added].map((c) => c.path),
+    dirs,
+  );
+  if (jarRun !== undefined) session.emit({ type: 'warning', message: jarRunWarning(jarRun) });
   const facts = { build, changes: summary };
   // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
   if (session.view.autoCompile) return end(cycle, autoCompiled('options', asked), facts);

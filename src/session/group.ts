@@ -7,6 +7,7 @@
  */
 import { restartRequiredBy } from '../agent/reports.js';
 import { type AgentView, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
+import { jarRunOf } from '../classes/jar-run.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
 import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
@@ -346,7 +347,16 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
   const result = { ...part.result, ...changes };
   if (verdicts.some((v) => v.status === 'interrupted')) return { ...interruptedResult(result, session.signal), verdicts, agent, ...facts };
   const notLive = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).length;
-  if (notLive > 0) return resultOf({ ...part, result }, { kind: 'not-proven', sessionId, classes: notLive }, verdicts, { agent, ...facts });
+  if (notLive > 0) {
+    const unproven = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status)).map((v) => v.path);
+    const jarRun = jarRunOf(
+      jvmPathsOf(view, session.checkout),
+      unproven,
+      view.watched.map((w) => w.local),
+    );
+    const failure = { kind: 'not-proven' as const, sessionId, classes: notLive, ...(jarRun === undefined ? {} : { jarRun }) };
+    return resultOf({ ...part, result }, failure, verdicts, { agent, ...facts });
+  }
   const preStart = verdicts.filter((v) => v.evidence?.of === 'pre-start').length;
   const outcome: Outcome = {
     reason: 'ok',

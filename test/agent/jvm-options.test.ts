@@ -56,6 +56,16 @@ describe('readJvm', () => {
     expect(readJvm(['java', '-cp', 'a', 'Main'], { _JAVA_OPTIONS: '-Djava.class.path=z' }, '/', noFiles)?.classPath).toEqual(['z']);
   });
 
+  it("the agent built from its repository is read by the name docs/connect.md gives it, not by the build's own", () => {
+    const options = (agent: string) =>
+      readJvm(['java', `-javaagent:${agent}=watchDirs=/app/target/classes`, 'Main'], {}, '/', noFiles)?.agentArgs;
+    expect(options('/work/reclazz/agent/build/libs/agent-1.3.0.jar')).toBeUndefined();
+    expect(options('/path/to/reclazz-agent-1.3.0.jar')).toBe('watchDirs=/app/target/classes');
+    expect(options('/home/me/.m2/repository/com/onurkat/reclazz/reclazz-agent/1.3.0/reclazz-agent-1.3.0.jar')).toBe(
+      'watchDirs=/app/target/classes',
+    );
+  });
+
   it("no reclazz agent (attached at run time, or another agent's jar), or two: its options are unknown", () => {
     expect(readJvm(['java', '-javaagent:/x/other-agent.jar=a=b', 'Main'], {}, '/', noFiles)?.agentArgs).toBeUndefined();
     expect(readJvm(['java', `-javaagent:${jar}`, `-javaagent:${jar}=a=b`, 'Main'], {}, '/', noFiles)?.agentArgs).toBeUndefined();

@@ -262,6 +262,19 @@ describe('a change that needs an app restart', () => {
     expect(run.exitCode).toBe(75);
   });
 
+  it('an app run with java -jar target/app.jar holding the class: said once, and the end names the jar, not a rebuild: 75', async () => {
+    const p = project();
+    writeJar(path.join(p.dir, 'target', 'app.jar'), { 'com/acme/Shape.class': 'shape-v1', 'com/acme/Greeter.class': 'greeter-v1' });
+    const agent = await agentFor(p, ['--jar', 'target/app.jar']);
+    const run = await runCli(['--verify-timeout', '1000', '--restart-command', `kill -HUP ${agent.pid}`, ...build(p)], { cwd: p.dir });
+    const jar = fs.realpathSync(path.join(p.dir, 'target', 'app.jar'));
+    expect(run.stderr.split(`loads this project's classes from the jar ${jar}`)).toHaveLength(2);
+    expect(run.stderr).toContain(`from ${jar}, not from ${fs.realpathSync(p.classes)}, so no rebuild or restart shows the change`);
+    expect(run.stderr).toMatch(/next: the new JVM loads com\.acme\.\w+ from /);
+    expect(run.stderr).not.toContain('rebuild with reclazz-build, or restart the app once more');
+    expect(run.exitCode).toBe(75);
+  });
+
   it('a folder above the class output directory swapped around the restart is not proven by its age: 75', async () => {
     const p = project();
     // target-old: what the app ran before this change, there before the app started.

@@ -134,3 +134,29 @@ describe('placed since the start', () => {
     });
   });
 });
+
+describe('a jar the JVM loads a class from instead of its class output directory', () => {
+  it('java -jar (at its name or in a fat jar), a jar before the folder; not a jar after it, a folder, or a jar without the class', async () => {
+    const { top, classes, file, paths } = await started();
+    const instead = (classPath: JvmPaths['classPath']) => new Placement(undefined, { ...paths, classPath }).jarInstead(file, classes);
+    const jar = (name: string, entries: Record<string, string>) => {
+      const at = path.join(top, name);
+      writeJar(at, { 'META-INF/MANIFEST.MF': 'Manifest-Version: 1.0\r\n', ...entries });
+      return at;
+    };
+    const plain = jar('app.jar', { 'com/acme/A.class': 'a-0' });
+    const fat = jar('boot.jar', { 'BOOT-INF/classes/com/acme/A.class': 'a-0' });
+    const other = jar('other.jar', { 'com/other/B.class': 'b' });
+    expect(instead([entry(plain)])).toBe(plain);
+    expect(instead([entry(fat)])).toBe(fat);
+    expect(instead([entry(plain), entry(classes)])).toBe(plain);
+    // A fat jar on a -cp is no fat jar run: the JVM's own loader never looks in BOOT-INF/classes/.
+    expect(instead([entry(fat), entry(classes)])).toBeUndefined();
+    expect(instead([entry(classes), entry(plain)])).toBeUndefined();
+    expect(instead([entry(other)])).toBeUndefined();
+    const before = path.join(top, 'before');
+    writeClass(before, 'com.acme.A', 'a-0');
+    expect(instead([entry(before), entry(classes)])).toBeUndefined();
+    expect(instead([])).toBeUndefined();
+  });
+});

@@ -40,3 +40,20 @@ describe('the closing report', () => {
     expect(out).toContain('✘ not proven live: build ok, but only 0 of 1 changed class(es) are proven live: 1 not proven');
   });
 });
+
+describe('the class files line', () => {
+  const line = (checks: number): string => {
+    let out = '';
+    const human = new HumanReporter({ write: (t) => (out += t), live: false, quiet: false, verbose: false });
+    human.event({ type: 'changes', changed: 1, checks, added: 0, removed: 0, notVerifiable: 0, total: 5 });
+    return out;
+  };
+
+  it('says what the class files asked once are, and why, one or several; nothing of them when there are none', () => {
+    expect(line(3)).toBe(
+      'reclazz-build: class files: 1 changed, 0 added, 0 removed (of 5); 3 others asked once whether the app runs their bytes: rewritten since proven live, or never proven\n',
+    );
+    expect(line(1)).toContain('; 1 other asked once whether the app runs its bytes: rewritten since proven live, or never proven\n');
+    expect(line(0)).toBe('reclazz-build: class files: 1 changed, 0 added, 0 removed (of 5)\n');
+  });
+});
