@@ -11,7 +11,9 @@ import { doctorJson, type WatcherState, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
 import { installedJava, type StandIn, startStandIn } from './jvm.js';
 import { ClassReloader } from './reloader.js';
-import { jvmLine, type Settings } from './settings.js';
+import { jvmLine, localClassPath, type Settings } from './settings.js';
+import { LoadedClasses } from './loaded.js';
+import { registerTruth } from './truth.js';
 import type { HoldEvent, HoldLogEntry, HoldSnapshot, JavaFacts } from './types.js';
 
 /** The agent inside the application: its state, reset by {@link FakeApplication.restartApplication}. */
@@ -45,6 +47,8 @@ export abstract class FakeApplication {
   protected scanWaiting = false;
   protected paused = false;
   protected readonly reloader: ClassReloader;
+  /** What the application's JVM loaded and runs (loaded.ts): the tests' truth oracle reads it (truth.ts). */
+  private readonly jvmClasses = new LoadedClasses();
 
   constructor(
     protected readonly settings: Settings,
@@ -61,9 +65,11 @@ export abstract class FakeApplication {
       newBean: settings.newBean,
       autoCompile: settings.autoCompile,
       reportPath: settings.reportPath,
+      jvm: this.jvmClasses,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
     });
+    registerTruth(this, this.jvmClasses);
   }
 
   get captures(): number {
@@ -95,6 +101,8 @@ export abstract class FakeApplication {
     this.java = settings.java ?? (await installedJava());
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
     this.jvmStartMs = Date.now();
+    // The JVM loads its classes as it starts; the watcher hashes its baseline after that (FileWatcher.registerDirectories).
+    this.jvmClasses.start(localClassPath(settings));
     const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
     this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);
