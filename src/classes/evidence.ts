@@ -73,11 +73,27 @@ type Why = NotLiveWhy;
  */
 export const PRECONDITIONS = {
   receipt: ['applied-in-this-session', 'unmoved-since-read'],
-  recorded: ['recorded-live-in-session', 'same-bytes', 'stamp-kept-or-unattempted', 'receipts-bounded', 'unmoved-since-read'],
-  'pre-start': ['start-known', 'first-seen', 'unchanged-since-start', 'placed-since-start', 'on-class-path', 'first-on-class-path'],
+  recorded: [
+    'recorded-live-in-session',
+    'same-bytes',
+    'stamp-kept-or-unattempted',
+    'others-unmoved',
+    'receipts-bounded',
+    'unmoved-since-read',
+  ],
+  'pre-start': [
+    'start-known',
+    'first-seen',
+    'unchanged-since-start',
+    'placed-since-start',
+    'on-class-path',
+    'first-on-class-path',
+    'others-unmoved',
+  ],
   'watcher-saw': [
     'no-record',
     'folder-shown-watched',
+    'loaded-here',
     'no-refused-registration',
     'quiet-before-build',
     'noticed',
@@ -211,6 +227,11 @@ export interface AnswerFacts {
   diagnose?: DiagnoseFacts | undefined;
   /** Where the JVM would load the class from on first use: its class output directory on the class path, no earlier entry holding it. */
   loadsFrom?: { onClassPath: boolean; earlier: EarlierEntries } | undefined;
+  /**
+   * The JVM loaded the class from this file's class output directory at its start: an entry of its
+   * class path as it resolved it then, and no earlier entry held the class then or since.
+   */
+  loadedHere?: boolean | undefined;
 }
 
 /** Everything the rule looks at for one class file. Times in epoch ms. */
@@ -227,6 +248,12 @@ export interface Facts {
   sight?: SightFacts | undefined;
   /** After a restart: the agent back is the app's, in a new session, and this is its JVM's disk or receipt. */
   restarted?: boolean | undefined;
+  /**
+   * Another class file of its binary name, in another class output directory, changed, came or
+   * went since the record (since the JVM's start, for a file first seen): a reload of it would have
+   * replaced the class (copies.ts).
+   */
+  othersMoved?: boolean | undefined;
   /** VERIFY's answer, once asked. */
   answer?: AnswerFacts | undefined;
 }
@@ -261,6 +288,8 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   // The row's stamp, or a rewrite the agent made no attempt of since (it skips identical bytes).
   'stamp-kept-or-unattempted': ({ row, answer }) =>
     answer === undefined ? row !== undefined && row.sameStamp && !row.gone && isLive(row.code) : answer.status === 'not-observed',
+  // Before an ask; the agent's receipt is per class, so an answer covers every copy.
+  'others-unmoved': ({ othersMoved, answer }) => answer !== undefined || othersMoved !== true,
   'receipts-bounded': ({ answer }) => answer === undefined || boundOf(answer.receipts) === undefined,
   'start-known': ({ sight }) => sight?.start !== undefined,
   'first-seen': ({ row, sight }) => row === undefined && sight !== undefined,
@@ -271,6 +300,7 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   'first-on-class-path': ({ sight, answer }) => (sight ?? answer?.loadsFrom)?.earlier === 'none',
   'no-record': ({ answer }) => answer?.asked.liveUnknown === true,
   'folder-shown-watched': ({ answer }) => answer?.watch?.shownWatched === true,
+  'loaded-here': ({ answer }) => answer?.loadedHere === true,
   'no-refused-registration': ({ answer }) => answer?.watch?.refused === 0,
   'quiet-before-build': ({ answer }) => answer?.watch?.quietAtMs !== undefined,
   noticed: ({ answer, ctimeMs }) => {
@@ -323,7 +353,10 @@ function askFor(facts: Facts): Question {
   const how = facts.byBuild ? 'poll' : 'once';
   if (row === undefined) {
     if (sight === undefined) return facts.newInSession ? ask('once', false, EVIDENCE.added) : ask(how, true);
-    if (holds('pre-start', facts)) return liveBy(facts, 'pre-start', EVIDENCE.preStart);
+    const failed = failing('pre-start', facts);
+    if (failed === undefined) return liveBy(facts, 'pre-start', EVIDENCE.preStart);
+    // There since the start, unless another copy was reloaded since: one ask says (the receipt is the class's).
+    if (failed === 'others-unmoved') return ask('once', false, EVIDENCE.preStart);
     // Unchanged since the start where the JVM neither loads nor watches classes: not this app's.
     return sight.elsewhere && HOLDS['unchanged-since-start'](facts) ? OUTSIDE : ask('once', true);
   }
@@ -377,6 +410,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-attempted' };
     case 'folder-shown-watched':
       return { kind: 'not-shown-watched' };
+    case 'loaded-here':
+      return { kind: 'loaded-elsewhere' };
     case 'no-refused-registration':
       return { kind: 'refused-registrations', refused: answer.watch?.refused ?? 0 };
     case 'quiet-before-build':

@@ -107,6 +107,19 @@ export class Placement {
     return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false) };
   }
 
+  /**
+   * Whether the JVM loaded the class of class file `file` (in class output directory `dir`) from
+   * `dir` at its start: `dir` is an entry of its class path, at its place since the start as the
+   * JVM resolved it then, and no earlier entry held the class then or has since. False when the
+   * start is not known.
+   */
+  loadedFrom(file: string, dir: string): boolean {
+    const index = this.entryOf(dir);
+    if (index < 0) return false;
+    const entries = this.paths.classPath.map((entry) => entry.local);
+    return this.placed(entries[index]!) && this.earlier(entries, index, path.relative(dir, file), true) === 'none';
+  }
+
   /** The index of class output directory `dir` among the class path's entries (links resolved), or -1. */
   private entryOf(dir: string): number {
     const real = realOf(dir);

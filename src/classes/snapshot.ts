@@ -7,8 +7,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
-import { COARSE_CLOCK_MS, isLive, type Facts, type Question } from './evidence.js';
+import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { COARSE_CLOCK_MS, cutOf, EVIDENCE, isLive, type Facts, type Question, wholeSinceStart } from './evidence.js';
+import { MovedCopies } from './copies.js';
 import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
 import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
@@ -36,6 +37,8 @@ export interface FileFacts {
   scannedBeforeBuild: boolean;
   /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
   newInSession: boolean;
+  /** Another file of its binary name may have changed, come or gone since the record (copies.ts): a reload of it replaces the class. */
+  othersMoved?: boolean;
 }
 
 /**
@@ -47,7 +50,7 @@ export function afterBuildFacts(file: FileFacts, holdAtMs: number): Omit<Facts, 
   const row =
     recorded === undefined ? undefined : { code: recorded, gone: file.gone, sameBytes: file.sameBytes, sameStamp: file.sameStamp };
   const byBuild = file.scannedBeforeBuild || file.ctimeMs >= holdAtMs - COARSE_CLOCK_MS;
-  return { row, ctimeMs: file.ctimeMs, byBuild, newInSession: file.newInSession };
+  return { row, ctimeMs: file.ctimeMs, byBuild, newInSession: file.newInSession, othersMoved: file.othersMoved === true };
 }
 
 /** Decides what one class file is from the facts the scan found: evidence.ts `verdictOf`, without an answer. */
@@ -103,6 +106,9 @@ interface Walk {
   rowOf: Map<string, number> | undefined;
   seen: Uint8Array;
   dirty: boolean;
+  /** What moved within the scan's window (since the record, or the JVM's start for a first scan), and the files judged live by what the scan found. */
+  copies: MovedCopies;
+  judgedLive: Map<string, FileFacts>;
 }
 
 /**
@@ -136,6 +142,8 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
     rowOf: undefined,
     seen: new Uint8Array(base.paths.length),
     dirty: allDirs.length !== base.dirs.length,
+    copies: new MovedCopies(),
+    judgedLive: new Map(),
   };
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
@@ -157,12 +165,13 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   }
   carryOver(walk, new Set(scanned), dirNumber);
   const { changes } = walk;
-  sortChanges(changes);
   const { unreadable, unreadableDirs } = walk;
   const only = options.folders;
   const folderHistory = walk.history.finish(only ? (f) => only.has(f) : (f) => scanned.some((d) => f === d || f.startsWith(d + path.sep)));
-  const dirty = walk.dirty || !sameHistories(base.folderHistory, folderHistory);
   const index = walk.rows.finish(walk.folders.finish(), folderHistory);
+  const demoted = askOtherCopies(walk, index);
+  sortChanges(changes);
+  const dirty = walk.dirty || demoted || !sameHistories(base.folderHistory, folderHistory);
   return { changes, index, dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
 }
 
@@ -194,6 +203,8 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   const stamp = folderStamp(stat, listedAtMs);
   walk.history.listed(folder, stat, stamp);
   const known = walk.known.unchanged(folder, stamp);
+  const rule = walk.options.history;
+  walk.copies.folder(folder, rule?.kind === 'first' ? !wholeSinceStart(stat.ctimeMs, rule.start) : known === undefined);
   const first = walk.rows.position;
   const unlisted: string[] = [];
   let listing: { names: string[]; others: string[]; subfolders: string[] };
@@ -308,7 +319,7 @@ async function scanMoved(
   }
   const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
   const unseen = walk.options.unseenBefore ?? [];
-  const decision = walk.options.judge({
+  const facts: FileFacts = {
     file,
     folder: place.folder,
     dir,
@@ -320,7 +331,10 @@ async function scanMoved(
     linkCtimeMs: linkCtimeMs(file, stat),
     scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
     newInSession: row === undefined && walk.history.newIn(place.folder),
-  });
+  };
+  const decision = walk.options.judge(facts);
+  if (moved(walk, facts)) walk.copies.file(file);
+  if (decision.kind === 'live') walk.judgedLive.set(file, facts);
   const evidence = decision.code;
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
   if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
@@ -334,7 +348,7 @@ async function scanMoved(
     const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
     // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
-      row === undefined && decision.keeps !== undefined ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
+      row === undefined && decision.keeps === EVIDENCE.added ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
     list.push(classChange(file, dir, facts));
   }
   return true;
@@ -357,6 +371,66 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     walk.rows.next().copy(base, row, dirNumber.get(dir)!);
     walk.dirty = true;
     walk.changes.removed.push(classChange(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    walk.copies.file(base.paths[row]!);
     walk.rows.setLastGone();
   }
+}
+
+/** Whether a file the scan judged changed, came or went within its window: since the JVM's start for a first scan, else since the record. */
+function moved(walk: Walk, file: FileFacts): boolean {
+  const rule = walk.options.history;
+  if (rule?.kind === 'first') return rule.start === undefined || Math.max(file.ctimeMs, file.linkCtimeMs) >= cutOf(rule.start);
+  return file.recorded === undefined || file.gone || !file.sameStamp;
+}
+
+/**
+ * Every row live by the record or by its age whose class another file may have replaced since
+ * (copies.ts: one of its binary name changed, came or went in another class output directory)
+ * is judged again with that fact, and asked once when the rule says so. `index` is updated in place.
+ * @returns whether any row was.
+ */
+function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
+  const { copies, options } = walk;
+  if (copies.none || index.dirs.length < 2) return false;
+  const present = new Set(index.paths.filter((_, row) => index.gone[row] !== 1));
+  const full = options.folders === undefined;
+  let demoted = false;
+  index.paths.forEach((file, row) => {
+    const code = index.evidence[row]!;
+    if (index.gone[row] === 1 || !isLive(code)) return;
+    const dir = index.dirs[index.dirOf[row]!]!;
+    if (!copies.movedBesides(index, present, file, dir, full)) return;
+    const facts = walk.judgedLive.get(file) ?? keptFacts(walk, index, row, dir);
+    const decision = options.judge({ ...facts, othersMoved: true });
+    if (decision.kind !== 'ask') return;
+    index.evidence[row] = decision.code;
+    demoted = true;
+    const sha = shaHex(index, row);
+    const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
+    const before = facts.recorded === undefined ? {} : { before: sha };
+    const previous = index.history.get(file) ?? [];
+    walk.changes.checks.push(
+      classChange(file, dir, { ...before, after: sha, previous, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: facts.ctimeMs }),
+    );
+  });
+  return demoted;
+}
+
+/** The facts of a row the scan kept as it was: its live bytes at its stamp. */
+function keptFacts(walk: Walk, index: ClassIndex, row: number, dir: string): FileFacts {
+  const file = index.paths[row]!;
+  const ctimeMs = index.stamps[row * STAMP_FIELDS + 2]!;
+  return {
+    file,
+    folder: path.dirname(file),
+    dir,
+    recorded: index.evidence[row]!,
+    gone: false,
+    sameBytes: true,
+    sameStamp: true,
+    ctimeMs,
+    linkCtimeMs: ctimeMs,
+    scannedBeforeBuild: walk.options.scannedBeforeBuild?.has(dir) === true,
+    newInSession: false,
+  };
 }
