@@ -1,0 +1,35 @@
+/**
+ * The counterexamples the truth fuzz (truth.test.ts) found, each shrunk and kept as a named
+ * sequence: every one of them ended 0 with a proof while a JVM ran other bytes than a class it
+ * covered, and failed here before the fix in the evidence rule that closed it.
+ */
+import { describe, it } from 'vitest';
+import { play, type Scenario } from '../support/truth-fuzz.js';
+
+/** One app: A, loading svc-a then shared and watching both, with a quick watcher. */
+const ONE_APP: Scenario['world'] = {
+  twoApps: false,
+  jar: [],
+  linked: false,
+  aWatchesShared: true,
+  bWatchesShared: false,
+  extra: false,
+  late: false,
+  debounceMs: 20,
+};
+
+describe('the truth fuzz: sequences it found, replayed', () => {
+  it('a copy of a loaded class built into another watched folder is reloaded over it: the first copy is no longer live by its age', async () => {
+    await play({ world: ONE_APP, ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'A1', v: 0 }], exit: 0 }] });
+  });
+
+  it("an old jar first on the class path holds the class: a no-attempt answer for the folder's copy says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, jar: ['S1'] },
+      ops: [
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+});
