@@ -32,6 +32,7 @@ const UNKNOWN_START = {
   onClassPath: false,
   earlier: 'unknown',
   elsewhere: false,
+  classPathKnown: false,
 } as const;
 
 /**

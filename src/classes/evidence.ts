@@ -93,12 +93,12 @@ export const PRECONDITIONS = {
   'watcher-saw': [
     'no-record',
     'folder-shown-watched',
-    'loaded-here',
     'no-refused-registration',
     'quiet-before-build',
     'noticed',
     'receipts-bounded',
     'not-observed-once',
+    'loads-this-file',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -170,6 +170,8 @@ export interface SightFacts {
   earlier: EarlierEntries;
   /** Its folder is known to be neither on the JVM's class path nor watched by its agent: not this app's. */
   elsewhere: boolean;
+  /** The JVM's class path was read (from its command line); false: `onClassPath` and `earlier` say nothing. */
+  classPathKnown: boolean;
 }
 
 /** The agent's watcher and its receipts, for a `not_observed` to a single ask. Times in epoch ms. */
@@ -226,10 +228,11 @@ export interface AnswerFacts {
   receipts?: ReceiptCount | undefined;
   diagnose?: DiagnoseFacts | undefined;
   /** Where the JVM would load the class from on first use: its class output directory on the class path, no earlier entry holding it. */
-  loadsFrom?: { onClassPath: boolean; earlier: EarlierEntries } | undefined;
+  loadsFrom?: Pick<SightFacts, 'onClassPath' | 'earlier' | 'classPathKnown'> | undefined;
   /**
-   * The JVM loaded the class from this file's class output directory at its start: an entry of its
-   * class path as it resolved it then, and no earlier entry held the class then or since.
+   * Where the JVM's start is known: whether it loaded the class from this file's class output
+   * directory then (an entry of its class path as it resolved it then, no earlier entry holding
+   * the class then or since). Undefined: the start is not known.
    */
   loadedHere?: boolean | undefined;
 }
@@ -300,7 +303,6 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   'first-on-class-path': ({ sight, answer }) => (sight ?? answer?.loadsFrom)?.earlier === 'none',
   'no-record': ({ answer }) => answer?.asked.liveUnknown === true,
   'folder-shown-watched': ({ answer }) => answer?.watch?.shownWatched === true,
-  'loaded-here': ({ answer }) => answer?.loadedHere === true,
   'no-refused-registration': ({ answer }) => answer?.watch?.refused === 0,
   'quiet-before-build': ({ answer }) => answer?.watch?.quietAtMs !== undefined,
   noticed: ({ answer, ctimeMs }) => {
@@ -308,6 +310,13 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     return watch?.quietAtMs !== undefined && ctimeMs <= watch.quietAtMs - watch.noticeMs;
   },
   'not-observed-once': ({ answer }) => answer?.asked.once === true && answer.status === 'not-observed',
+  // The watcher's identical bytes are the file's, not the JVM's: they are what it runs only where it loads this file,
+  // and, with no attempt since, only where it loaded it at its start.
+  'loads-this-file': ({ sight, answer }) => {
+    if (answer?.loadedHere === false) return false;
+    const from = answer?.loadsFrom ?? sight;
+    return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
+  },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.
   'no-refusal': ({ answer }) => answer !== undefined && MAY_BE_NEW.has(answer.status),
@@ -410,8 +419,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-attempted' };
     case 'folder-shown-watched':
       return { kind: 'not-shown-watched' };
-    case 'loaded-here':
-      return { kind: 'loaded-elsewhere' };
+    case 'loads-this-file':
+      return { kind: 'loads-elsewhere' };
     case 'no-refused-registration':
       return { kind: 'refused-registrations', refused: answer.watch?.refused ?? 0 };
     case 'quiet-before-build':

@@ -83,7 +83,8 @@ export class Placement {
     const entries = classPath.map((entry) => entry.local);
     const earlier = onClassPath ? this.earlier(entries, index, relative, true) : 'unknown';
     const elsewhere = !onClassPath && classPath.length > 0 && this.paths.watched(file) === false;
-    return { start: this.start, linkCtimeMs, placed: this.placed(through), onClassPath, earlier, elsewhere };
+    const classPathKnown = classPath.length > 0;
+    return { start: this.start, linkCtimeMs, placed: this.placed(through), onClassPath, earlier, elsewhere, classPathKnown };
   }
 
   /**
@@ -100,20 +101,22 @@ export class Placement {
    * the class (it has not yet): whether `dir` is a class path entry, and what the entries before it
    * hold now (a class not loaded is looked for then, not at the start).
    */
-  loadsFrom(file: string, dir: string): { onClassPath: boolean; earlier: EarlierEntries } {
+  loadsFrom(file: string, dir: string): Pick<SightFacts, 'onClassPath' | 'earlier' | 'classPathKnown'> {
     const index = this.entryOf(dir);
-    if (index < 0) return { onClassPath: false, earlier: 'unknown' };
+    const classPathKnown = this.paths.classPath.length > 0;
+    if (index < 0) return { onClassPath: false, earlier: 'unknown', classPathKnown };
     const entries = this.paths.classPath.map((entry) => entry.local);
-    return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false) };
+    return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false), classPathKnown };
   }
 
   /**
    * Whether the JVM loaded the class of class file `file` (in class output directory `dir`) from
    * `dir` at its start: `dir` is an entry of its class path, at its place since the start as the
-   * JVM resolved it then, and no earlier entry held the class then or has since. False when the
-   * start is not known.
+   * JVM resolved it then, and no earlier entry held the class then or has since. Undefined when
+   * the start or the class path is not known.
    */
-  loadedFrom(file: string, dir: string): boolean {
+  loadedFrom(file: string, dir: string): boolean | undefined {
+    if (this.start === undefined || this.paths.classPath.length === 0) return undefined;
     const index = this.entryOf(dir);
     if (index < 0) return false;
     const entries = this.paths.classPath.map((entry) => entry.local);

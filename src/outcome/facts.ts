@@ -203,8 +203,8 @@ export type NotLiveWhy =
   | { kind: 'not-attempted' }
   /** No attempt, but the folder is not shown watched. */
   | { kind: 'not-shown-watched' }
-  /** No attempt, but the JVM did not load the class from this file at its start (another class path entry, or none). */
-  | { kind: 'loaded-elsewhere' }
+  /** No attempt, but the JVM does not load this file (its folder is not on the class path, or an earlier entry holds the class). */
+  | { kind: 'loads-elsewhere' }
   /** No attempt, but the OS refused some of the agent's registrations. */
   | { kind: 'refused-registrations'; refused: number }
   /** No attempt, but the agent had changes pending (or a hold) before this build. */

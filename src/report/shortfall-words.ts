@@ -187,8 +187,8 @@ export const verdictWords = {
         return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
       case 'not-shown-watched':
         return 'no reload attempt, but nothing shows the agent has watched this folder since the app started (named or found by it, and there then): what the app runs is unknown';
-      case 'loaded-elsewhere':
-        return "no reload attempt, but nothing shows the JVM loaded this class from this file when it started (its folder on the JVM's class path as it was then, no earlier entry holding the class): it runs the bytes it loaded";
+      case 'loads-elsewhere':
+        return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
       case 'busy-before-build':
         return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
       case 'too-recent':

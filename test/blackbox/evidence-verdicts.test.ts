@@ -35,7 +35,8 @@ describe('a class file rewritten with the same bytes after the app started', () 
   });
 
   it('rewritten just before the run: the watcher may not have seen it yet, so it is not proven', async () => {
-    const { p } = await projectWithAgent();
+    // Its debounceMs (on the app's command line) long enough that no run under load outlasts it.
+    const { p } = await projectWithAgent({ watchDebounceMs: 20_000 });
     compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
     const result = await run(p, buildCommand(p));
     expect(result.stderr).toMatch(/not-observed\s+com\.acme\.Greeter\s+no reload attempt, but the file changed too recently/);

@@ -98,7 +98,16 @@ describe('kind pre-start: a file first seen in the session', () => {
       ctimeMs,
       byBuild: false,
       newInSession: false,
-      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false, ...rest },
+      sight: {
+        start: START,
+        linkCtimeMs: CUT - 1,
+        placed: true,
+        onClassPath: true,
+        earlier: 'none',
+        elsewhere: false,
+        classPathKnown: true,
+        ...rest,
+      },
     });
   };
   const preStart = { kind: 'live', by: 'pre-start', code: EVIDENCE.preStart };
@@ -134,7 +143,15 @@ describe('kind pre-start: a file first seen in the session', () => {
       byBuild: false,
       newInSession: false,
       restarted: true,
-      sight: { start: START, linkCtimeMs: CUT - 1, placed: true, onClassPath: true, earlier: 'none', elsewhere: false },
+      sight: {
+        start: START,
+        linkCtimeMs: CUT - 1,
+        placed: true,
+        onClassPath: true,
+        earlier: 'none',
+        elsewhere: false,
+        classPathKnown: true,
+      },
     });
     expect(after).toEqual({ kind: 'live', by: 'restart', of: 'pre-start', code: EVIDENCE.preStart });
   });
@@ -191,6 +208,18 @@ describe('reading an answer', () => {
     expect(why(read({ status: 'not-observed', receipts: { counted: 512, uncounted: 0 } }, unknown))).toBe('receipts-unbounded');
     expect(why(read({ status: 'not-observed', receipts: { counted: 500, uncounted: 12 } }, unknown))).toBe('receipts-unbounded');
     expect(why(read({ status: 'not-observed', receipts: { counted: undefined, uncounted: 0 } }, unknown))).toBe('receipts-unbounded');
+    // The watcher's bytes are the file's: the JVM runs them only where it loads that file.
+    const loads = (onClassPath: boolean, earlier: 'none' | 'held' | 'unknown', classPathKnown = true) => ({
+      onClassPath,
+      earlier,
+      classPathKnown,
+    });
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'none') }, unknown))).toBe('watcher-saw');
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'held') }, unknown))).toBe('loads-elsewhere');
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'unknown') }, unknown))).toBe('loads-elsewhere');
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown') }, unknown))).toBe('loads-elsewhere');
+    // No class path read (a container, another user): the folder shown watched is all there is.
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown', false) }, unknown))).toBe('watcher-saw');
     // Not final: never live.
     expect(why(read({ status: 'still-not-observed' }, unknown))).toBe('receipts-unbounded');
   });
@@ -214,7 +243,10 @@ describe('reading an answer', () => {
 
   it('a class new to the JVM stays new (kind not-loaded) on unverified or no attempt only while DIAGNOSE, of this file, says the JVM has not loaded it', () => {
     const asked = { liveUnknown: false, keeps: EVIDENCE.added };
-    const shown = { diagnose: { thisFile: true, loaded: false }, loadsFrom: { onClassPath: true, earlier: 'none' as const } };
+    const shown = {
+      diagnose: { thisFile: true, loaded: false },
+      loadsFrom: { onClassPath: true, earlier: 'none' as const, classPathKnown: true },
+    };
     const notLoaded = { kind: 'live', by: 'not-loaded', code: EVIDENCE.added };
     expect(read({ status: 'applied' }, asked)).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
     for (const status of ['unverified', 'not-observed', 'still-not-observed', 'not-watched'] as const) {
@@ -227,8 +259,8 @@ describe('reading an answer', () => {
       expect(because({ diagnose: { thisFile: true } })).toBe('no-word');
       expect(because({ diagnose: undefined })).toBe('no-word');
       expect(because({ diagnose: { thisFile: false, loaded: false } })).toBe('other-file');
-      expect(because({ loadsFrom: { onClassPath: false, earlier: 'none' } })).toBe('class-path');
-      expect(because({ loadsFrom: { onClassPath: true, earlier: 'held' } })).toBe('class-path');
+      expect(because({ loadsFrom: { onClassPath: false, earlier: 'none', classPathKnown: true } })).toBe('class-path');
+      expect(because({ loadsFrom: { onClassPath: true, earlier: 'held', classPathKnown: true } })).toBe('class-path');
     }
     // `failed` (a refused bean registration) or other bytes attempted; no answer at all.
     expect(read({ status: 'other', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
