@@ -129,8 +129,8 @@ export abstract class FakeApplication {
   /**
    * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
    * the watched directories (registerDirectories), hashes every class file as its baseline, and
-   * dispatches those changed since the JVM started (dispatchClassesChangedDuringStartup), reading
-   * them as they are then: reloaded at once unless a hold or a pause keeps them pending (agent
+   * dispatches those whose mtime is later than the JVM's start (dispatchClassesChangedDuringStartup),
+   * reading them as they are then: reloaded at once unless a hold or a pause keeps them pending (agent
    * ReloadQueue.submitClassBatch returns while holding). A BUILD ok whose scan waited for it gets
    * its capture now. A watcher that stopped never starts again.
    */
@@ -141,7 +141,7 @@ export abstract class FakeApplication {
     this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
     let changed: ClassFile[] = [];
     try {
-      changed = this.reloader.changedFiles(true);
+      changed = this.reloader.armWatcher(this.jvmStartMs);
     } catch {
       // a file vanished meanwhile: the next capture sees what is there
     }

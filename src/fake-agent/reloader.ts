@@ -4,7 +4,7 @@
  * batch warnings; "Batch-wide verdicts").
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
 import { SessionCounts } from './doctor.js';
@@ -128,6 +128,20 @@ export class ClassReloader {
    */
   changedFiles(withExcluded = false): ClassFile[] {
     return this.scan(withExcluded).filter((file) => this.known.get(file.path) !== file.sha256);
+  }
+
+  /**
+   * The watcher arms (agent watcher/FileWatcher.java prepopulateContentHashes, then
+   * dispatchClassesChangedDuringStartup): a class file whose mtime (whole ms) is no later than the
+   * JVM's start `jvmStartMs` becomes its baseline with the bytes it has now, so one rewritten since
+   * the start that kept an older mtime (`cp -p`, `rsync -a`, `tar x`) is never reloaded and the
+   * JVM keeps the bytes it loaded; the others are dispatched: returned when their bytes changed
+   * (excluded names too), and pending until admitted. Throws on read errors.
+   */
+  armWatcher(jvmStartMs: number): ClassFile[] {
+    const files = this.scan(true);
+    for (const file of files) if (Math.floor(statSync(file.path).mtimeMs) <= jvmStartMs) this.known.set(file.path, file.sha256);
+    return files.filter((file) => this.known.get(file.path) !== file.sha256);
   }
 
   /** True when the application's JVM has loaded `className`. */
