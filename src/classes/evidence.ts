@@ -99,6 +99,7 @@ export const PRECONDITIONS = {
     'receipts-bounded',
     'not-observed-once',
     'loads-this-file',
+    'seen-at-watcher-start',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -235,6 +236,8 @@ export interface AnswerFacts {
    * the class then or since). Undefined: the start is not known.
    */
   loadedHere?: boolean | undefined;
+  /** The JVM's start, when known (for `seen-at-watcher-start`). */
+  start?: StartCut | undefined;
 }
 
 /** Everything the rule looks at for one class file. Times in epoch ms. */
@@ -257,6 +260,8 @@ export interface Facts {
    * replaced the class (copies.ts).
    */
   othersMoved?: boolean | undefined;
+  /** The file's mtime when scanned, epoch ms (undefined: not known). */
+  mtimeMs?: number | undefined;
   /** VERIFY's answer, once asked. */
   answer?: AnswerFacts | undefined;
 }
@@ -316,6 +321,14 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     if (answer?.loadedHere === false) return false;
     const from = answer?.loadsFrom ?? sight;
     return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
+  },
+  // The watcher arms after the JVM's start and reloads what changed meanwhile only by an mtime later than the start
+  // (agent FileWatcher.prepopulateContentHashes): bytes copied in with an older one kept are its baseline, unseen.
+  'seen-at-watcher-start': ({ mtimeMs, ctimeMs, sight, answer }) => {
+    const start = sight?.start ?? answer?.start;
+    if (mtimeMs === undefined) return false;
+    if (start === undefined) return mtimeMs >= ctimeMs - COARSE_CLOCK_MS;
+    return ctimeMs < cutOf(start) || mtimeMs > start.startMs + start.errorMs;
   },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.
@@ -421,6 +434,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-shown-watched' };
     case 'loads-this-file':
       return { kind: 'loads-elsewhere' };
+    case 'seen-at-watcher-start':
+      return { kind: 'old-mtime' };
     case 'no-refused-registration':
       return { kind: 'refused-registrations', refused: answer.watch?.refused ?? 0 };
     case 'quiet-before-build':

@@ -345,7 +345,15 @@ async function scanMoved(
   changes.total += 1;
   if (decision.kind === 'ask') {
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
-    const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
+    const facts = {
+      ...before,
+      after,
+      previous: history,
+      liveUnknown: decision.liveUnknown,
+      ...keeps,
+      ctimeMs: stat.ctimeMs,
+      mtimeMs: stat.mtimeMs,
+    };
     // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
       row === undefined && decision.keeps === EVIDENCE.added ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
@@ -407,10 +415,11 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
     demoted = true;
     const sha = shaHex(index, row);
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
+    const stamps = { ctimeMs: facts.ctimeMs, mtimeMs: index.stamps[row * STAMP_FIELDS + 1]! };
     const before = facts.recorded === undefined ? {} : { before: sha };
     const previous = index.history.get(file) ?? [];
     walk.changes.checks.push(
-      classChange(file, dir, { ...before, after: sha, previous, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: facts.ctimeMs }),
+      classChange(file, dir, { ...before, after: sha, previous, liveUnknown: decision.liveUnknown, ...keeps, ...stamps }),
     );
   });
   return demoted;

@@ -97,9 +97,10 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
   const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
     ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
+    mtimeMs: change.mtimeMs,
     byBuild: !single,
     newInSession: false,
-    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input) },
+    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input), start: input.start },
   });
   // A not_observed that may be read as live ends the ask; any other is polled briefly, since the
   // capture this build's ok scheduled may still attempt these bytes.

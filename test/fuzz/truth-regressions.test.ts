@@ -16,6 +16,7 @@ const ONE_APP: Scenario['world'] = {
   extra: false,
   late: false,
   debounceMs: 20,
+  watcherStartMs: 0,
 };
 
 describe('the truth fuzz: sequences it found, replayed', () => {
@@ -27,6 +28,17 @@ describe('the truth fuzz: sequences it found, replayed', () => {
     await play({
       world: { ...ONE_APP, jar: ['S1'] },
       ops: [
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
+  it("a copy that kept an older mtime, made while the app's watcher was still arming, is its baseline unseen: no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
         { op: 'wait', until: 'noticed' },
         { op: 'build', edits: [], exit: 0 },
       ],

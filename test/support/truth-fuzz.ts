@@ -23,8 +23,8 @@ interface Edit {
 type Op =
   /** reclazz-build runs a build that makes `edits` and exits `exit` (1: a failing build). */
   | { op: 'build'; edits: Edit[]; exit: 0 | 1 }
-  /** A compile outside reclazz-build (an IDE, a plain `mvn compile`): the agents' watchers see it. */
-  | { op: 'outside'; edits: Edit[] }
+  /** A compile outside reclazz-build (an IDE, a plain `mvn compile`), or a copy that keeps an hour-old mtime (`cp -p`, `rsync -a`, `tar x`). */
+  | { op: 'outside'; edits: Edit[]; keepTime?: boolean }
   /** A class file renamed onto another class's path. */
   | { op: 'rename'; at: Module; from: ClassKey; to: ClassKey }
   /** A class output directory replaced by a changed copy renamed into its place (`rm -rf out && mv staging out`). */
@@ -82,12 +82,13 @@ function shellEdit(world: World, edit: Edit): string {
   return `mkdir -p '${path.dirname(file)}' && printf '%s' '${bytesOf(edit.cls, edit.at, edit.v)}' > '${file}'`;
 }
 
-/** `edit` made here, as an outside compile writes it. */
-function applyEdit(world: World, edit: Edit, dir = world.dir(edit.at)): void {
+/** `edit` made here, as an outside compile writes it; `keepTime`: as a copy that keeps an hour-old mtime. */
+function applyEdit(world: World, edit: Edit, dir = world.dir(edit.at), keepTime = false): void {
   const file = path.join(dir, ...CLASSES[edit.cls].split('.')) + '.class';
   if (edit.v === 'delete') return fs.rmSync(file, { force: true });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, bytesOf(edit.cls, edit.at, edit.v));
+  if (keepTime) fs.utimesSync(file, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
 }
 
 /** How long a watcher takes to act on a write it saw (its debounce, its poll, the capture and the reload), in ms, with room. */
@@ -107,7 +108,7 @@ async function perform(world: World, op: Op): Promise<RunResult | undefined> {
     case 'build':
       return world.run([...op.edits.map((edit) => shellEdit(world, edit)), `exit ${op.exit}`].join('\n'));
     case 'outside':
-      for (const edit of op.edits) applyEdit(world, edit);
+      for (const edit of op.edits) applyEdit(world, edit, world.dir(edit.at), op.keepTime === true);
       return undefined;
     case 'rename': {
       const from = world.file(op.at, op.from);
@@ -228,11 +229,16 @@ const moduleArb: fc.Arbitrary<Module> = weighted(
 );
 const classArb: fc.Arbitrary<ClassKey> = fc.constantFrom(...(Object.keys(CLASSES) as ClassKey[]));
 const appArb: fc.Arbitrary<App> = fc.constantFrom('a' as const, 'b' as const);
-const editArb: fc.Arbitrary<Edit> = fc.record({
-  at: moduleArb,
-  cls: classArb,
-  v: weighted<number | 'delete'>([6, fc.integer({ min: 0, max: 3 })], [1, fc.constant('delete' as const)]),
-});
+/** Where a class is mostly built: its own module (a copy elsewhere now and then). */
+const HOME: Record<ClassKey, Module> = { S1: 'shared', S2: 'shared', A1: 'svc-a', AGen: 'svc-a', B1: 'svc-b' };
+const editArb: fc.Arbitrary<Edit> = fc
+  .record({
+    cls: classArb,
+    home: weighted([5, fc.constant(true)], [1, fc.constant(false)]),
+    at: moduleArb,
+    v: weighted<number | 'delete'>([6, fc.integer({ min: 0, max: 3 })], [1, fc.constant('delete' as const)]),
+  })
+  .map(({ cls, home, at, v }) => ({ at: home ? HOME[cls] : at, cls, v }));
 const editsArb = fc.array(editArb, { minLength: 0, maxLength: 3 });
 
 /** One op, weighted toward builds and outside compiles. */
@@ -245,7 +251,14 @@ const opArb: fc.Arbitrary<Op> = weighted<Op>(
       exit: weighted<0 | 1>([5, fc.constant(0 as const)], [1, fc.constant(1 as const)]),
     }),
   ],
-  [6, fc.record({ op: fc.constant('outside' as const), edits: fc.array(editArb, { minLength: 1, maxLength: 3 }) })],
+  [
+    6,
+    fc.record({
+      op: fc.constant('outside' as const),
+      edits: fc.array(editArb, { minLength: 1, maxLength: 3 }),
+      keepTime: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
+    }),
+  ],
   [
     6,
     fc.record({
@@ -283,10 +296,16 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
   extra: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
   late: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
   debounceMs: weighted([3, fc.constant(20)], [1, fc.constant(300)]),
+  watcherStartMs: weighted([3, fc.constant(0)], [1, fc.constant(400)]),
 });
 
-/** Scenarios: a world and 1 to 10 ops, most of them runs. */
-const scenarioArb: fc.Arbitrary<Scenario> = fc.record({ world: worldArb, ops: fc.array(opArb, { minLength: 1, maxLength: 10 }) });
+const buildArb: fc.Arbitrary<Op> = fc.record({ op: fc.constant('build' as const), edits: editsArb, exit: fc.constant(0 as const) });
+
+/** Scenarios: a world and 1 to 10 ops, most of them runs, the last one always a build that exits 0 (a sequence with no run proves nothing). */
+const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
+  world: worldArb,
+  ops: fc.tuple(fc.array(opArb, { minLength: 0, maxLength: 9 }), buildArb).map(([ops, last]) => [...ops, last]),
+});
 
 /** A scenario the property failed on, shrunk, with what replays it. */
 interface Counterexample {

@@ -22,8 +22,7 @@ import { sleep } from './wait.js';
 import { writeJar } from './zip.js';
 
 /** The modules of the checkout: the shared one, each app's own, one an app watches but never loads, one that comes late. */
-const MODULES = ['shared', 'svc-a', 'svc-b', 'extra', 'late'] as const;
-export type Module = (typeof MODULES)[number];
+export type Module = 'shared' | 'svc-a' | 'svc-b' | 'extra' | 'late';
 
 /** The classes a file may hold, by a short key; `AGen` is a name app A's agent excludes (`*Gen.class`). */
 export const CLASSES = {
@@ -55,6 +54,8 @@ export interface WorldSpec {
   late: boolean;
   /** The agents' watcher debounce, in ms: short, or a slow watcher. */
   debounceMs: number;
+  /** How long after its JVM starts each agent's watcher arms (its `startupDelaySec`), in ms. */
+  watcherStartMs: number;
 }
 
 /** What each module starts with. */
@@ -164,6 +165,7 @@ export class World {
       excludePatterns: app === 'a' ? ['*Gen.class'] : [],
       autoReload: true,
       watchDebounceMs: spec.debounceMs,
+      watcherStartMs: spec.watcherStartMs,
       watchPollMs: 10,
       captureDelayMs: 5,
       reloadMs: 5,
