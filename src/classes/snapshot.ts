@@ -8,50 +8,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, STAMP_FIELDS, type ClassIndex } from './columns.js';
-import { COARSE_CLOCK_MS, cutOf, EVIDENCE, isLive, type Facts, type Question, wholeSinceStart } from './evidence.js';
+import { cutOf, EVIDENCE, isLive, type Question, wholeSinceStart } from './evidence.js';
 import { MovedCopies } from './copies.js';
+import type { FileFacts } from './file-facts.js';
 import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
 import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
-import { hashPaced, isUnreadableFolder, linkCtimeMs, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
-
-/** What the scan found of one class file that is not simply its row's live bytes. Times in epoch ms. */
-export interface FileFacts {
-  /** Its path, its folder and its class output directory (absolute). */
-  file: string;
-  folder: string;
-  dir: string;
-  /** The evidence code of its row in the record, or undefined when it has none. */
-  recorded?: number;
-  /** The row is a tombstone: the file was removed earlier in this agent session. */
-  gone: boolean;
-  /** The bytes on disk equal the row's (false without a row). */
-  sameBytes: boolean;
-  /** The file's stamp is the row's (false without a row, or for a tombstone). */
-  sameStamp: boolean;
-  /** The file's ctime (through a symbolic link, the target's). */
-  ctimeMs: number;
-  /** The symbolic link's own ctime when the file is one, else `ctimeMs`. */
-  linkCtimeMs: number;
-  /** The record of its folder is this run's own scan from before the build, or the folder was not there then. */
-  scannedBeforeBuild: boolean;
-  /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
-  newInSession: boolean;
-  /** Another file of its binary name may have changed, come or gone since the record (copies.ts): a reload of it replaces the class. */
-  othersMoved?: boolean;
-}
-
-/**
- * The rule's facts (evidence.ts) of a file found after a build whose hold was acknowledged at
- * `holdAtMs` (epoch ms): a stamp within the clock's coarseness of the hold counts as after it.
- */
-export function afterBuildFacts(file: FileFacts, holdAtMs: number): Omit<Facts, 'answer'> {
-  const { recorded } = file;
-  const row =
-    recorded === undefined ? undefined : { code: recorded, gone: file.gone, sameBytes: file.sameBytes, sameStamp: file.sameStamp };
-  const byBuild = file.scannedBeforeBuild || file.ctimeMs >= holdAtMs - COARSE_CLOCK_MS;
-  return { row, ctimeMs: file.ctimeMs, byBuild, newInSession: file.newInSession, othersMoved: file.othersMoved === true };
-}
+import { hashPaced, isUnreadableFolder, linkCtimeMs, linksToScan, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
 
 /** Decides what one class file is from the facts the scan found: evidence.ts `verdictOf`, without an answer. */
 type Judge = (file: FileFacts) => Question;
@@ -109,6 +72,8 @@ interface Walk {
   /** What moved within the scan's window (since the record, or the JVM's start for a first scan), and the files judged live by what the scan found. */
   copies: MovedCopies;
   judgedLive: Map<string, FileFacts>;
+  /** Real paths of the folders the scan went to through symbolic links. */
+  linksSeen: Set<string>;
 }
 
 /**
@@ -144,6 +109,7 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
     dirty: allDirs.length !== base.dirs.length,
     copies: new MovedCopies(),
     judgedLive: new Map(),
+    linksSeen: new Set(),
   };
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
@@ -207,7 +173,7 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   walk.copies.folder(folder, rule?.kind === 'first' ? !wholeSinceStart(stat.ctimeMs, rule.start) : known === undefined);
   const first = walk.rows.position;
   const unlisted: string[] = [];
-  let listing: { names: string[]; others: string[]; subfolders: string[] };
+  let listing: { names: string[]; others: string[]; subfolders: string[]; linked?: string[] };
   if (known !== undefined) {
     const [start, end] = walk.known.rows(known);
     for (let row = start; row < end; row += 1) {
@@ -236,7 +202,9 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   listResources(walk, folder, listing.others);
   unlisted.push(...listing.others);
   const number = walk.folders.add(folder, stamp, place.parent, first, walk.rows.position - first, unlisted.join('/'));
-  for (const sub of listing.subfolders) stack.push({ folder: sub, parent: number });
+  // Folders through a link are scanned as the JVM loads them (links followed), each once (scan.ts).
+  const linked = listing.linked === undefined ? [] : linksToScan(folder, listing.linked, walk.linksSeen);
+  for (const sub of [...listing.subfolders, ...linked]) stack.push({ folder: sub, parent: number });
 }
 
 /** A folder that cannot be listed: named, and its history is not whole. */
@@ -417,10 +385,15 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
     const stamps = { ctimeMs: facts.ctimeMs, mtimeMs: index.stamps[row * STAMP_FIELDS + 1]! };
     const before = facts.recorded === undefined ? {} : { before: sha };
-    const previous = index.history.get(file) ?? [];
-    walk.changes.checks.push(
-      classChange(file, dir, { ...before, after: sha, previous, liveUnknown: decision.liveUnknown, ...keeps, ...stamps }),
-    );
+    const facts2 = {
+      ...before,
+      after: sha,
+      previous: index.history.get(file) ?? [],
+      liveUnknown: decision.liveUnknown,
+      ...keeps,
+      ...stamps,
+    };
+    walk.changes.checks.push(classChange(file, dir, facts2));
   });
   return demoted;
 }

@@ -12,7 +12,7 @@ import {
   verdictOf,
   wholeSinceStart,
 } from '../../src/classes/evidence.js';
-import { afterBuildFacts, type FileFacts } from '../../src/classes/snapshot.js';
+import { afterBuildFacts, type FileFacts } from '../../src/classes/file-facts.js';
 
 const START = { startMs: 1_000_000, errorMs: 11 };
 const CUT = START.startMs - START.errorMs;

@@ -17,6 +17,7 @@ const ONE_APP: Scenario['world'] = {
   late: false,
   debounceMs: 20,
   watcherStartMs: 0,
+  linkedPackage: false,
 };
 
 describe('the truth fuzz: sequences it found, replayed', () => {
@@ -42,6 +43,13 @@ describe('the truth fuzz: sequences it found, replayed', () => {
         { op: 'wait', until: 'noticed' },
         { op: 'build', edits: [], exit: 0 },
       ],
+    });
+  });
+
+  it("a package folder that is a symbolic link inside a class output directory: the agent's watcher never sees a change through it, so no change there is proven", async () => {
+    await play({
+      world: { ...ONE_APP, linkedPackage: true },
+      ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 }],
     });
   });
 });

@@ -297,6 +297,7 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
   late: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
   debounceMs: weighted([3, fc.constant(20)], [1, fc.constant(300)]),
   watcherStartMs: weighted([3, fc.constant(0)], [1, fc.constant(400)]),
+  linkedPackage: weighted([4, fc.constant(false)], [1, fc.constant(true)]),
 });
 
 const buildArb: fc.Arbitrary<Op> = fc.record({ op: fc.constant('build' as const), edits: editsArb, exit: fc.constant(0 as const) });

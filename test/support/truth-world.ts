@@ -56,6 +56,8 @@ export interface WorldSpec {
   debounceMs: number;
   /** How long after its JVM starts each agent's watcher arms (its `startupDelaySec`), in ms. */
   watcherStartMs: number;
+  /** The shared module's package folder is a symbolic link to a folder outside it (the JVM follows it; the agent's watcher does not). */
+  linkedPackage: boolean;
 }
 
 /** What each module starts with. */
@@ -131,6 +133,13 @@ export class World {
       } else for (const key of START[module]) this.write(this.dir(module), key, module, 0);
     }
     if (spec.jar.length > 0) this.writeJar(spec.jar, 0);
+    if (spec.linkedPackage) {
+      const pkg = path.dirname(this.file('shared', 'S1'));
+      const outside = path.join(this.root, 'vendor', 'shared-pkg');
+      fs.mkdirSync(path.dirname(outside), { recursive: true });
+      fs.renameSync(pkg, outside);
+      fs.symlinkSync(outside, pkg);
+    }
   }
 
   private write(dir: string, key: ClassKey, module: Module, version: number): void {
@@ -262,14 +271,22 @@ export class World {
     for (const [app, agent] of inRun) {
       const index = readClassIndex(this.statePlace(app), () => {});
       if (index.sessionId !== agent.sessionId) continue;
+      const files = new Map<string, string>();
+      const elsewhere = new Set<string>();
       index.paths.forEach((file, row) => {
-        if (index.gone[row] === 1 || index.evidence[row] === EVIDENCE.elsewhere) return;
-        const className = path.relative(index.dirs[index.dirOf[row]!]!, file).slice(0, -'.class'.length).split(path.sep).join('.');
+        const dir = index.dirs[index.dirOf[row]!]!;
+        if (index.evidence[row] === EVIDENCE.elsewhere) elsewhere.add(dir);
+        else if (index.gone[row] !== 1) files.set(file, dir);
+      });
+      // A class file reached through a symbolic link folder is covered too, whether the record has it or not.
+      for (const dir of index.dirs.filter((d) => !elsewhere.has(d))) for (const file of throughLinks(dir)) files.set(file, dir);
+      for (const [file, dir] of files) {
+        const className = path.relative(dir, file).slice(0, -'.class'.length).split(path.sep).join('.');
         const onDisk = shaOf(file);
         covered.push({ file, className, onDisk });
         const jvm = jvmTruth(agent, className);
         if (jvm.sha256 !== onDisk) found.push({ app, file, className, onDisk, jvm, inRun: true });
-      });
+      }
     }
     for (const [app, agent] of this.agents) {
       if (sessions.has(agent.sessionId)) continue;
@@ -289,6 +306,26 @@ export class World {
     this.agents.clear();
     fs.rmSync(this.root, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/** The class files below `dir` whose path goes through a symbolic link to a folder (each link's folder once). */
+function throughLinks(dir: string): string[] {
+  const found: string[] = [];
+  const seen = new Set<string>();
+  const walk = (folder: string, linked: boolean): void => {
+    const real = realOf(folder);
+    if (seen.has(real)) return;
+    seen.add(real);
+    for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
+      const full = path.join(folder, entry.name);
+      const isLink = entry.isSymbolicLink();
+      const stat = fs.statSync(full, { throwIfNoEntry: false });
+      if (stat?.isDirectory()) walk(full, linked || isLink);
+      else if (linked && stat?.isFile() && entry.name.endsWith('.class')) found.push(full);
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir, false);
+  return found;
 }
 
 function shaOf(file: string): string | undefined {
