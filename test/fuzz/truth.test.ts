@@ -10,12 +10,12 @@
  * RECLAZZ_FUZZ_PATH say the same).
  */
 import { expect, it } from 'vitest';
-import { describeScenario, runTruthFuzz } from '../support/truth-fuzz.js';
+import { describeScenario, runTruthFuzz, type Counterexample } from '../support/truth-fuzz.js';
 
 const SEED = process.env.RECLAZZ_FUZZ_SEED !== undefined ? Number(process.env.RECLAZZ_FUZZ_SEED) : (Date.now() ^ (process.pid << 8)) | 0;
 const COUNT = Number(process.env.RECLAZZ_FUZZ_COUNT ?? 24);
 const PATH = process.env.RECLAZZ_FUZZ_PATH;
-const WORKERS = Number(process.env.RECLAZZ_FUZZ_WORKERS ?? 6);
+const WORKERS = Number(process.env.RECLAZZ_FUZZ_WORKERS ?? 16);
 
 it(`${PATH === undefined ? COUNT : 1} sequences: no run ends 0 with a proof while a JVM runs other bytes than it covered`, async () => {
   console.log(`truth fuzz: seed ${SEED}, ${PATH === undefined ? `${COUNT} sequences, ${WORKERS} at a time` : `replaying path ${PATH}`}`);
@@ -25,6 +25,8 @@ it(`${PATH === undefined ? COUNT : 1} sequences: no run ends 0 with a proof whil
     count: COUNT,
     workers: WORKERS,
     ...(PATH === undefined ? {} : { path: PATH }),
+    // Printed at once, so a run stopped early still shows it.
+    onFailure: (failure) => console.log(`truth fuzz: FALSE ✔\n${describeFailure(failure)}`),
     onProgress: (ran) => {
       if (performance.now() - last < 30_000) return;
       last = performance.now();
@@ -36,10 +38,10 @@ it(`${PATH === undefined ? COUNT : 1} sequences: no run ends 0 with a proof whil
     `truth fuzz: ${report.ran} sequences (${report.runs} runs, ${report.proven} of them ✔) in ${seconds.toFixed(1)} s: ` +
       `${(report.ran / seconds).toFixed(2)} sequences/s`,
   );
-  const failed = report.failures.map(
-    (f) =>
-      `seed ${f.seed}, path ${f.path} (replay: npm run fuzz -- --seed ${f.seed} --path ${f.path})\n${f.error}\nthe shrunk sequence:\n${describeScenario(f.scenario)}`,
-  );
-  for (const text of failed) console.log(`truth fuzz: FALSE ✔\n${text}`);
+  const failed = report.failures.map(describeFailure);
   expect(failed).toEqual([]);
 }, 3_600_000);
+
+function describeFailure(f: Counterexample): string {
+  return `seed ${f.seed}, path ${f.path} (replay: npm run fuzz -- --seed ${f.seed} --path ${f.path})\n${f.error}\nthe shrunk sequence:\n${describeScenario(f.scenario)}`;
+}

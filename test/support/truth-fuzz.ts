@@ -302,14 +302,14 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
 
 const buildArb: fc.Arbitrary<Op> = fc.record({ op: fc.constant('build' as const), edits: editsArb, exit: fc.constant(0 as const) });
 
-/** Scenarios: a world and 1 to 10 ops, most of them runs, the last one always a build that exits 0 (a sequence with no run proves nothing). */
+/** Scenarios: a world and 1 to 7 ops, most of them runs, the last one always a build that exits 0 (a sequence with no run proves nothing). */
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   world: worldArb,
-  ops: fc.tuple(fc.array(opArb, { minLength: 0, maxLength: 9 }), buildArb).map(([ops, last]) => [...ops, last]),
+  ops: fc.tuple(fc.array(opArb, { minLength: 0, maxLength: 6 }), buildArb).map(([ops, last]) => [...ops, last]),
 });
 
 /** A scenario the property failed on, shrunk, with what replays it. */
-interface Counterexample {
+export interface Counterexample {
   /** The seed and path fast-check replays it with. */
   seed: number;
   path: string;
@@ -337,6 +337,8 @@ export async function runTruthFuzz(options: {
   workers: number;
   path?: string;
   onProgress?: (ran: number) => void;
+  /** Told of each counterexample as soon as its worker has shrunk it. */
+  onFailure?: (failure: Counterexample) => void;
 }): Promise<FuzzReport> {
   const started = performance.now();
   const tally = { ran: 0, runs: 0, proven: 0 };
@@ -360,12 +362,14 @@ export async function runTruthFuzz(options: {
         ...(options.path === undefined ? {} : { path: options.path, endOnFailure: true }),
       });
       if (details.failed && details.counterexample !== null) {
-        failures.push({
+        const failure = {
           seed,
           path: details.counterexamplePath ?? '',
           scenario: details.counterexample[0],
           error: String(details.errorInstance),
-        });
+        };
+        failures.push(failure);
+        options.onFailure?.(failure);
       }
     }),
   );
