@@ -99,9 +99,11 @@ export abstract class FakeApplication {
   protected async startApplication(): Promise<void> {
     const { settings } = this;
     this.java = settings.java ?? (await installedJava());
-    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
+    // The JVM's start (the agent's JVM_START_MILLIS, RuntimeMXBean) is its process's, before it boots: a client
+    // reads that from the process. It loads the app's classes later, and the watcher hashes its baseline after that.
     this.jvmStartMs = Date.now();
-    // The JVM loads its classes as it starts; the watcher hashes its baseline after that (FileWatcher.registerDirectories).
+    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
+    await bootedPast(this.jvmStartMs);
     this.jvmClasses.start(localClassPath(settings));
     const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
     this.roots = given.filter(isDirectory);
@@ -363,4 +365,14 @@ export abstract class FakeApplication {
     for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
     return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
   }
+}
+
+/**
+ * Waits until the clock is past `startMs` by more than a file's stamp may lag it (10 ms): a JVM
+ * boots before it loads a class, so bytes it did not load are written after its start, never
+ * stamped before it by the file system's coarse clock.
+ */
+async function bootedPast(startMs: number): Promise<void> {
+  const left = startMs + 20 - Date.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
 }

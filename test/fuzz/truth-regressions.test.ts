@@ -52,4 +52,22 @@ describe('the truth fuzz: sequences it found, replayed', () => {
       ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 }],
     });
   });
+
+  it('class files written while the watcher arms, right after the JVM loaded its classes, are reloaded by its start-up dispatch: a held start-up batch is captured by the BUILD ok', async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        {
+          op: 'outside',
+          edits: [
+            { at: 'svc-a', cls: 'A1', v: 1 },
+            { at: 'shared', cls: 'S1', v: 1 },
+          ],
+          keepTime: false,
+        },
+        { op: 'lose-record', app: 'a', how: 'corrupt' },
+        { op: 'build', edits: [{ at: 'shared', cls: 'S2', v: 3 }], exit: 0 },
+      ],
+    });
+  });
 });
