@@ -66,6 +66,7 @@ export async function baselineOf(
         byBuild: false,
         newInSession: false,
         sight: placement?.sight(file.file, file.dir, file.linkCtimeMs) ?? UNKNOWN_START,
+        othersMoved: file.othersMoved === true,
       }),
     history: { kind: 'first', start },
   });

@@ -73,8 +73,23 @@ type Why = NotLiveWhy;
  */
 export const PRECONDITIONS = {
   receipt: ['applied-in-this-session', 'unmoved-since-read'],
-  recorded: ['recorded-live-in-session', 'same-bytes', 'stamp-kept-or-unattempted', 'receipts-bounded', 'unmoved-since-read'],
-  'pre-start': ['start-known', 'first-seen', 'unchanged-since-start', 'placed-since-start', 'on-class-path', 'first-on-class-path'],
+  recorded: [
+    'recorded-live-in-session',
+    'same-bytes',
+    'stamp-kept-or-unattempted',
+    'others-unmoved',
+    'receipts-bounded',
+    'unmoved-since-read',
+  ],
+  'pre-start': [
+    'start-known',
+    'first-seen',
+    'unchanged-since-start',
+    'placed-since-start',
+    'on-class-path',
+    'first-on-class-path',
+    'others-unmoved',
+  ],
   'watcher-saw': [
     'no-record',
     'folder-shown-watched',
@@ -84,6 +99,7 @@ export const PRECONDITIONS = {
     'receipts-bounded',
     'not-observed-once',
     'loads-this-file',
+    'seen-at-watcher-start',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -214,6 +230,14 @@ export interface AnswerFacts {
   diagnose?: DiagnoseFacts | undefined;
   /** Where the JVM would load the class from on first use: its class output directory on the class path, no earlier entry holding it. */
   loadsFrom?: Pick<SightFacts, 'onClassPath' | 'earlier' | 'classPathKnown'> | undefined;
+  /**
+   * Where the JVM's start is known: whether it loaded the class from this file's class output
+   * directory then (an entry of its class path as it resolved it then, no earlier entry holding
+   * the class then or since). Undefined: the start is not known.
+   */
+  loadedHere?: boolean | undefined;
+  /** The JVM's start, when known (for `seen-at-watcher-start`). */
+  start?: StartCut | undefined;
 }
 
 /** Everything the rule looks at for one class file. Times in epoch ms. */
@@ -230,6 +254,14 @@ export interface Facts {
   sight?: SightFacts | undefined;
   /** After a restart: the agent back is the app's, in a new session, and this is its JVM's disk or receipt. */
   restarted?: boolean | undefined;
+  /**
+   * Another class file of its binary name, in another class output directory, changed, came or
+   * went since the record (since the JVM's start, for a file first seen): a reload of it would have
+   * replaced the class (copies.ts).
+   */
+  othersMoved?: boolean | undefined;
+  /** The file's mtime when scanned, epoch ms (undefined: not known). */
+  mtimeMs?: number | undefined;
   /** VERIFY's answer, once asked. */
   answer?: AnswerFacts | undefined;
 }
@@ -264,6 +296,8 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   // The row's stamp, or a rewrite the agent made no attempt of since (it skips identical bytes).
   'stamp-kept-or-unattempted': ({ row, answer }) =>
     answer === undefined ? row !== undefined && row.sameStamp && !row.gone && isLive(row.code) : answer.status === 'not-observed',
+  // Before an ask; the agent's receipt is per class, so an answer covers every copy.
+  'others-unmoved': ({ othersMoved, answer }) => answer !== undefined || othersMoved !== true,
   'receipts-bounded': ({ answer }) => answer === undefined || boundOf(answer.receipts) === undefined,
   'start-known': ({ sight }) => sight?.start !== undefined,
   'first-seen': ({ row, sight }) => row === undefined && sight !== undefined,
@@ -281,10 +315,20 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     return watch?.quietAtMs !== undefined && ctimeMs <= watch.quietAtMs - watch.noticeMs;
   },
   'not-observed-once': ({ answer }) => answer?.asked.once === true && answer.status === 'not-observed',
-  // The watcher's identical bytes are the file's, not the JVM's: they are what it runs only where it loads this file.
+  // The watcher's identical bytes are the file's, not the JVM's: they are what it runs only where it loads this file,
+  // and, with no attempt since, only where it loaded it at its start.
   'loads-this-file': ({ sight, answer }) => {
+    if (answer?.loadedHere === false) return false;
     const from = answer?.loadsFrom ?? sight;
     return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
+  },
+  // The watcher arms after the JVM's start and reloads what changed meanwhile only by an mtime later than the start
+  // (agent FileWatcher.prepopulateContentHashes): bytes copied in with an older one kept are its baseline, unseen.
+  'seen-at-watcher-start': ({ mtimeMs, ctimeMs, sight, answer }) => {
+    const start = sight?.start ?? answer?.start;
+    if (mtimeMs === undefined) return false;
+    if (start === undefined) return mtimeMs >= ctimeMs - COARSE_CLOCK_MS;
+    return ctimeMs < cutOf(start) || mtimeMs > start.startMs + start.errorMs;
   },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.
@@ -331,7 +375,10 @@ function askFor(facts: Facts): Question {
   const how = facts.byBuild ? 'poll' : 'once';
   if (row === undefined) {
     if (sight === undefined) return facts.newInSession ? ask('once', false, EVIDENCE.added) : ask(how, true);
-    if (holds('pre-start', facts)) return liveBy(facts, 'pre-start', EVIDENCE.preStart);
+    const failed = failing('pre-start', facts);
+    if (failed === undefined) return liveBy(facts, 'pre-start', EVIDENCE.preStart);
+    // There since the start, unless another copy was reloaded since: one ask says (the receipt is the class's).
+    if (failed === 'others-unmoved') return ask('once', false, EVIDENCE.preStart);
     // Unchanged since the start where the JVM neither loads nor watches classes: not this app's.
     return sight.elsewhere && HOLDS['unchanged-since-start'](facts) ? OUTSIDE : ask('once', true);
   }
@@ -387,6 +434,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-shown-watched' };
     case 'loads-this-file':
       return { kind: 'loads-elsewhere' };
+    case 'seen-at-watcher-start':
+      return { kind: 'old-mtime' };
     case 'no-refused-registration':
       return { kind: 'refused-registrations', refused: answer.watch?.refused ?? 0 };
     case 'quiet-before-build':

@@ -131,6 +131,20 @@ export class Placement {
     });
   }
 
+  /**
+   * Whether the JVM loaded the class of class file `file` (in class output directory `dir`) from
+   * `dir` at its start: `dir` is an entry of its class path, at its place since the start as the
+   * JVM resolved it then, and no earlier entry held the class then or has since. Undefined when
+   * the start or the class path is not known.
+   */
+  loadedFrom(file: string, dir: string): boolean | undefined {
+    if (this.start === undefined || this.paths.classPath.length === 0) return undefined;
+    const index = this.entryOf(dir);
+    if (index < 0) return false;
+    const entries = this.paths.classPath.map((entry) => entry.local);
+    return this.placed(entries[index]!) && this.earlier(entries, index, path.relative(dir, file), true) === 'none';
+  }
+
   /** The index of class output directory `dir` among the class path's entries (links resolved), or -1. */
   private entryOf(dir: string): number {
     const real = realOf(dir);

@@ -57,18 +57,65 @@ export class Pacer {
 
 /**
  * The entries of `folder`: `.class` files and links (`names`), its other files and links (`others`),
- * and its folders (`subfolders`, absolute; not through a symbolic link, so no cycles).
+ * its folders (`subfolders`, absolute) and its symbolic links to folders (`linked`, absolute: the
+ * JVM's class loader follows them, the agent's watcher does not).
  * @throws what `readdirSync` throws.
  */
-export function readFolder(folder: string): { names: string[]; others: string[]; subfolders: string[] } {
+export function readFolder(folder: string): { names: string[]; others: string[]; subfolders: string[]; linked: string[] } {
   const names: string[] = [];
   const others: string[] = [];
   const subfolders: string[] = [];
+  const linked: string[] = [];
   for (const entry of fs.readdirSync(folder, { withFileTypes: true })) {
-    if (entry.isDirectory()) subfolders.push(folder + path.sep + entry.name);
+    const full = folder + path.sep + entry.name;
+    if (entry.isDirectory()) subfolders.push(full);
+    else if (entry.isSymbolicLink() && !entry.name.endsWith('.class') && isFolder(full)) linked.push(full);
     else if (entry.isFile() || entry.isSymbolicLink()) (entry.name.endsWith('.class') ? names : others).push(entry.name);
   }
-  return { names, others, subfolders };
+  return { names, others, subfolders, linked };
+}
+
+function isFolder(file: string): boolean {
+  return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() === true;
+}
+
+/**
+ * Of the symbolic links to folders `links` found in `folder`, those a scan goes through: not one
+ * to a folder holding `folder` (a cycle), nor to one it went through before (`seen`: real paths,
+ * added to).
+ */
+export function linksToScan(folder: string, links: readonly string[], seen: Set<string>): string[] {
+  const here = realOr(folder);
+  return links.filter((link) => {
+    const real = realOr(link);
+    if (seen.has(real) || here === real || here.startsWith(real + path.sep)) return false;
+    seen.add(real);
+    return true;
+  });
+}
+
+/**
+ * The first symbolic link to a folder on the way from class output directory `dir` (not itself)
+ * to class file `file`, if any: the agent's watcher registers no folder through one (its walk does
+ * not follow links), so a class file there is never reloaded, while the JVM loads it.
+ */
+export function linkBetween(dir: string, file: string): string | undefined {
+  const relative = path.relative(dir, path.dirname(file));
+  if (relative === '' || relative.startsWith('..')) return undefined;
+  let folder = dir;
+  for (const part of relative.split(path.sep)) {
+    folder = folder + path.sep + part;
+    if (fs.lstatSync(folder, { throwIfNoEntry: false })?.isSymbolicLink()) return folder;
+  }
+  return undefined;
+}
+
+function realOr(file: string): string {
+  try {
+    return fs.realpathSync.native(file);
+  } catch {
+    return file;
+  }
 }
 
 /** Whether a folder that cannot be listed (`error` from stat or readdir) is named unreadable: not when it vanished or is no folder. */

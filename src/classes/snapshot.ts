@@ -7,48 +7,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, type ClassIndex } from './columns.js';
-import { COARSE_CLOCK_MS, isLive, type Facts, type Question } from './evidence.js';
+import { earlierHashes, RowSink, sameStampAsRow, SHA_BYTES, shaHex, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { cutOf, EVIDENCE, isLive, type Question, wholeSinceStart } from './evidence.js';
+import { MovedCopies } from './copies.js';
+import type { FileFacts } from './file-facts.js';
 import { classChange, sortChanges, type ChangeSet } from './changes.js';
 import { folderStamp, FolderTableBuilder, KnownFolders, NO_PARENT } from './folders.js';
 import { HistoryBuilder, sameHistories, type HistoryRule } from './history.js';
-import { hashPaced, isUnreadableFolder, linkCtimeMs, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
-
-/** What the scan found of one class file that is not simply its row's live bytes. Times in epoch ms. */
-export interface FileFacts {
-  /** Its path, its folder and its class output directory (absolute). */
-  file: string;
-  folder: string;
-  dir: string;
-  /** The evidence code of its row in the record, or undefined when it has none. */
-  recorded?: number;
-  /** The row is a tombstone: the file was removed earlier in this agent session. */
-  gone: boolean;
-  /** The bytes on disk equal the row's (false without a row). */
-  sameBytes: boolean;
-  /** The file's stamp is the row's (false without a row, or for a tombstone). */
-  sameStamp: boolean;
-  /** The file's ctime (through a symbolic link, the target's). */
-  ctimeMs: number;
-  /** The symbolic link's own ctime when the file is one, else `ctimeMs`. */
-  linkCtimeMs: number;
-  /** The record of its folder is this run's own scan from before the build, or the folder was not there then. */
-  scannedBeforeBuild: boolean;
-  /** Without a row: the record shows that the path held no class in this agent session before this build (history.ts). */
-  newInSession: boolean;
-}
-
-/**
- * The rule's facts (evidence.ts) of a file found after a build whose hold was acknowledged at
- * `holdAtMs` (epoch ms): a stamp within the clock's coarseness of the hold counts as after it.
- */
-export function afterBuildFacts(file: FileFacts, holdAtMs: number): Omit<Facts, 'answer'> {
-  const { recorded } = file;
-  const row =
-    recorded === undefined ? undefined : { code: recorded, gone: file.gone, sameBytes: file.sameBytes, sameStamp: file.sameStamp };
-  const byBuild = file.scannedBeforeBuild || file.ctimeMs >= holdAtMs - COARSE_CLOCK_MS;
-  return { row, ctimeMs: file.ctimeMs, byBuild, newInSession: file.newInSession };
-}
+import { hashPaced, isUnreadableFolder, linkCtimeMs, linksToScan, Pacer, readFolder, statClassFile, UNREADABLE } from './scan.js';
 
 /** Decides what one class file is from the facts the scan found: evidence.ts `verdictOf`, without an answer. */
 type Judge = (file: FileFacts) => Question;
@@ -103,6 +69,11 @@ interface Walk {
   rowOf: Map<string, number> | undefined;
   seen: Uint8Array;
   dirty: boolean;
+  /** What moved within the scan's window (since the record, or the JVM's start for a first scan), and the files judged live by what the scan found. */
+  copies: MovedCopies;
+  judgedLive: Map<string, FileFacts>;
+  /** Real paths of the folders the scan went to through symbolic links. */
+  linksSeen: Set<string>;
 }
 
 /**
@@ -136,6 +107,9 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
     rowOf: undefined,
     seen: new Uint8Array(base.paths.length),
     dirty: allDirs.length !== base.dirs.length,
+    copies: new MovedCopies(),
+    judgedLive: new Map(),
+    linksSeen: new Set(),
   };
   for (const dir of scanned) {
     const dirNo = dirNumber.get(dir)!;
@@ -157,12 +131,13 @@ export async function detectChanges(base: ClassIndex, dirs: readonly string[], o
   }
   carryOver(walk, new Set(scanned), dirNumber);
   const { changes } = walk;
-  sortChanges(changes);
   const { unreadable, unreadableDirs } = walk;
   const only = options.folders;
   const folderHistory = walk.history.finish(only ? (f) => only.has(f) : (f) => scanned.some((d) => f === d || f.startsWith(d + path.sep)));
-  const dirty = walk.dirty || !sameHistories(base.folderHistory, folderHistory);
   const index = walk.rows.finish(walk.folders.finish(), folderHistory);
+  const demoted = askOtherCopies(walk, index);
+  sortChanges(changes);
+  const dirty = walk.dirty || demoted || !sameHistories(base.folderHistory, folderHistory);
   return { changes, index, dirty, unreadable, unreadableDirs, resources: walk.resources.sort() };
 }
 
@@ -194,9 +169,11 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   const stamp = folderStamp(stat, listedAtMs);
   walk.history.listed(folder, stat, stamp);
   const known = walk.known.unchanged(folder, stamp);
+  const rule = walk.options.history;
+  walk.copies.folder(folder, rule?.kind === 'first' ? !wholeSinceStart(stat.ctimeMs, rule.start) : known === undefined);
   const first = walk.rows.position;
   const unlisted: string[] = [];
-  let listing: { names: string[]; others: string[]; subfolders: string[] };
+  let listing: { names: string[]; others: string[]; subfolders: string[]; linked?: string[] };
   if (known !== undefined) {
     const [start, end] = walk.known.rows(known);
     for (let row = start; row < end; row += 1) {
@@ -225,7 +202,9 @@ async function scanFolder(walk: Walk, place: Place, stack: { folder: string; par
   listResources(walk, folder, listing.others);
   unlisted.push(...listing.others);
   const number = walk.folders.add(folder, stamp, place.parent, first, walk.rows.position - first, unlisted.join('/'));
-  for (const sub of listing.subfolders) stack.push({ folder: sub, parent: number });
+  // Folders through a link are scanned as the JVM loads them (links followed), each once (scan.ts).
+  const linked = listing.linked === undefined ? [] : linksToScan(folder, listing.linked, walk.linksSeen);
+  for (const sub of [...listing.subfolders, ...linked]) stack.push({ folder: sub, parent: number });
 }
 
 /** A folder that cannot be listed: named, and its history is not whole. */
@@ -308,7 +287,7 @@ async function scanMoved(
   }
   const sameBytes = row !== undefined && sha.equals(base.shas.subarray(row * SHA_BYTES, (row + 1) * SHA_BYTES));
   const unseen = walk.options.unseenBefore ?? [];
-  const decision = walk.options.judge({
+  const facts: FileFacts = {
     file,
     folder: place.folder,
     dir,
@@ -320,7 +299,10 @@ async function scanMoved(
     linkCtimeMs: linkCtimeMs(file, stat),
     scannedBeforeBuild: prescanned && !unseen.some((folder) => file.startsWith(folder + path.sep)),
     newInSession: row === undefined && walk.history.newIn(place.folder),
-  });
+  };
+  const decision = walk.options.judge(facts);
+  if (moved(walk, facts)) walk.copies.file(file);
+  if (decision.kind === 'live') walk.judgedLive.set(file, facts);
   const evidence = decision.code;
   const history = row === undefined ? [] : earlierHashes(base, row, sha);
   if (!(same && row !== undefined && evidence === base.evidence[row])) walk.dirty = true;
@@ -331,10 +313,18 @@ async function scanMoved(
   changes.total += 1;
   if (decision.kind === 'ask') {
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
-    const facts = { ...before, after, previous: history, liveUnknown: decision.liveUnknown, ...keeps, ctimeMs: stat.ctimeMs };
+    const facts = {
+      ...before,
+      after,
+      previous: history,
+      liveUnknown: decision.liveUnknown,
+      ...keeps,
+      ctimeMs: stat.ctimeMs,
+      mtimeMs: stat.mtimeMs,
+    };
     // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
-      row === undefined && decision.keeps !== undefined ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
+      row === undefined && decision.keeps === EVIDENCE.added ? changes.added : decision.how === 'poll' ? changes.changed : changes.checks;
     list.push(classChange(file, dir, facts));
   }
   return true;
@@ -357,6 +347,72 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     walk.rows.next().copy(base, row, dirNumber.get(dir)!);
     walk.dirty = true;
     walk.changes.removed.push(classChange(base.paths[row]!, dir, { before: shaHex(base, row) }));
+    walk.copies.file(base.paths[row]!);
     walk.rows.setLastGone();
   }
+}
+
+/** Whether a file the scan judged changed, came or went within its window: since the JVM's start for a first scan, else since the record. */
+function moved(walk: Walk, file: FileFacts): boolean {
+  const rule = walk.options.history;
+  if (rule?.kind === 'first') return rule.start === undefined || Math.max(file.ctimeMs, file.linkCtimeMs) >= cutOf(rule.start);
+  return file.recorded === undefined || file.gone || !file.sameStamp;
+}
+
+/**
+ * Every row live by the record or by its age whose class another file may have replaced since
+ * (copies.ts: one of its binary name changed, came or went in another class output directory)
+ * is judged again with that fact, and asked once when the rule says so. `index` is updated in place.
+ * @returns whether any row was.
+ */
+function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
+  const { copies, options } = walk;
+  if (copies.none || index.dirs.length < 2) return false;
+  const present = new Set(index.paths.filter((_, row) => index.gone[row] !== 1));
+  const full = options.folders === undefined;
+  let demoted = false;
+  index.paths.forEach((file, row) => {
+    const code = index.evidence[row]!;
+    if (index.gone[row] === 1 || !isLive(code)) return;
+    const dir = index.dirs[index.dirOf[row]!]!;
+    if (!copies.movedBesides(index, present, file, dir, full)) return;
+    const facts = walk.judgedLive.get(file) ?? keptFacts(walk, index, row, dir);
+    const decision = options.judge({ ...facts, othersMoved: true });
+    if (decision.kind !== 'ask') return;
+    index.evidence[row] = decision.code;
+    demoted = true;
+    const sha = shaHex(index, row);
+    const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
+    const stamps = { ctimeMs: facts.ctimeMs, mtimeMs: index.stamps[row * STAMP_FIELDS + 1]! };
+    const before = facts.recorded === undefined ? {} : { before: sha };
+    const facts2 = {
+      ...before,
+      after: sha,
+      previous: index.history.get(file) ?? [],
+      liveUnknown: decision.liveUnknown,
+      ...keeps,
+      ...stamps,
+    };
+    walk.changes.checks.push(classChange(file, dir, facts2));
+  });
+  return demoted;
+}
+
+/** The facts of a row the scan kept as it was: its live bytes at its stamp. */
+function keptFacts(walk: Walk, index: ClassIndex, row: number, dir: string): FileFacts {
+  const file = index.paths[row]!;
+  const ctimeMs = index.stamps[row * STAMP_FIELDS + 2]!;
+  return {
+    file,
+    folder: path.dirname(file),
+    dir,
+    recorded: index.evidence[row]!,
+    gone: false,
+    sameBytes: true,
+    sameStamp: true,
+    ctimeMs,
+    linkCtimeMs: ctimeMs,
+    scannedBeforeBuild: walk.options.scannedBeforeBuild?.has(dir) === true,
+    newInSession: false,
+  };
 }

@@ -11,7 +11,9 @@ import { doctorJson, type WatcherState, type Wiring } from './doctor.js';
 import { type HoldState, NO_HOLD } from './ledger.js';
 import { installedJava, type StandIn, startStandIn } from './jvm.js';
 import { ClassReloader } from './reloader.js';
-import { jvmLine, type Settings } from './settings.js';
+import { jvmLine, localClassPath, type Settings } from './settings.js';
+import { LoadedClasses } from './loaded.js';
+import { registerTruth } from './truth.js';
 import type { HoldEvent, HoldLogEntry, HoldSnapshot, JavaFacts } from './types.js';
 
 /** The agent inside the application: its state, reset by {@link FakeApplication.restartApplication}. */
@@ -45,6 +47,8 @@ export abstract class FakeApplication {
   protected scanWaiting = false;
   protected paused = false;
   protected readonly reloader: ClassReloader;
+  /** What the application's JVM loaded and runs (loaded.ts): the tests' truth oracle reads it (truth.ts). */
+  private readonly jvmClasses = new LoadedClasses();
 
   constructor(
     protected readonly settings: Settings,
@@ -61,9 +65,11 @@ export abstract class FakeApplication {
       newBean: settings.newBean,
       autoCompile: settings.autoCompile,
       reportPath: settings.reportPath,
+      jvm: this.jvmClasses,
       later: (ms, run) => void this.later(ms, run),
       broadcast: (level, message) => this.broadcast(level, message),
     });
+    registerTruth(this, this.jvmClasses);
   }
 
   get captures(): number {
@@ -72,11 +78,6 @@ export abstract class FakeApplication {
 
   get jvm(): { pid: number; cwd: string } | undefined {
     return this.standIn && { pid: this.standIn.pid, cwd: this.standIn.cwd };
-  }
-
-  /** Test-side truth: the sha256 of the bytes of `className` the application's JVM runs now (see FakeAgent.runningBytes). */
-  runningBytes(className: string): string | undefined {
-    return this.reloader.runningBytes(className);
   }
 
   get starting(): boolean {
@@ -98,8 +99,12 @@ export abstract class FakeApplication {
   protected async startApplication(): Promise<void> {
     const { settings } = this;
     this.java = settings.java ?? (await installedJava());
-    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
+    // The JVM's start (the agent's JVM_START_MILLIS, RuntimeMXBean) is its process's, before it boots: a client
+    // reads that from the process. It loads the app's classes later, and the watcher hashes its baseline after that.
     this.jvmStartMs = Date.now();
+    this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
+    await bootedPast(this.jvmStartMs);
+    this.jvmClasses.start(localClassPath(settings));
     const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
     this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);
@@ -126,8 +131,8 @@ export abstract class FakeApplication {
   /**
    * The watcher starts (agent FileWatcher.startWatching after its start-up delay): it registers
    * the watched directories (registerDirectories), hashes every class file as its baseline, and
-   * dispatches those changed since the JVM started (dispatchClassesChangedDuringStartup), reading
-   * them as they are then: reloaded at once unless a hold or a pause keeps them pending (agent
+   * dispatches those whose mtime is later than the JVM's start (dispatchClassesChangedDuringStartup),
+   * reading them as they are then: reloaded at once unless a hold or a pause keeps them pending (agent
    * ReloadQueue.submitClassBatch returns while holding). A BUILD ok whose scan waited for it gets
    * its capture now. A watcher that stopped never starts again.
    */
@@ -138,7 +143,7 @@ export abstract class FakeApplication {
     this.broadcast('INFO', `Watching ${count} ${count === 1 ? 'directory' : 'directories'}`);
     let changed: ClassFile[] = [];
     try {
-      changed = this.reloader.changedFiles(true);
+      changed = this.reloader.armWatcher(this.jvmStartMs);
     } catch {
       // a file vanished meanwhile: the next capture sees what is there
     }
@@ -360,4 +365,14 @@ export abstract class FakeApplication {
     for (const line of this.unreadableOf(changed)) this.broadcast('ERROR', line);
     return changed.filter((f) => unreadableClassFile?.(f.path, f.className) !== true);
   }
+}
+
+/**
+ * Waits until the clock is past `startMs` by more than a file's stamp may lag it (10 ms): a JVM
+ * boots before it loads a class, so bytes it did not load are written after its start, never
+ * stamped before it by the file system's coarse clock.
+ */
+async function bootedPast(startMs: number): Promise<void> {
+  const left = startMs + 20 - Date.now();
+  if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
 }

@@ -40,6 +40,24 @@ export function pathReporter(map: Record<string, string> | undefined): PathRepor
 }
 
 /**
+ * The inverse of {@link pathReporter}: an agent path under the longest agent path of `map` that
+ * contains it (whole segments) is put under its local path; any other path is taken as local.
+ */
+export function pathLocaliser(map: Record<string, string> | undefined): (agentPath: string) => string {
+  const entries = Object.entries(map ?? {})
+    .map(([agentPath, localPath]) => ({ agentPath: agentPath.replace(/\/+$/, '') || '/', localPath: resolve(localPath) }))
+    .sort((a, b) => b.agentPath.length - a.agentPath.length);
+  return (agentPath) => {
+    for (const entry of entries) {
+      if (agentPath === entry.agentPath) return entry.localPath;
+      const prefix = entry.agentPath === '/' ? '/' : `${entry.agentPath}/`;
+      if (agentPath.startsWith(prefix)) return join(entry.localPath, ...agentPath.slice(prefix.length).split('/'));
+    }
+    return agentPath;
+  };
+}
+
+/**
  * The port file (protocol.md, "Finding the agent") and the app folder it implies.
  */
 

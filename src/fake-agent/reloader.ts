@@ -4,7 +4,7 @@
  * batch warnings; "Batch-wide verdicts").
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { type CachedHash, type ClassFile, type Hierarchy, readHierarchy, scanClassFiles, superclassChange } from './capture.js';
 import { SessionCounts } from './doctor.js';
@@ -12,6 +12,7 @@ import { receiptText, RestartLedger, VerifyLedger } from './ledger.js';
 import type { PathReporter } from './paths.js';
 import type { FinalStatus, SuperclassChange } from './types.js';
 import { RootWatches } from './watches.js';
+import type { LoadedClasses } from './loaded.js';
 
 /**
  * Detail of a class that was not loaded exactly once before its batch (new to the JVM, or loaded
@@ -44,6 +45,8 @@ export interface ReloaderOptions {
   newBean?: ((className: string) => 'registered' | 'refused' | undefined) | undefined;
   /** A class file's path as the agent reports it (VERIFY `source`). */
   reportPath: PathReporter;
+  /** What the application's JVM has loaded and runs: a reload redefines a class it loaded, wherever from. */
+  jvm: LoadedClasses;
   /** Run `run` after `ms` (cancelled when the agent stops or restarts). */
   later(ms: number, run: () => void): void;
   /** Broadcast one status event to every client. */
@@ -53,10 +56,23 @@ export interface ReloaderOptions {
 /** One class of a reload batch. */
 type Attempt = ClassFile;
 
+/**
+ * A class's attempt in a batch: its final status, its own detail, whether HEALTH counts it, and
+ * what it does to the JVM: redefines the class with its bytes, in part, or not at all.
+ */
+interface Outcome {
+  status: FinalStatus;
+  detail?: string;
+  counted: boolean;
+  applies: 'bytes' | 'part' | 'none';
+}
+
 /** One admitted reload batch, open from admission until its statuses are final. */
 interface Batch {
   number: number;
   attempts: Attempt[];
+  /** Every file of the batch, two of one binary name included: the agent applies each (agent ReloadQueue.applyCaptured). */
+  files: ClassFile[];
   /** Two files with one binary name: every class is `unverified`. */
   ambiguous: boolean;
   /** The first WARN or ERROR broadcast while the batch was open, as `LEVEL: message`. */
@@ -76,10 +92,6 @@ export class ClassReloader {
   counts = new SessionCounts();
   /** sha256 of the bytes last admitted, per absolute class file path. */
   private readonly known = new Map<string, string>();
-  /** Binary names loaded "by the application": the classes present at (re)start, with their hierarchy when readable. */
-  private readonly loaded = new Map<string, Hierarchy | null>();
-  /** The sha256 of the bytes the application runs per loaded class: those loaded at (re)start, then each applied reload's. */
-  private readonly running = new Map<string, string>();
   /** Hierarchy of the bytes last read per class file path. */
   private readonly hierarchies = new Map<string, { sha256: string; hierarchy: Hierarchy | null }>();
   private readonly open = new Set<Batch>();
@@ -95,25 +107,18 @@ export class ClassReloader {
   }
 
   /**
-   * An application (re)start watching `roots` (absolute, existing): the classes on disk now are
-   * loaded and known, excluded ones too; no receipts, no notes, no open batch.
+   * An application (re)start watching `roots` (absolute, existing), its JVM started: the class
+   * files there now are known (the watcher's baseline), excluded ones too; no receipts, no notes,
+   * no open batch.
    */
   reset(roots: readonly string[]): void {
     this.roots.reset(roots);
     this.known.clear();
-    this.loaded.clear();
-    this.running.clear();
     this.ledger.clear();
     this.restarts.clear();
     this.counts = new SessionCounts();
     this.open.clear();
-    for (const file of this.scan(true)) {
-      this.known.set(file.path, file.sha256);
-      if (!this.loaded.has(file.className)) {
-        this.loaded.set(file.className, this.hierarchyOf(file));
-        this.running.set(file.className, file.sha256);
-      }
-    }
+    for (const file of this.scan(true)) this.known.set(file.path, file.sha256);
   }
 
   /**
@@ -125,14 +130,23 @@ export class ClassReloader {
     return this.scan(withExcluded).filter((file) => this.known.get(file.path) !== file.sha256);
   }
 
-  /** The sha256 of the bytes of `className` the application runs now, or undefined for a class it has not loaded. */
-  runningBytes(className: string): string | undefined {
-    return this.running.get(className);
+  /**
+   * The watcher arms (agent watcher/FileWatcher.java prepopulateContentHashes, then
+   * dispatchClassesChangedDuringStartup): a class file whose mtime (whole ms) is no later than the
+   * JVM's start `jvmStartMs` becomes its baseline with the bytes it has now, so one rewritten since
+   * the start that kept an older mtime (`cp -p`, `rsync -a`, `tar x`) is never reloaded and the
+   * JVM keeps the bytes it loaded; the others are dispatched: returned when their bytes changed
+   * (excluded names too), and pending until admitted. Throws on read errors.
+   */
+  armWatcher(jvmStartMs: number): ClassFile[] {
+    const files = this.scan(true);
+    for (const file of files) if (Math.floor(statSync(file.path).mtimeMs) <= jvmStartMs) this.known.set(file.path, file.sha256);
+    return files.filter((file) => this.known.get(file.path) !== file.sha256);
   }
 
-  /** True when the application loaded `className` at its start. */
+  /** True when the application's JVM has loaded `className`. */
   isLoaded(className: string): boolean {
-    return this.loaded.has(className);
+    return this.options.jvm.isLoaded(className);
   }
 
   /** Lets go of the watched folders (the application stops). */
@@ -179,11 +193,8 @@ export class ClassReloader {
       if (byName.has(file.className)) ambiguous = true;
       byName.set(file.className, file);
     }
-    const batch: Batch = {
-      number: ++this.batches,
-      attempts: [...byName.values()].map((file) => (this.options.autoCompile === true ? { ...file, sha256: ownBytes(file.sha256) } : file)),
-      ambiguous,
-    };
+    const own = (file: ClassFile): ClassFile => (this.options.autoCompile === true ? { ...file, sha256: ownBytes(file.sha256) } : file);
+    const batch: Batch = { number: ++this.batches, attempts: [...byName.values()].map(own), files: changed.map(own), ambiguous };
     for (const attempt of batch.attempts) {
       this.ledger.record(attempt.className, {
         sha256: attempt.sha256,
@@ -206,8 +217,9 @@ export class ClassReloader {
    * loaded is a new class or bean (`newBean`), never applied; an ambiguous batch is unverified whole.
    */
   private complete(batch: Batch, elapsedMs: number): void {
-    const outcomes = new Map<Attempt, { status: FinalStatus; detail?: string; counted: boolean }>();
+    const outcomes = new Map<Attempt, Outcome>();
     for (const attempt of batch.attempts) outcomes.set(attempt, this.attempt(attempt, elapsedMs, batch.ambiguous));
+    for (const attempt of batch.attempts) this.apply(attempt, outcomes.get(attempt)!.applies, batch.files);
     this.open.delete(batch);
     const completedAt = new Date().toISOString();
     const after: Array<[string, string]> = [];
@@ -224,7 +236,6 @@ export class ClassReloader {
         if (status === 'failed') this.counts.failed();
         else this.counts.reloaded(elapsedMs);
       }
-      if (status === 'applied') this.running.set(attempt.className, attempt.sha256);
       // A newer attempt (even with the same bytes), or a forgotten receipt, stays as it is.
       const current = this.ledger.get(attempt.className);
       if (current?.batch === batch.number && current.sha256 === attempt.sha256) {
@@ -235,50 +246,65 @@ export class ClassReloader {
   }
 
   /**
+   * What the JVM runs after the batch (agent ReloadQueue.applyCaptured hands every file of it to
+   * the handler, two files of one class included, in an order of its own): a loaded class runs the
+   * bytes it was redefined with, or bytes of no one file (applied in part, or one of several files
+   * with different bytes); a failed redefinition changes nothing.
+   */
+  private apply(attempt: Attempt, applies: Outcome['applies'], files: readonly ClassFile[]): void {
+    if (applies === 'none') return;
+    const bytes = new Set(files.filter((file) => file.className === attempt.className).map((file) => file.sha256));
+    const whole = applies === 'bytes' && bytes.size <= 1;
+    this.options.jvm.redefine(attempt.className, whole ? attempt.sha256 : undefined, attempt.path);
+  }
+
+  /**
    * One class's attempt while its batch is open: its status, and its own detail when the
    * batch's first warning does not decide it (undefined: applied, or unverified by that warning).
    */
-  private attempt(attempt: Attempt, elapsedMs: number, ambiguous: boolean): { status: FinalStatus; detail?: string; counted: boolean } {
+  private attempt(attempt: Attempt, elapsedMs: number, ambiguous: boolean): Outcome {
     const { className } = attempt;
-    if (ambiguous) return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true };
-    if (!this.loaded.has(className)) return this.newClass(attempt);
+    const loaded = this.options.jvm.isLoaded(className);
+    // Ambiguous input: the receipts say so, yet the agent still redefines each loaded class (ReloadVerification.applyFiles).
+    if (ambiguous) return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true, applies: loaded ? 'bytes' : 'none' };
+    if (!loaded) return this.newClass(attempt);
     const status = this.options.verifyStatus?.(className, attempt.sha256) ?? 'applied';
     const change = this.superclassChangeOf(attempt);
     if (change !== undefined) {
       this.restarts.note(className, SUPERCLASS_REASON);
-      if (change.refused !== undefined) return { status: 'failed', detail: receiptText(refusedSuperclass(className, change)), counted: true };
+      const refused = { status: 'failed', counted: true, applies: 'none' } as const;
+      if (change.refused !== undefined) return { ...refused, detail: receiptText(refusedSuperclass(className, change)) };
       // The StructuralReloader's warning: the batch's first WARN becomes every class's detail.
       this.options.broadcast('WARN', salvagedSuperclass(className, change));
-      return { status: status === 'failed' ? 'failed' : 'unverified', counted: true };
+      return status === 'failed' ? refused : { status: 'unverified', counted: true, applies: 'part' };
     }
-    if (status === 'failed') return { status, detail: 'the reload attempt reported failure (fake)', counted: true };
+    if (status === 'failed') return { status, detail: 'the reload attempt reported failure (fake)', counted: true, applies: 'none' };
     if (status === 'unverified') this.options.broadcast('WARN', `Reload of ${className} finished with a warning (fake)`);
     else this.options.broadcast('RELOAD', `Reloaded ${className} (${elapsedMs}ms)`);
-    return { status, counted: true };
+    return { status, counted: true, applies: 'bytes' };
   }
 
   /** A class the application had not loaded: a new bean registered or refused, or a plain new class the JVM loads on first use. */
-  private newClass(attempt: Attempt): { status: FinalStatus; detail?: string; counted: boolean } {
+  private newClass(attempt: Attempt): Outcome {
     const { className } = attempt;
     const bean = this.options.newBean?.(className);
     if (bean === 'refused') {
-      return { status: 'failed', detail: `New bean ${className} was not registered: the context refused it (fake)`, counted: false };
+      return { status: 'failed', detail: `New bean ${className} was not registered: the context refused it (fake)`, counted: false, applies: 'none' };
     }
     if (bean === 'registered') {
-      this.loaded.set(className, this.hierarchyOf(attempt));
-      this.running.set(className, attempt.sha256);
+      this.options.jvm.define(className, attempt.sha256, attempt.path, this.hierarchyOf(attempt));
       this.options.broadcast('INFO', `Registered new bean ${className}`);
-      return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: false };
+      return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: false, applies: 'none' };
     }
     this.options.broadcast('INFO', `New class detected: ${className}`);
-    return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true };
+    return { status: 'unverified', detail: NON_UNIQUE_DETAIL, counted: true, applies: 'none' };
   }
 
   /** The superclass change of `attempt` against the class as loaded at start, if any. */
   private superclassChangeOf(attempt: Attempt): SuperclassChange | undefined {
     const configured = this.options.restartRequired?.(attempt.className, attempt.sha256);
     if (configured !== undefined) return configured;
-    const before = this.loaded.get(attempt.className);
+    const before = this.options.jvm.hierarchyOf(attempt.className);
     const after = this.hierarchyOf(attempt);
     return before && after ? superclassChange(before, after) : undefined;
   }

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { delimiter, resolve } from 'node:path';
-import { agentArguments, agentJarPath, appDirOfPortFile, defaultOutputDirs, pathReporter, type PathReporter } from './paths.js';
+import { agentArguments, agentJarPath, appDirOfPortFile, defaultOutputDirs, pathLocaliser, pathReporter, type PathReporter } from './paths.js';
 import { Hostility } from './hostile.js';
 import type { JvmLine } from './jvm.js';
 import type { FakeAgentOptions } from './types.js';
@@ -39,6 +39,8 @@ export interface Settings {
   reportedPid?: string | undefined;
   reportedWorkingDirectory?: string | undefined;
   reportPath: PathReporter;
+  /** An agent path as a local one (the inverse of `reportPath`). */
+  localPath: (agentPath: string) => string;
   forceWatchSampleTruncated: boolean;
   startingMs: number;
   verifyWiredMs: number;
@@ -97,6 +99,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     reportedPid: options.reportedPid,
     reportedWorkingDirectory: options.reportedWorkingDirectory,
     reportPath: pathReporter(options.pathMap),
+    localPath: pathLocaliser(options.pathMap),
     forceWatchSampleTruncated: options.forceWatchSampleTruncated ?? false,
     startingMs,
     // The agent wires VERIFY before the rest: halfway through by default.
@@ -133,14 +136,23 @@ export function jvmLine(settings: Settings): JvmLine {
     });
   const javaagent = `-javaagent:${agentJarPath(settings.agentVersion)}${args === '' ? '' : `=${args}`}`;
   // Without a class path given, the app loads its classes from what its agent watches, by its default rule when it names none.
-  const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
-  const classPath = (settings.classPath ?? given).map(settings.reportPath);
+  const classPath = (settings.classPath ?? localClassPath(settings)).map(settings.reportPath);
   // `-jar` ends the JVM's options and makes the jar the whole class path: no `-cp` with it.
   const runs = settings.jar !== undefined ? ['-jar', settings.reportPath(settings.jar)] : testRunnerLine(settings.testRunner, settings.appDir);
   const options = [...(classPath.length > 0 && settings.jar === undefined ? ['-cp', classPath.join(delimiter)] : []), ...runs];
   if (settings.agentOn === 'command-line') return { options: [javaagent, ...options], env: {} };
   if (settings.agentOn === 'JAVA_TOOL_OPTIONS') return { options, env: { JAVA_TOOL_OPTIONS: javaagent } };
   return { options, env: {} };
+}
+
+/**
+ * The stand-in JVM's class path, local and absolute: `classPath` (agent paths, relative ones
+ * against the app folder, its working directory), else what its agent watches, by its default
+ * rule when it names none. Read when the JVM starts: the default depends on the folders there.
+ */
+export function localClassPath(settings: Settings): string[] {
+  if (settings.classPath !== undefined) return settings.classPath.map((entry) => resolve(settings.appDir, settings.localPath(entry)));
+  return settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
 }
 
 /**

@@ -400,12 +400,6 @@ export interface FakeAgent {
   restartJvm(): Promise<void>;
   /** Close the server and every client, cancel all timers, delete the port file (whatever port it names, as the agent does). Idempotent. */
   stop(): Promise<void>;
-  /**
-   * Test-side truth, never on the socket: the sha256 (hex) of the bytes of `className` the app's JVM
-   * runs now: those on disk when it started, then the last ones a reload applied (or a new bean
-   * registered); undefined for a class it has not loaded.
-   */
-  runningBytes(className: string): string | undefined;
   /** Connected clients (those that received CONNECTED and are still open). */
   clientCount(): number;
   /** Slots taken against the client limit: open clients plus, with `lingeringSlots`, closed ones not yet noticed. */

@@ -189,6 +189,8 @@ export const verdictWords = {
         return 'no reload attempt, but nothing shows the agent has watched this folder since the app started (named or found by it, and there then): what the app runs is unknown';
       case 'loads-elsewhere':
         return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
+      case 'old-mtime':
+        return "no reload attempt, but the file changed since the app started and kept an older modification time (cp -p, rsync -a, tar x): the agent's watcher, armed after the start, takes such bytes as they are without reloading them: what the app runs is unknown";
       case 'busy-before-build':
         return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
       case 'too-recent':

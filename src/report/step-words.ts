@@ -90,6 +90,8 @@ const warnings = {
     `${inner} is inside the class output directory ${outer}, which covers it; give the folder where the package folders start`,
   unreadable: (files: readonly string[]) =>
     `cannot read ${files.length} class file(s), so their changes are not checked (${files.slice(0, 3).join(', ')}${files.length > 3 ? ', ...' : ''}): check their permissions`,
+  linkedFolder: (link: string) =>
+    `${link} is a symbolic link to a folder inside a class output directory: the agent's watcher does not follow it, so class files changed through it never reload (the app keeps what it loaded at its start); make it a real folder, or restart the app`,
   unreadableFolders: (folders: readonly string[]) =>
     `cannot list ${folders.length} folder(s) of class files, so their files are not checked and their record is kept (${folders.slice(0, 3).join(', ')}${folders.length > 3 ? ', ...' : ''}): check their permissions`,
   classPathUnknown: () =>

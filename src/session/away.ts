@@ -9,7 +9,8 @@
 import { baselineOf } from '../classes/baseline.js';
 import { jvmPathsOf, onClassPath, watchCoverage, type AgentView } from '../classes/coverage.js';
 import { verdictOf } from '../classes/evidence.js';
-import { afterBuildFacts, detectChanges } from '../classes/snapshot.js';
+import { afterBuildFacts } from '../classes/file-facts.js';
+import { detectChanges } from '../classes/snapshot.js';
 import type { AppStart, ClassVerdict } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';

@@ -17,7 +17,8 @@ import { Placement } from '../classes/placement.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { jarRunOf } from '../classes/jar-run.js';
 import { jarRunWarning } from '../report/done-words.js';
-import { afterBuildFacts, detectChanges, type Detection, type FileFacts } from '../classes/snapshot.js';
+import { detectChanges, type Detection } from '../classes/snapshot.js';
+import { afterBuildFacts, type FileFacts } from '../classes/file-facts.js';
 import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { neverReloads, roundEnd, warningText } from '../report/step-words.js';
@@ -28,7 +29,7 @@ import { diagnoseFolders, type FolderAnswers, proveClasses } from './proof.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AgentConnection } from '../agent/connection.js';
 import type { VerifyOptions } from '../verify/round.js';
-import { classFolders, Pacer, statClassFile, UNREADABLE } from '../classes/scan.js';
+import { classFolders, linkBetween, Pacer, statClassFile, UNREADABLE } from '../classes/scan.js';
 
 /** What the steps before the build found, for the evidence rule. Times in epoch ms. */
 export interface Before {
@@ -139,6 +140,7 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
     refused: session.view.refused,
     noticeMs: noticeMs(session.view.debounceMs, session.host.platform),
     paths: jvmPathsOf(session.view, session.checkout),
+    ...(before.appStart.kind === 'known' ? { start: { startMs: before.appStart.startMs, errorMs: before.appStart.errorMs } } : {}),
     agentPaths: session.view,
     sinceMs: before.holdAtMs,
     unwatched: never,
@@ -207,7 +209,11 @@ function shownWatched(
 ): (file: string) => boolean {
   if (appStart.kind !== 'known') return () => false;
   const placement = new Placement({ startMs: appStart.startMs, errorMs: appStart.errorMs }, jvmPathsOf(session.view, session.checkout));
-  return (file) => watch(file) === true && placement.placed(dirOf(file, dirs) ?? path.dirname(file));
+  return (file) => {
+    const dir = dirOf(file, dirs) ?? path.dirname(file);
+    // A folder through a symbolic link is never registered by the agent's watcher (scan.ts `linkBetween`).
+    return watch(file) === true && placement.placed(dir) && linkBetween(dir, file) === undefined;
+  };
 }
 
 /** The outcome when nothing needs asking: every class file live by the record, or what leaves that unproven. */
@@ -243,6 +249,8 @@ function warnUnwatched(session: BuildSession, dirs: readonly string[], asked: re
   for (const { dir } of watchCoverage(changed, session.view).filter((c) => c.watched === false)) {
     session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
   }
+  const links = new Set(asked.flatMap((c) => linkBetween(dirOf(c.path, dirs) ?? path.dirname(c.path), c.path) ?? []));
+  for (const link of links) session.emit({ type: 'warning', message: warningText.linkedFolder(link) });
 }
 
 /** DIAGNOSE's answers for the folders of the verifiable classes whose watching nothing else decides. */

@@ -60,6 +60,8 @@ export interface ProofInput {
   watch?: VerifyOptions['watch'];
   /** Where the JVM loads classes from (classes/placement.ts): a class new to it loads these bytes only from there. */
   paths?: JvmPaths;
+  /** When the JVM started, when known: where it loaded a class from then (classes/placement.ts `loadedFrom`). */
+  start?: StartCut;
   /** How the agent names paths (its working directory, `--path-map`), to read DIAGNOSE's `Compiled file:` lines. */
   agentPaths?: { map: readonly PathMapEntry[]; workingDirectory: string };
   /** When this build's hold was acknowledged (epoch ms): an `applied` receipt completed before it is an earlier run's. */
@@ -95,9 +97,10 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
   const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
     ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
+    mtimeMs: change.mtimeMs,
     byBuild: !single,
     newInSession: false,
-    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input) },
+    answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input), start: input.start },
   });
   // A not_observed that may be read as live ends the ask; any other is polled briefly, since the
   // capture this build's ok scheduled may still attempt these bytes.
@@ -134,7 +137,7 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const needed = new Set(raw.flatMap((v, i) => (single(i) && asked[i]!.keeps === EVIDENCE.added && mayBeNew(v) ? [i] : [])));
   const diagnoses = await diagnoseVerdicts(said, raw, needed);
   const uncounted = uncountedOf(input.index);
-  const loadsFrom = new Placement(undefined, input.paths ?? { top: '/', classPath: [], watched: () => null });
+  const placement = new Placement(input.start, input.paths ?? { top: '/', classPath: [], watched: () => null });
   const read = raw.map((verdict, i) => {
     const change = asked[i]!;
     if (i >= firstNotWatched && verdict.status !== 'applied') return { verdict: notWatchedVerdict(change, input.unwatched(change.path)!) };
@@ -143,7 +146,8 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
       unmoved: unmovedOf(input.index, rows, change),
       receipts: { counted: attempts, uncounted },
       diagnose: diagnosisOf(diagnoses.get(change.className), change, input.agentPaths),
-      loadsFrom: loadsFrom.loadsFrom(change.path, classDirOf(change)),
+      loadsFrom: placement.loadsFrom(change.path, classDirOf(change)),
+      loadedHere: placement.loadedFrom(change.path, classDirOf(change)),
     };
     return readBy(verdict, change, verdictOf(facts(change, answer, single(i))), input.sinceMs);
   });

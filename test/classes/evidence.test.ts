@@ -12,7 +12,7 @@ import {
   verdictOf,
   wholeSinceStart,
 } from '../../src/classes/evidence.js';
-import { afterBuildFacts, type FileFacts } from '../../src/classes/snapshot.js';
+import { afterBuildFacts, type FileFacts } from '../../src/classes/file-facts.js';
 
 const START = { startMs: 1_000_000, errorMs: 11 };
 const CUT = START.startMs - START.errorMs;
@@ -181,9 +181,15 @@ describe('reading an answer', () => {
   const old = QUIET - NOTICE;
   const watch = { shownWatched: true, refused: 0, quietAtMs: QUIET, noticeMs: NOTICE };
   const bounded = { counted: 0, uncounted: 0 };
-  const read = (answer: Partial<AnswerFacts> & Pick<AnswerFacts, 'status'>, asked: Partial<AnswerFacts['asked']> = {}, ctimeMs = old) =>
+  const read = (
+    answer: Partial<AnswerFacts> & Pick<AnswerFacts, 'status'>,
+    asked: Partial<AnswerFacts['asked']> = {},
+    ctimeMs = old,
+    mtimeMs = ctimeMs,
+  ) =>
     verdictOf({
       ctimeMs,
+      mtimeMs,
       byBuild: false,
       newInSession: false,
       answer: { unmoved: true, watch, receipts: bounded, ...answer, asked: { once: true, liveUnknown: true, ...asked } },
@@ -216,12 +222,29 @@ describe('reading an answer', () => {
     });
     expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'none') }, unknown))).toBe('watcher-saw');
     expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'held') }, unknown))).toBe('loads-elsewhere');
+    // Where the start is known: loaded from there then (no earlier entry holding it then or since, the folder in place).
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'none'), loadedHere: true }, unknown))).toBe('watcher-saw');
+    expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'none'), loadedHere: false }, unknown))).toBe('loads-elsewhere');
     expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'unknown') }, unknown))).toBe('loads-elsewhere');
     expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown') }, unknown))).toBe('loads-elsewhere');
     // No class path read (a container, another user): the folder shown watched is all there is.
     expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown', false) }, unknown))).toBe('watcher-saw');
     // Not final: never live.
     expect(why(read({ status: 'still-not-observed' }, unknown))).toBe('receipts-unbounded');
+  });
+
+  it('not_observed is not watcher-saw for a file changed since the JVM started with an older mtime kept: the watcher arming then took it as its baseline', () => {
+    const why = (verdict: ReturnType<typeof read>) =>
+      verdict.kind === 'not-live' ? verdict.why.kind : verdict.kind === 'live' ? verdict.by : 'ask';
+    const start = { startMs: old - 5000, errorMs: 20 };
+    // `cp -p` after the start: ctime after it, mtime before it.
+    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs - 60_000))).toBe('old-mtime');
+    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs))).toBe('old-mtime');
+    // An ordinary write after the start, or a copy whose mtime is after it: the watcher's start-up dispatch reloads it.
+    expect(why(read({ status: 'not-observed', start }, unknown, old, old))).toBe('watcher-saw');
+    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs + start.errorMs + 1))).toBe('watcher-saw');
+    // The start not known: only an mtime that is the file's ctime (no older one kept) says nothing was skipped.
+    expect(why(read({ status: 'not-observed' }, unknown, old, old - 60_000))).toBe('old-mtime');
   });
 
   it('a rewritten file keeps its evidence on applied (kind receipt) or not_observed (while the receipts are bounded), never on a bad answer', () => {

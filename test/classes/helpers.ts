@@ -2,7 +2,8 @@
 import type { ClassIndex } from '../../src/classes/columns.js';
 import { EVIDENCE, RECHECK, verdictOf } from '../../src/classes/evidence.js';
 import { wholeBefore } from '../../src/classes/history.js';
-import { afterBuildFacts, type ScanOptions } from '../../src/classes/snapshot.js';
+import type { ScanOptions } from '../../src/classes/snapshot.js';
+import { afterBuildFacts } from '../../src/classes/file-facts.js';
 
 /**
  * The rule after a build whose hold was taken at 0 (every stamp is the build's). `before`: the

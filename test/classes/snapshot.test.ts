@@ -93,20 +93,24 @@ describe('detectChanges', () => {
     expect(both.index.dirs.sort()).toEqual([classes, other].sort());
   });
 
-  it('follows symbolic links to class files, not to folders', async () => {
+  it('follows symbolic links to class files and to folders, as the JVM loads them; a link to a folder that holds it is not entered', async () => {
     const dir = tempDir();
     const classes = path.join(dir, 'classes');
     const real = writeClass(path.join(dir, 'elsewhere'), 'p.A', 'a-1');
     fs.mkdirSync(path.join(classes, 'p'), { recursive: true });
     fs.symlinkSync(real, path.join(classes, 'p', 'A.class'));
     fs.symlinkSync(path.join(dir, 'elsewhere'), path.join(classes, 'linked-folder'));
+    fs.symlinkSync(classes, path.join(classes, 'p', 'loop'));
     const first = await detectChanges(emptyIndex(), [classes], {
       ...afterBuild(undefined, [classes]),
       scannedBeforeBuild: new Set([classes]),
     });
-    expect(names(first.changes.added)).toEqual(['p.A']);
+    expect(names(first.changes.added).sort()).toEqual(['linked-folder.p.A', 'p.A']);
     fs.writeFileSync(real, 'a-2');
-    expect(names((await detectChanges(first.index, [classes], afterBuild(first.index))).changes.changed)).toEqual(['p.A']);
+    expect(names((await detectChanges(first.index, [classes], afterBuild(first.index))).changes.changed).sort()).toEqual([
+      'linked-folder.p.A',
+      'p.A',
+    ]);
   });
 
   it('gives the event loop turns while it hashes (the run lock refreshes its time stamp on a timer)', async () => {

@@ -8,7 +8,7 @@
  * excludePatterns (config/AgentConfig.java), the pause (ReloadQueue.healthLine and acceptBuild),
  * and the stand-in JVM's command line (what the Maven plugin's `prepare-agent` writes).
  */
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentFor, clientOf, doctor, finalVerify, tempDir, writeClass } from './fixture.js';
@@ -127,6 +127,25 @@ describe('the watcher starts late (startupDelaySec)', () => {
     await client.ask('BUILD ok request=b3 owner=o', 'BUILD_ACK', 'b3');
     expect((await finalVerify(client, 'a.A', v2)).status).toBe('applied');
     expect(agent.hold().kind).toBe('none');
+  });
+
+  it('at its start it reloads what changed since the JVM started only by a later mtime: a copy that kept an older one is its baseline, never reloaded', async () => {
+    const dir = tempDir();
+    writeClass(dir, 'a/Kept.class', 'v1');
+    writeClass(dir, 'a/Later.class', 'v1');
+    const agent = await agentFor({ watchDirs: [dir], watcherStartMs: Infinity });
+    const client = await clientOf(agent);
+    // While the watcher waits: `cp -p` of new bytes with the mtime of an hour ago, and a plain write.
+    const kept = writeClass(dir, 'a/Kept.class', 'v2');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(join(dir, 'a', 'Kept.class'), hourAgo, hourAgo);
+    const later = writeClass(dir, 'a/Later.class', 'v2');
+    agent.startWatching();
+    expect((await finalVerify(client, 'a.Later', later)).status).toBe('applied');
+    expect((await client.verify('v', 'a.Kept', kept)).status).toBe('not_observed');
+    expect(await client.ask('RELOAD status request=s', 'RELOAD_STATE', 's')).toBe(
+      'RELOAD_STATE s status paused=false pendingClasses=0 pendingActions=0 buildHold=none',
+    );
   });
 
   it('a BUILD ok whose scan waits for a watcher that starts in time captures', async () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { sha256Hex, startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { jvmTruth } from '../../src/fake-agent/truth.js';
 import { appStartsLater } from './agents.js';
 import { afterThisTest } from './cleanup.js';
 import { startCli, tempDir, writeClass } from './cli.js';
@@ -132,7 +133,12 @@ export async function twoServices(): Promise<TwoServices> {
       return { started: () => waitFor(() => fs.existsSync(started), 'the build to start'), release: () => fs.writeFileSync(go, '') };
     },
     save: (text) => fs.writeFileSync(source, text),
-    runs: (app, text) => (app.agent === undefined ? 'dead' : app.agent.runningBytes(MONEY) === sha256Hex(Buffer.from(text))),
+    // The truth oracle (src/fake-agent/truth.ts): the bytes the app's JVM runs, beside the wire.
+    runs: (app, text) => {
+      if (app.agent === undefined) return 'dead';
+      const truth = jvmTruth(app.agent, MONEY);
+      return truth.loaded && truth.sha256 === sha256Hex(Buffer.from(text));
+    },
   };
 }
 

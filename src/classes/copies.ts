@@ -1,0 +1,65 @@
+/**
+ * Other copies of a class, for the evidence rule's `others-unmoved` (evidence.ts). The JVM runs one
+ * class of each binary name, and the agent reloads a class by its name from whichever watched file
+ * changed (agent ClassReloader.reloadBatch: the loaded class is found by name, wherever it was loaded
+ * from). So bytes live by the record, or by their age, stay live only while no other file of their
+ * binary name, in another class output directory, can have been attempted since: none changed,
+ * came or went there since the record (since the JVM's start, for a file first seen). Where one
+ * may have, the class is asked once: the agent's receipt is per class, so its answer covers every
+ * copy. Gathered by one scan (snapshot.ts); the answers are plain facts.
+ */
+import path from 'node:path';
+import type { ClassIndex } from './columns.js';
+
+/** What one scan saw move: class files and folders, by absolute path. */
+export class MovedCopies {
+  /** Class files that changed, appeared or went away within the scan's window. */
+  private readonly files = new Set<string>();
+  /** Folders the scan listed, and whether their entries changed within its window (something may have come and gone). */
+  private readonly folders = new Map<string, boolean>();
+
+  /** Class file `file` changed, appeared or went away within the window. */
+  file(file: string): void {
+    this.files.add(file);
+  }
+
+  /** The scan listed `folder`; `moved`: its entries changed within the window. */
+  folder(folder: string, moved: boolean): void {
+    this.folders.set(folder, moved);
+  }
+
+  /** True when nothing moved at all (the common run): no row needs looking at. */
+  get none(): boolean {
+    return this.files.size === 0 && ![...this.folders.values()].some(Boolean);
+  }
+
+  /**
+   * Whether a class file of the same binary name as `file` (below class output directory `dir`)
+   * may have changed, come or gone in another of `index`'s directories within the window: one
+   * that moved there, or, where there is none now (`present`: the paths with a row), the nearest
+   * folder on its way that the scan listed had its entries changed. A directory a `full` scan did
+   * not list is gone: a copy the record still has there may have been attempted before it went.
+   */
+  movedBesides(index: ClassIndex, present: ReadonlySet<string>, file: string, dir: string, full: boolean): boolean {
+    const relative = path.relative(dir, file);
+    for (const other of index.dirs) {
+      if (other === dir) continue;
+      const copy = path.join(other, relative);
+      if (this.files.has(copy)) return true;
+      if (full && !this.folders.has(other)) {
+        if (present.has(copy)) return true;
+        continue;
+      }
+      if (present.has(copy)) continue;
+      for (let folder = path.dirname(copy); ; folder = path.dirname(folder)) {
+        const moved = this.folders.get(folder);
+        if (moved !== undefined) {
+          if (moved) return true;
+          break;
+        }
+        if (folder === other || path.dirname(folder) === folder) break;
+      }
+    }
+    return false;
+  }
+}

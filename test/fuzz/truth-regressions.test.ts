@@ -1,0 +1,73 @@
+/**
+ * The counterexamples the truth fuzz (truth.test.ts) found, each shrunk and kept as a named
+ * sequence: every one of them ended 0 with a proof while a JVM ran other bytes than a class it
+ * covered, and failed here before the fix in the evidence rule that closed it.
+ */
+import { describe, it } from 'vitest';
+import { play, type Scenario } from '../support/truth-fuzz.js';
+
+/** One app: A, loading svc-a then shared and watching both, with a quick watcher. */
+const ONE_APP: Scenario['world'] = {
+  twoApps: false,
+  jar: [],
+  linked: false,
+  aWatchesShared: true,
+  bWatchesShared: false,
+  extra: false,
+  late: false,
+  debounceMs: 20,
+  watcherStartMs: 0,
+  linkedPackage: false,
+};
+
+describe('the truth fuzz: sequences it found, replayed', () => {
+  it('a copy of a loaded class built into another watched folder is reloaded over it: the first copy is no longer live by its age', async () => {
+    await play({ world: ONE_APP, ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'A1', v: 0 }], exit: 0 }] });
+  });
+
+  it("an old jar first on the class path holds the class: a no-attempt answer for the folder's copy says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, jar: ['S1'] },
+      ops: [
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
+  it("a copy that kept an older mtime, made while the app's watcher was still arming, is its baseline unseen: no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
+  it("a package folder that is a symbolic link inside a class output directory: the agent's watcher never sees a change through it, so no change there is proven", async () => {
+    await play({
+      world: { ...ONE_APP, linkedPackage: true },
+      ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 }],
+    });
+  });
+
+  it('class files written while the watcher arms, right after the JVM loaded its classes, are reloaded by its start-up dispatch: a held start-up batch is captured by the BUILD ok', async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        {
+          op: 'outside',
+          edits: [
+            { at: 'svc-a', cls: 'A1', v: 1 },
+            { at: 'shared', cls: 'S1', v: 1 },
+          ],
+          keepTime: false,
+        },
+        { op: 'lose-record', app: 'a', how: 'corrupt' },
+        { op: 'build', edits: [{ at: 'shared', cls: 'S2', v: 3 }], exit: 0 },
+      ],
+    });
+  });
+});
