@@ -16,6 +16,7 @@ import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from '
 import { basename, dirname, join, relative, sep } from 'node:path';
 import { type Hierarchy, readHierarchy, sha256Hex } from './capture.js';
 import { jarClasses } from './jar.js';
+import { isBinaryClassName } from './wire.js';
 
 /** One class path entry as the JVM opened it at its start. */
 type Entry = { kind: 'folder'; dir: string } | { kind: 'jar'; file: string; classes: ReadonlyMap<string, Buffer> };
@@ -129,15 +130,11 @@ function open(entry: string): Entry[] {
   return [];
 }
 
-/** A binary name's segments, as a class loader takes them (no `META-INF/...`, no `module-info`). */
-const SEGMENT = /^[A-Za-z_$][\w$]*$/;
-
+/** The binary name of class file `path` (relative), as a class loader takes it: Java identifiers, any script (no `META-INF/...`, no `module-info`). */
 function nameOf(path: string): string | undefined {
   if (!path.endsWith('.class')) return undefined;
-  const segments = path.slice(0, -'.class'.length).split(/[/\\]/);
-  const simple = segments.at(-1);
-  if (simple === 'module-info' || simple === 'package-info' || !segments.every((s) => SEGMENT.test(s))) return undefined;
-  return segments.join('.');
+  const name = path.slice(0, -'.class'.length).split(/[/\\]/).join('.');
+  return isBinaryClassName(name) ? name : undefined;
 }
 
 /** Every class an entry holds now, by binary name, with its bytes and where they are. */
