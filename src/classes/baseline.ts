@@ -69,6 +69,7 @@ export async function baselineOf(
         othersMoved: file.othersMoved === true,
       }),
     history: { kind: 'first', start },
+    watched: paths.watched,
   });
   const fresh = (folder: string) => heldSince || toScan.some((dir) => folder === dir || folder.startsWith(dir + path.sep));
   const whole = wholeBefore(baseline.folderHistory, fresh);

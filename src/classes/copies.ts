@@ -39,12 +39,22 @@ export class MovedCopies {
    * that moved there, or, where there is none now (`present`: the paths with a row), the nearest
    * folder on its way that the scan listed had its entries changed. A directory a `full` scan did
    * not list is gone: a copy the record still has there may have been attempted before it went.
+   * A copy `watched` says the agent does not watch is left out.
    */
-  movedBesides(index: ClassIndex, present: ReadonlySet<string>, file: string, dir: string, full: boolean): boolean {
+  movedBesides(
+    index: ClassIndex,
+    present: ReadonlySet<string>,
+    file: string,
+    dir: string,
+    full: boolean,
+    watched?: (file: string) => boolean | null,
+  ): boolean {
     const relative = path.relative(dir, file);
     for (const other of index.dirs) {
       if (other === dir) continue;
       const copy = path.join(other, relative);
+      // The agent reloads only from files it watches: a copy where it does not watch cannot have replaced the class.
+      if (watched?.(copy) === false) continue;
       if (this.files.has(copy)) return true;
       if (full && !this.folders.has(other)) {
         if (present.has(copy)) return true;

@@ -30,6 +30,8 @@ export interface ScanOptions {
   unseenBefore?: readonly string[];
   /** List the files other than class files whose ctime is this late or later (epoch ms), in `resources`. */
   resourcesSinceMs?: number;
+  /** Whether the agent watches class file `file` (placement.ts `JvmPaths.watched`): a copy it does not is never reloaded (copies.ts). Undefined: unknown. */
+  watched?: (file: string) => boolean | null;
   /** Scan only these folders (absolute, not their subfolders); `base`'s rows elsewhere are kept. Undefined: all. */
   folders?: ReadonlySet<string>;
 }
@@ -375,7 +377,7 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
     const code = index.evidence[row]!;
     if (index.gone[row] === 1 || !isLive(code)) return;
     const dir = index.dirs[index.dirOf[row]!]!;
-    if (!copies.movedBesides(index, present, file, dir, full)) return;
+    if (!copies.movedBesides(index, present, file, dir, full, options.watched)) return;
     const facts = walk.judgedLive.get(file) ?? keptFacts(walk, index, row, dir);
     const decision = options.judge({ ...facts, othersMoved: true });
     if (decision.kind !== 'ask') return;

@@ -77,6 +77,7 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     scannedBeforeBuild: new Set([...before.scanned, ...fresh]),
     unseenBefore: before.unseen,
     resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
+    watched: jvmPathsOf(session.view, session.checkout).watched,
   };
   const detected =
     folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
