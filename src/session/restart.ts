@@ -196,7 +196,10 @@ export async function notBackFailure(session: BuildSession, why: NotBack, ends: 
     return { kind: 'command-failed', command, exitCode: exit.exitCode, log, lastLines: run!.lastLines() };
   const gone = portFileGone(session);
   const old = await oldJvmOf(session);
-  const running = (await oldStillThere(session, old)) ? { pid: old.pid, sessionId: old.sessionId } : undefined;
+  const there = await oldStillThere(session, old);
+  // Its agent gone from its port (its shutdown hook ran) while its process still runs: the old app is ending, not left running.
+  const stopping = there && (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind !== 'same-session';
+  const running = there ? { pid: old.pid, sessionId: old.sessionId, ...(stopping ? { stopping: true as const } : {}) } : undefined;
   return {
     kind: 'not-back',
     waitedMs: ends.timeoutMs,
