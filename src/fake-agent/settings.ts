@@ -54,6 +54,7 @@ export interface Settings {
   agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   portFileDelayMs: number;
   listenDelayMs: number;
+  shutdownMs: number;
   lingeringSlots: boolean;
   autoReload: boolean;
   watchDebounceMs: number;
@@ -114,6 +115,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     agentOn: options.agentOn ?? 'command-line',
     portFileDelayMs: options.portFileDelayMs ?? 0,
     listenDelayMs: options.listenDelayMs ?? 0,
+    shutdownMs: options.shutdownMs ?? 0,
     lingeringSlots: options.lingeringSlots ?? false,
     autoReload: options.autoReload ?? false,
     watchDebounceMs: options.watchDebounceMs ?? 500,

@@ -228,6 +228,13 @@ export interface FakeAgentOptions {
    * process could take it meanwhile: then {@link FakeAgent.listening} rejects. Default 0.
    */
   listenDelayMs?: number | undefined;
+  /**
+   * How long the app's JVM takes to end after stop() (SIGTERM), in ms: the agent's shutdown hook
+   * runs at once (agent ReclazzAgent's `Reclazz-Shutdown`: StatusServer.stop() closes the socket and
+   * deletes the port file), and the stand-in JVM (DOCTOR's pid) ends only this much later. Not the
+   * agent's doing: the JVM's own shutdown time (an app's other shutdown hooks, a graceful stop). Default 0.
+   */
+  shutdownMs?: number | undefined;
 
   // ---- clients (protocol.md, "Slots linger") ------------------------------------------------
 
