@@ -45,6 +45,7 @@ export interface ClassTruth {
 export class LoadedClasses {
   private entries: Entry[] = [];
   private readonly classes = new Map<string, LoadedClass>();
+  private loadedAt = Number.NaN;
 
   /**
    * The JVM starts with class path `classPath` (absolute local paths, in order; `<dir>/*` is the
@@ -52,6 +53,7 @@ export class LoadedClasses {
    * holding a class giving its bytes. What an earlier JVM loaded is forgotten.
    */
   start(classPath: readonly string[]): void {
+    this.loadedAt = Date.now();
     this.classes.clear();
     this.entries = classPath.flatMap(expand).flatMap(open);
     for (const entry of this.entries) {
@@ -59,6 +61,11 @@ export class LoadedClasses {
         if (!this.classes.has(name)) this.classes.set(name, { sha256: sha256Hex(bytes), source, hierarchy: readHierarchy(bytes) });
       }
     }
+  }
+
+  /** When the JVM loaded its classes at its last start, epoch ms (NaN before its first). */
+  get loadedAtMs(): number {
+    return this.loadedAt;
   }
 
   /** True when the JVM has loaded `className` (a binary name). */

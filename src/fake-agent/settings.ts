@@ -45,6 +45,7 @@ export interface Settings {
   startingMs: number;
   verifyWiredMs: number;
   watcherStartMs: number;
+  jvmBootMs: number;
   scanTimeoutMs: number;
   startingDoctor: 'observed' | 'silent';
   excludePatterns: string[];
@@ -105,6 +106,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     // The agent wires VERIFY before the rest: halfway through by default.
     verifyWiredMs: options.notReady ? Infinity : (options.verifyWiredMs ?? startingMs / 2),
     watcherStartMs: options.watcherStartMs ?? 0,
+    jvmBootMs: options.jvmBootMs ?? 20,
     scanTimeoutMs: options.scanTimeoutMs ?? 10_000,
     startingDoctor: options.notReady ? 'silent' : (options.startingDoctor ?? 'observed'),
     excludePatterns: options.excludePatterns ?? [],
