@@ -105,7 +105,7 @@ export abstract class FakeApplication {
     this.jvmStartMs = booting;
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
     await sleepUntil(booting + settings.jvmBootMs);
-    this.jvmClasses.start(localClassPath(settings));
+    this.jvmClasses.start(localClassPath(settings), settings.jar);
     const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
     this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);

@@ -148,11 +148,13 @@ export function jvmLine(settings: Settings): JvmLine {
 }
 
 /**
- * The stand-in JVM's class path, local and absolute: `classPath` (agent paths, relative ones
- * against the app folder, its working directory), else what its agent watches, by its default
+ * The stand-in JVM's class path, local and absolute: the `jar` it runs (`java -jar`: the whole
+ * class path), else `classPath` (agent paths, relative ones against the app folder, its working
+ * directory), else what its agent watches, by its default
  * rule when it names none. Read when the JVM starts: the default depends on the folders there.
  */
 export function localClassPath(settings: Settings): string[] {
+  if (settings.jar !== undefined) return [settings.jar];
   if (settings.classPath !== undefined) return settings.classPath.map((entry) => resolve(settings.appDir, settings.localPath(entry)));
   return settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
 }
