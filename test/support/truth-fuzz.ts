@@ -323,6 +323,62 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   ops: fc.tuple(fc.array(opArb, { minLength: 0, maxLength: 6 }), buildArb).map(([ops, last]) => [...ops, last]),
 });
 
+/** One of the two apps killed, started again or restarted, mostly. */
+const lifeArb: fc.Arbitrary<Op> = fc.record({ op: fc.constantFrom('kill' as const, 'revive' as const, 'restart' as const), app: appArb });
+/** A class of the shared module, built there. */
+const sharedEditArb: fc.Arbitrary<Edit> = fc.record({
+  at: fc.constant('shared' as const),
+  cls: fc.constantFrom('S1' as const, 'S2' as const),
+  v: weighted<number | 'delete'>([6, fc.integer({ min: 0, max: 3 })], [1, fc.constant('delete' as const)]),
+});
+
+/**
+ * Two apps that both load, and mostly both watch, the shared class output directory, while one of
+ * them is killed, started again or restarted between builds and outside compiles of shared classes.
+ */
+const twoAppsArb: fc.Arbitrary<Scenario> = fc.record({
+  world: worldArb.chain((world) =>
+    fc
+      .record({
+        aWatchesShared: weighted([4, fc.constant(true)], [1, fc.constant(false)]),
+        bWatchesShared: weighted([4, fc.constant(true)], [1, fc.constant(false)]),
+      })
+      .map((watches) => ({ ...world, ...watches, twoApps: true })),
+  ),
+  ops: fc
+    .tuple(
+      fc.array(
+        weighted<Op>(
+          [4, lifeArb],
+          [
+            4,
+            fc.record({
+              op: fc.constant('build' as const),
+              edits: fc.array(sharedEditArb, { maxLength: 2 }),
+              exit: weighted<0 | 1>([5, fc.constant(0 as const)], [1, fc.constant(1 as const)]),
+            }),
+          ],
+          [
+            2,
+            fc.record({
+              op: fc.constant('outside' as const),
+              edits: fc.array(sharedEditArb, { minLength: 1, maxLength: 2 }),
+              loadStamp: weighted<App | undefined>([3, fc.constant(undefined)], [1, appArb]),
+            }),
+          ],
+          [3, opArb],
+        ),
+        { maxLength: 7 },
+      ),
+      buildArb,
+    )
+    .map(([ops, last]) => [...ops, last]),
+});
+
+/** Where the search looks: everywhere, or two apps sharing a class output directory while one of them dies and comes back. */
+export type Focus = 'all' | 'two-apps';
+const SCENARIOS: Record<Focus, fc.Arbitrary<Scenario>> = { all: scenarioArb, 'two-apps': twoAppsArb };
+
 /** A scenario the property failed on, shrunk, with what replays it. */
 export interface Counterexample {
   /** The seed and path fast-check replays it with. */
@@ -351,13 +407,15 @@ export async function runTruthFuzz(options: {
   count: number;
   workers: number;
   path?: string;
+  /** Where to look (default `all`). */
+  focus?: Focus;
   onProgress?: (ran: number) => void;
   /** Told of each counterexample as soon as its worker has shrunk it. */
   onFailure?: (failure: Counterexample) => void;
 }): Promise<FuzzReport> {
   const started = performance.now();
   const tally = { ran: 0, runs: 0, proven: 0 };
-  const property = fc.asyncProperty(scenarioArb, async (scenario) => {
+  const property = fc.asyncProperty(SCENARIOS[options.focus ?? 'all'], async (scenario) => {
     const done = await play(scenario);
     tally.ran += 1;
     tally.runs += done.runs;
