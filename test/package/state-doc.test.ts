@@ -82,7 +82,9 @@ describe('docs/state.md: the files under .reclazz/', () => {
     const restarted = await startCli(['--port-file', '.reclazz/agent.port', ...restart], { cwd: root });
     expect(String(restarted.stderr)).toContain('need an app restart');
     // An agent given by its port number, with no record here yet (another app, only ever reached so): its own state folder.
-    const svcB = await startAgent({ dir: path.join(root, 'svc-b'), classes: path.join(root, 'svc-b', 'target', 'classes') });
+    const moduleB = path.join(root, 'svc-b', 'target', 'classes');
+    writeClass(moduleB, 'com.acme.b.Service', 'b-v1');
+    const svcB = await startAgent({ dir: path.join(root, 'svc-b'), classes: moduleB });
     const byPort = await startCli(['--port', String(svcB.port), '--', 'true'], { cwd: path.join(root, 'svc-b') });
     expect(byPort.exitCode, String(byPort.stderr)).toBe(0);
     const after = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
