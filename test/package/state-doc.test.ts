@@ -57,7 +57,7 @@ describe('docs/state.md: the files under .reclazz/', () => {
       { dir: root, classes },
       { restartRequired: (name) => (name === 'com.acme.Root' ? { from: 'Base', to: 'Other' } : undefined) },
     );
-    const svcA = await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
+    await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
     const marker = path.join(root, 'build-ran');
     const script = `require('fs').writeFileSync(${JSON.stringify(marker)},'');setTimeout(()=>{},800)`;
     const run = startCli(
