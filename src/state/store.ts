@@ -230,27 +230,33 @@ function placesOf(checkout: string): StatePlace[] {
 }
 
 /**
- * Where the state of the agent in session `agent.sessionId` on `agent.port` is kept: the folder of
- * the checkout whose owner.json records that session and port. One agent may be reached by its port
- * file and by its port number (`--port`), and each form has its folder (folder.ts): the record of a
- * hold left through one is the other's too. Of several, the one that keeps a hold, else `place`
- * (the folder of the form this run used), else the last written; with none, `place`. A record of
- * another agent session (another app on that port, a restarted one) is never taken.
- * @throws StateError when the owner.json of `place` cannot be read (another folder's is then passed over).
+ * Another folder of this checkout that keeps the record of the agent in session `agent.sessionId`
+ * on `agent.port`, when `place` (the folder of the form this run used, folder.ts) has none or one
+ * released: one agent may be reached by its port file and by its port number (`--port`), and the
+ * record of a hold left through one is the other's too. A held record first, else (with none at
+ * `place`) the last written. A record of another agent session (another app on that port, a
+ * restarted one) is never taken; another folder's owner.json that cannot be read is passed over.
+ * @param own what `place` holds for this agent session: none, released, or held (then undefined is returned).
  */
-export function agentRecordPlace(place: StatePlace, agent: { port: number; sessionId: string }, warn: (message: string) => void): StatePlace {
+export function otherRecordPlace(
+  place: StatePlace,
+  agent: { port: number; sessionId: string },
+  own: 'none' | 'released' | 'held',
+  warn: (message: string) => void,
+): StatePlace | undefined {
+  if (own === 'held') return undefined;
   const here = stateFolderPath(place);
   const checkout = typeof place === 'string' ? place : place.checkout;
-  const others = placesOf(checkout).filter((other) => stateFolderPath(other) !== here);
-  const found = [place, ...others].flatMap((at) => {
-    const saved = at === place ? readOwnerState(at, warn) : readIfCan(at, warn);
-    const ours = saved !== undefined && saved.recoveredFrom === undefined && saved.sessionId === agent.sessionId && saved.port === agent.port;
-    return ours ? [{ at, held: saved.held === true, updatedAt: saved.updatedAt }] : [];
-  });
-  // A held record first; then this run's own folder; then the last written (stable: own folder first, then name order).
-  const chosen = found.find((f) => f.held) ?? found.find((f) => f.at === place) ?? [...found].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0];
-  const at = chosen?.at ?? place;
-  if (typeof at === 'string' || at === place) return at;
+  const found = placesOf(checkout)
+    .filter((other) => stateFolderPath(other) !== here)
+    .flatMap((at) => {
+      const saved = readIfCan(at, warn);
+      const ours = saved !== undefined && saved.recoveredFrom === undefined && saved.sessionId === agent.sessionId && saved.port === agent.port;
+      return ours ? [{ at, held: saved.held === true, updatedAt: saved.updatedAt }] : [];
+    });
+  const chosen = found.find((f) => f.held) ?? (own === 'none' ? [...found].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0] : undefined);
+  const at = chosen?.at;
+  if (at === undefined || typeof at === 'string') return at;
   const port = /^port-(\d+)$/.exec(at.agent)?.[1];
   return port === undefined ? at : { ...at, port: Number(port) };
 }
