@@ -5,8 +5,9 @@
  */
 import path from 'node:path';
 import type { AppStart } from '../outcome/facts.js';
-import { forSession, type ClassIndex } from './columns.js';
-import { verdictOf } from './evidence.js';
+import { forSession, sameStampAsRow, STAMP_FIELDS, type ClassIndex } from './columns.js';
+import { isLive, verdictOf } from './evidence.js';
+import { statClassFile, UNREADABLE } from './scan.js';
 import { type JvmPaths, Placement } from './placement.js';
 import { breakHistories, wholeBefore } from './history.js';
 import { detectChanges } from './snapshot.js';
@@ -75,4 +76,21 @@ export async function baselineOf(
   const whole = wholeBefore(baseline.folderHistory, fresh);
   breakHistories(baseline.folderHistory, whole);
   return { baseline, save: true, scanned: toScan, unseen: unreadableDirs, whole };
+}
+
+/**
+ * The class files of `baseline` not live by it that have their row's stamp just before the build
+ * (the hold taken), by path: the ctime since which they hold their row's bytes (epoch ms). A build
+ * that writes the same bytes again changes nothing the agent's watcher saw before it
+ * (evidence.ts, precondition `noticed`).
+ */
+export function steadyBefore(baseline: ClassIndex): Map<string, number> {
+  const steady = new Map<string, number>();
+  baseline.paths.forEach((file, row) => {
+    if (baseline.gone[row] === 1 || isLive(baseline.evidence[row]!)) return;
+    const stat = statClassFile(file);
+    if (stat !== undefined && stat !== UNREADABLE && sameStampAsRow(baseline, row, stat))
+      steady.set(file, baseline.stamps[row * STAMP_FIELDS + 2]!);
+  });
+  return steady;
 }

@@ -262,6 +262,11 @@ export interface Facts {
   othersMoved?: boolean | undefined;
   /** The file's mtime when scanned, epoch ms (undefined: not known). */
   mtimeMs?: number | undefined;
+  /**
+   * The file holds the bytes it had just before the build's hold, with that stamp's ctime: a
+   * rewrite by the build with identical bytes is no change (undefined: not known so).
+   */
+  bytesSinceMs?: number | undefined;
   /** VERIFY's answer, once asked. */
   answer?: AnswerFacts | undefined;
 }
@@ -310,9 +315,10 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   'folder-shown-watched': ({ answer }) => answer?.watch?.shownWatched === true,
   'no-refused-registration': ({ answer }) => answer?.watch?.refused === 0,
   'quiet-before-build': ({ answer }) => answer?.watch?.quietAtMs !== undefined,
-  noticed: ({ answer, ctimeMs }) => {
+  // Bytes the build wrote again identically were there since before the hold: their write is the one to notice.
+  noticed: ({ answer, ctimeMs, bytesSinceMs }) => {
     const watch = answer?.watch;
-    return watch?.quietAtMs !== undefined && ctimeMs <= watch.quietAtMs - watch.noticeMs;
+    return watch?.quietAtMs !== undefined && Math.min(ctimeMs, bytesSinceMs ?? ctimeMs) <= watch.quietAtMs - watch.noticeMs;
   },
   'not-observed-once': ({ answer }) => answer?.asked.once === true && answer.status === 'not-observed',
   // The watcher's identical bytes are the file's, not the JVM's: they are what it runs only where it loads this file,

@@ -58,6 +58,11 @@ export interface BuildRun {
   interruptedBy?: StopSignal;
   /** Processes of the build still running 5 s after its command exited, which were stopped. */
   stopped?: LeftProcess[];
+  /**
+   * Processes the build started that still ran a moment after it, outside its session (a daemon
+   * that called setsid): not stopped, and they may still write class files (tool/build-group.ts).
+   */
+  detached?: LeftProcess[];
   /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/output-tail.ts). */
   output?: string[];
 }

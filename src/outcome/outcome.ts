@@ -7,7 +7,9 @@ import type {
   AgentAfterLoss,
   AppStartUnknown,
   BuildGroup,
+  BuildRun,
   JarRun,
+  LeftProcess,
   PortPlace,
   ReloadAction,
   ReloadState,
@@ -190,7 +192,9 @@ export type Shortfall =
   /** No class output directory was found, so nothing was checked. */
   | { kind: 'no-class-dirs'; searchRoot: string }
   /** The class output directories hold no class file, so nothing was checked. */
-  | { kind: 'no-class-files'; dirs: number };
+  | { kind: 'no-class-files'; dirs: number }
+  /** Processes the build started still ran after it, outside its session: they may write class files after the check (tool/build-group.ts). */
+  | { kind: 'detached'; processes: LeftProcess[] };
 
 /** Where a run or subcommand was when SIGINT or SIGTERM came. */
 export type InterruptPoint =
@@ -373,4 +377,29 @@ export function doctorBlocks(done: Extract<Done, { kind: 'doctor' }>): boolean {
   return (
     done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined || done.jarRun !== undefined
   );
+}
+
+/**
+ * `outcome`, or, when it proves classes live while processes `build` started still run outside its
+ * session, that proof as a shortfall: what they write after the check was never checked.
+ * `--no-verify` proves nothing and says so, so it stays.
+ */
+export function unprovenWhileDetached(outcome: Outcome, build: BuildRun | undefined): Outcome {
+  const processes = build?.detached;
+  if (processes === undefined || processes.length === 0 || outcome.reason !== 'ok' || !('proof' in outcome)) return outcome;
+  const shortfall = { kind: 'detached' as const, processes };
+  const proof = outcome.proof;
+  switch (proof.kind) {
+    case 'proven': {
+      const unchanged = proof.unchanged ?? 0;
+      const kept = { ...(unchanged > 0 ? { unchanged } : {}), ...(proof.files === true ? { files: true } : {}) };
+      return { reason: 'verify-incomplete', applied: proof.applied, total: proof.applied + unchanged, shortfall, ...kept };
+    }
+    case 'nothing-to-prove':
+      return { reason: 'verify-incomplete', applied: 0, total: 0, shortfall, noneChanged: true };
+    case 'restarted':
+      return { reason: 'verify-incomplete', applied: proof.classes, total: proof.classes, shortfall };
+    default:
+      return outcome;
+  }
 }

@@ -102,6 +102,26 @@ export function shortCommand(command: string): string {
   return command.length > 120 ? `${command.slice(0, 117)}...` : command;
 }
 
+/**
+ * A build that left processes running in a session of their own (a daemon that called setsid):
+ * whatever they write after the check was never checked. `checked` undefined: no class that was
+ * loaded changed bytes.
+ */
+function detachedWords(shortfall: Extract<Shortfall, { kind: 'detached' }>, checked: { live: number; total: number } | undefined): Words {
+  const { processes } = shortfall;
+  const named = processes
+    .slice(0, 3)
+    .map((p) => `${p.pid} ${shortCommand(p.command)}`)
+    .join('; ');
+  const more = processes.length > 3 ? `; and ${processes.length - 3} more` : '';
+  const sofar =
+    checked === undefined ? 'no class that was loaded changed bytes' : `${checked.live} of ${checked.total} class(es) checked are live`;
+  return {
+    message: `build ok; ${sofar} so far, but ${processes.length} process(es) the build started still run after it, in a session of their own: ${named}${more}; they may still write class files after this check: not proven live`,
+    hint: `make the build wait for the processes it starts, or stop them (kill ${processes.map((p) => p.pid).join(' ')}); once they are gone, reclazz-build verify <class output directory> proves what is live`,
+  };
+}
+
 function describeOrphan(group: BuildGroup, waitedMs: number): Words {
   return {
     message: `the build of an earlier run that is gone (killed?) still runs after ${waitedMs} ms: process group ${group.pgid}, ${shortCommand(group.command)}; it may still write class files, so the build did not run`,
@@ -302,6 +322,8 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       return restartFailedWords(shortfall);
     case 'app-gone':
       return appGoneWords(shortfall);
+    case 'detached':
+      return detachedWords(shortfall, outcome.noneChanged === true ? undefined : { live, total });
     default: {
       const asked = outcome.checked !== undefined && outcome.checked > 0 ? 'class(es) checked' : 'changed class(es)';
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;

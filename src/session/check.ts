@@ -50,6 +50,8 @@ export interface Before {
   quiet: { atMs: number } | undefined;
   /** When the app's JVM started (tool/proc.ts `findAppStart`). */
   appStart: AppStart;
+  /** Class files not live by the record that had its stamp just before the build: since when they hold its bytes (classes/baseline.ts `steadyBefore`). */
+  steady: ReadonlyMap<string, number>;
 }
 
 /**
@@ -110,11 +112,8 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
   warnUnwatched(session, dirs, [...changes.changed, ...checks]);
-  const jarRun = jarRunOf(
-    jvmPathsOf(session.view, session.checkout),
-    [...changes.changed, ...checks, ...added].map((c) => c.path),
-    dirs,
-  );
+  const touched = [...changes.changed, ...checks, ...added].map((c) => c.path);
+  const jarRun = jarRunOf(jvmPathsOf(session.view, session.checkout), touched, dirs);
   if (jarRun !== undefined) session.emit({ type: 'warning', message: jarRunWarning(jarRun) });
   const facts = { build, changes: summary };
   // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
@@ -152,6 +151,7 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
       ...(session.signal === undefined ? {} : { signal: session.signal }),
     }),
     ...(before.quiet === undefined ? {} : { quiet: before.quiet }),
+    steady: before.steady,
   });
   const { verdicts, checked, added: stayNew, ...verify } = report;
   const kept = { build, changes: { ...summary, added: stayNew } };

@@ -24,7 +24,7 @@ import {
   spawnBuild,
 } from './options.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
-import { baselineOf } from '../classes/baseline.js';
+import { baselineOf, steadyBefore } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';
 import { COARSE_CLOCK_MS, EVIDENCE } from '../classes/evidence.js';
 import { ownerRecordOf, restoreSaved, saveHolding, saveReleased } from '../hold/owner.js';
@@ -86,7 +86,8 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const state = await reloadStatus(session);
   if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
-  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart }, dirs };
+  const steady = steadyBefore(baseline);
+  return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart, steady }, dirs };
 }
 
 /** The agent still holds the build an earlier run with this owner left held (saved as held: a failed build): this cycle recovers it. */

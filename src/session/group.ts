@@ -11,7 +11,7 @@ import { jarRunOf } from '../classes/jar-run.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
 import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
-import type { Outcome, RestartFailure } from '../outcome/outcome.js';
+import { type Outcome, type RestartFailure, unprovenWhileDetached } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
 import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
@@ -377,7 +377,8 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */
 function rebuilt(result: PartResult, outcome: Outcome, verdicts: ClassVerdict[]): PartResult {
   const { outcome: _o, reason: _r, exitCode: _e, message: _m, hint: _h, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
-  return buildRunResult(outcome, describeOutcome(outcome), { ...facts, verdicts }, durationMs);
+  const shown = unprovenWhileDetached(outcome, facts.build);
+  return buildRunResult(shown, describeOutcome(shown), { ...facts, verdicts }, durationMs);
 }
 
 /** The part's result when its restart ended with `failure`: 75. */

@@ -30,7 +30,7 @@ import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
 import { isGroupAlive } from '../tool/proc.js';
 import path from 'node:path';
-import { type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
+import { otherRecordPlace, type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
 
 /** What kind of session to open. */
 export interface OpenPlan {
@@ -268,6 +268,13 @@ async function openAt<H extends SessionHost>(
     if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
     for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
     session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
+    // The record of this agent, whichever form (port file, port number) found it before.
+    const own = session.owner.source !== 'saved' ? 'none' : session.owner.saved?.held === true ? 'held' : 'released';
+    const other = options.owner === undefined ? otherRecordPlace(state, checked.agent, own, warn) : undefined;
+    if (other !== undefined) {
+      session.state = other;
+      session.owner = chooseOwner(other, checked.agent.sessionId, options.owner, warn);
+    }
     session.hold = new BuildHold(opened.connection, session.owner.owner, timeoutMs);
   }
   return { kind: 'open', session };

@@ -15,7 +15,7 @@ import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
 import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
 import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
 import path from 'node:path';
-import type { HoldKeptCause, InterruptPoint, Outcome } from '../outcome/outcome.js';
+import { type HoldKeptCause, type InterruptPoint, type Outcome, unprovenWhileDetached } from '../outcome/outcome.js';
 import { warningText } from '../report/step-words.js';
 import { readOwnerState, StateError } from '../state/store.js';
 import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
@@ -368,11 +368,11 @@ export interface Cycle {
   readFailure?: () => HoldKeptCause | undefined;
 }
 
-/** The result of `outcome` at the end of this cycle. */
+/** The result of `outcome` at the end of this cycle; no proof while processes of its build may still write (`unprovenWhileDetached`). */
 export function end(cycle: Cycle, outcome: Outcome, facts: RunFacts = {}): RunResult {
   return runResult(
     { session: cycle.session, command: cycle.command, startedMs: cycle.startedMs, now: () => cycle.session.host.clock.now() },
-    outcome,
+    unprovenWhileDetached(outcome, facts.build),
     facts,
   );
 }

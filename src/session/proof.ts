@@ -56,6 +56,8 @@ export interface ProofInput {
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
+  /** Class files that held their recorded bytes just before the build, and since when (epoch ms): see session/check.ts `Before.steady`. */
+  steady?: ReadonlyMap<string, number>;
   /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];
   /** Where the JVM loads classes from (classes/placement.ts): a class new to it loads these bytes only from there. */
@@ -98,6 +100,8 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
     ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
     mtimeMs: change.mtimeMs,
+    // The same bytes written again by this build: they are there since before it.
+    bytesSinceMs: change.after !== undefined && change.before === change.after ? input.steady?.get(change.path) : undefined,
     byBuild: !single,
     newInSession: false,
     answer: { ...answer, asked: askedOf(change, single), watch: watchOf(change, input), start: input.start },

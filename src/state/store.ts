@@ -181,13 +181,7 @@ export interface RememberedAgent {
  * @returns undefined when there is no such record, or it cannot be read (a build reading it later says why).
  */
 function rememberedAt(place: StatePlace, cwd: string, warn: (message: string) => void): RememberedAgent | undefined {
-  let saved;
-  try {
-    saved = readOwnerState(place, warn);
-  } catch (error) {
-    if (error instanceof StateError) return undefined;
-    throw error;
-  }
+  const saved = readIfCan(place, warn);
   if (saved?.pid === undefined || saved.portFile === undefined || saved.sessionId === '' || saved.recoveredFrom !== undefined)
     return undefined;
   const { port, portFile, sessionId, pid } = saved;
@@ -217,7 +211,11 @@ export function rememberedBehind(
  * each `.reclazz/agents/<agent>/`), as {@link rememberedAt} reads them.
  */
 export function rememberedInCheckout(cwd: string, warn: (message: string) => void): RememberedAgent[] {
-  const checkout = checkoutRoot(cwd, []);
+  return placesOf(checkoutRoot(cwd, [])).flatMap((place) => rememberedAt(place, cwd, warn) ?? []);
+}
+
+/** The state folders of `checkout`: its own `.reclazz/` and each `.reclazz/agents/<agent>/`, in name order. */
+function placesOf(checkout: string): StatePlace[] {
   let agents: string[] = [];
   try {
     agents = fs
@@ -228,6 +226,47 @@ export function rememberedInCheckout(cwd: string, warn: (message: string) => voi
   } catch {
     // No agents folder: only the checkout's own record.
   }
-  const places: StatePlace[] = [checkout, ...agents.map((agent) => ({ checkout, agent }))];
-  return places.flatMap((place) => rememberedAt(place, cwd, warn) ?? []);
+  return [checkout, ...agents.map((agent) => ({ checkout, agent }))];
+}
+
+/**
+ * Another folder of this checkout that keeps the record of the agent in session `agent.sessionId`
+ * on `agent.port`, when `place` (the folder of the form this run used, folder.ts) has none or one
+ * released: one agent may be reached by its port file and by its port number (`--port`), and the
+ * record of a hold left through one is the other's too. A held record first, else (with none at
+ * `place`) the last written. A record of another agent session (another app on that port, a
+ * restarted one) is never taken; another folder's owner.json that cannot be read is passed over.
+ * @param own what `place` holds for this agent session: none, released, or held (then undefined is returned).
+ */
+export function otherRecordPlace(
+  place: StatePlace,
+  agent: { port: number; sessionId: string },
+  own: 'none' | 'released' | 'held',
+  warn: (message: string) => void,
+): StatePlace | undefined {
+  if (own === 'held') return undefined;
+  const here = stateFolderPath(place);
+  const checkout = typeof place === 'string' ? place : place.checkout;
+  const found = placesOf(checkout)
+    .filter((other) => stateFolderPath(other) !== here)
+    .flatMap((at) => {
+      const saved = readIfCan(at, warn);
+      const ours = saved !== undefined && saved.recoveredFrom === undefined && saved.sessionId === agent.sessionId && saved.port === agent.port;
+      return ours ? [{ at, held: saved.held === true, updatedAt: saved.updatedAt }] : [];
+    });
+  const chosen = found.find((f) => f.held) ?? (own === 'none' ? [...found].sort((a, b) => b.updatedAt.localeCompare(a.updatedAt))[0] : undefined);
+  const at = chosen?.at;
+  if (at === undefined || typeof at === 'string') return at;
+  const port = /^port-(\d+)$/.exec(at.agent)?.[1];
+  return port === undefined ? at : { ...at, port: Number(port) };
+}
+
+/** owner.json of `place`, or undefined when it cannot be read (it is not this run's to fix). */
+function readIfCan(place: StatePlace, warn: (message: string) => void): SavedOwnerState | undefined {
+  try {
+    return readOwnerState(place, warn);
+  } catch (error) {
+    if (error instanceof StateError) return undefined;
+    throw error;
+  }
 }

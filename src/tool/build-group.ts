@@ -2,13 +2,23 @@
  * A build is over when all its processes have exited, not its first: `sh -c '(sleep 1; cp …) &'`
  * writes after the shell exits. Those left get {@link LINGER_MS} ms, then SIGTERM, then SIGKILL,
  * and a warning names them. Started with setsid (no terminal), the build's session (Linux) or
- * group is the build; a daemon that calls setsid itself (Gradle's) is left alone. Sharing the
+ * group is the build; a daemon that calls setsid itself is left alone, but one still running a
+ * moment after the build is named ({@link awaitDetached}): it may still write. Sharing the
  * terminal (Linux), a process of its session is the build's when it started after the build and
  * its parent chain reaches this run or leaves the session before an older process (the user's
  * shell). Where processes cannot be listed (Windows), nothing is waited for.
  */
 import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
-import { groupMembers, localHost, processStartTime, sessionMembers, startRange, type ProcessInfo, type ProcHost } from './proc.js';
+import {
+  groupMembers,
+  localHost,
+  processesCarrying,
+  processStartTime,
+  sessionMembers,
+  startRange,
+  type ProcessInfo,
+  type ProcHost,
+} from './proc.js';
 import { parseLinuxStat } from './proc-linux.js';
 import { pause } from '../util/wait.js';
 
@@ -18,6 +28,24 @@ const LINGER_MS = 5000;
 const KILL_AFTER_MS = 2000;
 /** How often the processes are looked at while waiting, in ms. */
 const POLL_MS = 100;
+/** How long processes the build started outside its session may run after it before they are named, in ms. */
+const DETACHED_SETTLE_MS = 1000;
+
+/** The variable that marks the environment of one build's processes with a token of its own (see {@link awaitDetached}). */
+export const BUILD_RUN_ENV = 'RECLAZZ_BUILD_RUN';
+
+/**
+ * The main classes of build daemons that work only on a client's request, which waits for the
+ * work to end (Gradle's daemon and workers, the Kotlin compile daemon, mvnd): all they write for
+ * a build is written before its command exits, so one this build started and left running is
+ * no writer after it.
+ */
+const SERVING_DAEMONS = [
+  'org.gradle.launcher.daemon.bootstrap.GradleDaemon',
+  'org.gradle.process.internal.worker.GradleWorkerMain',
+  'org.jetbrains.kotlin.daemon.KotlinCompileDaemon',
+  'org.mvndaemon.mvnd.common.MavenDaemon',
+];
 
 /** Where a build's processes are, as {@link buildScope} found them at spawn. */
 export type BuildScope =
@@ -110,7 +138,7 @@ export async function awaitBuildProcesses(
     left = await leftOver(scope, host);
   }
   if (left === undefined || left.length === 0) return [];
-  const stopped = left.map((p) => ({ pid: p.pid, command: p.args.length > 0 ? p.args.join(' ') : p.name }));
+  const stopped = left.map(described);
   sendEach(control, left, 'SIGTERM');
   const killAt = Date.now() + KILL_AFTER_MS;
   while (left.length > 0 && Date.now() < killAt) {
@@ -119,6 +147,38 @@ export async function awaitBuildProcesses(
   }
   sendEach(control, left, 'SIGKILL');
   return stopped;
+}
+
+/**
+ * The processes the build started that still run outside its session (a daemon that called
+ * setsid), found by the token `token` in {@link BUILD_RUN_ENV} of their environment; those that
+ * end within {@link DETACHED_SETTLE_MS} ms are not named. Build daemons that serve requests
+ * ({@link SERVING_DAEMONS}) are left out. None is signalled: such a process is the user's to stop.
+ * @param sinceMs when the build was spawned (epoch ms).
+ * @returns the ones still running, [] when none or where processes cannot be listed (off Linux).
+ */
+export async function awaitDetached(
+  token: string,
+  sinceMs: number,
+  signal?: AbortSignal,
+  host: ProcHost = localHost,
+): Promise<LeftProcess[]> {
+  const look = async () => ((await processesCarrying(BUILD_RUN_ENV, token, sinceMs, host)) ?? []).filter((p) => !serves(p));
+  const deadline = Date.now() + DETACHED_SETTLE_MS;
+  let left = await look();
+  while (left.length > 0 && Date.now() < deadline) {
+    if (!(await pause(POLL_MS, signal))) return [];
+    left = await look();
+  }
+  return left.map(described);
+}
+
+function serves(process: ProcessInfo): boolean {
+  return process.args.some((arg) => SERVING_DAEMONS.some((main) => arg === main || arg.endsWith(`.${main}`)));
+}
+
+function described(process: ProcessInfo): LeftProcess {
+  return { pid: process.pid, command: process.args.length > 0 ? process.args.join(' ') : process.name };
 }
 
 function sendEach(control: Signaller, processes: readonly ProcessInfo[], name: NodeJS.Signals): void {

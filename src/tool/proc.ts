@@ -104,6 +104,29 @@ export async function sessionMembers(sid: number, host: ProcHost = localHost): P
   return scan(host, (info) => info.sid === sid);
 }
 
+/**
+ * The running processes that started no earlier than `sinceMs` (epoch ms) and got `variable=value`
+ * in their environment when they started, wherever they are (another session, another group):
+ * processes a build started carry its marker though they called setsid. Only this user's show
+ * their environment. Undefined off Linux or when /proc cannot be read.
+ */
+export async function processesCarrying(
+  variable: string,
+  value: string,
+  sinceMs: number,
+  host: ProcHost = localHost,
+): Promise<ProcessInfo[] | undefined> {
+  if (host.platform !== 'linux') return undefined;
+  const young = await linuxScan(host, () => true);
+  const entry = `${variable}=${value}`;
+  return young?.filter(
+    (info) =>
+      !isExited(info) &&
+      (info.start === undefined || info.start.startMs + info.start.errorMs >= sinceMs) &&
+      (host.readText(`/proc/${info.pid}/environ`)?.split('\0').includes(entry) ?? false),
+  );
+}
+
 /** Exited but not yet reaped (`Z`), or being torn down (`X`): such a process writes nothing more. */
 function isExited(info: ProcessInfo): boolean {
   return /^[ZX]/.test(info.state);

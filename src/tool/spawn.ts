@@ -6,6 +6,7 @@
  * (a shared one gets the Ctrl-C, and execa's cleanup). A build is over only when the rest of its
  * processes are too (build-group.ts).
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,7 +14,7 @@ import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import which from 'which';
 import type { BuildGroup, BuildRun, StopSignal } from '../outcome/facts.js';
-import { awaitBuildProcesses, buildScope, type BuildScope } from './build-group.js';
+import { awaitBuildProcesses, awaitDetached, BUILD_RUN_ENV, buildScope, type BuildScope } from './build-group.js';
 import type { ProcHost } from './proc.js';
 import { describeCommand, type BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
@@ -95,6 +96,8 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
       ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
       : command.file;
   const plan = planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe');
+  // Marks every process this build starts, those that leave its session too (build-group.ts).
+  const token = randomUUID();
   const beforeMs = Date.now();
   const child = execa(plan.file, plan.args, {
     windowsVerbatimArguments: plan.windowsVerbatimArguments,
@@ -108,7 +111,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     detached: ownGroup,
     cleanup: true,
     windowsHide: false,
-    env: options.env,
+    env: { ...options.env, [BUILD_RUN_ENV]: token },
     extendEnv: false,
   });
   const afterMs = Date.now();
@@ -146,6 +149,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     await Promise.race([new Promise((resolve) => child.once('exit', resolve)), child]);
     const durationMs = Math.round(performance.now() - started);
     const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
+    const detached = interruptedBy === undefined ? await awaitDetached(token, beforeMs, options.signal, options.proc).catch(() => []) : [];
     await Promise.all([child.stdout, child.stderr].map((stream) => stream && outputDrained(stream)));
     const result = await child;
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
@@ -158,6 +162,7 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
       durationMs,
       ...(interruptedBy === undefined ? {} : { interruptedBy }),
       ...(stopped.length === 0 ? {} : { stopped }),
+      ...(detached.length === 0 ? {} : { detached }),
       ...(tail === undefined ? {} : { output: tail.end() }),
     };
   } finally {

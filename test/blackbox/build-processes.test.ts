@@ -165,7 +165,7 @@ describe('a build is over when its process group has exited', () => {
   });
 
   // Like the Gradle daemon, it also lets go of the run's stdio (else the test's pipes would wait for it).
-  it('leaves alone a daemon that detached into a session of its own (setsid), and does not wait for it', async () => {
+  it('leaves alone a daemon that detached into a session of its own (setsid), and does not wait for it, but proves nothing while it runs', async () => {
     const { p } = await setUp();
     const pidFile = path.join(p.dir, 'daemon.pid');
     const run = await runCli(['--json', '--', 'sh', '-c', `setsid sleep 30 < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`], {
@@ -173,11 +173,57 @@ describe('a build is over when its process group has exited', () => {
     });
     const daemon = readPid(pidFile);
     strays.push(daemon);
-    expect(run.exitCode, run.stderr).toBe(0);
+    const result = jsonResult(run) as ReturnType<typeof jsonResult> & { message: string; hint: string; provenLive: boolean };
     expect(run.stderr).not.toMatch(/still ran/);
     // Not the 5 s a build's lingering process gets (the run's own time, start-up aside).
-    expect(jsonResult(run).durationMs).toBeLessThan(5000);
+    expect(result.durationMs).toBeLessThan(5000);
     expect(processGone(daemon)).toBe(false);
+    // It may write class files whenever it likes: no ✔ while it runs, and it is named.
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(result.provenLive).toBe(false);
+    expect(result.message).toMatch(
+      new RegExp(`1 process\\(es\\) the build started still run after it, in a session of their own: ${daemon} sleep 30`),
+    );
+    expect(result.message).toMatch(/they may still write class files after this check/);
+    expect(result.hint).toMatch(new RegExp(`stop them \\(kill ${daemon}\\)`));
+  });
+
+  it('a daemon (setsid) that writes a class file a moment after the build exited is waited for a moment, and its write is proven', async () => {
+    const { p, agent, greeter } = await setUp();
+    const script = `setsid sh -c 'sleep 0.2; cp new.class ${greeter}' < /dev/null > /dev/null 2>&1 & exit 0`;
+    const run = await runCli(['--', 'sh', '-c', script], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/class files: 1 changed/);
+    expect(run.stderr).toMatch(/✔ proven live: all 1 changed class\(es\) proven live/);
+    expect(agent.received.some((r) => r.line.startsWith('VERIFY ') && r.line.includes(' com.acme.Greeter '))).toBe(true);
+  });
+
+  it('a daemon (setsid) still running after the build, writing later, never gets a ✔: the run says it may still write', async () => {
+    const { p, greeter } = await setUp();
+    const pidFile = path.join(p.dir, 'daemon.pid');
+    // It writes once let go (after the run's checks), as a daemon writes ~0.1-0.3 s after the build on a slow machine.
+    const script = `setsid sh -c '${UNTIL_GO}; cp new.class ${greeter}' < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`;
+    const run = await runCli(['--', 'sh', '-c', script], { cwd: p.dir });
+    const daemon = readPid(pidFile);
+    strays.push(daemon);
+    expect(run.exitCode, run.stderr).toBe(75);
+    expect(run.stderr).not.toMatch(/✔/);
+    expect(run.stderr).toMatch(new RegExp(`still run after it, in a session of their own: ${daemon} sh -c while`));
+    release(path.join(p.dir, 'go'));
+    await waitFor(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the daemon to write');
+  });
+
+  it('a build daemon that serves requests (its main class: the Gradle daemon) started by the build and left running does not stop the ✔', async () => {
+    const { p, greeter } = await setUp();
+    const pidFile = path.join(p.dir, 'daemon.pid');
+    // A stand-in with the Gradle daemon's main class among its arguments: its writes for a build end before its client exits.
+    const daemon = `setsid '${process.execPath}' -e 'setTimeout(() => undefined, 30000)' org.gradle.launcher.daemon.bootstrap.GradleDaemon 8.5`;
+    const script = `${daemon} < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; cp new.class ${greeter}`;
+    const run = await runCli(['--', 'sh', '-c', script], { cwd: p.dir });
+    strays.push(readPid(pidFile));
+    expect(processGone(readPid(pidFile))).toBe(false);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/✔ proven live: all 1 changed class\(es\) proven live/);
   });
 
   it("a daemon (setsid) that keeps the build's output pipes open holds neither the run nor the hold; a failed build's last lines are still kept", async () => {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, writeClass } from '../support/cli.js';
 import { buildCommand } from '../support/project.js';
-import { classFile, compileOutside, failing, reloadsEnded, run, sha, useProjects, WATCHER } from '../support/evidence.js';
+import { classFile, compileOutside, failing, reloadsEnded, run, script, sha, useProjects, WATCHER } from '../support/evidence.js';
 import { LineClient } from '../fake-agent/line-client.js';
 import { sleep, waitFor } from '../support/wait.js';
 import { writeJar } from '../support/zip.js';
@@ -222,5 +222,27 @@ describe('the words say which evidence each class has', () => {
       /applied\s+com\.acme\.Greeter\s+applied earlier in this agent session \(at \d\d:\d\d:\d\d UTC\), not by this build/,
     );
     expect(second.exitCode, second.stderr).toBe(0);
+  });
+});
+
+describe('a build that writes every class file again, with the bytes they had', () => {
+  it('(an agent with autoCompile=true, known from its receipts) a class not proven before is not "changed too recently" forever: its bytes are there since before the build', async () => {
+    const { p } = await projectWithAgent((q) => ({ ...WATCHER, autoCompile: true, agentArgs: `watchDirs=${q.classes},debounceMs=50` }));
+    const files = ['com.acme.Greeter', 'com.acme.Outer', 'com.acme.Outer$Inner'].map((name) => classFile(p, name));
+    const rewriteAll = script(`for (const f of ${JSON.stringify(files)}) fs.writeFileSync(f, fs.readFileSync(f));`);
+    // Written again after the app started, with the bytes it loaded: nothing records what the app has for it.
+    compileOutside(p, 'com.acme.Greeter', 'greeter-v1');
+    // Its build writes it again at once: "changed too recently", unless the run came so late that its bytes from before count.
+    await run(p, rewriteAll);
+    await olderThan(files[0]!, OLD_NOTICE_MS);
+    const second = await run(p, rewriteAll);
+    expect(second.stderr).not.toMatch(/too recently/);
+    expect(second.stderr).toMatch(/unchanged\s+com\.acme\.Greeter/);
+    expect(second.stderr).toContain('✔ proven live');
+    expect(second.exitCode, second.stderr).toBe(0);
+    await olderThan(files[0]!, OLD_NOTICE_MS);
+    const third = await run(p, rewriteAll);
+    expect(third.stderr).not.toMatch(/too recently/);
+    expect(third.exitCode, third.stderr).toBe(0);
   });
 });

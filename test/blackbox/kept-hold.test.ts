@@ -98,3 +98,41 @@ describe('a kept hold and a run against another agent by its port number', () =>
     expect(agent.hold().kind).toBe('none');
   });
 });
+
+describe('one agent reached by its port file and by its port number', () => {
+  it.each([
+    ['a --port run left it held; a plain run', true],
+    ['a plain run left it held; a --port run', false],
+  ])('%s recovers the hold with the same owner token', async (_, portFirst) => {
+    const { p, agent } = await projectWithAgent();
+    const byPort = ['--port', String(agent.port)];
+    const failed = await run(p, [
+      ...(portFirst ? byPort : []),
+      ...buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' }, exit: 1 }),
+    ]);
+    expect(failed.exitCode, failed.stderr).toBe(1);
+    const owner = agent.hold().owner!;
+    expect(failed.stderr).toContain(owner);
+    const next = await run(p, [...(portFirst ? [] : byPort), '--wait', '2000', '--', 'true']);
+    expect(next.stderr).toContain(`owner token ${owner}`);
+    expect(next.stderr).not.toMatch(/restart the app/);
+    expect(next.exitCode, next.stderr).toBe(0);
+    expect(agent.hold().kind).toBe('none');
+  });
+});
+
+describe('runs that alternate between the port file and the port number', () => {
+  it("keep one record of the agent: one form's class index is the other's, and no second folder is made", async () => {
+    const { p, agent } = await projectWithAgent();
+    const byPort = ['--port', String(agent.port)];
+    const first = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2' } }));
+    expect(first.exitCode, first.stderr).toBe(0);
+    const second = await run(p, [...byPort, ...buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v3' } })]);
+    expect(second.exitCode, second.stderr).toBe(0);
+    expect(second.stderr).toMatch(/class files: 1 changed/);
+    const third = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v4' } }));
+    expect(third.exitCode, third.stderr).toBe(0);
+    expect(third.stderr).toMatch(/class files: 1 changed/);
+    expect(fs.existsSync(path.join(p.dir, '.reclazz', 'agents', `port-${agent.port}`))).toBe(false);
+  });
+});

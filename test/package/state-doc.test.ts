@@ -57,7 +57,7 @@ describe('docs/state.md: the files under .reclazz/', () => {
       { dir: root, classes },
       { restartRequired: (name) => (name === 'com.acme.Root' ? { from: 'Base', to: 'Other' } : undefined) },
     );
-    const svcA = await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
+    await startAgent({ dir: path.join(root, 'svc-a'), classes: module });
     const marker = path.join(root, 'build-ran');
     const script = `require('fs').writeFileSync(${JSON.stringify(marker)},'');setTimeout(()=>{},800)`;
     const run = startCli(
@@ -81,8 +81,11 @@ describe('docs/state.md: the files under .reclazz/', () => {
     ];
     const restarted = await startCli(['--port-file', '.reclazz/agent.port', ...restart], { cwd: root });
     expect(String(restarted.stderr)).toContain('need an app restart');
-    // An agent given by its port number: its own state folder.
-    const byPort = await startCli(['--port', String(svcA.port), '--', 'true'], { cwd: path.join(root, 'svc-a') });
+    // An agent given by its port number, with no record here yet (another app, only ever reached so): its own state folder.
+    const moduleB = path.join(root, 'svc-b', 'target', 'classes');
+    writeClass(moduleB, 'com.acme.b.Service', 'b-v1');
+    const svcB = await startAgent({ dir: path.join(root, 'svc-b'), classes: moduleB });
+    const byPort = await startCli(['--port', String(svcB.port), '--', 'true'], { cwd: path.join(root, 'svc-b') });
     expect(byPort.exitCode, String(byPort.stderr)).toBe(0);
     const after = [...listed(root, path.join(root, '.reclazz')), ...listed(root, path.join(root, 'svc-a', '.reclazz'))];
 

@@ -103,6 +103,15 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['restart required', { reason: 'verify-incomplete', applied: 1, total: 2, shortfall: { kind: 'restart-required', classes: 1 } }],
   ['paused', { reason: 'verify-incomplete', applied: 0, total: 2, shortfall: { kind: 'paused', classes: 2 } }],
   [
+    'build left a process running',
+    {
+      reason: 'verify-incomplete',
+      applied: 1,
+      total: 1,
+      shortfall: { kind: 'detached', processes: [{ pid: 4242, command: 'sh -c sleep 0.2; cp new.class target/classes' }] },
+    },
+  ],
+  [
     'watcher starting, hold left',
     {
       reason: 'verify-incomplete',
