@@ -15,7 +15,8 @@ import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/
 import { describeOutcome } from '../report/words.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { askReload } from '../agent/requests.js';
-import type { ReloadState, RunEvent } from '../outcome/facts.js';
+import type { ReloadState } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import { type Opening, type OpenPlan, openSession } from '../session/open.js';
 
 /** Options for {@link runDoctor}. */

@@ -16,12 +16,12 @@ import { COARSE_CLOCK_MS, noticeMs, verdictOf } from '../classes/evidence.js';
 import { Placement } from '../classes/placement.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { jarRunOf } from '../classes/jar-run.js';
-import { jarRunWarning } from '../report/done-words.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import { afterBuildFacts, type FileFacts } from '../classes/file-facts.js';
 import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { neverReloads, roundEnd, warningText } from '../report/step-words.js';
+import { neverReloads, roundEnd } from '../report/step-words.js';
+import type { Warning } from '../outcome/events.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
 import { type BuildSession, type Cycle, DEFAULTS, end, saveAfterOk } from './options.js';
@@ -59,9 +59,9 @@ export interface Before {
  */
 export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before, dirs: string[], searchRoot: string): Promise<RunResult> {
   const { session, options } = cycle;
-  const warn = (message: string) => session.emit({ type: 'warning', message });
+  const warn = (warning: Warning) => session.emit({ type: 'warning', ...warning });
   if (dirs.length === 0) {
-    warn(warningText.noClassDirs(searchRoot));
+    warn({ kind: 'no-class-dirs', root: searchRoot });
     if (options.verify === false) return end(cycle, { reason: 'ok', proof: { kind: 'not-verified', changed: 0 } }, { build });
     return end(cycle, { reason: 'verify-incomplete', applied: 0, total: 0, shortfall: { kind: 'no-class-dirs', searchRoot } }, { build });
   }
@@ -81,8 +81,8 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
   };
   const detected =
     folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
-  if (detected.unreadable.length > 0) warn(warningText.unreadable(detected.unreadable));
-  if (detected.unreadableDirs.length > 0) warn(warningText.unreadableFolders(detected.unreadableDirs));
+  if (detected.unreadable.length > 0) warn({ kind: 'unreadable', files: detected.unreadable });
+  if (detected.unreadableDirs.length > 0) warn({ kind: 'unreadable-folders', folders: detected.unreadableDirs });
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts records what the answers gave).
   const scanned = Buffer.from(detected.index.evidence);
   const result = await verifyChanges(cycle, detected, dirs, build, before);
@@ -115,7 +115,7 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
     [...changes.changed, ...checks, ...added].map((c) => c.path),
     dirs,
   );
-  if (jarRun !== undefined) session.emit({ type: 'warning', message: jarRunWarning(jarRun) });
+  if (jarRun !== undefined) session.emit({ type: 'warning', kind: 'jar-run', run: jarRun });
   const facts = { build, changes: summary };
   // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
   if (session.view.autoCompile) return end(cycle, autoCompiled('options', asked), facts);
@@ -248,10 +248,10 @@ function warnUnwatched(session: BuildSession, dirs: readonly string[], asked: re
   const changed = dirs.filter((dir) => asked.some((c) => c.verifiable && dirOf(c.path, [dir]) !== undefined));
   const watched = session.view.complete ? session.view.watched.map((w) => w.local) : undefined;
   for (const { dir } of watchCoverage(changed, session.view).filter((c) => c.watched === false)) {
-    session.emit({ type: 'warning', message: warningText.unwatched(dir, watched) });
+    session.emit({ type: 'warning', kind: 'unwatched', dir, ...(watched === undefined ? {} : { watched }) });
   }
   const links = new Set(asked.flatMap((c) => linkBetween(dirOf(c.path, dirs) ?? path.dirname(c.path), c.path) ?? []));
-  for (const link of links) session.emit({ type: 'warning', message: warningText.linkedFolder(link) });
+  for (const link of links) session.emit({ type: 'warning', kind: 'linked-folder', link });
 }
 
 /** DIAGNOSE's answers for the folders of the verifiable classes whose watching nothing else decides. */
@@ -319,7 +319,7 @@ function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[])
     const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
     if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);
   }
-  for (const [cause, count] of counts) session.emit({ type: 'warning', message: warningText.batchUnverified(count, cause) });
+  for (const [cause, count] of counts) session.emit({ type: 'warning', kind: 'batch-unverified', count, cause });
 }
 
 /**

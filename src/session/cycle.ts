@@ -33,8 +33,6 @@ import { signalOf } from '../outcome/exit.js';
 import type { AppStart, BuildRun, ReloadState } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
-import { WAITING_FOR, warningText } from '../report/step-words.js';
-import { describeOutcome } from '../report/words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { type Before, checkChanges, readFailures } from './check.js';
@@ -77,14 +75,14 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
-  if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
+  if (appStart.kind === 'unknown') session.emit({ type: 'warning', kind: 'app-start-unknown', why: appStart.why });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
-    session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
+    session.emit({ type: 'warning', kind: 'same-binary-name', className: same.className, paths: same.paths });
   // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
   // mean depends on the agent's state before this build (evidence.ts).
   const state = await reloadStatus(session);
-  if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
+  if (state?.paused === true) session.emit({ type: 'warning', kind: 'paused', pending: state.pendingClasses });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
   return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart }, dirs };
 }
@@ -144,7 +142,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
     hold.state === 'released' || (hold.state === 'none' && session.doctor.buildHold === 'named' && owner.releasedBefore);
   if (capturePending) await awaitCaptureRelease(session);
   const waitMs = session.options.waitMs ?? DEFAULTS.waitMs;
-  const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', what: WAITING_FOR.hold, elapsedMs });
+  const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', kind: 'hold', elapsedMs });
   const acquired = await hold.acquire({ waitMs, ...(session.signal === undefined ? {} : { signal: session.signal }), onBusy });
   switch (acquired.kind) {
     case 'acquired':
@@ -187,7 +185,7 @@ async function awaitCaptureRelease(session: Session): Promise<void> {
       // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
       const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
       if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
-      session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
+      session.emit({ type: 'waiting', kind: 'capture', elapsedMs: Math.round(clock.now() - start) });
       await sleep(CAPTURE.pollMs, undefined, { signal: session.signal });
     } catch {
       return;
@@ -213,8 +211,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options'
   const projectDir = session.location.projectDir;
   const searchRoot = classSearchRoot(cwd, projectDir);
   const given = (options.classDirs ?? []).map((d) => path.resolve(cwd, d));
-  for (const dir of given.filter((d) => tell && !fs.existsSync(d)))
-    session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
+  for (const dir of given.filter((d) => tell && !fs.existsSync(d))) session.emit({ type: 'warning', kind: 'missing-classes-dir', dir });
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
     const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
@@ -225,8 +222,11 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options'
     const { kept: result, dropped } = outermost([...new Set(dirs)], given);
     for (const d of dropped.filter((x) => tell && !session.nestedWarned.has(x.dir))) {
       session.nestedWarned.add(d.dir);
-      const message = d.kind === 'given-around-found' ? warningText.givenAroundFound(d.dir, d.inner) : warningText.nested(d.dir, d.outer);
-      session.emit({ type: 'warning', message });
+      session.emit(
+        d.kind === 'given-around-found'
+          ? { type: 'warning', kind: 'given-around-found', outer: d.dir, inner: d.inner }
+          : { type: 'warning', kind: 'nested', inner: d.dir, outer: d.outer },
+      );
     }
     return cycle.dirsFor === undefined ? result : cycle.dirsFor(result);
   };
@@ -239,8 +239,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options'
  */
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, heldBefore: boolean): ReturnType<typeof baselineOf> {
   const { session } = cycle;
-  const warn = (message: string) => session.emit({ type: 'warning', message });
-  const index = readClassIndex(session.state, warn);
+  const index = readClassIndex(session.state, (problem) => session.emit({ type: 'warning', kind: 'state-file', problem }));
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, jvmPathsOf(session.view, session.checkout), heldBefore);
   if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
@@ -424,7 +423,7 @@ export interface NoAgentRun {
 export async function noAgentBuild(run: NoAgentRun): Promise<RunResult> {
   const { host, hooks, command, options } = run;
   const emit = hooks.onEvent ?? (() => undefined);
-  emit({ type: 'warning', message: warningText.noAgent(describeOutcome(run.why).message) });
+  emit({ type: 'warning', kind: 'no-agent', why: run.why });
   const dirs = [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
   const build = await spawnBuild({ host, emit, signal: hooks.signal }, command, options, dirs, false);
   const context = { command, startedMs: run.startedMs, now: () => host.clock.now() };

@@ -22,10 +22,10 @@ import {
 } from './options.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
-import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
+import { type AgentEndpoint, type AgentInfo, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
+import type { RememberedWhy, RunEvent } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { type RememberedWhy, WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
 import { isGroupAlive } from '../tool/proc.js';
@@ -124,7 +124,7 @@ async function findAndOpen<H extends SessionHost>(
   );
   if (found.kind === 'refused') {
     // The app's port file deleted by a test JVM's agent: the agent this checkout last used, when it is the only one recorded.
-    const warn = (message: string) => hooks.onEvent?.({ type: 'warning', message });
+    const warn = (problem: string) => hooks.onEvent?.({ type: 'warning', kind: 'state-file', problem });
     const remembered = found.outcome.reason === 'no-agent' && plan.requires !== undefined ? rememberedInCheckout(host.cwd, warn) : [];
     if (remembered.length !== 1) return found;
     const fallback = { ...remembered[0]!, instead: found, why: { kind: 'missing' as const } };
@@ -249,7 +249,7 @@ async function openAt<H extends SessionHost>(
     return fallback.instead;
   }
   session.doctor = checked.doctor;
-  const warn = (message: string) => emit({ type: 'warning', message });
+  const warn = (problem: string) => emit({ type: 'warning', kind: 'state-file', problem });
   const map = options.pathMap ?? [];
   const watch = await agentWatchOf(session.doctor, map, host.proc);
   session.view = agentView(session.doctor, map, watch);
@@ -265,8 +265,8 @@ async function openAt<H extends SessionHost>(
       const why = { kind: 'test-jvm' as const, pid: checked.doctor.pid };
       return openRemembered({ ...remembered, instead: refused, why }, checkout, options, host, hooks, plan, { several, agentDeadline });
     }
-    if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
-    for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
+    if (foreign === 'maybe') emit({ type: 'warning', kind: 'maybe-foreign', workingDirectory: session.view.workingDirectory });
+    for (const { from, to } of moveEarlierState(location.projectDir, state)) emit({ type: 'warning', kind: 'state-moved', from, to });
     session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
     session.hold = new BuildHold(opened.connection, session.owner.owner, timeoutMs);
   }
@@ -305,7 +305,7 @@ function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHook
 
 /** Tells a wait for the agent as a `waiting` event. */
 function onWaitOf(emit: SessionHooks['onEvent']): OnAgentWait {
-  return (wait, elapsedMs) => emit?.({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+  return (wait, elapsedMs) => emit?.({ type: 'waiting', ...wait, elapsedMs });
 }
 
 function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { level: string; message: string }): void {
@@ -340,9 +340,12 @@ export async function lockCheckout(
       isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }, host.proc),
     },
     options.waitMs ?? DEFAULTS.waitMs,
-    (elapsedMs, orphan) => emit({ type: 'waiting', what: orphan === undefined ? WAITING_FOR.lock : waitingForOrphan(orphan), elapsedMs }),
+    (elapsedMs, orphan) =>
+      emit(
+        orphan === undefined ? { type: 'waiting', kind: 'lock', elapsedMs } : { type: 'waiting', kind: 'orphan', group: orphan, elapsedMs },
+      ),
     hooks.signal,
-    () => emit({ type: 'warning', message: warningText.lockLost(path.join(checkout, '.reclazz', 'build.lock')) }),
+    () => emit({ type: 'warning', kind: 'lock-lost', lockPath: path.join(checkout, '.reclazz', 'build.lock') }),
   );
   if (lock.kind === 'aborted')
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
@@ -374,7 +377,11 @@ function sameSession<R>(
   const { location } = fallback;
   emit({
     type: 'warning',
-    message: warningText.rememberedAgent(fallback.why, location.portFile ?? location.source, agent.port, agent.pid),
+    kind: 'remembered-agent',
+    why: fallback.why,
+    portFile: location.portFile ?? location.source,
+    port: agent.port,
+    pid: agent.pid,
   });
   if (announce) emit({ type: 'agent', agent });
   return true;

@@ -4,7 +4,8 @@
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
 import { type PathMapEntry, toLocal } from '../agent/path-map.js';
-import type { AgentEndpoint, AgentInfo, BuildGroup, BuildRun, DoctorObserved, RunEvent, ToolKind } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup, BuildRun, DoctorObserved, ToolKind } from '../outcome/facts.js';
+import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { LockProcess } from '../state/lock.js';
 import { checkExecutable, type ProcessControl, runBuild } from '../tool/spawn.js';
 import type { AgentConnection } from '../agent/connection.js';
@@ -16,7 +17,6 @@ import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
 import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
 import path from 'node:path';
 import type { HoldKeptCause, InterruptPoint, Outcome } from '../outcome/outcome.js';
-import { warningText } from '../report/step-words.js';
 import { readOwnerState, StateError } from '../state/store.js';
 import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
 import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
@@ -186,7 +186,7 @@ export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, 
   if (error instanceof StateError) {
     return { reason: 'state-error', problem: error.message, dir: path.dirname(error.path), file: path.basename(error.path), ...owner };
   }
-  emit({ type: 'warning', message: warningText.internalError(error) });
+  emit({ type: 'warning', kind: 'internal-error', error: errorFact(error) });
   return { reason: 'internal-error', problem: (error as Error).message ?? String(error), ...owner };
 }
 
@@ -272,11 +272,11 @@ export async function spawnBuild(
     platform: host.platform,
     self: host.pid,
     onGroup: (group) => {
-      if (place.recordBuild?.(group) === false) emit({ type: 'warning', message: warningText.groupNotRecorded(group.pgid) });
+      if (place.recordBuild?.(group) === false) emit({ type: 'warning', kind: 'group-not-recorded', pgid: group.pgid });
     },
     ...(signal === undefined ? {} : { signal }),
   });
-  if (build.stopped !== undefined) emit({ type: 'warning', message: warningText.stoppedLeftovers(build.stopped) });
+  if (build.stopped !== undefined) emit({ type: 'warning', kind: 'stopped-leftovers', stopped: build.stopped });
   emit({
     type: 'build-end',
     exitCode: build.exitCode,
@@ -390,7 +390,7 @@ export function saveAfterOk(session: Session, write: () => void): void {
     write();
   } catch (error) {
     if (!(error instanceof StateError)) throw error;
-    session.emit({ type: 'warning', message: warningText.notSaved(error.message) });
+    session.emit({ type: 'warning', kind: 'not-saved', problem: error.message });
   }
 }
 

@@ -7,7 +7,6 @@ import { askDoctor } from '../agent/requests.js';
 import { agentView } from '../classes/coverage.js';
 import type { AgentWait, BuildRun } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { waitingForAgent, warningText } from '../report/step-words.js';
 import { agentWatchOf, type BuildSession, type Cycle, DEFAULTS, end } from './options.js';
 
 /**
@@ -22,8 +21,8 @@ export async function tellWatcher(cycle: Cycle): Promise<void> {
   const state = session.doctor.watcherState;
   if (state === 'starting') {
     const { ms, option } = watcherBound(cycle);
-    session.emit({ type: 'warning', message: warningText.watcherStarting(ms, option) });
-  } else if (state === 'stopped') session.emit({ type: 'warning', message: warningText.watcherStopped() });
+    session.emit({ type: 'warning', kind: 'watcher-starting', boundMs: ms, option });
+  } else if (state === 'stopped') session.emit({ type: 'warning', kind: 'watcher-stopped' });
 }
 
 /** DOCTOR again, kept when it answers in this agent session ({@link keepDoctor}); a failure keeps what was known. */
@@ -68,7 +67,7 @@ export async function watcherBeforeOk(cycle: Cycle, build: BuildRun): Promise<Ru
   if (session.doctor.watcherState !== 'starting') return undefined;
   const { ms, option } = watcherBound(cycle);
   const started = performance.now();
-  const onWait = (wait: AgentWait, elapsedMs: number) => session.emit({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+  const onWait = (wait: AgentWait, elapsedMs: number) => session.emit({ type: 'waiting', ...wait, elapsedMs });
   const doctor = await awaitWatcher(session.open, { timeoutMs: session.timeoutMs, waitMs: ms }, session.signal, onWait);
   if (session.signal?.aborted) return 'interrupted';
   // No answer, or another agent session (the app restarted): ok's receipt tells what became of the hold.
