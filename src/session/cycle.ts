@@ -21,8 +21,8 @@ import {
   saveAfterOk,
   type Session,
   type SessionHooks,
-  spawnBuild,
 } from './options.js';
+import { spawnBuild } from '../tool/build.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';

@@ -31,8 +31,8 @@ import {
   refusedAmong,
   saveAfterOk,
   type Session,
-  spawnBuild,
 } from './options.js';
+import { spawnBuild } from '../tool/build.js';
 import {
   awaitNewSession,
   type Back,

@@ -4,10 +4,10 @@
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
 import { type PathMapEntry, toLocal } from '../agent/path-map.js';
-import type { AgentEndpoint, AgentInfo, BuildGroup, BuildRun, DoctorObserved, ToolKind } from '../outcome/facts.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup, DoctorObserved } from '../outcome/facts.js';
 import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { LockProcess } from '../state/lock.js';
-import { checkExecutable, type ProcessControl, runBuild } from '../tool/spawn.js';
+import type { BuildHost, BuildOptions } from '../tool/build.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { agentView, type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
 import { type AgentLocation, portFilesAround } from '../agent/discover.js';
@@ -18,7 +18,7 @@ import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.
 import path from 'node:path';
 import type { HoldKeptCause, InterruptPoint, Outcome } from '../outcome/outcome.js';
 import { readOwnerState, StateError } from '../state/store.js';
-import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
+import { type BuildCommand, describeCommand } from '../tool/resolve.js';
 import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
 import { describeOutcome } from '../report/words.js';
@@ -31,27 +31,19 @@ import { findAppStart, localHost, processCommandLine, type ProcHost } from '../t
 /** Default bounds of a build and the subcommands, in ms: the command line's, the config's and the library's. */
 export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000, restartTimeoutMs: 120_000 } as const;
 
-/** The environment variable set for the build command, and refused when already set (no nesting). */
-export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
-
 /** A clock: `now` for durations (monotonic, ms), `date` for timestamps saved in state files. */
 export interface Clock {
   now(): number;
   date(): Date;
 }
 
-/** The process a session runs in. */
-export interface Host extends ProcessControl, LockProcess {
-  /** Folder the build runs in and the search starts from (absolute). */
-  cwd: string;
-  /** The environment: discovery reads RECLAZZ_PORT*, the build gets it (and finds its tool on its PATH). */
-  env: NodeJS.ProcessEnv;
-  platform: NodeJS.Platform;
+/**
+ * The process a session runs in: what its build needs (`cwd`, where the search for the agent starts
+ * too; `env`, which discovery reads for RECLAZZ_PORT*; `proc`, where the app's JVM is read too), its
+ * clock, and what the run lock needs.
+ */
+export interface Host extends BuildHost, LockProcess {
   clock: Clock;
-  /** True when the user's terminal delivers Ctrl-C to the build itself (stdin is a TTY). */
-  sharesTerminal: boolean;
-  /** Where facts about this machine's processes are read (/proc on Linux): the app's JVM, the build's process group. */
-  proc: ProcHost;
 }
 
 /** Where the agent is and how long to wait for it. */
@@ -75,21 +67,13 @@ export interface SessionOptions {
 }
 
 /** What one cycle builds and checks. */
-export interface CycleOptions {
-  /** `gradle`, `mvn`, or `command` (then `args[0]` is the executable). */
-  tool: ToolKind;
-  /** Arguments passed to the build tool untouched. */
-  args: string[];
+export interface CycleOptions extends BuildOptions {
   /** One deadline for all VERIFY polling (default 30000). */
   verifyTimeoutMs?: number;
   /** False skips VERIFY (default true). */
   verify?: boolean;
   /** Extra class output directories, added to the discovered ones. */
   classDirs?: string[];
-  /** Where the build tool's stdout goes: `inherit` (default) or `stderr` (with `--json`: stdout carries only JSON lines). */
-  buildStdout?: 'inherit' | 'stderr';
-  /** Keep the last lines the build writes, for a failed build's result (`build.output`); they pass through pipes of ours. */
-  keepBuildOutput?: boolean;
   /**
    * Watch mode, once per cycle after the build: the folders (absolute) of the class output directories
    * that may have changed since the last call, or undefined for a full pass (the default). `full`: the cycle scans every file anyway.
@@ -211,80 +195,8 @@ export function holdFinding(doctor: DoctorObserved, cwd: string, location: Agent
 export type { BuildCommand };
 /** The app's start, for the subcommands that sit on the session API (tool/proc.ts). */
 export { findAppStart };
-
-/**
- * The build command of a cycle, checked before anything is sent to the agent: not nested in another
- * safe build, resolvable (wrapper script or tool), not never-ending, found and executable; or the refusal.
- */
-export async function prepareBuild(
-  options: CycleOptions,
-  host: Host,
-): Promise<{ kind: 'ok'; command: BuildCommand } | { kind: 'refused'; outcome: Outcome; command?: BuildCommand }> {
-  if (host.env[NESTED_ENV] === '1') return { kind: 'refused', outcome: { reason: 'nested', variable: NESTED_ENV } };
-  let command: BuildCommand;
-  try {
-    command = resolveBuildCommand(options.tool, options.args, { cwd: host.cwd, platform: host.platform });
-  } catch (error) {
-    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'input', text: (error as Error).message, forBuild: true } } };
-  }
-  const never = neverEndingArgument(command);
-  if (never !== undefined)
-    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'never-ending', argument: never } }, command };
-  const executable = await checkExecutable(command, host.platform, host.env);
-  if (executable.kind === 'not-executable')
-    return { kind: 'refused', outcome: { reason: 'command-not-executable', path: executable.path }, command };
-  if (executable.kind === 'missing')
-    return { kind: 'refused', outcome: { reason: 'command-not-found', file: command.file, tool: command.kind }, command };
-  return { kind: 'ok', command };
-}
-
-/** Where a build runs and who hears of it. */
-export interface BuildPlace {
-  host: Host;
-  emit: (event: RunEvent) => void;
-  signal: AbortSignal | undefined;
-  /** Records the build's process group with the run lock (a session that holds it); false when it could not be written. */
-  recordBuild?: ((group: BuildGroup) => boolean) | undefined;
-}
-
-/**
- * Runs `command` (tool/spawn.ts) with {@link NESTED_ENV}=1 added (a safe build inside it refuses to
- * start), told as `build-start` and `build-end`; leftovers that had to be stopped are named in a warning.
- * @param held whether it runs under the hold (false: `--allow-no-agent`).
- */
-export async function spawnBuild(
-  place: BuildPlace,
-  command: BuildCommand,
-  options: CycleOptions,
-  classDirs: string[],
-  held: boolean,
-): Promise<BuildRun> {
-  const { host, emit, signal } = place;
-  const moved = command.movedFrom === undefined ? {} : { movedFrom: command.movedFrom };
-  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, ...moved, classDirs, held });
-  const build = await runBuild(command, {
-    stdoutToStderr: options.buildStdout === 'stderr',
-    keepOutput: options.keepBuildOutput === true,
-    env: { ...host.env, [NESTED_ENV]: '1' },
-    process: host,
-    proc: host.proc,
-    sharesTerminal: host.sharesTerminal,
-    platform: host.platform,
-    self: host.pid,
-    onGroup: (group) => {
-      if (place.recordBuild?.(group) === false) emit({ type: 'warning', kind: 'group-not-recorded', pgid: group.pgid });
-    },
-    ...(signal === undefined ? {} : { signal }),
-  });
-  if (build.stopped !== undefined) emit({ type: 'warning', kind: 'stopped-leftovers', stopped: build.stopped });
-  emit({
-    type: 'build-end',
-    exitCode: build.exitCode,
-    durationMs: build.durationMs,
-    ...(build.signal === undefined ? {} : { signal: build.signal }),
-  });
-  return build;
-}
+/** The build command's checks, for the build flow and the watch, which sit on the session API (tool/build.ts). */
+export { NESTED_ENV, prepareBuild } from '../tool/build.js';
 
 /** What a result knows of the session and the command, besides its own facts. */
 export interface ResultContext {
