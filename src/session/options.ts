@@ -248,17 +248,17 @@ export function combineResults(agents: AgentRunResult[], durationMs: number): Ru
 }
 
 /** `result`, a refusal by the agent of `source`, in words that name every agent of the run (`sources`). */
-export function refusedAmong<R extends RunResult>(result: R, source: string, sources: readonly string[]): R {
+export function refusedAmong(result: RunResult, source: string, sources: readonly string[]): RunResult {
   const { hint: _hint, ...rest } = result;
   const words = describeAmong(source, sources, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
 }
 
 /** `result`, of the agent of `source` in a run over several agents, in words that name that agent. */
-export function ofAgent<R extends RunResult>(result: R, source: string): R {
+export function ofAgent(result: RunResult, source: string): RunResult {
   const { hint: _hint, ...rest } = result;
   const words = describeOneOf(source, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
 }
 
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
