@@ -35,7 +35,8 @@ import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { type Before, checkChanges, readFailures } from './check.js';
+import { readFailures } from './check.js';
+import { type Before, checkChanges } from './detect.js';
 import { tellWatcher, watcherBeforeOk } from './watcher-state.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { pause } from '../util/wait.js';
@@ -54,7 +55,8 @@ export function cycleOf(
   dirsFor?: Cycle['dirsFor'],
 ): Cycle {
   const record = ownerRecordOf(session.state, session.owner.owner, session.agent, session.location.portFile);
-  return { session, command, options, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
+  const settled = { ...options, verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs };
+  return { session, command, options: settled, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
 }
 
 /** What the steps between the hold and the build found, for the steps after it. */
@@ -141,7 +143,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const capturePending =
     hold.state === 'released' || (hold.state === 'none' && session.doctor.buildHold === 'named' && owner.releasedBefore);
   if (capturePending) await awaitCaptureRelease(session);
-  const waitMs = session.options.waitMs ?? DEFAULTS.waitMs;
+  const waitMs = session.options.waitMs;
   const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', kind: 'hold', elapsedMs });
   const acquired = await hold.acquire({ waitMs, ...(session.signal === undefined ? {} : { signal: session.signal }), onBusy });
   switch (acquired.kind) {
@@ -179,7 +181,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
 async function awaitCaptureRelease(session: Session): Promise<void> {
   const clock = session.host.clock;
   const start = clock.now();
-  const limit = Math.min(CAPTURE.waitMs, session.options.waitMs ?? DEFAULTS.waitMs);
+  const limit = Math.min(CAPTURE.waitMs, session.options.waitMs);
   while (clock.now() - start < limit) {
     try {
       // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
@@ -205,7 +207,7 @@ export interface ClassDirs {
  * those the agent watches that hold class files here ({@link agentClassDirs}), so an unknown layout is still checked.
  * `tell`: warn of a missing or nested one, and tell the agent's (false: a watch's app whose agent is gone).
  */
-export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options' | 'dirsFor'>, tell = true): ClassDirs {
+export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'> & { options: CycleOptions }, tell = true): ClassDirs {
   const { session, command, options } = cycle;
   const cwd = session.host.cwd;
   const projectDir = session.location.projectDir;

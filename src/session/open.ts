@@ -10,7 +10,6 @@ import { type AgentTarget, findAgent, findAgents, type Requirements, type Step }
 import { agentView } from '../classes/coverage.js';
 import {
   agentWatchOf,
-  DEFAULTS,
   type Host,
   notOurs,
   otherPortFiles,
@@ -18,6 +17,8 @@ import {
   type SessionHooks,
   type SessionHost,
   type SessionOptions,
+  type SessionSettings,
+  settle,
   whoseAgent,
 } from './options.js';
 import { chooseOwner } from '../hold/owner.js';
@@ -77,7 +78,7 @@ export async function openSession<H extends SessionHost>(
       const found = findAgent(target, offer);
       return found.kind === 'ok' ? { kind: 'ok', locations: [found.location] } : found;
     },
-    options,
+    settle(options, plan.builds === true),
     host,
     hooks,
     plan,
@@ -100,7 +101,7 @@ export async function openSessions<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Openings<H>> {
-  return findAndOpen(findAgents, options, host, hooks, plan);
+  return findAndOpen(findAgents, settle(options, plan.builds === true), host, hooks, plan);
 }
 
 /**
@@ -109,19 +110,14 @@ export async function openSessions<H extends SessionHost>(
  */
 async function findAndOpen<H extends SessionHost>(
   find: (target: AgentTarget, offerNoAgent: boolean) => Step<{ locations: AgentLocation[] }>,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
 ): Promise<Openings<H>> {
-  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
+  const agentDeadline = performance.now() + options.waitForAgentMs;
   const target = targetOf(options, host, hooks, plan);
-  const found = await findWaiting(
-    () => find(target, plan.offerNoAgent === true),
-    options.waitForAgentMs ?? 0,
-    hooks,
-    onWaitOf(hooks.onEvent),
-  );
+  const found = await findWaiting(() => find(target, plan.offerNoAgent === true), options.waitForAgentMs, hooks, onWaitOf(hooks.onEvent));
   if (found.kind === 'refused') {
     // The app's port file deleted by a test JVM's agent: the agent this checkout last used, when it is the only one recorded.
     const warn = (problem: string) => hooks.onEvent?.({ type: 'warning', kind: 'state-file', problem });
@@ -145,7 +141,7 @@ export function openSessionAt<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan,
 ): Promise<Openings<H>> {
-  return openAll([location], options, host, hooks, plan, performance.now());
+  return openAll([location], settle(options, plan.builds === true), host, hooks, plan, performance.now());
 }
 
 /** The agent this checkout last used, and the refusal that stands when it is not that agent any more. */
@@ -154,7 +150,7 @@ type Fallback = RememberedFallback<Extract<Opening<never>, { kind: 'refused' }>>
 /** Takes the run lock (a session that builds), then opens a session at each location in turn. */
 async function openAll<H extends SessionHost>(
   locations: AgentLocation[],
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -191,7 +187,7 @@ async function openAll<H extends SessionHost>(
 async function openRemembered<H extends SessionHost>(
   fallback: Fallback,
   checkout: string,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -205,7 +201,7 @@ async function openRemembered<H extends SessionHost>(
 async function openAt<H extends SessionHost>(
   location: AgentLocation,
   checkout: string,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -214,10 +210,9 @@ async function openAt<H extends SessionHost>(
   const base = hooks.onEvent ?? (() => undefined);
   // With several agents every event of a session names its agent.
   const emit = several ? (event: RunEvent) => base({ ...event, agentSource: location.source }) : base;
-  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const { timeoutMs, waitMs } = options;
   const target = targetOf(options, host, { ...hooks, onEvent: emit }, plan);
   const onWait = onWaitOf(emit);
-  const waitMs = options.waitMs ?? (plan.builds ? DEFAULTS.waitMs : 0);
   const waitForAgentMs = options.waitForAgentMs ? Math.max(Math.round(agentDeadline - performance.now()), 1) : 0;
   const opened = await connectWaiting(location, target, { waitForAgentMs, waitMs }, onWait);
   if (opened.kind === 'refused')
@@ -250,7 +245,7 @@ async function openAt<H extends SessionHost>(
   }
   session.doctor = checked.doctor;
   const warn = (problem: string) => emit({ type: 'warning', kind: 'state-file', problem });
-  const map = options.pathMap ?? [];
+  const map = options.pathMap;
   const watch = await agentWatchOf(session.doctor, map, host.proc);
   session.view = agentView(session.doctor, map, watch);
   if (plan.builds) {
@@ -289,12 +284,12 @@ function sessionOf<H extends SessionHost>(
 }
 
 /** Where to look for the agent, and how its events are told. */
-function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHooks, plan: OpenPlan): AgentTarget {
+function targetOf(options: SessionSettings, host: SessionHost, hooks: SessionHooks, plan: OpenPlan): AgentTarget {
   const emit = hooks.onEvent ?? (() => undefined);
   return {
     cwd: host.cwd,
     env: host.env,
-    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    timeoutMs: options.timeoutMs,
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.portFile === undefined ? {} : { portFile: options.portFile }),
     ...(options.portFiles === undefined ? {} : { portFiles: options.portFiles }),
@@ -329,7 +324,7 @@ function lockProcessOf(host: SessionHost): SessionHost & LockProcess {
 export async function lockCheckout(
   checkout: string,
   host: LockProcess & Pick<SessionHost, 'proc'>,
-  options: SessionOptions,
+  options: SessionSettings,
   hooks: SessionHooks,
 ): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
@@ -339,7 +334,7 @@ export async function lockCheckout(
       ...host,
       isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }, host.proc),
     },
-    options.waitMs ?? DEFAULTS.waitMs,
+    options.waitMs,
     (elapsedMs, orphan) =>
       emit(
         orphan === undefined ? { type: 'waiting', kind: 'lock', elapsedMs } : { type: 'waiting', kind: 'orphan', group: orphan, elapsedMs },

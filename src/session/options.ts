@@ -66,6 +66,20 @@ export interface SessionOptions {
   pathMap?: PathMapEntry[];
 }
 
+/** {@link SessionOptions} with their bounds resolved, once, where a session opens ({@link settle}). */
+export type SessionSettings = SessionOptions & Required<Pick<SessionOptions, 'timeoutMs' | 'waitMs' | 'waitForAgentMs' | 'pathMap'>>;
+
+/** `options` with each bound it leaves unset at its default ({@link DEFAULTS}; `waitMs` 0 for a session that does not build). */
+export function settle(options: SessionOptions, builds: boolean): SessionSettings {
+  return {
+    ...options,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    waitMs: options.waitMs ?? (builds ? DEFAULTS.waitMs : 0),
+    waitForAgentMs: options.waitForAgentMs ?? 0,
+    pathMap: options.pathMap ?? [],
+  };
+}
+
 /** What one cycle builds and checks. */
 export interface CycleOptions extends BuildOptions {
   /** One deadline for all VERIFY polling (default 30000). */
@@ -120,7 +134,7 @@ export type SessionHost = Pick<Host, 'cwd' | 'env'> & Partial<Pick<Host, 'proc'>
  */
 export interface Session<H extends SessionHost = Host> {
   host: H;
-  options: SessionOptions;
+  options: SessionSettings;
   /** Bound per receipt, in ms. */
   timeoutMs: number;
   emit: (event: RunEvent) => void;
@@ -268,7 +282,8 @@ export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | '
 export interface Cycle {
   session: BuildSession;
   command: BuildCommand;
-  options: CycleOptions;
+  /** Its options, `verifyTimeoutMs` resolved when the cycle was made (cycle.ts `cycleOf`). */
+  options: CycleOptions & { verifyTimeoutMs: number };
   /** `clock.now()` when the cycle (or the run it belongs to) started. */
   startedMs: number;
   record: OwnerRecord;

@@ -7,7 +7,7 @@ import { askDoctor } from '../agent/requests.js';
 import { agentView } from '../classes/coverage.js';
 import type { AgentWait, BuildRun } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { agentWatchOf, type BuildSession, type Cycle, DEFAULTS, end } from './options.js';
+import { agentWatchOf, type BuildSession, type Cycle, end } from './options.js';
 
 /**
  * Says before the hold that the agent's file watcher is not running (DOCTOR asked again first):
@@ -40,15 +40,15 @@ async function keepDoctor(session: BuildSession, doctor: BuildSession['doctor'])
   if (doctor.sessionId !== session.agent.sessionId) return;
   session.doctor = doctor;
   if (doctor.watcherState !== 'watching') return;
-  const map = session.options.pathMap ?? [];
+  const map = session.options.pathMap;
   session.view = agentView(doctor, map, await agentWatchOf(doctor, map, session.host.proc));
 }
 
 /** How long BUILD ok waits for a watcher still starting, in ms: `--wait-for-agent` when given, else `--verify-timeout`. */
 function watcherBound(cycle: Cycle): { ms: number; option: '--wait-for-agent' | '--verify-timeout' } {
-  const waitForAgentMs = cycle.session.options.waitForAgentMs ?? 0;
+  const waitForAgentMs = cycle.session.options.waitForAgentMs;
   if (waitForAgentMs > 0) return { ms: waitForAgentMs, option: '--wait-for-agent' };
-  return { ms: cycle.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs, option: '--verify-timeout' };
+  return { ms: cycle.options.verifyTimeoutMs, option: '--verify-timeout' };
 }
 
 /**

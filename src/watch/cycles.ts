@@ -23,7 +23,7 @@ import {
 } from '../session/options.js';
 import type { AgentView } from '../classes/coverage.js';
 import type { AwayApp } from '../session/away.js';
-import { staleFolders } from '../session/check.js';
+import { staleFolders } from '../session/detect.js';
 import { beginCycle } from '../session/begin.js';
 import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, runCycles } from '../session/group.js';
 import { type App, AppView, awayOf, findNew, type Look, lookAt, reachAgents, type Reached, RECONNECT_MS } from './apps.js';
