@@ -8,18 +8,15 @@ import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from
 import type { AgentLocation } from '../agent/discover.js';
 import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
+import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './identity.js';
 import {
-  agentWatchOf,
   type Host,
-  notOurs,
-  otherPortFiles,
   type Session,
   type SessionHooks,
   type SessionHost,
   type SessionOptions,
   type SessionSettings,
   settle,
-  whoseAgent,
 } from './options.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';

@@ -3,30 +3,27 @@
  * (session), what to build and check (cycle), and the host they run on (env, cwd, platform,
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
-import { type PathMapEntry, toLocal } from '../agent/path-map.js';
+import type { PathMapEntry } from '../agent/path-map.js';
 import type { AgentEndpoint, AgentInfo, BuildGroup, DoctorObserved } from '../outcome/facts.js';
 import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { LockProcess } from '../state/lock.js';
 import type { BuildHost, BuildOptions } from '../tool/build.js';
 import type { AgentConnection } from '../agent/connection.js';
-import { agentView, type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
-import { type AgentLocation, portFilesAround } from '../agent/discover.js';
+import type { AgentView } from '../classes/coverage.js';
+import type { AgentLocation } from '../agent/discover.js';
 import type { OpenAgent } from '../agent/handshake.js';
 import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
 import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
-import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
+import type { StatePlace } from '../state/folder.js';
 import path from 'node:path';
 import type { HoldKeptCause, InterruptPoint, Outcome } from '../outcome/outcome.js';
-import { readOwnerState, StateError } from '../state/store.js';
+import { StateError } from '../state/store.js';
 import { type BuildCommand, describeCommand } from '../tool/resolve.js';
 import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
 import { describeOutcome } from '../report/words.js';
 import { signalOf } from '../outcome/exit.js';
-import fs from 'node:fs';
-import { agentWatch, type AgentWatch, jvmOnly, type JvmOnly, readJvm } from '../agent/jvm-options.js';
-import { findClassDirs } from '../classes/dirs.js';
-import { findAppStart, localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
+import { findAppStart } from '../tool/proc.js';
 
 /** Default bounds of a build and the subcommands, in ms: the command line's, the config's and the library's. */
 export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000, restartTimeoutMs: 120_000 } as const;
@@ -188,24 +185,6 @@ export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, 
   return { reason: 'internal-error', problem: (error as Error).message ?? String(error), ...owner };
 }
 
-/**
- * A hold that a build here would wait on (for `doctor`): a legacy one, or a named one this checkout's
- * owner.json does not record as held in this agent session, so the next run here would not recover it.
- * An unreadable owner.json records nothing.
- * @param cwd the folder the command runs in; `location` the agent's port file.
- */
-export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'not-ours' | 'legacy' } {
-  if (doctor.buildHold === 'legacy') return { hold: 'legacy' };
-  if (doctor.buildHold !== 'named') return {};
-  let saved;
-  try {
-    saved = readOwnerState(agentStatePlace(checkoutRoot(cwd, [location]), location), () => undefined);
-  } catch {
-    saved = undefined;
-  }
-  return saved?.held === true && saved.sessionId === doctor.sessionId ? {} : { hold: 'not-ours' };
-}
-
 export type { BuildCommand };
 /** The app's start, for the subcommands that sit on the session API (tool/proc.ts). */
 export { findAppStart };
@@ -319,112 +298,4 @@ export function saveAfterOk(session: Session, write: () => void): void {
     if (!(error instanceof StateError)) throw error;
     session.emit({ type: 'warning', kind: 'not-saved', problem: error.message });
   }
-}
-
-/**
- * What the agent of `doctor` watches by its JVM's options (agent/jvm-options.ts), in its own paths:
- * DOCTOR's `pid`, confirmed as by `findAppStart`, gives the command line to read. Undefined when the
- * JVM is not visible here, not confirmed, or its options do not say. Never throws.
- */
-export async function agentWatchOf(
-  doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
-  map: readonly PathMapEntry[],
-  host: ProcHost = localHost,
-): Promise<AgentWatch | JvmOnly | undefined> {
-  if (doctor.workingDirectory === '') return undefined;
-  const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
-  try {
-    const start = await findAppStart(doctor.pid, local(doctor.workingDirectory), host);
-    if (start.kind !== 'known') return undefined;
-    const line = await processCommandLine(start.pid, host);
-    if (line === undefined) return undefined;
-    const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
-    if (jvm === undefined) return undefined;
-    return agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir))) ?? jvmOnly(jvm, doctor.workingDirectory);
-  } catch {
-    // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
-    return undefined;
-  }
-}
-
-/**
- * Whether `dir` may have been a directory when the agent started: one now, or nothing now (a `mvn
- * clean` deleted it; the agent registers it again when it comes back). Counting a missing one as
- * watched costs a longer check; counting it as not watched would be a false verdict.
- */
-function mayHaveBeenDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-/**
- * Whose agent this is, the one rule for an agent session (a build's open, the restart's return): a
- * test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}), `maybe` when
- * its sample is truncated and lists nothing of this project, else `ours`. `roots`: the project
- * folders (where the run is, and the port file's project). With `app`, the app's working directory
- * from before a restart (local; '' when not known): `not-the-app` for an agent elsewhere, or, with
- * none known, for any agent not plainly `ours`.
- */
-export function whoseAgent(
-  view: AgentView,
-  watch: AgentWatch | JvmOnly | undefined,
-  roots: string[],
-  app?: { workingDirectory: string },
-): 'test-jvm' | 'foreign' | 'maybe' | 'ours' | 'not-the-app' {
-  if (watch?.testRunner !== undefined) return 'test-jvm';
-  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
-  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
-  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
-  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
-  const whose = !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
-  if (app === undefined) return whose;
-  const same = app.workingDirectory === '' ? whose === 'ours' : view.workingDirectory === app.workingDirectory;
-  return same ? whose : 'not-the-app';
-}
-
-/**
- * The view of `doctor`, an agent answering after a restart, when {@link whoseAgent} says it is the
- * app's, in its working directory from before (`workingDirectory`, local). Undefined when it is not.
- */
-export async function sameAppView(
-  doctor: DoctorObserved,
-  map: readonly PathMapEntry[],
-  roots: string[],
-  workingDirectory: string,
-  proc?: ProcHost,
-): Promise<AgentView | undefined> {
-  const watch = await agentWatchOf(doctor, map, proc);
-  const view = agentView(doctor, map, watch);
-  const whose = whoseAgent(view, watch, roots, { workingDirectory });
-  return whose === 'ours' || whose === 'maybe' ? view : undefined;
-}
-
-/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
-export function notOurs(
-  whose: 'foreign' | 'test-jvm',
-  pid: string,
-  view: AgentView,
-  watch: AgentWatch | JvmOnly | undefined,
-  at: AgentLocation,
-  cwd: string,
-): Outcome {
-  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
-  const which =
-    whose === 'test-jvm'
-      ? { testJvm: { pid, runner: watch!.testRunner! } }
-      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
-  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
-}
-
-/** The port files around `cwd` other than `used`, when there are any. */
-export function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
-  const others = portFilesAround(cwd).filter((file) => file !== used);
-  return others.length > 0 ? { portFiles: others } : {};
-}
-
-function portFileOf(portFile: string | undefined): { portFile?: string } {
-  return portFile === undefined ? {} : { portFile };
 }

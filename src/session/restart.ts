@@ -15,7 +15,8 @@ import { RESTART_LOG, stateFolderPath } from '../state/folder.js';
 import { type DetachedCommand, LogFollower, startDetached } from '../tool/detached.js';
 import { findAppStart, type ProcHost, stillRuns, type StartTime } from '../tool/proc.js';
 import { pause } from '../util/wait.js';
-import { type BuildSession, sameAppView } from './options.js';
+import type { BuildSession } from './options.js';
+import { sameAppView } from './identity.js';
 import { NESTED_ENV } from '../tool/build.js';
 
 /** How often the agent is asked whether it is back, in ms. */

@@ -7,7 +7,8 @@ import { askDoctor } from '../agent/requests.js';
 import { agentView } from '../classes/coverage.js';
 import type { AgentWait, BuildRun } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { agentWatchOf, type BuildSession, type Cycle, end } from './options.js';
+import { type BuildSession, type Cycle, end } from './options.js';
+import { agentWatchOf } from './identity.js';
 
 /**
  * Says before the hold that the agent's file watcher is not running (DOCTOR asked again first):
