@@ -14,7 +14,6 @@ import { addMcp } from './mcp.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
 import { errorText, interruptedAgainText } from '../report/step-words.js';
-import { errorFact } from '../outcome/events.js';
 import { describeOutcome } from '../report/words.js';
 import { paletteFor } from '../report/palette.js';
 import { stdoutBroken } from './stdout.js';
@@ -337,7 +336,7 @@ export async function main(argv: string[]): Promise<void> {
         argv,
         program.commands.map((c) => c.name()),
       );
-    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${errorText(errorFact(error))}\n`);
+    process.stderr.write(`reclazz-build: internal error (a bug in reclazz-build; please report it): ${errorText(error)}\n`);
     await exit(EXIT_NOT_SAFE);
   }
 }

@@ -175,16 +175,27 @@ export function warningWords(warning: Warning): string {
 }
 
 /**
- * An error and where it was thrown, to show: its first line (name and message) made visible
+ * An error (an Error, or the {@link ErrorFact} a warning carries) and where it was thrown, to show: its first line (name and message) made visible
  * whole, so that a line break in a message (which may hold a peer's text) shows as `\x0a`;
  * then each line of its stack frames made visible.
  */
-export function errorText(error: ErrorFact): string {
+export function errorText(error: unknown): string {
+  if (!isErrorLike(error)) return visible(String(error));
   if (error.name === '') return visible(error.message);
   const head = `${error.name}: ${error.message}`;
   const stack = error.stack ?? head;
   const frames = stack.startsWith(head) ? stack.slice(head.length) : `\n${stack}`;
   return visible(head) + frames.split('\n').map(visible).join('\n');
+}
+
+/** An Error, or an {@link ErrorFact} a warning carries (a thrown value that was not an Error has no name). */
+function isErrorLike(value: unknown): value is ErrorFact {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as ErrorFact).name === 'string' &&
+    typeof (value as ErrorFact).message === 'string'
+  );
 }
 
 /** The line after a second SIGINT/SIGTERM, which exits at once. */

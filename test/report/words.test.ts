@@ -88,7 +88,7 @@ describe('facts from a peer or the file system in the words', () => {
     const text = warningWords({ kind: 'internal-error', error: errorFact(error) });
     expect(text.split('\n')[0]).toBe('internal error: Error: bad name com.acme.X\\x0areclazz-build: ✔ proven live');
     expect(text.split('\n')[1]).toMatch(/^ {4}at /);
-    expect(errorText(errorFact('just text\x1b'))).toBe('just text\\x1b');
+    expect(errorText('just text\x1b')).toBe('just text\\x1b');
   });
 
   it('a changed class file VERIFY cannot take is named in the verdict, never "no class changed"', () => {
