@@ -5,7 +5,9 @@
 // process (default 16), `--processes <n>` splits the count over that many processes (default 2: the
 // sequences run in process with their fake agents, so one process uses one core), the i-th one
 // seeded `seed + 1000 * i`. It prints its throughput (sequences/s), and on a false ✔ the seed, the
-// path and the shrunk sequence. It runs that one file alone, without the e2e project's warm-up.
+// path and the shrunk sequence. `--focus two-apps` searches two apps sharing a class output
+// directory while one of them dies and comes back. It runs that one file alone, without the e2e
+// project's warm-up.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn } from 'node:child_process';
@@ -19,10 +21,15 @@ const { values } = parseArgs({
     path: { type: 'string' },
     workers: { type: 'string' },
     processes: { type: 'string' },
+    focus: { type: 'string' },
   },
 });
 for (const [name, value] of Object.entries(values)) {
-  if (name !== 'path' && !/^-?\d+$/.test(value)) {
+  if (name === 'focus' && value !== 'all' && value !== 'two-apps') {
+    console.error(`npm run fuzz: --focus takes all or two-apps, not ${JSON.stringify(value)}`);
+    process.exit(2);
+  }
+  if (name !== 'path' && name !== 'focus' && !/^-?\d+$/.test(value)) {
     console.error(
       `npm run fuzz: --${name} takes a whole number, not ${JSON.stringify(value)} (e.g. npm run fuzz -- --seed 123 --count 5000)`,
     );
@@ -40,6 +47,7 @@ if (processes > 1 && values.path === undefined) {
       const share = Math.floor(count / processes) + (i < count % processes ? 1 : 0);
       const args = [fileURLToPath(import.meta.url), '--processes', '1', '--seed', String(seed + 1000 * i), '--count', String(share)];
       if (values.workers !== undefined) args.push('--workers', values.workers);
+      if (values.focus !== undefined) args.push('--focus', values.focus);
       const child = spawn(process.execPath, args, { stdio: 'inherit' });
       return new Promise((resolve) => child.on('exit', (code) => resolve(code ?? 1)));
     }),
@@ -51,7 +59,13 @@ if (processes > 1 && values.path === undefined) {
   );
   process.exit(failed ? 1 : 0);
 }
-const env = { seed: 'RECLAZZ_FUZZ_SEED', count: 'RECLAZZ_FUZZ_COUNT', path: 'RECLAZZ_FUZZ_PATH', workers: 'RECLAZZ_FUZZ_WORKERS' };
+const env = {
+  seed: 'RECLAZZ_FUZZ_SEED',
+  count: 'RECLAZZ_FUZZ_COUNT',
+  path: 'RECLAZZ_FUZZ_PATH',
+  workers: 'RECLAZZ_FUZZ_WORKERS',
+  focus: 'RECLAZZ_FUZZ_FOCUS',
+};
 for (const [name, variable] of Object.entries(env)) if (values[name] !== undefined) process.env[variable] = values[name];
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

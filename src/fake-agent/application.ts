@@ -99,12 +99,13 @@ export abstract class FakeApplication {
   protected async startApplication(): Promise<void> {
     const { settings } = this;
     this.java = settings.java ?? (await installedJava());
-    // The JVM's start (the agent's JVM_START_MILLIS, RuntimeMXBean) is its process's, before it boots: a client
-    // reads that from the process. It loads the app's classes later, and the watcher hashes its baseline after that.
-    this.jvmStartMs = Date.now();
+    const booting = Date.now();
+    // The JVM's start (agent FileWatcher JVM_START_MILLIS: RuntimeMXBean.getStartTime) is its process's, before it
+    // boots, as a client reads it from the process; the watcher's start-up dispatch compares class files' mtimes to it.
+    this.jvmStartMs = booting;
     this.standIn = settings.standInJvm ? await startStandIn(settings.appDir, jvmLine(settings)) : undefined;
-    await bootedPast(this.jvmStartMs);
-    this.jvmClasses.start(localClassPath(settings));
+    await sleepUntil(booting + settings.jvmBootMs);
+    this.jvmClasses.start(localClassPath(settings), settings.jar);
     const given = settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(settings.classPath, settings.appDir);
     this.roots = given.filter(isDirectory);
     this.reloader.reset(this.roots);
@@ -367,12 +368,8 @@ export abstract class FakeApplication {
   }
 }
 
-/**
- * Waits until the clock is past `startMs` by more than a file's stamp may lag it (10 ms): a JVM
- * boots before it loads a class, so bytes it did not load are written after its start, never
- * stamped before it by the file system's coarse clock.
- */
-async function bootedPast(startMs: number): Promise<void> {
-  const left = startMs + 20 - Date.now();
+/** Waits until the clock reads `atMs` (epoch ms): the JVM boots before it loads a class. */
+async function sleepUntil(atMs: number): Promise<void> {
+  const left = atMs - Date.now();
   if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
 }

@@ -43,6 +43,7 @@ interface CliOptions {
   startingDoctor?: 'observed' | 'silent';
   portFileDelayMs?: number;
   listenDelayMs?: number;
+  shutdownMs?: number;
   lingeringSlots?: boolean;
   unreadableClass: string[];
   restartRequired: string[];
@@ -167,6 +168,7 @@ function createProgram(): Command {
     .addOption(new Option('--starting-doctor <mode>', "DOCTOR while starting: 'observed' (unwired observation) or 'silent'").choices(['observed', 'silent']))
     .option('--port-file-delay-ms <n>', 'write the port file only n ms after start', nonNegativeInt)
     .option('--listen-delay-ms <n>', 'write the port file at once but listen only n ms after start', nonNegativeInt)
+    .option('--shutdown-ms <n>', "the app's JVM ends n ms after SIGTERM (its shutdown time); the agent's socket and port file go at once", nonNegativeInt)
     .option('--lingering-slots', 'a closed client keeps its slot until the second write to it (about two heartbeats)')
     .option('--unreadable-class <name>', 'class file (binary name) the agent cannot read: a held capture fails and the hold stays; repeatable', collect, [])
     .option('--restart-required <class[=from->to]>', 'class whose reload changes its superclass (restart required); repeatable', collect, [])
@@ -286,6 +288,7 @@ export async function runFakeAgentCli(argv: string[], out: Writable = process.st
     startingDoctor: options.startingDoctor,
     portFileDelayMs: options.portFileDelayMs,
     listenDelayMs: options.listenDelayMs,
+    shutdownMs: options.shutdownMs,
     lingeringSlots: options.lingeringSlots,
     unreadableClassFile: options.unreadableClass.length > 0 ? (_path, className) => options.unreadableClass.includes(className) : undefined,
     restartRequired: restartRequiredOf(options.restartRequired),

@@ -8,18 +8,23 @@
  * The class path is opened at the start as the JDK's application class loader opens it
  * (jdk.internal.loader.URLClassPath): each entry is made canonical then (links resolved), a folder
  * there then is looked in at each later load (FileLoader), a jar is read when opened and kept open
- * (JarLoader: a jar replaced on disk later is not seen), and an entry missing then is never looked
- * at again. A real app loads a class on first use; the stand-in loads every class on its class
+ * (JarLoader: a jar replaced on disk later is not seen; its manifest's Class-Path is opened after
+ * it), and an entry missing then is never looked at again. `java -jar` makes the jar the whole
+ * class path; Spring Boot's executable jar adds its launcher's class loader (see `launched`). A real app loads a class on first use; the stand-in loads every class on its class
  * path at its start (first entry wins), which is what a client must assume of a running app.
  */
 import { type Dirent, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, sep } from 'node:path';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { type Hierarchy, readHierarchy, sha256Hex } from './capture.js';
-import { jarClasses } from './jar.js';
+import { jarEntries, jarFileEntries, manifestClassPath, manifestValue } from './jar.js';
 import { isBinaryClassName } from './wire.js';
 
-/** One class path entry as the JVM opened it at its start. */
-type Entry = { kind: 'folder'; dir: string } | { kind: 'jar'; file: string; classes: ReadonlyMap<string, Buffer> };
+/**
+ * One class path entry as the JVM opened it at its start: a folder, or a jar's entries below
+ * `prefix` (`''`: all of them), by name below it (`file` is the jar, `<jar>!/<entry>` for a nested one).
+ */
+type Entry = { kind: 'folder'; dir: string } | { kind: 'jar'; file: string; prefix: string; classes: ReadonlyMap<string, Buffer> };
 
 /** A class the JVM has loaded, and what it runs now. */
 interface LoadedClass {
@@ -45,20 +50,30 @@ export interface ClassTruth {
 export class LoadedClasses {
   private entries: Entry[] = [];
   private readonly classes = new Map<string, LoadedClass>();
+  private loadedAt = Number.NaN;
 
   /**
    * The JVM starts with class path `classPath` (absolute local paths, in order; `<dir>/*` is the
-   * jars in `<dir>`): its entries are opened and every class on them is loaded, the first entry
-   * holding a class giving its bytes. What an earlier JVM loaded is forgotten.
+   * jars in `<dir>`; with `java -jar <runJar>`, that jar alone): its entries are opened and every
+   * class on them is loaded, the first entry holding a class giving its bytes. What an earlier JVM
+   * loaded is forgotten.
    */
-  start(classPath: readonly string[]): void {
+  start(classPath: readonly string[], runJar?: string): void {
+    this.loadedAt = Date.now();
     this.classes.clear();
-    this.entries = classPath.flatMap(expand).flatMap(open);
+    const opened = new Set<string>();
+    this.entries = classPath.flatMap(expand).flatMap((entry) => open(entry, opened));
+    if (runJar !== undefined) this.entries.push(...launched(runJar));
     for (const entry of this.entries) {
       for (const [name, { bytes, source }] of classesOf(entry)) {
         if (!this.classes.has(name)) this.classes.set(name, { sha256: sha256Hex(bytes), source, hierarchy: readHierarchy(bytes) });
       }
     }
+  }
+
+  /** When the JVM loaded its classes at its last start, epoch ms (NaN before its first). */
+  get loadedAtMs(): number {
+    return this.loadedAt;
   }
 
   /** True when the JVM has loaded `className` (a binary name). */
@@ -93,7 +108,7 @@ export class LoadedClasses {
     for (const entry of this.entries) {
       if (entry.kind === 'jar') {
         const bytes = entry.classes.get(entryName);
-        if (bytes !== undefined) return { loaded: false, sha256: sha256Hex(bytes), source: `${entry.file}!/${entryName}` };
+        if (bytes !== undefined) return { loaded: false, sha256: sha256Hex(bytes), source: `${entry.file}!/${entry.prefix}${entryName}` };
         continue;
       }
       const file = join(entry.dir, ...entryName.split('/'));
@@ -117,17 +132,57 @@ function expand(entry: string): string[] {
   }
 }
 
-/** An entry as the class loader opens it at the start, or none when nothing is there then. */
-function open(entry: string): Entry[] {
+/**
+ * An entry as the class loader opens it at the start, or none when nothing is there then or it
+ * was opened before (`opened`, canonical paths). A jar's manifest `Class-Path` entries come right
+ * after it (URLClassPath pushes a jar's class path before the entries not opened yet).
+ */
+function open(entry: string, opened: Set<string>): Entry[] {
   try {
     const canonical = realpathSync.native(entry);
+    if (opened.has(canonical)) return [];
+    opened.add(canonical);
     const stat = statSync(canonical);
     if (stat.isDirectory()) return [{ kind: 'folder', dir: canonical }];
-    if (stat.isFile()) return [{ kind: 'jar', file: entry, classes: jarClasses(canonical) }];
+    if (!stat.isFile()) return [];
+    const entries = jarFileEntries(canonical);
+    const listed = manifestClassPath(entries).flatMap((url) => localOf(url, dirname(canonical)));
+    return [{ kind: 'jar', file: entry, prefix: '', classes: entries }, ...listed.flatMap((path) => open(path, opened))];
   } catch {
     // missing at the start: never looked at again
   }
   return [];
+}
+
+/** A manifest `Class-Path` URL as a local path: relative ones against the jar's folder; none for another scheme. */
+function localOf(url: string, base: string): string[] {
+  try {
+    if (/^file:/i.test(url)) return [fileURLToPath(url)];
+    if (/^[a-z][a-z0-9+.-]+:/i.test(url)) return [];
+    return [resolve(base, decodeURIComponent(url))];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * What `java -jar <jar>` loads besides the JDK's class path when the jar is Spring Boot's
+ * executable jar (its Main-Class Spring Boot's launcher, `org.springframework.boot.loader`
+ * `ExecutableArchiveLauncher`): a class loader under the application's one (which it asks first)
+ * over `BOOT-INF/classes/`, then the jars in `BOOT-INF/lib/` in `BOOT-INF/classpath.idx` order.
+ */
+function launched(jar: string): Entry[] {
+  const entries = jarFileEntries(jar);
+  const main = manifestValue(entries.get('META-INF/MANIFEST.MF')?.toString('utf8'), 'Main-Class');
+  if (main?.startsWith('org.springframework.boot.loader.') !== true) return [];
+  const prefix = 'BOOT-INF/classes/';
+  const classes = new Map([...entries].filter(([name]) => name.startsWith(prefix)).map(([name, bytes]) => [name.slice(prefix.length), bytes]));
+  const index = entries.get('BOOT-INF/classpath.idx')?.toString('utf8') ?? '';
+  const listed = [...index.matchAll(/^- "(.+)"$/gm)].map((match) => match[1]!);
+  const libs = [...entries.keys()].filter((name) => /^BOOT-INF\/lib\/[^/]+\.jar$/.test(name));
+  const order = (name: string): number => (listed.includes(name) ? listed.indexOf(name) : listed.length);
+  const nested = libs.sort((a, b) => order(a) - order(b)).map((name): Entry => ({ kind: 'jar', file: `${jar}!/${name}`, prefix: '', classes: jarEntries(entries.get(name)!) }));
+  return [{ kind: 'jar', file: jar, prefix, classes }, ...nested];
 }
 
 /** The binary name of class file `path` (relative), as a class loader takes it: Java identifiers, any script (no `META-INF/...`, no `module-info`). */
@@ -143,7 +198,7 @@ function classesOf(entry: Entry): Map<string, { bytes: Buffer; source: string }>
   if (entry.kind === 'jar') {
     for (const [entryName, bytes] of entry.classes) {
       const name = nameOf(entryName);
-      if (name !== undefined) found.set(name, { bytes, source: `${entry.file}!/${entryName}` });
+      if (name !== undefined) found.set(name, { bytes, source: `${entry.file}!/${entry.prefix}${entryName}` });
     }
     return found;
   }

@@ -182,8 +182,10 @@ class FakeAgentServer extends FakeApplication implements FakeAgent {
     this.dropAllConnections();
     if (this.server.listening) await new Promise<void>((resolveClose) => this.server.close(() => resolveClose()));
     this.markListening(new Error('the fake agent stopped before it listened'));
-    await this.standIn?.stop();
+    // The agent's shutdown hook has run (its socket closed, its port file deleted); the JVM ends after its own shutdown time.
     if (this.settings.portFile) removePortFile(this.settings.portFile);
+    if (this.settings.shutdownMs > 0) await new Promise((ended) => setTimeout(ended, this.settings.shutdownMs));
+    await this.standIn?.stop();
   }
 
   // ---- connections -------------------------------------------------------------------------

@@ -45,6 +45,7 @@ export interface Settings {
   startingMs: number;
   verifyWiredMs: number;
   watcherStartMs: number;
+  jvmBootMs: number;
   scanTimeoutMs: number;
   startingDoctor: 'observed' | 'silent';
   excludePatterns: string[];
@@ -54,6 +55,7 @@ export interface Settings {
   agentOn: 'command-line' | 'JAVA_TOOL_OPTIONS' | 'attached';
   portFileDelayMs: number;
   listenDelayMs: number;
+  shutdownMs: number;
   lingeringSlots: boolean;
   autoReload: boolean;
   watchDebounceMs: number;
@@ -105,6 +107,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     // The agent wires VERIFY before the rest: halfway through by default.
     verifyWiredMs: options.notReady ? Infinity : (options.verifyWiredMs ?? startingMs / 2),
     watcherStartMs: options.watcherStartMs ?? 0,
+    jvmBootMs: options.jvmBootMs ?? 20,
     scanTimeoutMs: options.scanTimeoutMs ?? 10_000,
     startingDoctor: options.notReady ? 'silent' : (options.startingDoctor ?? 'observed'),
     excludePatterns: options.excludePatterns ?? [],
@@ -114,6 +117,7 @@ export function settingsFrom(options: FakeAgentOptions): Settings {
     agentOn: options.agentOn ?? 'command-line',
     portFileDelayMs: options.portFileDelayMs ?? 0,
     listenDelayMs: options.listenDelayMs ?? 0,
+    shutdownMs: options.shutdownMs ?? 0,
     lingeringSlots: options.lingeringSlots ?? false,
     autoReload: options.autoReload ?? false,
     watchDebounceMs: options.watchDebounceMs ?? 500,
@@ -146,11 +150,13 @@ export function jvmLine(settings: Settings): JvmLine {
 }
 
 /**
- * The stand-in JVM's class path, local and absolute: `classPath` (agent paths, relative ones
- * against the app folder, its working directory), else what its agent watches, by its default
+ * The stand-in JVM's class path, local and absolute: the `jar` it runs (`java -jar`: the whole
+ * class path), else `classPath` (agent paths, relative ones against the app folder, its working
+ * directory), else what its agent watches, by its default
  * rule when it names none. Read when the JVM starts: the default depends on the folders there.
  */
 export function localClassPath(settings: Settings): string[] {
+  if (settings.jar !== undefined) return [settings.jar];
   if (settings.classPath !== undefined) return settings.classPath.map((entry) => resolve(settings.appDir, settings.localPath(entry)));
   return settings.watchDirs.length > 0 ? settings.watchDirs : defaultOutputDirs(undefined, settings.appDir);
 }

@@ -19,7 +19,21 @@ export function registerTruth(application: object, classes: LoadedClasses): void
  * @throws when `agent` is not a fake agent started in this process.
  */
 export function jvmTruth(agent: FakeAgent, className: string): ClassTruth {
+  return jvmOf(agent).truth(className);
+}
+
+/**
+ * When `agent`'s JVM loaded its classes at its last start, epoch ms: a class file written after
+ * that is one it did not load.
+ * @internal for the truth oracle of the tests (test/fuzz/)
+ * @throws when `agent` is not a fake agent started in this process.
+ */
+export function jvmLoadedAtMs(agent: FakeAgent): number {
+  return jvmOf(agent).loadedAtMs;
+}
+
+function jvmOf(agent: FakeAgent): LoadedClasses {
   const classes = jvms.get(agent);
   if (classes === undefined) throw new Error('not a fake agent of this process');
-  return classes.truth(className);
+  return classes;
 }

@@ -213,6 +213,12 @@ export interface FakeAgentOptions {
    */
   watcherStartMs?: number | undefined;
   /**
+   * How long the stand-in JVM boots before it loads the app's classes, in ms from its start (the
+   * agent's JVM_START_MILLIS, taken before the boot). More than a file stamp's lag (10 ms), so a
+   * class file written after the load is never stamped before the start. Default 20.
+   */
+  jvmBootMs?: number | undefined;
+  /**
    * How long a BUILD ok's scan waits for a watcher that is not watching (starting, or stopped), in
    * ms (agent FileWatcher.scanNow: 10 s). Then ERROR `Accepting build output failed: ...; build
    * remains held ...` and the hold stays with its owner. Default 10000.
@@ -228,6 +234,13 @@ export interface FakeAgentOptions {
    * process could take it meanwhile: then {@link FakeAgent.listening} rejects. Default 0.
    */
   listenDelayMs?: number | undefined;
+  /**
+   * How long the app's JVM takes to end after stop() (SIGTERM), in ms: the agent's shutdown hook
+   * runs at once (agent ReclazzAgent's `Reclazz-Shutdown`: StatusServer.stop() closes the socket and
+   * deletes the port file), and the stand-in JVM (DOCTOR's pid) ends only this much later. Not the
+   * agent's doing: the JVM's own shutdown time (an app's other shutdown hooks, a graceful stop). Default 0.
+   */
+  shutdownMs?: number | undefined;
 
   // ---- clients (protocol.md, "Slots linger") ------------------------------------------------
 

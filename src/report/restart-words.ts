@@ -104,6 +104,13 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
         hint: `restart the app yourself (${failure.command}), and run again`,
       };
     case 'not-back':
+      if (failure.oldRunning?.stopping === true) {
+        const { pid, sessionId } = failure.oldRunning;
+        return {
+          message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) was still stopping (its agent had stopped, its process still ran), and the change is proven only in a JVM started once the old one is gone: not proven live`,
+          hint: `the old app takes longer than ${seconds(failure.waitedMs)} to stop: raise --restart-timeout <ms> (in milliseconds), and run again`,
+        };
+      }
       if (failure.oldRunning !== undefined) {
         const { pid, sessionId } = failure.oldRunning;
         return {
@@ -153,7 +160,9 @@ export function appGoneWords(shortfall: Extract<Shortfall, { kind: 'app-gone' }>
   };
 }
 
+/** A wait's bound in words: whole seconds, tenths, or milliseconds below a second (a `--restart-timeout 30` meant as seconds shows as such). */
 function seconds(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 

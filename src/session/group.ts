@@ -33,16 +33,7 @@ import {
   type Session,
 } from './options.js';
 import { spawnBuild } from '../tool/build.js';
-import {
-  awaitNewSession,
-  type Back,
-  oldAppRunning,
-  portFileGone,
-  restartLogOf,
-  type RestartRun,
-  sayIfPortFileLost,
-  startRestart,
-} from './restart.js';
+import { awaitNewSession, type Back, notBackFailure, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -206,7 +197,10 @@ export interface RestartPlace {
   options: RestartOptions;
   /** Watch mode: true once a new save arrived, which ends the wait (the cycle starts over). */
   superseded?: () => boolean;
-  /** Watch mode: the binary names of classes an earlier restart could not prove: never restarted again for them (added to here). */
+  /**
+   * Watch mode: each app's classes an earlier restart could not prove there (its agent's source and
+   * the binary name): that app is never restarted again for them (added to here).
+   */
   notAgain?: Set<string>;
   /** Watch mode: told the sessions whose app is about to restart, just before (their connections close by design). */
   restarting?: (sessions: readonly BuildSession[]) => void;
@@ -227,66 +221,81 @@ interface Part {
 
 /**
  * `result`, or, when only classes that need a restart are unproven and a restart is asked for, the
- * result of restarting the app and proving the change in the new JVM. Never throws for the command's or the agent's behaviour.
+ * result of restarting the apps that need it and proving the change in each new JVM. Each app is
+ * its own part: one that came back is proven in its new JVM, one that did not ends with its own
+ * failure, naming its own old JVM; one app's restart proves nothing of another's. Never throws for
+ * the command's or the agent's behaviour.
  */
 export async function restartIfNeeded(result: RunResult, place: RestartPlace): Promise<RunResult> {
   const { options, group } = place;
   if (options.restartCommand === undefined && options.awaitRestart !== true) return result;
   const parts = partsOf(result, group.sessions);
   if (parts === undefined) return result;
-  const needing = parts.filter((p) => p.needs.length > 0);
   const { host, signal } = group.sessions[0]!;
   const startedMs = host.clock.now();
-  const keys = needing.flatMap((p) => p.needs.map((v) => v.className));
-  if (place.notAgain !== undefined && keys.every((k) => place.notAgain!.has(k)))
-    return ended(parts, needing, { kind: 'not-again', classes: keys.length }, startedMs);
+  const needing = parts.filter((p) => p.needs.length > 0);
+  const notAgain = place.notAgain;
+  const restarting = needing.filter((p) => notAgain === undefined || p.needs.some((v) => !notAgain.has(notAgainKey(p, v))));
+  // An app an earlier restart could not prove is not restarted again for the same classes.
+  const settled = new Map(
+    needing
+      .filter((p) => !restarting.includes(p))
+      .map((p) => [p, resultOf(p, { kind: 'not-again', classes: p.needs.length }, p.result.verdicts)]),
+  );
+  const resultsOf = (own: (p: Part) => PartResult | undefined) =>
+    whole(
+      parts,
+      parts.map((p) => settled.get(p) ?? own(p) ?? p.result),
+      startedMs,
+    );
+  if (restarting.length === 0) return resultsOf(() => undefined);
+  const giveUp = (p: Part, r: PartResult) => {
+    if (!r.provenLive) for (const v of p.needs) notAgain?.add(notAgainKey(p, v));
+    return r;
+  };
   const timeoutMs = options.restartTimeoutMs ?? DEFAULTS.restartTimeoutMs;
   const command = options.restartCommand ?? null;
   const first = group.sessions[0]!;
   const log = command === null ? null : restartLogOf(first);
-  place.restarting?.(needing.map((p) => p.session));
-  group.emit({ type: 'restart-needed', classes: keys, command, log, timeoutMs });
-  const failed = (failure: RestartFailure) => {
-    for (const key of keys) place.notAgain?.add(key);
-    return ended(parts, needing, failure, startedMs);
-  };
+  place.restarting?.(restarting.map((p) => p.session));
+  // A class several apps need a restart for is one class.
+  const classes = [...new Set(restarting.flatMap((p) => p.needs.map((v) => v.className)))];
+  group.emit({ type: 'restart-needed', classes, command, log, timeoutMs });
   let run: RestartRun | undefined;
   try {
     if (command !== null) run = startRestart(command, first, group.emit);
   } catch (error) {
-    return failed({ kind: 'not-started', command: command!, why: (error as Error).message });
+    const failure: RestartFailure = { kind: 'not-started', command: command!, why: (error as Error).message };
+    return resultsOf((p) => (restarting.includes(p) ? giveUp(p, resultOf(p, failure, p.result.verdicts)) : undefined));
   }
   const deadline = startedMs + timeoutMs;
-  const backs = await Promise.all(needing.map((p) => awaitNewSession(p.session, deadline, place.superseded, run)));
+  const backs = await Promise.all(restarting.map((p) => awaitNewSession(p.session, deadline, place.superseded, run)));
   run?.stopShowing();
   try {
     if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
     if (backs.some((b) => b === 'superseded')) return result;
-    const exit = run?.started.exit();
-    if (backs.includes('command-failed') && exit !== undefined)
-      return failed({ kind: 'command-failed', command: command!, exitCode: exit.exitCode, log: log!, lastLines: run!.lastLines() });
-    if (backs.includes('not-back')) {
-      const gone = needing.map((p) => portFileGone(p.session)).find((file) => file !== undefined);
-      const old = (await Promise.all(needing.map((p) => oldAppRunning(p.session)))).find((o) => o !== undefined);
-      return failed({
-        kind: 'not-back',
-        waitedMs: timeoutMs,
-        ...(command === null ? {} : { command }),
-        ...(gone && { portFileGone: gone }),
-        ...(old && { oldRunning: old }),
-      });
-    }
-    if (run !== undefined) run.appBack = true;
-    const kept = (p: Part) => p.result.verdicts.filter((v) => mayRestart(v, p.needs));
-    const proofs = await Promise.all(needing.map((p, i) => proveAfterRestart(p, backs[i] as Back, options, kept(p))));
-    for (const [i, p] of needing.entries()) sayIfPortFileLost(p.session, backs[i] as Back);
-    const results = parts.map((p) => (needing.includes(p) ? proofs[needing.indexOf(p)]! : p.result));
-    for (const [i, r] of proofs.entries()) if (!r.provenLive) for (const v of needing[i]!.needs) place.notAgain?.add(v.className);
-    return whole(parts, results, startedMs);
+    if (run !== undefined) run.appBack = backs.every((b) => typeof b === 'object');
+    const ends = { timeoutMs, command, log, run };
+    const own = await Promise.all(
+      restarting.map(async (p, i) => {
+        const back = backs[i]!;
+        if (typeof back !== 'object') return giveUp(p, resultOf(p, await notBackFailure(p.session, back, ends), p.result.verdicts));
+        const kept = p.result.verdicts.filter((v) => mayRestart(v, p.needs));
+        const proven = await proveAfterRestart(p, back, options, kept);
+        sayIfPortFileLost(p.session, back);
+        return giveUp(p, proven);
+      }),
+    );
+    return resultsOf((p) => own[restarting.indexOf(p)]);
   } finally {
     run?.leave();
     for (const back of backs) if (typeof back === 'object') back.connection.close();
   }
+}
+
+/** The key of `verdict`'s class in `part`'s app for {@link RestartPlace.notAgain}: the app (where its agent was found) and the binary name. */
+function notAgainKey(part: Part, verdict: ClassVerdict): string {
+  return `${part.session.location.source}\u0000${verdict.className}`;
 }
 
 /**
@@ -390,12 +399,6 @@ function interruptedResult(result: PartResult, signal: AbortSignal | undefined):
   return rebuilt(result, { reason: 'interrupted', signal: signalOf(signal), at: 'restart' }, result.verdicts);
 }
 
-/** Every part that needed a restart ends with `failure` (the restart never got as far as a new session). */
-function ended(parts: Part[], needing: Part[], failure: RestartFailure, startedMs: number): RunResult {
-  const results = parts.map((p) => (needing.includes(p) ? resultOf(p, failure, p.result.verdicts) : p.result));
-  return whole(parts, results, startedMs);
-}
-
 function interrupted(parts: Part[], startedMs: number, signal: AbortSignal | undefined): RunResult {
   const results = parts.map((p) => interruptedResult(p.result, signal));
   return whole(parts, results, startedMs);
@@ -416,8 +419,10 @@ function whole(parts: Part[], results: PartResult[], startedMs: number): RunResu
 /**
  * A watch's app (`away`) back in a new agent session (`session`, opened at its port file; `view`: its
  * agent is the app's, session/options.ts `sameAppView`): the classes it owes (session/away.ts) proven
- * in the new JVM as after a restart ({@link proveAfterRestart}, kind `restart`). Undefined when it owes
- * none. Never throws for the agent's behaviour.
+ * in the new JVM as after a restart ({@link proveAfterRestart}, kind `restart`). One app's new JVM
+ * proves nothing of another's: each of `others` (the other apps' parts of their last cycle, in the
+ * agent sessions they run now) that left one of those classes not proven joins the result, which is
+ * then no ✔. Undefined when it owes none. Never throws for the agent's behaviour.
  */
 export async function proveReturn(
   away: AwayApp,
@@ -425,6 +430,7 @@ export async function proveReturn(
   view: AgentView,
   command: BuildCommand,
   options: CycleOptions & RestartOptions,
+  others: readonly AgentRunResult[] = [],
 ): Promise<RunResult | undefined> {
   const { host } = session;
   const startedMs = host.clock.now();
@@ -433,5 +439,8 @@ export async function proveReturn(
   if (result === undefined) return undefined;
   const back: Back = { connection: session.connection, doctor: session.doctor, view, at: host.clock.date(), portFileLost: false };
   const proven = await proveAfterRestart({ session, result, needs: owed, appBack: true }, back, options, owed);
-  return { ...proven, durationMs: Math.max(0, Math.round(host.clock.now() - startedMs)) };
+  const own = { ...proven, durationMs: Math.max(0, Math.round(host.clock.now() - startedMs)) };
+  const names = new Set(owed.map((v) => v.className));
+  const owing = others.filter((o) => o.verdicts.some((v) => names.has(v.className) && !LIVE_VERDICTS.has(v.status)));
+  return owing.length === 0 ? own : combineResults([{ ...own, agentSource: session.location.source }, ...owing], own.durationMs);
 }

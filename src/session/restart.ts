@@ -11,6 +11,7 @@ import { askDoctor, observeAgentAfterLoss } from '../agent/requests.js';
 import type { AgentView } from '../classes/coverage.js';
 import type { DoctorObserved } from '../outcome/facts.js';
 import type { RunEvent } from '../outcome/events.js';
+import type { RestartFailure } from '../outcome/outcome.js';
 import { RESTART_LOG, stateFolderPath } from '../state/folder.js';
 import { type DetachedCommand, LogFollower, startDetached } from '../tool/detached.js';
 import { findAppStart, type ProcHost, stillRuns, type StartTime } from '../tool/proc.js';
@@ -178,20 +179,44 @@ async function oldStillThere(session: BuildSession, old: OldJvm): Promise<boolea
   return (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind === 'same-session';
 }
 
+/** How the restart ended and what it was given: its command (null: `--await-restart`), its log, and the wait's bound in ms. */
+export interface RestartEnds {
+  timeoutMs: number;
+  command: string | null;
+  log: string | null;
+  run: RestartRun | undefined;
+}
+
 /**
- * The old JVM of `session` (DOCTOR's pid and agent session before the restart) when it still runs
- * or answers now, for a restart that did not bring the app back; else undefined.
+ * Why the app of `session` did not come back (`why`, from {@link awaitNewSession}): the restart
+ * command failed first, or the wait ran out, with this app's own port file gone and its own old JVM
+ * still there, if they are (another app's say nothing of this one).
  */
-export async function oldAppRunning(session: BuildSession): Promise<{ pid: string; sessionId: string } | undefined> {
+export async function notBackFailure(session: BuildSession, why: NotBack, ends: RestartEnds): Promise<RestartFailure> {
+  const { command, log, run } = ends;
+  const exit = run?.started.exit();
+  if (why === 'command-failed' && exit !== undefined && command !== null && log !== null)
+    return { kind: 'command-failed', command, exitCode: exit.exitCode, log, lastLines: run!.lastLines() };
+  const gone = portFileGone(session);
   const old = await oldJvmOf(session);
-  return (await oldStillThere(session, old)) ? { pid: old.pid, sessionId: old.sessionId } : undefined;
+  const there = await oldStillThere(session, old);
+  // Its agent gone from its port (its shutdown hook ran) while its process still runs: the old app is ending, not left running.
+  const stopping = there && (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind !== 'same-session';
+  const running = there ? { pid: old.pid, sessionId: old.sessionId, ...(stopping ? { stopping: true as const } : {}) } : undefined;
+  return {
+    kind: 'not-back',
+    waitedMs: ends.timeoutMs,
+    ...(command === null ? {} : { command }),
+    ...(gone && { portFileGone: gone }),
+    ...(running && { oldRunning: running }),
+  };
 }
 
 /**
  * The app's port file when it is gone now (after a restart: a JVM that stopped deleted it), else
  * undefined (still there, or the agent was not found by one).
  */
-export function portFileGone(session: BuildSession): string | undefined {
+function portFileGone(session: BuildSession): string | undefined {
   const file = session.location.portFile;
   if (file === undefined) return undefined;
   const read = readPortFile(file);

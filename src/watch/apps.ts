@@ -9,6 +9,7 @@
 import { type AgentLocation, discoverAgents, readPortFile } from '../agent/discover.js';
 import type { AgentView } from '../classes/coverage.js';
 import type { Outcome } from '../outcome/outcome.js';
+import type { AgentRunResult } from '../outcome/result.js';
 import type { AwayApp } from '../session/away.js';
 import { closeSessions } from '../session/group.js';
 import { openSessionAt, openSessions, type OpenPlan } from '../session/open.js';
@@ -30,6 +31,12 @@ export interface App {
   awaySince?: Date;
   /** Its app restarts for the running cycle's change (group.ts `restartIfNeeded`): its agent going away is no news. */
   restarting?: boolean;
+  /**
+   * Its part of the last cycle it took part in, when that left classes not proven in its JVM, and
+   * the agent session it was of: while that session runs, the proof of another app's return is no
+   * ✔ for those classes (group.ts `proveReturn`).
+   */
+  owes?: { sessionId: string; part: AgentRunResult };
 }
 
 /** The apps in view, by key; their sessions in key order, the order their holds are taken in. */

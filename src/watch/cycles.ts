@@ -66,7 +66,7 @@ export class WatchCycles {
   private stopping = false;
   /** Saves seen so far: a save during a wait for the app's restart ends it early (the cycle starts over). */
   private saves = 0;
-  /** Classes (binary names) an earlier restart could not prove: the app is not restarted again for them. */
+  /** Each app's classes an earlier restart could not prove there (group.ts `RestartPlace.notAgain`): that app is not restarted again for them. */
   private readonly notAgain = new Set<string>();
 
   constructor(private readonly setup: WatchSetup) {
@@ -152,6 +152,7 @@ export class WatchCycles {
     const result = await this.build(sessions, changed);
     const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
     this.last = result;
+    this.keepOwed(result, sessions.length === 1 ? sessions[0]!.location.source : undefined);
     hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
     await this.afterRestart(result);
   }
@@ -274,22 +275,43 @@ export class WatchCycles {
     }
   }
 
+  /**
+   * Each app's part of a cycle's `result`: what it left not proven in its JVM, with the agent session
+   * that was, or nothing once all it ran there is proven. `sole`: the app a result naming no agent is of.
+   */
+  private keepOwed(result: RunResult, sole: string | undefined): void {
+    for (const app of this.apps.all()) {
+      const part =
+        result.agents?.find((a) => a.agentSource === app.key) ?? (result.agents === undefined && app.key === sole ? result : undefined);
+      if (part === undefined) continue;
+      if (part.provenLive) delete app.owes;
+      else app.owes = { sessionId: part.agent?.sessionId ?? '', part: { ...part, agentSource: app.key } };
+    }
+  }
+
   /** The proof in the new JVM of an app that came back (`away`: as it was), told as a cycle of its own when it owed classes. */
   private async proveBack(away: AwayApp, session: BuildSession, view: AgentView): Promise<void> {
     const { command, options, hooks, host } = this.setup;
     // Under the run lock, as a cycle: the proof writes the app's record. Refused or gone again: the next build proves it.
     const start = await beginCycle([session]);
     if (start.kind === 'refused') return;
+    // What the other apps still owe in the agent sessions they run now: the proof here is no ✔ for it.
+    const others = this.apps
+      .all()
+      .filter((o) => o.key !== session.location.source && o.owes !== undefined && o.owes.sessionId === o.session?.agent.sessionId)
+      .map((o) => o.owes!.part);
     let proven;
     try {
-      proven = start.lost.length > 0 ? undefined : await proveReturn(away, session, view, command, options);
+      proven = start.lost.length > 0 ? undefined : await proveReturn(away, session, view, command, options, others);
     } finally {
       await start.releaseLock();
     }
     if (start.lost.length > 0) this.closed(session);
     if (proven === undefined || this.stopping) return;
+    this.keepOwed(proven, session.location.source);
     const several = this.apps.size > 1;
-    const result = several ? ofAgent(proven, session.location.source) : proven;
+    // A result of several apps names each already.
+    const result = several && proven.agents === undefined ? ofAgent(proven, session.location.source) : proven;
     const end = endLineOf(result, host.clock.date(), false, several ? session.location.source : 'the app');
     hooks.onCycleEnd?.({ cycle: (this.count += 1), changed: [], result, end, line: cycleEndLine(end) });
   }

@@ -574,6 +574,50 @@ describe('a restart command that starts the app itself', () => {
     expect(run.exitCode).toBe(75);
   });
 
+  it('a script that stops the old app and starts the new one at once, the old JVM taking 3 s to end: waits for it, then proves the change (0)', async () => {
+    const p = project();
+    // Its JVM ends 3 s after SIGTERM (its own shutdown time), its agent's socket and port file gone at once.
+    const old = await agentFor(p, ['--shutdown-ms', '3000']);
+    const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
+    const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
+    const restart = restartScript(p.dir, [
+      `kill -TERM ${old.pid}`,
+      `nohup ${appStart(['--watch', 'target/classes'])} &`,
+      'echo $! > app.pid',
+    ]);
+    const run = await runCli(['--json', '--restart-timeout', '20000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    const result = jsonResult(run);
+    // It said what it waited for while the old JVM ended, and the change is proven only once it had.
+    expect(run.stderr).toContain(`a new one answers, but the old app's JVM, pid ${oldPid}, still runs: waiting for it to stop`);
+    expect(running(Number(oldPid))).toBe(false);
+    expect(result).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, restarted: true });
+    expect(await doctorSession(p.dir)).toBe(result.restartSessionId);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('a restart timeout shorter than the old JVM takes to end: 75, saying the old app was still stopping and to raise --restart-timeout, not to stop it first', async () => {
+    const p = project();
+    const old = await agentFor(p, ['--shutdown-ms', '3000']);
+    const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
+    const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
+    const restart = restartScript(p.dir, [
+      `kill -TERM ${old.pid}`,
+      `nohup ${appStart(['--watch', 'target/classes'])} &`,
+      'echo $! > app.pid',
+    ]);
+    // 30: seconds meant, milliseconds taken.
+    const run = await runCli(['--restart-timeout', '30', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `did not come back with a new agent session within 30 ms: its old JVM \\(pid ${oldPid}, agent session [0-9a-f-]+\\) was still stopping`,
+      ),
+    );
+    expect(run.stderr).toContain('raise --restart-timeout <ms> (in milliseconds)');
+    expect(run.stderr).not.toContain('stop the old app first');
+    expect(run.stderr).not.toContain('✔');
+    expect(run.exitCode).toBe(75);
+  });
+
   it('a port file deleted as the old app stopped, and no app back: 75, saying so and what to fix, not only that it waited', async () => {
     const p = project();
     const old = await agentFor(p);

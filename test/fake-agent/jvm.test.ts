@@ -1,8 +1,10 @@
-import { mkdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startFakeAgent } from '../../src/fake-agent/index.js';
+import { waitFor } from '../support/wait.js';
 import { agentFor, clientOf, doctor, isRunning, standInsOf, tempDir } from './fixture.js';
+import { LineClient } from './line-client.js';
 
 /** The working directory of process `pid`, read from /proc (Linux). */
 function cwdOf(pid: number): string {
@@ -51,6 +53,20 @@ describe('stand-in JVM', () => {
     await agent.stop();
     expect(isRunning(pid)).toBe(false);
     expect(standInsOf(process.pid)).toEqual([]);
+  });
+
+  it('with shutdownMs, stop() closes the socket and deletes the port file at once, and the stand-in ends only after that time', async () => {
+    const portFile = join(tempDir(), '.reclazz', 'agent.port');
+    const agent = await startFakeAgent({ heartbeatMs: 0, portFile, shutdownMs: 1500 });
+    const pid = agent.jvm!.pid;
+    const port = agent.port;
+    const stopped = agent.stop();
+    await waitFor(() => !existsSync(portFile), 'the port file to go');
+    await expect(LineClient.connect(port)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    // The JVM still runs its own shutdown.
+    expect(isRunning(pid)).toBe(true);
+    await stopped;
+    expect(isRunning(pid)).toBe(false);
   });
 
   it('reportedPid and reportedWorkingDirectory replace what DOCTOR says (a JVM in a container, a foreign app)', async () => {

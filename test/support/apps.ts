@@ -32,6 +32,12 @@ interface App {
   stop(): Promise<void>;
   /** Deletes the port file (a stale one, as a start script may before it starts the app). */
   removePortFile(): void;
+  /**
+   * A restart command that restarts this app alone: it asks (a file in the app folder), and the
+   * app stops normally and starts again ({@link App.stop}, {@link App.start}), a new JVM loading the
+   * class files on disk. Asked again, it restarts again. No longer heard after the test.
+   */
+  restartCommand(): string;
 }
 
 /**
@@ -71,6 +77,22 @@ function appIn(dir: string, options: FakeAgentOptions): App {
       fs.rmSync(portFile, { force: true });
     },
     removePortFile: () => fs.rmSync(portFile, { force: true }),
+    restartCommand() {
+      const asked = path.join(dir, 'restart-asked');
+      let restarting = false;
+      const timer = setInterval(() => {
+        if (restarting || !fs.existsSync(asked)) return;
+        restarting = true;
+        fs.rmSync(asked);
+        void (async () => {
+          await this.stop();
+          await this.start();
+          restarting = false;
+        })();
+      }, 20);
+      afterThisTest(() => clearInterval(timer));
+      return `touch '${asked}'`;
+    },
   };
 }
 
@@ -103,8 +125,8 @@ export interface TwoServices {
 /** The shared class both apps run. */
 export const MONEY = 'com.acme.shared.Money';
 
-/** {@link TwoServices}, both apps started: their JVMs loaded Money `money-v1`. */
-export async function twoServices(): Promise<TwoServices> {
+/** {@link TwoServices}, both apps started: their JVMs loaded Money `money-v1`; `options` for both apps' agents. */
+export async function twoServices(options: FakeAgentOptions = {}): Promise<TwoServices> {
   const root = tempDir();
   const shared = path.join(root, 'shared', 'target', 'classes');
   const money = writeClass(shared, MONEY, 'money-v1');
@@ -112,7 +134,7 @@ export async function twoServices(): Promise<TwoServices> {
     const dir = path.join(root, `svc-${svc}`);
     const classes = path.join(dir, 'target', 'classes');
     writeClass(classes, `com.acme.${svc}.Service`, `${svc}-v1`);
-    return appIn(dir, { watchDirs: [classes, shared] });
+    return appIn(dir, { watchDirs: [classes, shared], ...options });
   }) as [App, App];
   const source = path.join(root, 'shared', 'src', 'main', 'java', 'com', 'acme', 'shared', 'Money.java');
   fs.mkdirSync(path.dirname(source), { recursive: true });

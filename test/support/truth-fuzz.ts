@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
+import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
 import { INDEX_FILE, stateFolderPath } from '../../src/state/folder.js';
 import type { RunResult } from '../../src/outcome/result.js';
 import { waitFor, sleep } from './wait.js';
@@ -23,8 +24,12 @@ interface Edit {
 type Op =
   /** reclazz-build runs a build that makes `edits` and exits `exit` (1: a failing build). */
   | { op: 'build'; edits: Edit[]; exit: 0 | 1 }
-  /** A compile outside reclazz-build (an IDE, a plain `mvn compile`), or a copy that keeps an hour-old mtime (`cp -p`, `rsync -a`, `tar x`). */
-  | { op: 'outside'; edits: Edit[]; keepTime?: boolean }
+  /**
+   * A compile outside reclazz-build (an IDE, a plain `mvn compile`), or a copy that keeps an hour-old mtime (`cp -p`,
+   * `rsync -a`, `tar x`); `loadStamp`: written right after that app's JVM loaded its classes, its mtime the earliest
+   * the file system's coarse clock gives such a write (a tick, 10 ms, before the load).
+   */
+  | { op: 'outside'; edits: Edit[]; keepTime?: boolean; loadStamp?: App | undefined }
   /** A class file renamed onto another class's path. */
   | { op: 'rename'; at: Module; from: ClassKey; to: ClassKey }
   /** A class output directory replaced by a changed copy renamed into its place (`rm -rf out && mv staging out`). */
@@ -82,13 +87,20 @@ function shellEdit(world: World, edit: Edit): string {
   return `mkdir -p '${path.dirname(file)}' && printf '%s' '${bytesOf(edit.cls, edit.at, edit.v)}' > '${file}'`;
 }
 
-/** `edit` made here, as an outside compile writes it; `keepTime`: as a copy that keeps an hour-old mtime. */
-function applyEdit(world: World, edit: Edit, dir = world.dir(edit.at), keepTime = false): void {
+/** `edit` made here, as an outside compile writes it; with `mtimeMs`, as a write the file system stamped then (epoch ms). */
+function applyEdit(world: World, edit: Edit, dir = world.dir(edit.at), mtimeMs?: number): void {
   const file = path.join(dir, ...CLASSES[edit.cls].split('.')) + '.class';
   if (edit.v === 'delete') return fs.rmSync(file, { force: true });
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, bytesOf(edit.cls, edit.at, edit.v));
-  if (keepTime) fs.utimesSync(file, new Date(Date.now() - 3_600_000), new Date(Date.now() - 3_600_000));
+  if (mtimeMs !== undefined) fs.utimesSync(file, new Date(mtimeMs), new Date(mtimeMs));
+}
+
+/** The mtime an outside write gets (undefined: the file system's): an hour ago, or a tick before an app's JVM loaded. */
+function stampOf(world: World, op: { keepTime?: boolean; loadStamp?: App | undefined }): number | undefined {
+  if (op.keepTime === true) return Date.now() - 3_600_000;
+  const loadedAt = op.loadStamp === undefined ? undefined : world.loadedAtMs(op.loadStamp);
+  return loadedAt === undefined ? undefined : loadedAt - COARSE_CLOCK_MS;
 }
 
 /** How long a watcher takes to act on a write it saw (its debounce, its poll, the capture and the reload), in ms, with room. */
@@ -108,7 +120,7 @@ async function perform(world: World, op: Op): Promise<RunResult | undefined> {
     case 'build':
       return world.run([...op.edits.map((edit) => shellEdit(world, edit)), `exit ${op.exit}`].join('\n'));
     case 'outside':
-      for (const edit of op.edits) applyEdit(world, edit, world.dir(edit.at), op.keepTime === true);
+      for (const edit of op.edits) applyEdit(world, edit, world.dir(edit.at), stampOf(world, op));
       return undefined;
     case 'rename': {
       const from = world.file(op.at, op.from);
@@ -257,6 +269,7 @@ const opArb: fc.Arbitrary<Op> = weighted<Op>(
       op: fc.constant('outside' as const),
       edits: fc.array(editArb, { minLength: 1, maxLength: 3 }),
       keepTime: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
+      loadStamp: weighted<App | undefined>([4, fc.constant(undefined)], [1, appArb]),
     }),
   ],
   [
@@ -297,6 +310,8 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
   late: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
   debounceMs: weighted([3, fc.constant(20)], [1, fc.constant(300)]),
   watcherStartMs: weighted([3, fc.constant(0)], [1, fc.constant(400)]),
+  // A slow boot leaves the JVM's start, as its process shows it, well before the load: a write just after the load is later.
+  jvmBootMs: weighted([3, fc.constant(20)], [1, fc.constant(200)]),
   linkedPackage: weighted([4, fc.constant(false)], [1, fc.constant(true)]),
 });
 
@@ -307,6 +322,62 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   world: worldArb,
   ops: fc.tuple(fc.array(opArb, { minLength: 0, maxLength: 6 }), buildArb).map(([ops, last]) => [...ops, last]),
 });
+
+/** One of the two apps killed, started again or restarted, mostly. */
+const lifeArb: fc.Arbitrary<Op> = fc.record({ op: fc.constantFrom('kill' as const, 'revive' as const, 'restart' as const), app: appArb });
+/** A class of the shared module, built there. */
+const sharedEditArb: fc.Arbitrary<Edit> = fc.record({
+  at: fc.constant('shared' as const),
+  cls: fc.constantFrom('S1' as const, 'S2' as const),
+  v: weighted<number | 'delete'>([6, fc.integer({ min: 0, max: 3 })], [1, fc.constant('delete' as const)]),
+});
+
+/**
+ * Two apps that both load, and mostly both watch, the shared class output directory, while one of
+ * them is killed, started again or restarted between builds and outside compiles of shared classes.
+ */
+const twoAppsArb: fc.Arbitrary<Scenario> = fc.record({
+  world: worldArb.chain((world) =>
+    fc
+      .record({
+        aWatchesShared: weighted([4, fc.constant(true)], [1, fc.constant(false)]),
+        bWatchesShared: weighted([4, fc.constant(true)], [1, fc.constant(false)]),
+      })
+      .map((watches) => ({ ...world, ...watches, twoApps: true })),
+  ),
+  ops: fc
+    .tuple(
+      fc.array(
+        weighted<Op>(
+          [4, lifeArb],
+          [
+            4,
+            fc.record({
+              op: fc.constant('build' as const),
+              edits: fc.array(sharedEditArb, { maxLength: 2 }),
+              exit: weighted<0 | 1>([5, fc.constant(0 as const)], [1, fc.constant(1 as const)]),
+            }),
+          ],
+          [
+            2,
+            fc.record({
+              op: fc.constant('outside' as const),
+              edits: fc.array(sharedEditArb, { minLength: 1, maxLength: 2 }),
+              loadStamp: weighted<App | undefined>([3, fc.constant(undefined)], [1, appArb]),
+            }),
+          ],
+          [3, opArb],
+        ),
+        { maxLength: 7 },
+      ),
+      buildArb,
+    )
+    .map(([ops, last]) => [...ops, last]),
+});
+
+/** Where the search looks: everywhere, or two apps sharing a class output directory while one of them dies and comes back. */
+export type Focus = 'all' | 'two-apps';
+const SCENARIOS: Record<Focus, fc.Arbitrary<Scenario>> = { all: scenarioArb, 'two-apps': twoAppsArb };
 
 /** A scenario the property failed on, shrunk, with what replays it. */
 export interface Counterexample {
@@ -336,13 +407,15 @@ export async function runTruthFuzz(options: {
   count: number;
   workers: number;
   path?: string;
+  /** Where to look (default `all`). */
+  focus?: Focus;
   onProgress?: (ran: number) => void;
   /** Told of each counterexample as soon as its worker has shrunk it. */
   onFailure?: (failure: Counterexample) => void;
 }): Promise<FuzzReport> {
   const started = performance.now();
   const tally = { ran: 0, runs: 0, proven: 0 };
-  const property = fc.asyncProperty(scenarioArb, async (scenario) => {
+  const property = fc.asyncProperty(SCENARIOS[options.focus ?? 'all'], async (scenario) => {
     const done = await play(scenario);
     tally.ran += 1;
     tally.runs += done.runs;

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
-import { jvmTruth } from '../../src/fake-agent/truth.js';
+import { jvmLoadedAtMs, jvmTruth } from '../../src/fake-agent/truth.js';
 import { EVIDENCE } from '../../src/classes/evidence.js';
 import { agentStatePlace, type StatePlace } from '../../src/state/folder.js';
 import { readClassIndex } from '../../src/state/store.js';
@@ -56,6 +56,8 @@ export interface WorldSpec {
   debounceMs: number;
   /** How long after its JVM starts each agent's watcher arms (its `startupDelaySec`), in ms. */
   watcherStartMs: number;
+  /** How long each app's JVM boots before it loads its classes, in ms (the fake's `jvmBootMs`). */
+  jvmBootMs: number;
   /** The shared module's package folder is a symbolic link to a folder outside it (the JVM follows it; the agent's watcher does not). */
   linkedPackage: boolean;
 }
@@ -175,6 +177,7 @@ export class World {
       autoReload: true,
       watchDebounceMs: spec.debounceMs,
       watcherStartMs: spec.watcherStartMs,
+      jvmBootMs: spec.jvmBootMs,
       watchPollMs: 10,
       captureDelayMs: 5,
       reloadMs: 5,
@@ -191,6 +194,12 @@ export class World {
   /** The running agent of `app`, if it runs. */
   agent(app: App): FakeAgent | undefined {
     return this.agents.get(app);
+  }
+
+  /** When the running `app`'s JVM loaded its classes, epoch ms (undefined: it does not run). */
+  loadedAtMs(app: App): number | undefined {
+    const agent = this.agents.get(app);
+    return agent === undefined ? undefined : jvmLoadedAtMs(agent);
   }
 
   /** The app's JVM restarts (a new JVM loads what is on disk now). */
