@@ -303,7 +303,8 @@ function notAgainKey(part: Part, verdict: ClassVerdict): string {
  * and at least one does (never for a failed build, a class not watched, a timeout); else undefined.
  */
 function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefined {
-  const own = result.agents ?? [{ ...result, agentSource: sessions[0]!.location.source } as AgentRunResult];
+  const { agents, ...one } = result;
+  const own: AgentRunResult[] = agents ?? [{ ...one, agentSource: sessions[0]!.location.source }];
   const parts: Part[] = [];
   for (const r of own) {
     const session = sessions.find((s) => s.location.source === r.agentSource);
