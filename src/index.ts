@@ -22,7 +22,7 @@ export { processHost };
 export function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHooks = {}, host = processHost()): Promise<RunResult> {
   return runOn(options, hooks, host);
 }
-export type { RunEvent } from './outcome/facts.js';
+export type { RunEvent, Warning, Waiting } from './outcome/events.js';
 export type { Outcome, Reason, Proof, Done, Shortfall, UsageProblem, PortFault, InterruptPoint, Need } from './outcome/outcome.js';
 export {
   EXIT_REFUSED,
@@ -64,6 +64,7 @@ export type {
   JsonAction,
 } from './outcome/result.js';
 export { describeOutcome } from './report/words.js';
+export { warningWords, waitingWords } from './report/step-words.js';
 export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';
 export { agentView, watchCoverage, type AgentView, type WatchedHere } from './classes/coverage.js';

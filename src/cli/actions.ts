@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { findClassDirs } from '../classes/dirs.js';
 import { ConfigError, loadConfig, type LoadedConfig } from './config.js';
 import type { AgentTarget } from '../agent/handshake.js';
-import type { RunEvent } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import type { CommandResult } from '../outcome/result.js';
 import { droppedText, eventLine, failureText, followingText, successText } from '../report/commands.js';
 import { HumanReporter } from '../report/human.js';

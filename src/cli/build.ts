@@ -3,7 +3,8 @@
  * reads the config, resolves the settings, renders the run's events (human on stderr, or JSON
  * lines on stdout with --json) and runs the core (`run.ts`).
  */
-import type { RunEvent, ToolKind } from '../outcome/facts.js';
+import type { ToolKind } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import { configFailure } from './usage.js';
 import { type AgentFlags, type ReclazzConfig, resolveSettings } from './options.js';
 import { ConfigError, loadConfig } from './config.js';

@@ -9,13 +9,15 @@ import { classFilesIn, jarRunOf } from '../classes/jar-run.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
 import { classSearchRoot, findClassDirs } from '../classes/dirs.js';
-import { agentWatchOf, closeSession, holdFinding, type SessionHost } from '../session/options.js';
+import { closeSession, type SessionHost } from '../session/options.js';
+import { agentWatchOf, holdFinding } from '../session/identity.js';
 import { doctorBlocks, type Outcome } from '../outcome/outcome.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
 import { describeOutcome } from '../report/words.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { askReload } from '../agent/requests.js';
-import type { ReloadState, RunEvent } from '../outcome/facts.js';
+import type { ReloadState } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import { type Opening, type OpenPlan, openSession } from '../session/open.js';
 
 /** Options for {@link runDoctor}. */

@@ -22,13 +22,13 @@ import {
   type ChangeSummary,
   type ClassChange,
   type ClassVerdict,
-  type RunEvent,
   SHOWN_AGENT_LEVELS,
   type VerifyReport,
 } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { liveWords, OUTSIDE_DETAIL, REWRITTEN_DETAIL, warningText } from '../report/step-words.js';
+import { liveWords, OUTSIDE_DETAIL, REWRITTEN_DETAIL } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { proveClasses, recordAt } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
@@ -175,9 +175,9 @@ async function proveFiles(
 ): Promise<VerifyReport> {
   const agent = session.agent!;
   const emit = options.onEvent ?? (() => undefined);
-  const warn = (message: string) => emit({ type: 'warning', message });
+  const warn = (problem: string) => emit({ type: 'warning', kind: 'state-file', problem });
   const start = await findAppStart(agent.pid, session.view!.workingDirectory);
-  if (start.kind === 'unknown') warn(warningText.appStartUnknown(start.why));
+  if (start.kind === 'unknown') emit({ type: 'warning', kind: 'app-start-unknown', why: start.why });
   const paths = jvmPathsOf(session.view!, session.checkout);
   const scanned = await baselineOf(recordAt(session.state, warn), outermost(files.flatMap(rootOf)), agent.sessionId, start, paths);
   const index = withRows(scanned.baseline, files);

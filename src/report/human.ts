@@ -4,10 +4,12 @@
  * says plainly whether the change is proven live.
  */
 import { restartCommandText, restartNeededText, restartRunningText } from './restart-words.js';
-import { type ClassVerdict, LIVE_VERDICTS, type RunEvent, type VerdictStatus } from '../outcome/facts.js';
+import { type ClassVerdict, LIVE_VERDICTS, type VerdictStatus } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
 import { verdictWords } from './shortfall-words.js';
+import { waitingWords, warningWords } from './step-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
 const MAX_LISTED = 20;
@@ -96,7 +98,7 @@ export class HumanReporter {
         this.live.show('waiting for the BUILD started receipt');
         return;
       case 'warning':
-        this.line(p.yellow(`warning: ${event.message}`));
+        this.line(p.yellow(`warning: ${warningWords(event)}`));
         return;
       case 'agent-dirs':
         if (verbose) this.agentDirs(event);
@@ -192,14 +194,15 @@ export class HumanReporter {
   private waiting(event: Extract<RunEvent, { type: 'waiting' }>): void {
     // --quiet: a wait is worth a line only once it is long enough to wonder about.
     if (this.options.quiet && event.elapsedMs < QUIET_WAIT_MS) return;
+    const what = waitingWords(event);
     if (this.options.live) {
-      this.live.show(`waiting for ${event.what}`, performance.now() - event.elapsedMs);
+      this.live.show(`waiting for ${what}`, performance.now() - event.elapsedMs);
       return;
     }
     const last = this.lastWaitLine;
-    if (last === undefined || last.what !== event.what || event.elapsedMs - last.atMs >= 5000) {
-      this.lastWaitLine = { what: event.what, atMs: event.elapsedMs };
-      this.line(`waiting for ${event.what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
+    if (last === undefined || last.what !== what || event.elapsedMs - last.atMs >= 5000) {
+      this.lastWaitLine = { what, atMs: event.elapsedMs };
+      this.line(`waiting for ${what}… ${(event.elapsedMs / 1000).toFixed(1)} s`);
     }
   }
 

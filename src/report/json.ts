@@ -2,12 +2,14 @@
  * `--json` output: one JSON line per event, then one `class` line per class and a `result` line.
  * Schemas: schema.ts; documented in docs/json.md.
  */
-import type { BuildRun, RunEvent } from '../outcome/facts.js';
+import type { BuildRun } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
-import { buildResult, buildRunResult, type CommandResult, type JsonAction, type RunResult } from '../outcome/result.js';
+import { buildResult, buildRunResult, type CommandResult, type JsonAction, type ResultBase, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './palette.js';
 import { describeOutcome } from './words.js';
 import { verdictWords } from './shortfall-words.js';
+import { waitingWords, warningWords } from './step-words.js';
 import type { classLineSchema, runResultLineSchema } from './schema.js';
 import type * as z from 'zod';
 
@@ -30,7 +32,19 @@ export function jsonLine(value: unknown): string {
 
 /** The JSON line for an event. */
 export function eventToJson(event: RunEvent): string {
-  return jsonLine(event);
+  return jsonLine(eventLine(event));
+}
+
+/**
+ * The JSON object of `event`: a warning or a wait as its kind and words (`message`, `what`), the
+ * fields every version wrote; every other event as it is.
+ */
+function eventLine(event: RunEvent): object {
+  const source = event.agentSource === undefined ? {} : { agentSource: event.agentSource };
+  if (event.type === 'warning') return { type: event.type, kind: event.kind, message: warningWords(event), ...source };
+  if (event.type === 'waiting')
+    return { type: event.type, kind: event.kind, what: waitingWords(event), elapsedMs: event.elapsedMs, ...source };
+  return event;
 }
 
 /**
@@ -153,6 +167,9 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
   }
 }
 
+/** `Omit` over each member of a union. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
 /**
  * The `--json` lines of a usage error (exit 2, nothing sent) for `action`: a `result` line
  * with reason `usage`, so that a pipeline reading stdout gets one for every run.
@@ -162,7 +179,7 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
   const outcome: Outcome = { reason: 'usage', problem: typeof problem === 'string' ? { kind: 'input', text: problem } : problem };
   const words = describeOutcome(outcome);
   if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
-  const facts =
+  const facts: DistributiveOmit<CommandResult, keyof ResultBase> =
     action === 'doctor'
       ? { action, classDirs: [], watched: [], watchedFrom: 'none' as const, reload: null }
       : action === 'scan'
@@ -170,5 +187,5 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
         : action === 'events'
           ? { action, events: 0 }
           : { action };
-  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, 0) as CommandResult))];
+  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, 0)))];
 }

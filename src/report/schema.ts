@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { doctorObservedSchema } from '../outcome/facts.js';
 import type { Reason } from '../outcome/outcome.js';
+import { WAITING_KINDS, WARNING_KINDS } from './step-words.js';
 
 const int = z.number().int();
 const ms = int.min(0);
@@ -42,8 +43,8 @@ const agentSource = z.string().optional();
  */
 export const eventLineSchemas = {
   agent: z.strictObject({ type: z.literal('agent'), agent: agentInfoSchema, agentSource }),
-  warning: z.strictObject({ type: z.literal('warning'), message: z.string(), agentSource }),
-  waiting: z.strictObject({ type: z.literal('waiting'), what: z.string(), elapsedMs: ms, agentSource }),
+  warning: z.strictObject({ type: z.literal('warning'), kind: z.enum(WARNING_KINDS), message: z.string(), agentSource }),
+  waiting: z.strictObject({ type: z.literal('waiting'), kind: z.enum(WAITING_KINDS), what: z.string(), elapsedMs: ms, agentSource }),
   hold: z.strictObject({
     type: z.literal('hold'),
     owner: z.string(),

@@ -57,8 +57,7 @@ export function dirsRunBy(session: BuildSession, command: BuildCommand, options:
 export async function owedBy(app: AwayApp, dirs: readonly string[]): Promise<ClassVerdict[]> {
   if (dirs.length === 0) return [];
   const { session } = app;
-  const warn = (message: string) => session.emit({ type: 'warning', message });
-  const record = recordAt(session.state, warn);
+  const record = recordAt(session.state, (problem) => session.emit({ type: 'warning', kind: 'state-file', problem }));
   const paths = jvmPathsOf(session.view, session.checkout);
   const { baseline } = await baselineOf(record, dirs, session.agent.sessionId, app.start, paths);
   const { changes } = await detectChanges(baseline, dirs, {

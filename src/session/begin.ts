@@ -71,8 +71,8 @@ async function refresh(session: BuildSession): Promise<Extract<CycleStart, { kin
   }
   if (answer.kind !== 'observed' || answer.doctor.sessionId !== session.agent.sessionId) return 'lost';
   session.doctor = answer.doctor;
-  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (message) =>
-    session.emit({ type: 'warning', message }),
+  session.owner = rereadOwner(session.state, session.agent.sessionId, session.owner, (problem) =>
+    session.emit({ type: 'warning', kind: 'state-file', problem }),
   );
   return undefined;
 }

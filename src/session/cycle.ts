@@ -21,8 +21,8 @@ import {
   saveAfterOk,
   type Session,
   type SessionHooks,
-  spawnBuild,
 } from './options.js';
+import { spawnBuild } from '../tool/build.js';
 import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf, steadyBefore } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';
@@ -33,11 +33,10 @@ import { signalOf } from '../outcome/exit.js';
 import type { AppStart, BuildRun, ReloadState } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
-import { WAITING_FOR, warningText } from '../report/step-words.js';
-import { describeOutcome } from '../report/words.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import type { BuildCommand } from '../tool/resolve.js';
-import { type Before, checkChanges, readFailures } from './check.js';
+import { readFailures } from './check.js';
+import { type Before, checkChanges } from './detect.js';
 import { tellWatcher, watcherBeforeOk } from './watcher-state.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { pause } from '../util/wait.js';
@@ -56,7 +55,8 @@ export function cycleOf(
   dirsFor?: Cycle['dirsFor'],
 ): Cycle {
   const record = ownerRecordOf(session.state, session.owner.owner, session.agent, session.location.portFile);
-  return { session, command, options, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
+  const settled = { ...options, verifyTimeoutMs: options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs };
+  return { session, command, options: settled, startedMs, record, ...(dirsFor === undefined ? {} : { dirsFor }) };
 }
 
 /** What the steps between the hold and the build found, for the steps after it. */
@@ -77,14 +77,14 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const dirs = classDirsOf(cycle);
   const before = dirs.now();
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
-  if (appStart.kind === 'unknown') session.emit({ type: 'warning', message: warningText.appStartUnknown(appStart.why) });
+  if (appStart.kind === 'unknown') session.emit({ type: 'warning', kind: 'app-start-unknown', why: appStart.why });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
   for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
-    session.emit({ type: 'warning', message: warningText.sameBinaryName(same.className, same.paths) });
+    session.emit({ type: 'warning', kind: 'same-binary-name', className: same.className, paths: same.paths });
   // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
   // mean depends on the agent's state before this build (evidence.ts).
   const state = await reloadStatus(session);
-  if (state?.paused === true) session.emit({ type: 'warning', message: warningText.paused(state.pendingClasses) });
+  if (state?.paused === true) session.emit({ type: 'warning', kind: 'paused', pending: state.pendingClasses });
   const quiet = baseline.evidence.includes(EVIDENCE.unknown) && options.verify !== false ? quietBefore(session, state) : undefined;
   const steady = steadyBefore(baseline);
   return { found: { baseline, dirs: before, scanned, unseen, whole, holdAtMs, heldBefore, quiet, appStart, steady }, dirs };
@@ -144,8 +144,8 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
   const capturePending =
     hold.state === 'released' || (hold.state === 'none' && session.doctor.buildHold === 'named' && owner.releasedBefore);
   if (capturePending) await awaitCaptureRelease(session);
-  const waitMs = session.options.waitMs ?? DEFAULTS.waitMs;
-  const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', what: WAITING_FOR.hold, elapsedMs });
+  const waitMs = session.options.waitMs;
+  const onBusy = (elapsedMs: number) => session.emit({ type: 'waiting', kind: 'hold', elapsedMs });
   const acquired = await hold.acquire({ waitMs, ...(session.signal === undefined ? {} : { signal: session.signal }), onBusy });
   switch (acquired.kind) {
     case 'acquired':
@@ -182,13 +182,13 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
 async function awaitCaptureRelease(session: Session): Promise<void> {
   const clock = session.host.clock;
   const start = clock.now();
-  const limit = Math.min(CAPTURE.waitMs, session.options.waitMs ?? DEFAULTS.waitMs);
+  const limit = Math.min(CAPTURE.waitMs, session.options.waitMs);
   while (clock.now() - start < limit) {
     try {
       // Asked first: an agent that applies at once has released the hold already (a watch's next cycle).
       const answer = await askDoctor(session.connection, session.timeoutMs, session.signal);
       if (answer.kind !== 'observed' || answer.doctor.buildHold !== 'named') return;
-      session.emit({ type: 'waiting', what: WAITING_FOR.capture, elapsedMs: Math.round(clock.now() - start) });
+      session.emit({ type: 'waiting', kind: 'capture', elapsedMs: Math.round(clock.now() - start) });
       await sleep(CAPTURE.pollMs, undefined, { signal: session.signal });
     } catch {
       return;
@@ -208,14 +208,13 @@ export interface ClassDirs {
  * those the agent watches that hold class files here ({@link agentClassDirs}), so an unknown layout is still checked.
  * `tell`: warn of a missing or nested one, and tell the agent's (false: a watch's app whose agent is gone).
  */
-export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options' | 'dirsFor'>, tell = true): ClassDirs {
+export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'> & { options: CycleOptions }, tell = true): ClassDirs {
   const { session, command, options } = cycle;
   const cwd = session.host.cwd;
   const projectDir = session.location.projectDir;
   const searchRoot = classSearchRoot(cwd, projectDir);
   const given = (options.classDirs ?? []).map((d) => path.resolve(cwd, d));
-  for (const dir of given.filter((d) => tell && !fs.existsSync(d)))
-    session.emit({ type: 'warning', message: warningText.missingClassesDir(dir) });
+  for (const dir of given.filter((d) => tell && !fs.existsSync(d))) session.emit({ type: 'warning', kind: 'missing-classes-dir', dir });
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
     const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
@@ -226,8 +225,11 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options'
     const { kept: result, dropped } = outermost([...new Set(dirs)], given);
     for (const d of dropped.filter((x) => tell && !session.nestedWarned.has(x.dir))) {
       session.nestedWarned.add(d.dir);
-      const message = d.kind === 'given-around-found' ? warningText.givenAroundFound(d.dir, d.inner) : warningText.nested(d.dir, d.outer);
-      session.emit({ type: 'warning', message });
+      session.emit(
+        d.kind === 'given-around-found'
+          ? { type: 'warning', kind: 'given-around-found', outer: d.dir, inner: d.inner }
+          : { type: 'warning', kind: 'nested', inner: d.dir, outer: d.outer },
+      );
     }
     return cycle.dirsFor === undefined ? result : cycle.dirsFor(result);
   };
@@ -240,8 +242,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'options'
  */
 async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, heldBefore: boolean): ReturnType<typeof baselineOf> {
   const { session } = cycle;
-  const warn = (message: string) => session.emit({ type: 'warning', message });
-  const index = readClassIndex(session.state, warn);
+  const index = readClassIndex(session.state, (problem) => session.emit({ type: 'warning', kind: 'state-file', problem }));
   const found = await baselineOf(index, dirs, session.agent.sessionId, appStart, jvmPathsOf(session.view, session.checkout), heldBefore);
   if (found.save) writeClassIndex(session.state, found.baseline);
   return found;
@@ -425,7 +426,7 @@ export interface NoAgentRun {
 export async function noAgentBuild(run: NoAgentRun): Promise<RunResult> {
   const { host, hooks, command, options } = run;
   const emit = hooks.onEvent ?? (() => undefined);
-  emit({ type: 'warning', message: warningText.noAgent(describeOutcome(run.why).message) });
+  emit({ type: 'warning', kind: 'no-agent', why: run.why });
   const dirs = [...new Set([...findClassDirs(host.cwd, command.kind), ...(options.classDirs ?? [])])];
   const build = await spawnBuild({ host, emit, signal: hooks.signal }, command, options, dirs, false);
   const context = { command, startedMs: run.startedMs, now: () => host.clock.now() };

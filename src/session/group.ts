@@ -10,10 +10,10 @@ import { type AgentView, jvmPathsOf, watchCoverage } from '../classes/coverage.j
 import { jarRunOf } from '../classes/jar-run.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
-import { LIVE_VERDICTS, type ClassVerdict, type RunEvent } from '../outcome/facts.js';
+import { LIVE_VERDICTS, type ClassVerdict } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import { type Outcome, type RestartFailure, unprovenWhileDetached } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
-import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
@@ -31,8 +31,8 @@ import {
   refusedAmong,
   saveAfterOk,
   type Session,
-  spawnBuild,
 } from './options.js';
+import { spawnBuild } from '../tool/build.js';
 import { awaitNewSession, type Back, notBackFailure, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
@@ -127,7 +127,7 @@ function dirsFor(session: BuildSession, views: readonly AgentView[], dirs: strin
 function tellClassPathUnknown(session: BuildSession): void {
   if (session.view.classPath.length > 0 || session.classPathTold === true) return;
   session.classPathTold = true;
-  session.emit({ type: 'warning', message: warningText.classPathUnknown() });
+  session.emit({ type: 'warning', kind: 'class-path-unknown' });
 }
 
 /** The parts of the apps whose agent is gone, each naming its source: those that owe classes (session/away.ts). */
@@ -155,15 +155,16 @@ async function giveBack(held: Cycle[]): Promise<void> {
     const { session, record } = cycle;
     const source = session.location.source;
     if (session.doctor.buildHold === 'named' && !session.owner.releasedBefore) {
-      session.emit({ type: 'warning', message: warningText.holdKept(source, record.owner) });
+      session.emit({ type: 'warning', kind: 'hold-kept', source, owner: record.owner });
       continue;
     }
     const reply = await finish(cycle, 'ok');
     if (reply === 'ack') saveAfterOk(session, () => saveReleased(record, session.host.clock.date()));
-    session.emit({
-      type: 'warning',
-      message: reply === 'ack' ? warningText.holdReturned(source) : warningText.holdNotReturned(source, record.owner),
-    });
+    session.emit(
+      reply === 'ack'
+        ? { type: 'warning', kind: 'hold-returned', source }
+        : { type: 'warning', kind: 'hold-not-returned', source, owner: record.owner },
+    );
   }
 }
 
@@ -302,7 +303,8 @@ function notAgainKey(part: Part, verdict: ClassVerdict): string {
  * and at least one does (never for a failed build, a class not watched, a timeout); else undefined.
  */
 function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefined {
-  const own = result.agents ?? [{ ...result, agentSource: sessions[0]!.location.source } as AgentRunResult];
+  const { agents, ...one } = result;
+  const own: AgentRunResult[] = agents ?? [{ ...one, agentSource: sessions[0]!.location.source }];
   const parts: Part[] = [];
   for (const r of own) {
     const session = sessions.find((s) => s.location.source === r.agentSource);

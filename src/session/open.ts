@@ -8,24 +8,22 @@ import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from
 import type { AgentLocation } from '../agent/discover.js';
 import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
+import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './identity.js';
 import {
-  agentWatchOf,
-  DEFAULTS,
   type Host,
-  notOurs,
-  otherPortFiles,
   type Session,
   type SessionHooks,
   type SessionHost,
   type SessionOptions,
-  whoseAgent,
+  type SessionSettings,
+  settle,
 } from './options.js';
 import { chooseOwner } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
-import { type AgentEndpoint, type AgentInfo, type RunEvent, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
+import { type AgentEndpoint, type AgentInfo, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
+import type { RememberedWhy, RunEvent } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { type RememberedWhy, WAITING_FOR, waitingForAgent, waitingForOrphan, warningText } from '../report/step-words.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
 import { isGroupAlive } from '../tool/proc.js';
@@ -77,7 +75,7 @@ export async function openSession<H extends SessionHost>(
       const found = findAgent(target, offer);
       return found.kind === 'ok' ? { kind: 'ok', locations: [found.location] } : found;
     },
-    options,
+    settle(options, plan.builds === true),
     host,
     hooks,
     plan,
@@ -100,7 +98,7 @@ export async function openSessions<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan = {},
 ): Promise<Openings<H>> {
-  return findAndOpen(findAgents, options, host, hooks, plan);
+  return findAndOpen(findAgents, settle(options, plan.builds === true), host, hooks, plan);
 }
 
 /**
@@ -109,22 +107,17 @@ export async function openSessions<H extends SessionHost>(
  */
 async function findAndOpen<H extends SessionHost>(
   find: (target: AgentTarget, offerNoAgent: boolean) => Step<{ locations: AgentLocation[] }>,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
 ): Promise<Openings<H>> {
-  const agentDeadline = performance.now() + (options.waitForAgentMs ?? 0);
+  const agentDeadline = performance.now() + options.waitForAgentMs;
   const target = targetOf(options, host, hooks, plan);
-  const found = await findWaiting(
-    () => find(target, plan.offerNoAgent === true),
-    options.waitForAgentMs ?? 0,
-    hooks,
-    onWaitOf(hooks.onEvent),
-  );
+  const found = await findWaiting(() => find(target, plan.offerNoAgent === true), options.waitForAgentMs, hooks, onWaitOf(hooks.onEvent));
   if (found.kind === 'refused') {
     // The app's port file deleted by a test JVM's agent: the agent this checkout last used, when it is the only one recorded.
-    const warn = (message: string) => hooks.onEvent?.({ type: 'warning', message });
+    const warn = (problem: string) => hooks.onEvent?.({ type: 'warning', kind: 'state-file', problem });
     const remembered = found.outcome.reason === 'no-agent' && plan.requires !== undefined ? rememberedInCheckout(host.cwd, warn) : [];
     if (remembered.length !== 1) return found;
     const fallback = { ...remembered[0]!, instead: found, why: { kind: 'missing' as const } };
@@ -145,7 +138,7 @@ export function openSessionAt<H extends SessionHost>(
   hooks: SessionHooks,
   plan: OpenPlan,
 ): Promise<Openings<H>> {
-  return openAll([location], options, host, hooks, plan, performance.now());
+  return openAll([location], settle(options, plan.builds === true), host, hooks, plan, performance.now());
 }
 
 /** The agent this checkout last used, and the refusal that stands when it is not that agent any more. */
@@ -154,7 +147,7 @@ type Fallback = RememberedFallback<Extract<Opening<never>, { kind: 'refused' }>>
 /** Takes the run lock (a session that builds), then opens a session at each location in turn. */
 async function openAll<H extends SessionHost>(
   locations: AgentLocation[],
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -191,7 +184,7 @@ async function openAll<H extends SessionHost>(
 async function openRemembered<H extends SessionHost>(
   fallback: Fallback,
   checkout: string,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -205,7 +198,7 @@ async function openRemembered<H extends SessionHost>(
 async function openAt<H extends SessionHost>(
   location: AgentLocation,
   checkout: string,
-  options: SessionOptions,
+  options: SessionSettings,
   host: H,
   hooks: SessionHooks,
   plan: OpenPlan,
@@ -214,10 +207,9 @@ async function openAt<H extends SessionHost>(
   const base = hooks.onEvent ?? (() => undefined);
   // With several agents every event of a session names its agent.
   const emit = several ? (event: RunEvent) => base({ ...event, agentSource: location.source }) : base;
-  const timeoutMs = options.timeoutMs ?? DEFAULTS.timeoutMs;
+  const { timeoutMs, waitMs } = options;
   const target = targetOf(options, host, { ...hooks, onEvent: emit }, plan);
   const onWait = onWaitOf(emit);
-  const waitMs = options.waitMs ?? (plan.builds ? DEFAULTS.waitMs : 0);
   const waitForAgentMs = options.waitForAgentMs ? Math.max(Math.round(agentDeadline - performance.now()), 1) : 0;
   const opened = await connectWaiting(location, target, { waitForAgentMs, waitMs }, onWait);
   if (opened.kind === 'refused')
@@ -249,8 +241,8 @@ async function openAt<H extends SessionHost>(
     return fallback.instead;
   }
   session.doctor = checked.doctor;
-  const warn = (message: string) => emit({ type: 'warning', message });
-  const map = options.pathMap ?? [];
+  const warn = (problem: string) => emit({ type: 'warning', kind: 'state-file', problem });
+  const map = options.pathMap;
   const watch = await agentWatchOf(session.doctor, map, host.proc);
   session.view = agentView(session.doctor, map, watch);
   if (plan.builds) {
@@ -265,8 +257,8 @@ async function openAt<H extends SessionHost>(
       const why = { kind: 'test-jvm' as const, pid: checked.doctor.pid };
       return openRemembered({ ...remembered, instead: refused, why }, checkout, options, host, hooks, plan, { several, agentDeadline });
     }
-    if (foreign === 'maybe') emit({ type: 'warning', message: warningText.maybeForeign(session.view.workingDirectory) });
-    for (const { from, to } of moveEarlierState(location.projectDir, state)) warn(warningText.stateMoved(from, to));
+    if (foreign === 'maybe') emit({ type: 'warning', kind: 'maybe-foreign', workingDirectory: session.view.workingDirectory });
+    for (const { from, to } of moveEarlierState(location.projectDir, state)) emit({ type: 'warning', kind: 'state-moved', from, to });
     session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
     // The record of this agent, whichever form (port file, port number) found it before.
     const own = session.owner.source !== 'saved' ? 'none' : session.owner.saved?.held === true ? 'held' : 'released';
@@ -296,12 +288,12 @@ function sessionOf<H extends SessionHost>(
 }
 
 /** Where to look for the agent, and how its events are told. */
-function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHooks, plan: OpenPlan): AgentTarget {
+function targetOf(options: SessionSettings, host: SessionHost, hooks: SessionHooks, plan: OpenPlan): AgentTarget {
   const emit = hooks.onEvent ?? (() => undefined);
   return {
     cwd: host.cwd,
     env: host.env,
-    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    timeoutMs: options.timeoutMs,
     ...(options.port === undefined ? {} : { port: options.port }),
     ...(options.portFile === undefined ? {} : { portFile: options.portFile }),
     ...(options.portFiles === undefined ? {} : { portFiles: options.portFiles }),
@@ -312,7 +304,7 @@ function targetOf(options: SessionOptions, host: SessionHost, hooks: SessionHook
 
 /** Tells a wait for the agent as a `waiting` event. */
 function onWaitOf(emit: SessionHooks['onEvent']): OnAgentWait {
-  return (wait, elapsedMs) => emit?.({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+  return (wait, elapsedMs) => emit?.({ type: 'waiting', ...wait, elapsedMs });
 }
 
 function showAgentEvent(emit: NonNullable<SessionHooks['onEvent']>, event: { level: string; message: string }): void {
@@ -336,7 +328,7 @@ function lockProcessOf(host: SessionHost): SessionHost & LockProcess {
 export async function lockCheckout(
   checkout: string,
   host: LockProcess & Pick<SessionHost, 'proc'>,
-  options: SessionOptions,
+  options: SessionSettings,
   hooks: SessionHooks,
 ): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
@@ -346,10 +338,13 @@ export async function lockCheckout(
       ...host,
       isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }, host.proc),
     },
-    options.waitMs ?? DEFAULTS.waitMs,
-    (elapsedMs, orphan) => emit({ type: 'waiting', what: orphan === undefined ? WAITING_FOR.lock : waitingForOrphan(orphan), elapsedMs }),
+    options.waitMs,
+    (elapsedMs, orphan) =>
+      emit(
+        orphan === undefined ? { type: 'waiting', kind: 'lock', elapsedMs } : { type: 'waiting', kind: 'orphan', group: orphan, elapsedMs },
+      ),
     hooks.signal,
-    () => emit({ type: 'warning', message: warningText.lockLost(path.join(checkout, '.reclazz', 'build.lock')) }),
+    () => emit({ type: 'warning', kind: 'lock-lost', lockPath: path.join(checkout, '.reclazz', 'build.lock') }),
   );
   if (lock.kind === 'aborted')
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
@@ -381,7 +376,11 @@ function sameSession<R>(
   const { location } = fallback;
   emit({
     type: 'warning',
-    message: warningText.rememberedAgent(fallback.why, location.portFile ?? location.source, agent.port, agent.pid),
+    kind: 'remembered-agent',
+    why: fallback.why,
+    portFile: location.portFile ?? location.source,
+    port: agent.port,
+    pid: agent.pid,
   });
   if (announce) emit({ type: 'agent', agent });
   return true;

@@ -3,36 +3,30 @@
  * (session), what to build and check (cycle), and the host they run on (env, cwd, platform,
  * clock, terminal, signals), which cli/ fills from the real process. Times in ms.
  */
-import { type PathMapEntry, toLocal } from '../agent/path-map.js';
-import type { AgentEndpoint, AgentInfo, BuildGroup, BuildRun, DoctorObserved, RunEvent, ToolKind } from '../outcome/facts.js';
+import type { PathMapEntry } from '../agent/path-map.js';
+import type { AgentEndpoint, AgentInfo, BuildGroup, DoctorObserved } from '../outcome/facts.js';
+import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { LockProcess } from '../state/lock.js';
-import { checkExecutable, type ProcessControl, runBuild } from '../tool/spawn.js';
+import type { BuildHost, BuildOptions } from '../tool/build.js';
 import type { AgentConnection } from '../agent/connection.js';
-import { agentView, type AgentView, isForeignAgent, isProjectDir } from '../classes/coverage.js';
-import { type AgentLocation, portFilesAround } from '../agent/discover.js';
+import type { AgentView } from '../classes/coverage.js';
+import type { AgentLocation } from '../agent/discover.js';
 import type { OpenAgent } from '../agent/handshake.js';
 import { type BuildHold, holdLeft, mayBeOurs } from '../hold/hold.js';
 import type { OwnerChoice, OwnerRecord } from '../hold/owner.js';
-import { agentStatePlace, checkoutRoot, type StatePlace } from '../state/folder.js';
+import type { StatePlace } from '../state/folder.js';
 import path from 'node:path';
 import { type HoldKeptCause, type InterruptPoint, type Outcome, unprovenWhileDetached } from '../outcome/outcome.js';
-import { warningText } from '../report/step-words.js';
-import { readOwnerState, StateError } from '../state/store.js';
-import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from '../tool/resolve.js';
+import { StateError } from '../state/store.js';
+import { type BuildCommand, describeCommand } from '../tool/resolve.js';
 import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
 import { describeOutcome } from '../report/words.js';
 import { signalOf } from '../outcome/exit.js';
-import fs from 'node:fs';
-import { agentWatch, type AgentWatch, jvmOnly, type JvmOnly, readJvm } from '../agent/jvm-options.js';
-import { findClassDirs } from '../classes/dirs.js';
-import { findAppStart, localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
+import { findAppStart } from '../tool/proc.js';
 
 /** Default bounds of a build and the subcommands, in ms: the command line's, the config's and the library's. */
 export const DEFAULTS = { timeoutMs: 5000, verifyTimeoutMs: 30000, waitMs: 30000, restartTimeoutMs: 120_000 } as const;
-
-/** The environment variable set for the build command, and refused when already set (no nesting). */
-export const NESTED_ENV = 'RECLAZZ_SAFE_BUILD_ACTIVE';
 
 /** A clock: `now` for durations (monotonic, ms), `date` for timestamps saved in state files. */
 export interface Clock {
@@ -40,18 +34,13 @@ export interface Clock {
   date(): Date;
 }
 
-/** The process a session runs in. */
-export interface Host extends ProcessControl, LockProcess {
-  /** Folder the build runs in and the search starts from (absolute). */
-  cwd: string;
-  /** The environment: discovery reads RECLAZZ_PORT*, the build gets it (and finds its tool on its PATH). */
-  env: NodeJS.ProcessEnv;
-  platform: NodeJS.Platform;
+/**
+ * The process a session runs in: what its build needs (`cwd`, where the search for the agent starts
+ * too; `env`, which discovery reads for RECLAZZ_PORT*; `proc`, where the app's JVM is read too), its
+ * clock, and what the run lock needs.
+ */
+export interface Host extends BuildHost, LockProcess {
   clock: Clock;
-  /** True when the user's terminal delivers Ctrl-C to the build itself (stdin is a TTY). */
-  sharesTerminal: boolean;
-  /** Where facts about this machine's processes are read (/proc on Linux): the app's JVM, the build's process group. */
-  proc: ProcHost;
 }
 
 /** Where the agent is and how long to wait for it. */
@@ -74,22 +63,28 @@ export interface SessionOptions {
   pathMap?: PathMapEntry[];
 }
 
+/** {@link SessionOptions} with their bounds resolved, once, where a session opens ({@link settle}). */
+export type SessionSettings = SessionOptions & Required<Pick<SessionOptions, 'timeoutMs' | 'waitMs' | 'waitForAgentMs' | 'pathMap'>>;
+
+/** `options` with each bound it leaves unset at its default ({@link DEFAULTS}; `waitMs` 0 for a session that does not build). */
+export function settle(options: SessionOptions, builds: boolean): SessionSettings {
+  return {
+    ...options,
+    timeoutMs: options.timeoutMs ?? DEFAULTS.timeoutMs,
+    waitMs: options.waitMs ?? (builds ? DEFAULTS.waitMs : 0),
+    waitForAgentMs: options.waitForAgentMs ?? 0,
+    pathMap: options.pathMap ?? [],
+  };
+}
+
 /** What one cycle builds and checks. */
-export interface CycleOptions {
-  /** `gradle`, `mvn`, or `command` (then `args[0]` is the executable). */
-  tool: ToolKind;
-  /** Arguments passed to the build tool untouched. */
-  args: string[];
+export interface CycleOptions extends BuildOptions {
   /** One deadline for all VERIFY polling (default 30000). */
   verifyTimeoutMs?: number;
   /** False skips VERIFY (default true). */
   verify?: boolean;
   /** Extra class output directories, added to the discovered ones. */
   classDirs?: string[];
-  /** Where the build tool's stdout goes: `inherit` (default) or `stderr` (with `--json`: stdout carries only JSON lines). */
-  buildStdout?: 'inherit' | 'stderr';
-  /** Keep the last lines the build writes, for a failed build's result (`build.output`); they pass through pipes of ours. */
-  keepBuildOutput?: boolean;
   /**
    * Watch mode, once per cycle after the build: the folders (absolute) of the class output directories
    * that may have changed since the last call, or undefined for a full pass (the default). `full`: the cycle scans every file anyway.
@@ -136,7 +131,7 @@ export type SessionHost = Pick<Host, 'cwd' | 'env'> & Partial<Pick<Host, 'proc'>
  */
 export interface Session<H extends SessionHost = Host> {
   host: H;
-  options: SessionOptions;
+  options: SessionSettings;
   /** Bound per receipt, in ms. */
   timeoutMs: number;
   emit: (event: RunEvent) => void;
@@ -186,105 +181,15 @@ export function failureOutcome(error: unknown, emit: (event: RunEvent) => void, 
   if (error instanceof StateError) {
     return { reason: 'state-error', problem: error.message, dir: path.dirname(error.path), file: path.basename(error.path), ...owner };
   }
-  emit({ type: 'warning', message: warningText.internalError(error) });
+  emit({ type: 'warning', kind: 'internal-error', error: errorFact(error) });
   return { reason: 'internal-error', problem: (error as Error).message ?? String(error), ...owner };
-}
-
-/**
- * A hold that a build here would wait on (for `doctor`): a legacy one, or a named one this checkout's
- * owner.json does not record as held in this agent session, so the next run here would not recover it.
- * An unreadable owner.json records nothing.
- * @param cwd the folder the command runs in; `location` the agent's port file.
- */
-export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'not-ours' | 'legacy' } {
-  if (doctor.buildHold === 'legacy') return { hold: 'legacy' };
-  if (doctor.buildHold !== 'named') return {};
-  let saved;
-  try {
-    saved = readOwnerState(agentStatePlace(checkoutRoot(cwd, [location]), location), () => undefined);
-  } catch {
-    saved = undefined;
-  }
-  return saved?.held === true && saved.sessionId === doctor.sessionId ? {} : { hold: 'not-ours' };
 }
 
 export type { BuildCommand };
 /** The app's start, for the subcommands that sit on the session API (tool/proc.ts). */
 export { findAppStart };
-
-/**
- * The build command of a cycle, checked before anything is sent to the agent: not nested in another
- * safe build, resolvable (wrapper script or tool), not never-ending, found and executable; or the refusal.
- */
-export async function prepareBuild(
-  options: CycleOptions,
-  host: Host,
-): Promise<{ kind: 'ok'; command: BuildCommand } | { kind: 'refused'; outcome: Outcome; command?: BuildCommand }> {
-  if (host.env[NESTED_ENV] === '1') return { kind: 'refused', outcome: { reason: 'nested', variable: NESTED_ENV } };
-  let command: BuildCommand;
-  try {
-    command = resolveBuildCommand(options.tool, options.args, { cwd: host.cwd, platform: host.platform });
-  } catch (error) {
-    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'input', text: (error as Error).message, forBuild: true } } };
-  }
-  const never = neverEndingArgument(command);
-  if (never !== undefined)
-    return { kind: 'refused', outcome: { reason: 'usage', problem: { kind: 'never-ending', argument: never } }, command };
-  const executable = await checkExecutable(command, host.platform, host.env);
-  if (executable.kind === 'not-executable')
-    return { kind: 'refused', outcome: { reason: 'command-not-executable', path: executable.path }, command };
-  if (executable.kind === 'missing')
-    return { kind: 'refused', outcome: { reason: 'command-not-found', file: command.file, tool: command.kind }, command };
-  return { kind: 'ok', command };
-}
-
-/** Where a build runs and who hears of it. */
-export interface BuildPlace {
-  host: Host;
-  emit: (event: RunEvent) => void;
-  signal: AbortSignal | undefined;
-  /** Records the build's process group with the run lock (a session that holds it); false when it could not be written. */
-  recordBuild?: ((group: BuildGroup) => boolean) | undefined;
-}
-
-/**
- * Runs `command` (tool/spawn.ts) with {@link NESTED_ENV}=1 added (a safe build inside it refuses to
- * start), told as `build-start` and `build-end`; leftovers that had to be stopped are named in a warning.
- * @param held whether it runs under the hold (false: `--allow-no-agent`).
- */
-export async function spawnBuild(
-  place: BuildPlace,
-  command: BuildCommand,
-  options: CycleOptions,
-  classDirs: string[],
-  held: boolean,
-): Promise<BuildRun> {
-  const { host, emit, signal } = place;
-  const moved = command.movedFrom === undefined ? {} : { movedFrom: command.movedFrom };
-  emit({ type: 'build-start', command: describeCommand(command), wrapper: command.wrapper, cwd: command.cwd, ...moved, classDirs, held });
-  const build = await runBuild(command, {
-    stdoutToStderr: options.buildStdout === 'stderr',
-    keepOutput: options.keepBuildOutput === true,
-    env: { ...host.env, [NESTED_ENV]: '1' },
-    process: host,
-    proc: host.proc,
-    sharesTerminal: host.sharesTerminal,
-    platform: host.platform,
-    self: host.pid,
-    onGroup: (group) => {
-      if (place.recordBuild?.(group) === false) emit({ type: 'warning', message: warningText.groupNotRecorded(group.pgid) });
-    },
-    ...(signal === undefined ? {} : { signal }),
-  });
-  if (build.stopped !== undefined) emit({ type: 'warning', message: warningText.stoppedLeftovers(build.stopped) });
-  emit({
-    type: 'build-end',
-    exitCode: build.exitCode,
-    durationMs: build.durationMs,
-    ...(build.signal === undefined ? {} : { signal: build.signal }),
-  });
-  return build;
-}
+/** The build command's checks, for the build flow and the watch, which sit on the session API (tool/build.ts). */
+export { NESTED_ENV, prepareBuild } from '../tool/build.js';
 
 /** What a result knows of the session and the command, besides its own facts. */
 export interface ResultContext {
@@ -336,17 +241,17 @@ export function combineResults(agents: AgentRunResult[], durationMs: number): Ru
 }
 
 /** `result`, a refusal by the agent of `source`, in words that name every agent of the run (`sources`). */
-export function refusedAmong<R extends RunResult>(result: R, source: string, sources: readonly string[]): R {
+export function refusedAmong(result: RunResult, source: string, sources: readonly string[]): RunResult {
   const { hint: _hint, ...rest } = result;
   const words = describeAmong(source, sources, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
 }
 
 /** `result`, of the agent of `source` in a run over several agents, in words that name that agent. */
-export function ofAgent<R extends RunResult>(result: R, source: string): R {
+export function ofAgent(result: RunResult, source: string): RunResult {
   const { hint: _hint, ...rest } = result;
   const words = describeOneOf(source, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) } as R;
+  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
 }
 
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
@@ -356,7 +261,8 @@ export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | '
 export interface Cycle {
   session: BuildSession;
   command: BuildCommand;
-  options: CycleOptions;
+  /** Its options, `verifyTimeoutMs` resolved when the cycle was made (cycle.ts `cycleOf`). */
+  options: CycleOptions & { verifyTimeoutMs: number };
   /** `clock.now()` when the cycle (or the run it belongs to) started. */
   startedMs: number;
   record: OwnerRecord;
@@ -390,114 +296,6 @@ export function saveAfterOk(session: Session, write: () => void): void {
     write();
   } catch (error) {
     if (!(error instanceof StateError)) throw error;
-    session.emit({ type: 'warning', message: warningText.notSaved(error.message) });
+    session.emit({ type: 'warning', kind: 'not-saved', problem: error.message });
   }
-}
-
-/**
- * What the agent of `doctor` watches by its JVM's options (agent/jvm-options.ts), in its own paths:
- * DOCTOR's `pid`, confirmed as by `findAppStart`, gives the command line to read. Undefined when the
- * JVM is not visible here, not confirmed, or its options do not say. Never throws.
- */
-export async function agentWatchOf(
-  doctor: Pick<DoctorObserved, 'pid' | 'workingDirectory'>,
-  map: readonly PathMapEntry[],
-  host: ProcHost = localHost,
-): Promise<AgentWatch | JvmOnly | undefined> {
-  if (doctor.workingDirectory === '') return undefined;
-  const local = (agentPath: string) => path.resolve(toLocal(map, agentPath));
-  try {
-    const start = await findAppStart(doctor.pid, local(doctor.workingDirectory), host);
-    if (start.kind !== 'known') return undefined;
-    const line = await processCommandLine(start.pid, host);
-    if (line === undefined) return undefined;
-    const jvm = readJvm(line.args, line.env, doctor.workingDirectory, (file) => host.readText(local(file)));
-    if (jvm === undefined) return undefined;
-    return agentWatch(jvm, doctor.workingDirectory, (dir) => mayHaveBeenDirectory(local(dir))) ?? jvmOnly(jvm, doctor.workingDirectory);
-  } catch {
-    // A fault reading /proc (EMFILE, EIO): what it watches stays unknown, which only means more checking.
-    return undefined;
-  }
-}
-
-/**
- * Whether `dir` may have been a directory when the agent started: one now, or nothing now (a `mvn
- * clean` deleted it; the agent registers it again when it comes back). Counting a missing one as
- * watched costs a longer check; counting it as not watched would be a false verdict.
- */
-function mayHaveBeenDirectory(dir: string): boolean {
-  try {
-    return fs.statSync(dir).isDirectory();
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ENOENT';
-  }
-}
-
-/**
- * Whose agent this is, the one rule for an agent session (a build's open, the restart's return): a
- * test JVM's (`watch.testRunner`), another app's by DOCTOR ({@link isForeignAgent}), `maybe` when
- * its sample is truncated and lists nothing of this project, else `ours`. `roots`: the project
- * folders (where the run is, and the port file's project). With `app`, the app's working directory
- * from before a restart (local; '' when not known): `not-the-app` for an agent elsewhere, or, with
- * none known, for any agent not plainly `ours`.
- */
-export function whoseAgent(
-  view: AgentView,
-  watch: AgentWatch | JvmOnly | undefined,
-  roots: string[],
-  app?: { workingDirectory: string },
-): 'test-jvm' | 'foreign' | 'maybe' | 'ours' | 'not-the-app' {
-  if (watch?.testRunner !== undefined) return 'test-jvm';
-  const classDirs = [...new Set(roots)].flatMap((root) => findClassDirs(root, 'command'));
-  if (isForeignAgent(view, roots, classDirs)) return 'foreign';
-  const listedOurs = view.watched.some((w) => isProjectDir(w.local, roots, classDirs));
-  const outside = view.workingDirectory !== '' && !roots.some((root) => isProjectDir(view.workingDirectory, [root], []));
-  const whose = !view.complete && !listedOurs && outside ? 'maybe' : 'ours';
-  if (app === undefined) return whose;
-  const same = app.workingDirectory === '' ? whose === 'ours' : view.workingDirectory === app.workingDirectory;
-  return same ? whose : 'not-the-app';
-}
-
-/**
- * The view of `doctor`, an agent answering after a restart, when {@link whoseAgent} says it is the
- * app's, in its working directory from before (`workingDirectory`, local). Undefined when it is not.
- */
-export async function sameAppView(
-  doctor: DoctorObserved,
-  map: readonly PathMapEntry[],
-  roots: string[],
-  workingDirectory: string,
-  proc?: ProcHost,
-): Promise<AgentView | undefined> {
-  const watch = await agentWatchOf(doctor, map, proc);
-  const view = agentView(doctor, map, watch);
-  const whose = whoseAgent(view, watch, roots, { workingDirectory });
-  return whose === 'ours' || whose === 'maybe' ? view : undefined;
-}
-
-/** The refusal of an agent that is not this project's app's: a test JVM's (never held or asked), or another app's. */
-export function notOurs(
-  whose: 'foreign' | 'test-jvm',
-  pid: string,
-  view: AgentView,
-  watch: AgentWatch | JvmOnly | undefined,
-  at: AgentLocation,
-  cwd: string,
-): Outcome {
-  const place = { port: at.port, source: at.source, ...portFileOf(at.portFile) };
-  const which =
-    whose === 'test-jvm'
-      ? { testJvm: { pid, runner: watch!.testRunner! } }
-      : { foreign: { pid, workingDirectory: view.workingDirectory, watched: view.watched.map((w) => w.local) } };
-  return { reason: 'stale-port', place, ...which, ...otherPortFiles(cwd, at.portFile) };
-}
-
-/** The port files around `cwd` other than `used`, when there are any. */
-export function otherPortFiles(cwd: string, used: string | undefined): { portFiles?: string[] } {
-  const others = portFilesAround(cwd).filter((file) => file !== used);
-  return others.length > 0 ? { portFiles: others } : {};
-}
-
-function portFileOf(portFile: string | undefined): { portFile?: string } {
-  return portFile === undefined ? {} : { portFile };
 }

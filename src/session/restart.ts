@@ -9,14 +9,16 @@ import { AgentConnection } from '../agent/connection.js';
 import { readPortFile } from '../agent/discover.js';
 import { askDoctor, observeAgentAfterLoss } from '../agent/requests.js';
 import type { AgentView } from '../classes/coverage.js';
-import type { DoctorObserved, RunEvent } from '../outcome/facts.js';
+import type { DoctorObserved } from '../outcome/facts.js';
+import type { RunEvent } from '../outcome/events.js';
 import type { RestartFailure } from '../outcome/outcome.js';
-import { portFileLostText, waitingForRestart } from '../report/restart-words.js';
 import { RESTART_LOG, stateFolderPath } from '../state/folder.js';
 import { type DetachedCommand, LogFollower, startDetached } from '../tool/detached.js';
 import { findAppStart, type ProcHost, stillRuns, type StartTime } from '../tool/proc.js';
 import { pause } from '../util/wait.js';
-import { type BuildSession, NESTED_ENV, sameAppView } from './options.js';
+import type { BuildSession } from './options.js';
+import { sameAppView } from './identity.js';
+import { NESTED_ENV } from '../tool/build.js';
 
 /** How often the agent is asked whether it is back, in ms. */
 const POLL_MS = 200;
@@ -141,7 +143,7 @@ export async function awaitNewSession(
     if (typeof read === 'number' && read !== session.connection.port) fresh = read;
     if (gone !== undefined && fresh !== undefined && !told) {
       told = true;
-      session.emit({ type: 'warning', message: portFileLostText(gone, fresh, true) });
+      session.emit({ type: 'warning', kind: 'port-file-lost', file: gone, port: fresh, waiting: true });
     }
     const port = typeof read === 'number' ? read : fresh;
     const back = port === undefined ? undefined : await askOnce(session, port, old.sessionId, since);
@@ -150,8 +152,9 @@ export async function awaitNewSession(
     back?.connection.close();
     if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
     if (host.clock.now() >= deadline) return 'not-back';
-    const what = waitingForRestart(fresh === undefined ? gone : undefined, oldThere ? old.pid : undefined);
-    session.emit({ type: 'waiting', what, elapsedMs: Math.round(host.clock.now() - start) });
+    const goneFile = fresh === undefined && gone !== undefined ? { goneFile: gone } : {};
+    const oldPid = oldThere ? { oldPid: old.pid } : {};
+    session.emit({ type: 'waiting', kind: 'restart', ...goneFile, ...oldPid, elapsedMs: Math.round(host.clock.now() - start) });
     await pause(POLL_MS, signal);
   }
 }
@@ -223,7 +226,7 @@ function portFileGone(session: BuildSession): string | undefined {
 /** After the proof: says so when the port file is gone since `back` came back (not said already during the wait). */
 export function sayIfPortFileLost(session: BuildSession, back: Back): void {
   const gone = back.portFileLost ? undefined : portFileGone(session);
-  if (gone !== undefined) session.emit({ type: 'warning', message: portFileLostText(gone, back.connection.port, false) });
+  if (gone !== undefined) session.emit({ type: 'warning', kind: 'port-file-lost', file: gone, port: back.connection.port, waiting: false });
 }
 
 /**

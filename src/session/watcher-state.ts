@@ -7,8 +7,8 @@ import { askDoctor } from '../agent/requests.js';
 import { agentView } from '../classes/coverage.js';
 import type { AgentWait, BuildRun } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { waitingForAgent, warningText } from '../report/step-words.js';
-import { agentWatchOf, type BuildSession, type Cycle, DEFAULTS, end } from './options.js';
+import { type BuildSession, type Cycle, end } from './options.js';
+import { agentWatchOf } from './identity.js';
 
 /**
  * Says before the hold that the agent's file watcher is not running (DOCTOR asked again first):
@@ -22,8 +22,8 @@ export async function tellWatcher(cycle: Cycle): Promise<void> {
   const state = session.doctor.watcherState;
   if (state === 'starting') {
     const { ms, option } = watcherBound(cycle);
-    session.emit({ type: 'warning', message: warningText.watcherStarting(ms, option) });
-  } else if (state === 'stopped') session.emit({ type: 'warning', message: warningText.watcherStopped() });
+    session.emit({ type: 'warning', kind: 'watcher-starting', boundMs: ms, option });
+  } else if (state === 'stopped') session.emit({ type: 'warning', kind: 'watcher-stopped' });
 }
 
 /** DOCTOR again, kept when it answers in this agent session ({@link keepDoctor}); a failure keeps what was known. */
@@ -41,15 +41,15 @@ async function keepDoctor(session: BuildSession, doctor: BuildSession['doctor'])
   if (doctor.sessionId !== session.agent.sessionId) return;
   session.doctor = doctor;
   if (doctor.watcherState !== 'watching') return;
-  const map = session.options.pathMap ?? [];
+  const map = session.options.pathMap;
   session.view = agentView(doctor, map, await agentWatchOf(doctor, map, session.host.proc));
 }
 
 /** How long BUILD ok waits for a watcher still starting, in ms: `--wait-for-agent` when given, else `--verify-timeout`. */
 function watcherBound(cycle: Cycle): { ms: number; option: '--wait-for-agent' | '--verify-timeout' } {
-  const waitForAgentMs = cycle.session.options.waitForAgentMs ?? 0;
+  const waitForAgentMs = cycle.session.options.waitForAgentMs;
   if (waitForAgentMs > 0) return { ms: waitForAgentMs, option: '--wait-for-agent' };
-  return { ms: cycle.options.verifyTimeoutMs ?? DEFAULTS.verifyTimeoutMs, option: '--verify-timeout' };
+  return { ms: cycle.options.verifyTimeoutMs, option: '--verify-timeout' };
 }
 
 /**
@@ -68,7 +68,7 @@ export async function watcherBeforeOk(cycle: Cycle, build: BuildRun): Promise<Ru
   if (session.doctor.watcherState !== 'starting') return undefined;
   const { ms, option } = watcherBound(cycle);
   const started = performance.now();
-  const onWait = (wait: AgentWait, elapsedMs: number) => session.emit({ type: 'waiting', what: waitingForAgent(wait), elapsedMs });
+  const onWait = (wait: AgentWait, elapsedMs: number) => session.emit({ type: 'waiting', ...wait, elapsedMs });
   const doctor = await awaitWatcher(session.open, { timeoutMs: session.timeoutMs, waitMs: ms }, session.signal, onWait);
   if (session.signal?.aborted) return 'interrupted';
   // No answer, or another agent session (the app restarted): ok's receipt tells what became of the hold.

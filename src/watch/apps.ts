@@ -13,7 +13,8 @@ import type { AgentRunResult } from '../outcome/result.js';
 import type { AwayApp } from '../session/away.js';
 import { closeSessions } from '../session/group.js';
 import { openSessionAt, openSessions, type OpenPlan } from '../session/open.js';
-import { type BuildSession, findAppStart, type Host, sameAppView, type SessionHooks, type SessionOptions } from '../session/options.js';
+import { type BuildSession, findAppStart, type Host, type SessionHooks, type SessionOptions } from '../session/options.js';
+import { sameAppView } from '../session/identity.js';
 import type { AppStart } from '../outcome/facts.js';
 
 /** One app in view. */

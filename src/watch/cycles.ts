@@ -5,10 +5,10 @@
  * back run one at a time; news is told as it happens.
  */
 import { signalOf } from '../outcome/exit.js';
-import type { RunEvent, ToolKind } from '../outcome/facts.js';
+import type { ToolKind } from '../outcome/facts.js';
+import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
-import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import {
   type BuildCommand,
@@ -23,7 +23,7 @@ import {
 } from '../session/options.js';
 import type { AgentView } from '../classes/coverage.js';
 import type { AwayApp } from '../session/away.js';
-import { staleFolders } from '../session/check.js';
+import { staleFolders } from '../session/detect.js';
 import { beginCycle } from '../session/begin.js';
 import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, runCycles } from '../session/group.js';
 import { type App, AppView, awayOf, findNew, type Look, lookAt, reachAgents, type Reached, RECONNECT_MS } from './apps.js';
@@ -31,7 +31,7 @@ import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type N
 import { classHints, type ClassHints } from './hints.js';
 import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
-import { type SourceWatcher, watchErrorHint, watchSources } from './watcher.js';
+import { type SourceWatcher, watchSources } from './watcher.js';
 import { pause } from '../util/wait.js';
 
 /** What {@link WatchCycles} is given. */
@@ -73,15 +73,14 @@ export class WatchCycles {
     const signal = setup.hooks.signal;
     // Sessions opened later stop with the watch's own signal, which follows the caller's.
     signal?.addEventListener('abort', () => this.stopper.abort(signal.reason), { once: true });
-    const warn = (message: string) => this.emit({ type: 'warning', message });
     this.hints = classHints({
-      stalePass: (dirs) => staleFolders(setup.host.cwd, dirs, warn),
+      stalePass: (dirs) => staleFolders(setup.host.cwd, dirs, (problem) => this.emit({ type: 'warning', kind: 'state-file', problem })),
       onError: (error) => this.watchFailed(error),
     });
     this.scheduler = createCycleScheduler({
       runCycle: (changed) => this.exclusive(() => this.cycle(changed)),
       ...(setup.options.debounceMs === undefined ? {} : { debounceMs: setup.options.debounceMs }),
-      onError: (error) => warn(warningText.internalError(error)),
+      onError: (error) => this.emit({ type: 'warning', kind: 'internal-error', error: errorFact(error) }),
     });
   }
 
@@ -384,7 +383,8 @@ export class WatchCycles {
 
   /** A file watch's error: the watch goes on (hints.ts runs a full pass soon after one). */
   private watchFailed(error: Error): void {
-    this.emit({ type: 'warning', message: warningText.watchFailed(error.message, watchErrorHint(error)) });
+    const code = (error as NodeJS.ErrnoException).code;
+    this.emit({ type: 'warning', kind: 'watch-failed', problem: error.message, ...(code === undefined ? {} : { code }) });
   }
 
   private emit(event: RunEvent): void {

@@ -7,7 +7,6 @@ import { findClassDirs } from '../classes/dirs.js';
 import type { HoldLeft } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
-import { warningText } from '../report/step-words.js';
 import { describeOutcome } from '../report/words.js';
 import { type BuildCommand, failureOutcome, type Host, hostWith, prepareBuild } from '../session/options.js';
 import { reachAgents } from './apps.js';
@@ -38,7 +37,7 @@ export async function runWatch(options: WatchOptions, hooks: WatchHooks, base: H
   const sources = sourcesOf(options, host);
   if (!('roots' in sources)) return ended(sources);
   const emit = hooks.onEvent ?? (() => undefined);
-  for (const missing of sources.missing) emit({ type: 'warning', message: warningText.missingWatch(missing) });
+  for (const missing of sources.missing) emit({ type: 'warning', kind: 'missing-watch', entry: missing });
   let first;
   try {
     first = await reachAgents(options, host, hooks);

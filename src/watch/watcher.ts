@@ -60,7 +60,7 @@ export interface SourceWatchOptions {
   ignoreDirs?: readonly string[];
   /** Called with the absolute path of each source file or folder created, written, renamed or removed. May repeat a path. */
   onChange: (path: string) => void;
-  /** Called for each error the watcher reports; see {@link watchErrorHint}. The watch goes on. */
+  /** Called for each error the watcher reports (a `watch-failed` warning names the fix for ENOSPC and EMFILE). The watch goes on. */
   onError: (error: Error) => void;
   /** How often missing or removed roots are looked for, in ms (default 1000). */
   recheckMs?: number;
@@ -96,17 +96,4 @@ export function watchSources(options: SourceWatchOptions): SourceWatcher {
     recheckMs: options.recheckMs,
   });
   return { ready: tree.ready, missingRoots: () => tree.missingRoots(), close: () => tree.close() };
-}
-
-/**
- * A fix for the watch errors that have one: ENOSPC (the kernel's inotify watch limit) and EMFILE
- * (the open file limit). Undefined for other errors.
- */
-export function watchErrorHint(error: Error): string | undefined {
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'ENOSPC') {
-    return 'the system ran out of file watches: raise fs.inotify.max_user_watches (sysctl), or watch fewer folders';
-  }
-  if (code === 'EMFILE') return 'too many open files: raise the open file limit (ulimit -n), or watch fewer folders';
-  return undefined;
 }

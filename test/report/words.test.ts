@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { exitStatus, REASON_EXIT } from '../../src/outcome/exit.js';
 import type { Reason } from '../../src/outcome/outcome.js';
-import { errorText, warningText } from '../../src/report/step-words.js';
+import { errorFact } from '../../src/outcome/events.js';
+import { errorText, warningWords } from '../../src/report/step-words.js';
 import { describeOutcome } from '../../src/report/words.js';
 import { SAMPLE_OUTCOMES } from '../support/outcomes.js';
 
@@ -79,12 +80,12 @@ describe('facts from a peer or the file system in the words', () => {
   });
 
   it('in warnings too, and an internal error keeps its stack frames on their lines', () => {
-    expect(warningText.unreadable(['/c/A\r.class'])).toContain('/c/A\\x0d.class');
-    expect(warningText.unwatched('/c\x07', ['/w\n'])).toBe(
+    expect(warningWords({ kind: 'unreadable', files: ['/c/A\r.class'] })).toContain('/c/A\\x0d.class');
+    expect(warningWords({ kind: 'unwatched', dir: '/c\x07', watched: ['/w\n'] })).toBe(
       'the agent does not watch /c\\x07: changes there will not reload (it watches /w\\x0a)',
     );
     const error = new Error('bad name com.acme.X\nreclazz-build: ✔ proven live');
-    const text = warningText.internalError(error);
+    const text = warningWords({ kind: 'internal-error', error: errorFact(error) });
     expect(text.split('\n')[0]).toBe('internal error: Error: bad name com.acme.X\\x0areclazz-build: ✔ proven live');
     expect(text.split('\n')[1]).toMatch(/^ {4}at /);
     expect(errorText('just text\x1b')).toBe('just text\\x1b');
@@ -102,5 +103,14 @@ describe('facts from a peer or the file system in the words', () => {
     expect(describeOutcome({ reason: 'ok', proof: { kind: 'proven', applied: 3 } }).message).toBe(
       'all 3 changed class(es) proven live (VERIFY applied, SHA-256 matched)',
     );
+  });
+});
+
+describe('a failed file watch', () => {
+  it('names the fix for running out of watches or files, and nothing for other errors', () => {
+    const words = (code: string) => warningWords({ kind: 'watch-failed', problem: `${code}: failed`, code });
+    expect(words('ENOSPC')).toMatch(/fs\.inotify\.max_user_watches/);
+    expect(words('EMFILE')).toMatch(/ulimit -n/);
+    expect(words('ELOOP')).toBe('the file watch reported ELOOP: failed; changes are still found by a full pass at least every minute');
   });
 });

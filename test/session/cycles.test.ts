@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processHost } from '../../src/cli/host.js';
-import type { RunEvent } from '../../src/outcome/facts.js';
+import type { RunEvent } from '../../src/outcome/events.js';
 import { type BuildSession, closeSession, prepareBuild } from '../../src/session/options.js';
 import { runCycle } from '../../src/session/group.js';
 import { openSession } from '../../src/session/open.js';

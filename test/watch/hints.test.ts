@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { emptyIndex } from '../../src/classes/columns.js';
 import { EVIDENCE } from '../../src/classes/evidence.js';
 import { detectChanges } from '../../src/classes/snapshot.js';
-import { staleFolders } from '../../src/session/check.js';
+import { staleFolders } from '../../src/session/detect.js';
 import { writeClassIndex } from '../../src/state/store.js';
 import { classHints, type ClassHints } from '../../src/watch/hints.js';
 import { mkdirs, put, tempTree } from './tmp.js';

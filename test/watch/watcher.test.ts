@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isEditorTemporary, watchErrorHint, watchSources, type SourceWatcher } from '../../src/watch/watcher.js';
+import { isEditorTemporary, watchSources, type SourceWatcher } from '../../src/watch/watcher.js';
 import { mkdirs, put, tempTree } from './tmp.js';
 import { sleep, waitFor } from '../support/wait.js';
 
@@ -281,14 +281,5 @@ describe('isEditorTemporary', () => {
     '.hidden.svg',
   ])('%s is a source', (name) => {
     expect(isEditorTemporary(name)).toBe(false);
-  });
-});
-
-describe('watchErrorHint', () => {
-  it('names the fix for running out of watches or files, and nothing for other errors', () => {
-    const error = (code: string) => Object.assign(new Error(code), { code });
-    expect(watchErrorHint(error('ENOSPC'))).toMatch(/fs\.inotify\.max_user_watches/);
-    expect(watchErrorHint(error('EMFILE'))).toMatch(/ulimit -n/);
-    expect(watchErrorHint(error('ELOOP'))).toBeUndefined();
   });
 });
