@@ -107,8 +107,11 @@ export interface Back {
   portFileLost: boolean;
 }
 
-/** How a wait for the app's return ended, when not with the app back. */
-export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-failed';
+/**
+ * How a wait for the app's return ended, when not with the app back; `beside`: not back, but a new
+ * agent session of the app answered while its old JVM still ran (one started beside it).
+ */
+export type NotBack = 'not-back' | 'beside' | 'interrupted' | 'superseded' | 'command-failed';
 
 /**
  * Asks the agent of `session` every {@link POLL_MS} ms, its port file read again each time (a new
@@ -116,7 +119,8 @@ export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-faile
  * "Early in agent start-up"), not a test JVM's, of a JVM not seen to start before the restart began,
  * while the old JVM is gone: neither its process runs nor its port answers in the old agent session
  * (a restart command that started the app without stopping it leaves the old one running the old
- * code); or until `deadline` passes; `command-failed` when the restart command exits non-zero first.
+ * code); or until `deadline` passes (`beside` when a new agent session of the app answered meanwhile
+ * while the old JVM still ran, else `not-back`); `command-failed` when the restart command exits non-zero first.
  * When the port file, after naming a new JVM's port, is gone (an old JVM that stopped after it
  * deleted it), that is said once, and that port is asked.
  */
@@ -133,6 +137,7 @@ export async function awaitNewSession(
   const file = session.location.portFile;
   let fresh: number | undefined;
   let told = false;
+  let beside = false;
   for (;;) {
     if (signal?.aborted) return 'interrupted';
     if (superseded?.() === true) return 'superseded';
@@ -148,8 +153,9 @@ export async function awaitNewSession(
     const oldThere = back !== undefined && (await oldStillThere(session, old));
     if (back !== undefined && !oldThere) return { ...back, portFileLost: told };
     back?.connection.close();
+    beside ||= oldThere;
     if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
-    if (host.clock.now() >= deadline) return 'not-back';
+    if (host.clock.now() >= deadline) return beside ? 'beside' : 'not-back';
     const what = waitingForRestart(fresh === undefined ? gone : undefined, oldThere ? old.pid : undefined);
     session.emit({ type: 'waiting', what, elapsedMs: Math.round(host.clock.now() - start) });
     await pause(POLL_MS, signal);
@@ -199,7 +205,14 @@ export async function notBackFailure(session: BuildSession, why: NotBack, ends: 
   const there = await oldStillThere(session, old);
   // Its agent gone from its port (its shutdown hook ran) while its process still runs: the old app is ending, not left running.
   const stopping = there && (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind !== 'same-session';
-  const running = there ? { pid: old.pid, sessionId: old.sessionId, ...(stopping ? { stopping: true as const } : {}) } : undefined;
+  const running = there
+    ? {
+        pid: old.pid,
+        sessionId: old.sessionId,
+        ...(stopping && { stopping: true as const }),
+        ...(why === 'beside' && { newBeside: true as const }),
+      }
+    : undefined;
   return {
     kind: 'not-back',
     waitedMs: ends.timeoutMs,
