@@ -11,15 +11,20 @@ import { visible } from './palette.js';
 
 /**
  * What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port
- * file, when it is gone meanwhile; `oldPid`: the old JVM's pid, when a new agent session answers but the old JVM still runs.
+ * file, when it is gone meanwhile; `oldPid`: the old JVM's pid, when a new agent session answers but the old JVM still runs;
+ * `earlierPid`: the restart command an earlier cycle of the watch started, which still runs (not started again).
  */
-export function waitingForRestart(goneFile?: string, oldPid?: string): string {
+export function waitingForRestart(goneFile?: string, oldPid?: string, earlierPid?: number): string {
+  const earlier =
+    earlierPid === undefined
+      ? ''
+      : `; the restart command an earlier cycle started (pid ${earlierPid}) still runs: waiting for it, not starting it again`;
   const what = 'the app to come back with a new agent session';
   if (oldPid !== undefined)
-    return `${what} (a new one answers, but the old app's JVM, pid ${visible(oldPid)}, still runs: waiting for it to stop)`;
+    return `${what} (a new one answers, but the old app's JVM, pid ${visible(oldPid)}, still runs: waiting for it to stop)${earlier}`;
   return goneFile === undefined
-    ? what
-    : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)`;
+    ? `${what}${earlier}`
+    : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)${earlier}`;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface RestartRun {
   startedAtMs: number;
   /** Set once every agent that needed the restart is back: an exit status after that fails nothing. */
   appBack: boolean;
+  /** Set when a later cycle of a watch waits for it, its own wait ended early by a save (never started twice at once). */
+  earlier?: true;
   /** Stops showing its log, after what is there by now. Safe to call twice. */
   stopShowing(): void;
   /** The run is done with it: its log no longer shown, its exit no longer told; says so when it still runs. Safe to call twice. */
@@ -156,7 +158,8 @@ export async function awaitNewSession(
     beside ||= oldThere;
     if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
     if (host.clock.now() >= deadline) return beside ? 'beside' : 'not-back';
-    const what = waitingForRestart(fresh === undefined ? gone : undefined, oldThere ? old.pid : undefined);
+    const earlier = restart?.earlier === true && restart.started.exit() === undefined ? restart.started.pid : undefined;
+    const what = waitingForRestart(fresh === undefined ? gone : undefined, oldThere ? old.pid : undefined, earlier);
     session.emit({ type: 'waiting', what, elapsedMs: Math.round(host.clock.now() - start) });
     await pause(POLL_MS, signal);
   }
