@@ -119,7 +119,7 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
       if (failure.oldRunning !== undefined && failure.oldRunning.newBeside !== true) {
         const { pid, sessionId } = failure.oldRunning;
         return {
-          message: `${needed}, and the app did not come back within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) still runs the code from before the change, and no new agent session of the app answered: not proven live`,
+          message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) still runs the code from before the change, and no new agent session of the app answered: not proven live`,
           hint: `${failure.command === undefined ? 'restart the app (stop it, then start it again) while the run waits' : `the restart command (${failure.command}) neither stopped this app nor started a new one: check that it restarts this app`}, or raise --restart-timeout <ms> for an app slow to restart, and run again`,
         };
       }
