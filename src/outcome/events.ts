@@ -74,8 +74,8 @@ export type Waiting =
   | { kind: 'hold' }
   /** The agent's capture of the previous build. */
   | { kind: 'capture' }
-  /** The app to come back after a restart; `goneFile`: its port file, gone meanwhile; `oldPid`: the old JVM, still running. */
-  | { kind: 'restart'; goneFile?: string; oldPid?: string };
+  /** The app to come back after a restart; `goneFile`: its port file, gone meanwhile; `oldPid`: the old JVM, still running; `earlierPid`: the restart command an earlier watch cycle started, still running (not started again). */
+  | { kind: 'restart'; goneFile?: string; oldPid?: string; earlierPid?: number };
 
 /**
  * Events in the order a run emits them. With several agents, an event of one agent's session

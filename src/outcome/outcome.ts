@@ -87,14 +87,15 @@ export type RestartFailure =
    * `portFileGone`: the app's port file, deleted during the wait and not written again. `oldRunning`:
    * the JVM of the agent session before the restart (DOCTOR's `pid`) still ran or answered on its port
    * at the end: whatever answered in a new agent session meanwhile was never taken for the app restarted;
-   * `stopping`: its agent no longer answered there but its process still ran (the old app was ending).
+   * `stopping`: its agent no longer answered there but its process still ran (the old app was ending);
+   * `newBeside`: a JVM of the app answered in a new agent session while the old one still ran.
    */
   | {
       kind: 'not-back';
       waitedMs: number;
       command?: string;
       portFileGone?: string;
-      oldRunning?: { pid: string; sessionId: string; stopping?: true };
+      oldRunning?: { pid: string; sessionId: string; stopping?: true; newBeside?: true };
     }
   | { kind: 'not-provable'; sessionId: string; why: AppStartUnknown }
   /** `jarRun`: the new JVM loads one of them from a jar, not from the class output directory the build wrote. */

@@ -11,15 +11,20 @@ import { visible } from './palette.js';
 
 /**
  * What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port
- * file, when it is gone meanwhile; `oldPid`: the old JVM's pid, when a new agent session answers but the old JVM still runs.
+ * file, when it is gone meanwhile; `oldPid`: the old JVM's pid, when a new agent session answers but the old JVM still runs;
+ * `earlierPid`: the restart command an earlier cycle of the watch started, which still runs (not started again).
  */
-export function waitingForRestart(goneFile?: string, oldPid?: string): string {
+export function waitingForRestart(goneFile?: string, oldPid?: string, earlierPid?: number): string {
+  const earlier =
+    earlierPid === undefined
+      ? ''
+      : `; the restart command an earlier cycle started (pid ${earlierPid}) still runs: waiting for it, not starting it again`;
   const what = 'the app to come back with a new agent session';
   if (oldPid !== undefined)
-    return `${what} (a new one answers, but the old app's JVM, pid ${visible(oldPid)}, still runs: waiting for it to stop)`;
+    return `${what} (a new one answers, but the old app's JVM, pid ${visible(oldPid)}, still runs: waiting for it to stop)${earlier}`;
   return goneFile === undefined
-    ? what
-    : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)`;
+    ? `${what}${earlier}`
+    : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)${earlier}`;
 }
 
 /**
@@ -109,6 +114,13 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
         return {
           message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) was still stopping (its agent had stopped, its process still ran), and the change is proven only in a JVM started once the old one is gone: not proven live`,
           hint: `the old app takes longer than ${seconds(failure.waitedMs)} to stop: raise --restart-timeout <ms> (in milliseconds), and run again`,
+        };
+      }
+      if (failure.oldRunning !== undefined && failure.oldRunning.newBeside !== true) {
+        const { pid, sessionId } = failure.oldRunning;
+        return {
+          message: `${needed}, and the app did not come back with a new agent session within ${seconds(failure.waitedMs)}: its old JVM (pid ${visible(pid)}, agent session ${visible(sessionId)}) still runs the code from before the change, and no new agent session of the app answered: not proven live`,
+          hint: `${failure.command === undefined ? 'restart the app (stop it, then start it again) while the run waits' : `the restart command (${failure.command}) neither stopped this app nor started a new one: check that it restarts this app`}, or raise --restart-timeout <ms> for an app slow to restart, and run again`,
         };
       }
       if (failure.oldRunning !== undefined) {

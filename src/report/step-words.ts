@@ -20,7 +20,7 @@ const waits: { [K in Waiting['kind']]: (w: WaitingOf<K>) => string } = {
   orphan: ({ group }) => `the build of an earlier run that is gone to end (process group ${group.pgid}: ${shortCommand(group.command)})`,
   hold: () => 'the build hold, held by another owner (the IDE or another terminal)',
   capture: () => "the agent to capture the previous build's classes",
-  restart: (w) => waitingForRestart(w.goneFile, w.oldPid),
+  restart: (w) => waitingForRestart(w.goneFile, w.oldPid, w.earlierPid),
   'port-file': () => "the agent's port file to appear (--wait-for-agent)",
   port: (w) => `the agent to answer on port ${w.port} (--wait-for-agent)`,
   slot: (w) => `a free client slot on the agent on port ${w.port} (it closed the connection before CONNECTED)`,

@@ -204,6 +204,11 @@ export interface RestartPlace {
   notAgain?: Set<string>;
   /** Watch mode: told the sessions whose app is about to restart, just before (their connections close by design). */
   restarting?: (sessions: readonly BuildSession[]) => void;
+  /**
+   * Watch mode: the restart command whose wait a save ended while it still ran, kept here; the next
+   * restart waits for it rather than start a second one beside it (two new apps, its log emptied under it).
+   */
+  carried?: { run?: RestartRun | undefined };
 }
 
 /** One agent's own result in a run's. */
@@ -261,19 +266,23 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   // A class several apps need a restart for is one class.
   const classes = [...new Set(restarting.flatMap((p) => p.needs.map((v) => v.className)))];
   group.emit({ type: 'restart-needed', classes, command, log, timeoutMs });
-  let run: RestartRun | undefined;
+  let run = takeEarlier(place.carried);
   try {
-    if (command !== null) run = startRestart(command, first, group.emit);
+    if (command !== null) run ??= startRestart(command, first, group.emit);
   } catch (error) {
     const failure: RestartFailure = { kind: 'not-started', command: command!, why: (error as Error).message };
     return resultsOf((p) => (restarting.includes(p) ? giveUp(p, resultOf(p, failure, p.result.verdicts)) : undefined));
   }
   const deadline = startedMs + timeoutMs;
   const backs = await Promise.all(restarting.map((p) => awaitNewSession(p.session, deadline, place.superseded, run)));
-  run?.stopShowing();
   try {
     if (backs.some((b) => b === 'interrupted')) return interrupted(parts, startedMs, signal);
-    if (backs.some((b) => b === 'superseded')) return result;
+    if (backs.some((b) => b === 'superseded')) {
+      // Still running, it is the next restart's to wait for (its output still shown): not left, not started again.
+      if (place.carried !== undefined && run?.started.exit() === undefined) place.carried.run = run;
+      return result;
+    }
+    run?.stopShowing();
     if (run !== undefined) run.appBack = backs.every((b) => typeof b === 'object');
     const ends = { timeoutMs, command, log, run };
     const own = await Promise.all(
@@ -288,9 +297,19 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
     );
     return resultsOf((p) => own[restarting.indexOf(p)]);
   } finally {
-    run?.leave();
+    if (run !== place.carried?.run) run?.leave();
     for (const back of backs) if (typeof back === 'object') back.connection.close();
   }
+}
+
+/** The restart command kept in `carried` while it still runs, marked `earlier`; else undefined (one that ended is left). Empties `carried`. */
+function takeEarlier(carried: RestartPlace['carried']): RestartRun | undefined {
+  const run = carried?.run;
+  if (carried !== undefined) carried.run = undefined;
+  if (run === undefined) return undefined;
+  if (run.started.exit() === undefined) return Object.assign(run, { earlier: true as const });
+  run.leave();
+  return undefined;
 }
 
 /** The key of `verdict`'s class in `part`'s app for {@link RestartPlace.notAgain}: the app (where its agent was found) and the binary name. */

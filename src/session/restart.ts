@@ -33,6 +33,8 @@ export interface RestartRun {
   startedAtMs: number;
   /** Set once every agent that needed the restart is back: an exit status after that fails nothing. */
   appBack: boolean;
+  /** Set when a later cycle of a watch waits for it, its own wait ended early by a save (never started twice at once). */
+  earlier?: true;
   /** Stops showing its log, after what is there by now. Safe to call twice. */
   stopShowing(): void;
   /** The run is done with it: its log no longer shown, its exit no longer told; says so when it still runs. Safe to call twice. */
@@ -109,8 +111,11 @@ export interface Back {
   portFileLost: boolean;
 }
 
-/** How a wait for the app's return ended, when not with the app back. */
-export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-failed';
+/**
+ * How a wait for the app's return ended, when not with the app back; `beside`: not back, but a new
+ * agent session of the app answered while its old JVM still ran (one started beside it).
+ */
+export type NotBack = 'not-back' | 'beside' | 'interrupted' | 'superseded' | 'command-failed';
 
 /**
  * Asks the agent of `session` every {@link POLL_MS} ms, its port file read again each time (a new
@@ -118,7 +123,8 @@ export type NotBack = 'not-back' | 'interrupted' | 'superseded' | 'command-faile
  * "Early in agent start-up"), not a test JVM's, of a JVM not seen to start before the restart began,
  * while the old JVM is gone: neither its process runs nor its port answers in the old agent session
  * (a restart command that started the app without stopping it leaves the old one running the old
- * code); or until `deadline` passes; `command-failed` when the restart command exits non-zero first.
+ * code); or until `deadline` passes (`beside` when a new agent session of the app answered meanwhile
+ * while the old JVM still ran, else `not-back`); `command-failed` when the restart command exits non-zero first.
  * When the port file, after naming a new JVM's port, is gone (an old JVM that stopped after it
  * deleted it), that is said once, and that port is asked.
  */
@@ -135,6 +141,7 @@ export async function awaitNewSession(
   const file = session.location.portFile;
   let fresh: number | undefined;
   let told = false;
+  let beside = false;
   for (;;) {
     if (signal?.aborted) return 'interrupted';
     if (superseded?.() === true) return 'superseded';
@@ -150,11 +157,14 @@ export async function awaitNewSession(
     const oldThere = back !== undefined && (await oldStillThere(session, old));
     if (back !== undefined && !oldThere) return { ...back, portFileLost: told };
     back?.connection.close();
+    beside ||= oldThere;
     if ((restart?.started.exit()?.exitCode ?? 0) !== 0) return 'command-failed';
-    if (host.clock.now() >= deadline) return 'not-back';
+    if (host.clock.now() >= deadline) return beside ? 'beside' : 'not-back';
     const goneFile = fresh === undefined && gone !== undefined ? { goneFile: gone } : {};
     const oldPid = oldThere ? { oldPid: old.pid } : {};
-    session.emit({ type: 'waiting', kind: 'restart', ...goneFile, ...oldPid, elapsedMs: Math.round(host.clock.now() - start) });
+    const earlierPid = restart?.earlier === true && restart.started.exit() === undefined ? restart.started.pid : undefined;
+    const earlier = earlierPid === undefined ? {} : { earlierPid };
+    session.emit({ type: 'waiting', kind: 'restart', ...goneFile, ...oldPid, ...earlier, elapsedMs: Math.round(host.clock.now() - start) });
     await pause(POLL_MS, signal);
   }
 }
@@ -202,7 +212,14 @@ export async function notBackFailure(session: BuildSession, why: NotBack, ends: 
   const there = await oldStillThere(session, old);
   // Its agent gone from its port (its shutdown hook ran) while its process still runs: the old app is ending, not left running.
   const stopping = there && (await observeAgentAfterLoss(old.port, old.sessionId, session.timeoutMs)).kind !== 'same-session';
-  const running = there ? { pid: old.pid, sessionId: old.sessionId, ...(stopping ? { stopping: true as const } : {}) } : undefined;
+  const running = there
+    ? {
+        pid: old.pid,
+        sessionId: old.sessionId,
+        ...(stopping && { stopping: true as const }),
+        ...(why === 'beside' && { newBeside: true as const }),
+      }
+    : undefined;
   return {
     kind: 'not-back',
     waitedMs: ends.timeoutMs,

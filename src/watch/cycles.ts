@@ -25,7 +25,7 @@ import type { AgentView } from '../classes/coverage.js';
 import type { AwayApp } from '../session/away.js';
 import { staleFolders } from '../session/detect.js';
 import { beginCycle } from '../session/begin.js';
-import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, runCycles } from '../session/group.js';
+import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, type RestartPlace, runCycles } from '../session/group.js';
 import { type App, AppView, awayOf, findNew, type Look, lookAt, reachAgents, type Reached, RECONNECT_MS } from './apps.js';
 import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
@@ -68,6 +68,8 @@ export class WatchCycles {
   private saves = 0;
   /** Each app's classes an earlier restart could not prove there (group.ts `RestartPlace.notAgain`): that app is not restarted again for them. */
   private readonly notAgain = new Set<string>();
+  /** The restart command a superseded cycle left running (group.ts `RestartPlace.carried`): the next restart waits for it. */
+  private readonly carried: NonNullable<RestartPlace['carried']> = {};
 
   constructor(private readonly setup: WatchSetup) {
     const signal = setup.hooks.signal;
@@ -123,6 +125,8 @@ export class WatchCycles {
     hooks.signal?.removeEventListener('abort', onSignal);
     await this.scheduler.stop();
     await this.turn;
+    // A restart command a superseded cycle kept for the next one: the watch is done with it.
+    this.carried.run?.leave();
     await watcher.close();
     await this.hints.close();
     await closeSessions({ sessions: this.apps.present() });
@@ -191,7 +195,8 @@ export class WatchCycles {
       // A change that needs a restart: restart the app once for it, unless a save comes first (session/group.ts).
       const restarting = (restarted: readonly BuildSession[]) =>
         restarted.forEach((s) => this.apps.of(s) && (this.apps.of(s)!.restarting = true));
-      return await restartIfNeeded(result, { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain, restarting });
+      const place = { group, options, superseded: () => this.saves !== saves, notAgain: this.notAgain, restarting, carried: this.carried };
+      return await restartIfNeeded(result, place);
     } finally {
       await start.releaseLock();
     }
