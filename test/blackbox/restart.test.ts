@@ -107,6 +107,23 @@ function restartScript(dir: string, lines: string[]): string {
 }
 
 /** The pid a restart script wrote to `<dir>/<name>`, if it did. */
+/**
+ * An app whose JVM ends 3 s after SIGTERM (its own shutdown time; its agent's socket and port file
+ * go at once), and a restart script that sends SIGTERM and starts the new app without waiting.
+ */
+async function slowToStop(): Promise<{ p: Project; oldPid: string; restart: string }> {
+  const p = project();
+  const old = await agentFor(p, ['--shutdown-ms', '3000']);
+  const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
+  const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
+  const restart = restartScript(p.dir, [
+    `kill -TERM ${old.pid}`,
+    `nohup ${appStart(['--watch', 'target/classes'])} &`,
+    'echo $! > app.pid',
+  ]);
+  return { p, oldPid, restart };
+}
+
 function pidIn(dir: string, name: string): number | undefined {
   const file = path.join(dir, name);
   return fs.existsSync(file) ? Number(fs.readFileSync(file, 'utf8').trim()) : undefined;
@@ -575,16 +592,7 @@ describe('a restart command that starts the app itself', () => {
   });
 
   it('a script that stops the old app and starts the new one at once, the old JVM taking 3 s to end: waits for it, then proves the change (0)', async () => {
-    const p = project();
-    // Its JVM ends 3 s after SIGTERM (its own shutdown time), its agent's socket and port file gone at once.
-    const old = await agentFor(p, ['--shutdown-ms', '3000']);
-    const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
-    const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
-    const restart = restartScript(p.dir, [
-      `kill -TERM ${old.pid}`,
-      `nohup ${appStart(['--watch', 'target/classes'])} &`,
-      'echo $! > app.pid',
-    ]);
+    const { p, oldPid, restart } = await slowToStop();
     const run = await runCli(['--json', '--restart-timeout', '20000', '--restart-command', restart, ...build(p)], { cwd: p.dir });
     const result = jsonResult(run);
     // It said what it waited for while the old JVM ended, and the change is proven only once it had.
@@ -596,15 +604,7 @@ describe('a restart command that starts the app itself', () => {
   });
 
   it('a restart timeout shorter than the old JVM takes to end: 75, saying the old app was still stopping and to raise --restart-timeout, not to stop it first', async () => {
-    const p = project();
-    const old = await agentFor(p, ['--shutdown-ms', '3000']);
-    const doctor = await runCli(['doctor', '--json'], { cwd: p.dir });
-    const oldPid = (jsonResult(doctor).doctor as { pid: string }).pid;
-    const restart = restartScript(p.dir, [
-      `kill -TERM ${old.pid}`,
-      `nohup ${appStart(['--watch', 'target/classes'])} &`,
-      'echo $! > app.pid',
-    ]);
+    const { p, oldPid, restart } = await slowToStop();
     // 30: seconds meant, milliseconds taken.
     const run = await runCli(['--restart-timeout', '30', '--restart-command', restart, ...build(p)], { cwd: p.dir });
     expect(run.stderr).toMatch(
