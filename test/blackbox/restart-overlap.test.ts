@@ -33,8 +33,9 @@ it("a watch whose restart command still runs when the next save's cycle needs th
   const runsBefore = a.runs.length;
   const ran = path.join(c.root, 'restart-ran');
   const go = path.join(c.root, 'restart-go');
-  // Each run of the command is counted; it restarts svc-a once told to go on.
-  const command = `echo start >> '${ran}'; while [ ! -e '${go}' ]; do sleep 0.02; done; ${a.restartCommand()}; echo end >> '${ran}'`;
+  // Each run of the command is counted; it restarts svc-a once told to go on, and ends with the test's folder (a failed test never tells it).
+  const wait = `while [ -d '${c.root}' ] && [ ! -e '${go}' ]; do sleep 0.02; done; [ -e '${go}' ] || exit 0`;
+  const command = `echo start >> '${ran}'; ${wait}; ${a.restartCommand()}; echo end >> '${ran}'`;
   const count = (word: string) =>
     fs.existsSync(ran)
       ? fs
