@@ -257,7 +257,7 @@ export function ofAgent(result: RunResult, source: string): RunResult {
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */
 export type BuildSession = Session & Required<Pick<Session, 'owner' | 'hold' | 'agent' | 'doctor' | 'view'>>;
 
-/** What the steps of one cycle share (cycle.ts, check.ts). */
+/** What the steps of one cycle share (cycle.ts, detect.ts, check.ts). */
 export interface Cycle {
   session: BuildSession;
   command: BuildCommand;

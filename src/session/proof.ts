@@ -56,7 +56,7 @@ export interface ProofInput {
   unwatched: (file: string) => string | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
-  /** Class files that held their recorded bytes just before the build, and since when (epoch ms): see session/check.ts `Before.steady`. */
+  /** Class files that held their recorded bytes just before the build, and since when (epoch ms): see session/detect.ts `Before.steady`. */
   steady?: ReadonlyMap<string, number>;
   /** What ends the wait for unattempted classes early (paused, capture over: check.ts). */
   watch?: VerifyOptions['watch'];

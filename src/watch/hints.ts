@@ -15,7 +15,7 @@ const BACKGROUND_CHECK_MS = 5000;
 
 /** What {@link classHints} needs. */
 export interface HintOptions {
-  /** The full stat pass: the folders whose class files differ from the record (session/check.ts). */
+  /** The full stat pass: the folders whose class files differ from the record (session/detect.ts). */
   stalePass: (dirs: readonly string[]) => Promise<Iterable<string>>;
   /** The longest time between two full passes, in ms (default {@link FULL_PASS_EVERY_MS}). */
   fullPassEveryMs?: number;
