@@ -605,11 +605,11 @@ describe('a restart command that starts the app itself', () => {
 
   it('a restart timeout shorter than the old JVM takes to end: 75, saying the old app was still stopping and to raise --restart-timeout, not to stop it first', async () => {
     const { p, oldPid, restart } = await slowToStop();
-    // 30: seconds meant, milliseconds taken.
-    const run = await runCli(['--restart-timeout', '30', '--restart-command', restart, ...build(p)], { cwd: p.dir });
+    // 1.5 s: long enough for the script's kill to land even on a loaded machine, short of the old JVM's 3 s to end.
+    const run = await runCli(['--restart-timeout', '1500', '--restart-command', restart, ...build(p)], { cwd: p.dir });
     expect(run.stderr).toMatch(
       new RegExp(
-        `did not come back with a new agent session within 30 ms: its old JVM \\(pid ${oldPid}, agent session [0-9a-f-]+\\) was still stopping`,
+        `did not come back with a new agent session within 1.5 s: its old JVM \\(pid ${oldPid}, agent session [0-9a-f-]+\\) was still stopping`,
       ),
     );
     expect(run.stderr).toContain('raise --restart-timeout <ms> (in milliseconds)');
