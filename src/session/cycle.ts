@@ -79,7 +79,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', kind: 'app-start-unknown', why: appStart.why });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
-  for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
+  for (const same of sameBinaryNames(baseline, before).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', kind: 'same-binary-name', className: same.className, paths: same.paths });
   // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
   // mean depends on the agent's state before this build (evidence.ts).
