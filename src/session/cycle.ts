@@ -23,7 +23,7 @@ import {
   type SessionHooks,
 } from './options.js';
 import { spawnBuild } from '../tool/build.js';
-import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
+import { classSearchRoot, distinctDirs, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf, steadyBefore } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';
 import { COARSE_CLOCK_MS, EVIDENCE } from '../classes/evidence.js';
@@ -222,7 +222,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'
     return [...known, ...fromAgent];
   };
   const kept = (dirs: string[]) => {
-    const { kept: result, dropped } = outermost([...new Set(dirs)], given);
+    const { kept: result, dropped } = outermost(distinctDirs(dirs), given);
     for (const d of dropped.filter((x) => tell && !session.nestedWarned.has(x.dir))) {
       session.nestedWarned.add(d.dir);
       session.emit(

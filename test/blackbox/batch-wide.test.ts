@@ -56,6 +56,22 @@ describe('one binary name in two class output directories', () => {
     expect(third.exitCode).toBe(0);
   });
 
+  it("a module's class output directory linked to another's is one folder: each class listed and asked once, no warning", async () => {
+    const p = project();
+    const module = path.join(p.dir, 'svc-b', 'target');
+    fs.mkdirSync(module, { recursive: true });
+    fs.symlinkSync(p.classes, path.join(module, 'classes'));
+    await agentFor(p, agents, { portFile: p.portFile });
+    const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const run = await runCli(['--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2')`], {
+      cwd: p.dir,
+    });
+    expect(run.stderr).not.toContain('class output directories (');
+    expect(run.stderr).toContain('class files: 1 changed, 0 added, 0 removed');
+    expect(run.stderr.match(/applied +com\.acme\.Greeter/g)).toHaveLength(1);
+    expect(run.exitCode).toBe(0);
+  });
+
   it('rebuilt into both, in one capture: the batch-wide unverified is reported as such (75)', async () => {
     const p = project();
     const gradle = path.join(p.dir, 'build', 'classes', 'java', 'main');
