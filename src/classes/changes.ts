@@ -53,14 +53,17 @@ export interface SameName {
 }
 
 /**
- * The binary names of `index` present (not removed) in more than one of its directories, in
- * index order. Costs one pass over the rows, and nothing with a single directory.
+ * The binary names of `index` present (not removed) in more than one of the class output
+ * directories `among` (those found now: a directory gone since the index was saved holds no
+ * copy), in index order. Costs one pass over the rows, and nothing with a single directory.
  */
-export function sameBinaryNames(index: ClassIndex): SameName[] {
-  if (index.dirs.length < 2) return [];
+export function sameBinaryNames(index: ClassIndex, among: readonly string[]): SameName[] {
+  const found = new Set(among.map((dir) => path.resolve(dir)));
+  const current = index.dirs.map((dir) => found.has(dir));
+  if (current.filter(Boolean).length < 2) return [];
   const byName = new Map<string, string[]>();
   index.paths.forEach((file, row) => {
-    if (index.gone[row] === 1) return;
+    if (index.gone[row] === 1 || !current[index.dirOf[row]!]) return;
     const name = binaryClassName(index.dirs[index.dirOf[row]!]!, file);
     const paths = byName.get(name);
     if (paths === undefined) byName.set(name, [file]);

@@ -6,14 +6,13 @@
  * (watcher/FileWatcher.java doctorEvidence), so an unlisted folder (at most 256 characters)
  * sorting before the last one listed is not registered.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import type { DirCoverage, DoctorObserved } from '../outcome/facts.js';
 import { classFolders } from './scan.js';
 import type { JvmPaths } from './placement.js';
 import { type AgentWatch, excludedName, type JvmOnly } from '../agent/jvm-options.js';
 import { type PathMapEntry, toAgent, toLocal } from '../agent/path-map.js';
-import { isDir, isInside } from '../util/fs.js';
+import { isDir, isInside, realOf } from '../util/fs.js';
 
 /** One directory the agent reports watching, as it is here. */
 export interface WatchedHere {
@@ -252,15 +251,6 @@ function overlaps(a: string, b: string): boolean {
 /** True when `inner` is `outer` or lies inside it. */
 function isWithin(inner: string, outer: string): boolean {
   return inner === outer || inner.startsWith(outer.endsWith(path.sep) ? outer : outer + path.sep);
-}
-
-/** `dir` with symbolic links resolved; as it is when it does not exist. */
-function realOf(dir: string): string {
-  try {
-    return fs.realpathSync.native(dir);
-  } catch {
-    return dir;
-  }
 }
 
 /** True when a `.class` file lies somewhere below `dir` (at most {@link CLASS_SEARCH_FOLDERS} folders looked at). */

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ToolKind } from '../outcome/facts.js';
-import { isDir, isInside, listDirs } from '../util/fs.js';
+import { isDir, isInside, listDirs, realOf } from '../util/fs.js';
 
 /** How many folder levels below the project the module search looks. */
 const MODULE_DEPTH = 4;
@@ -78,6 +78,21 @@ function addIfDir(list: string[], dir: string): void {
  */
 export function classSearchRoot(cwd: string, projectDir: string): string {
   return isInside(cwd, projectDir) ? projectDir : cwd;
+}
+
+/**
+ * `dirs` with one folder reached by two paths (a module's class output directory linked to another's)
+ * kept once, by its first path: scanned twice, each class would be listed and asked twice, and
+ * taken for a copy of itself in another directory.
+ */
+export function distinctDirs(dirs: readonly string[]): string[] {
+  const seen = new Set<string>();
+  return dirs.filter((dir) => {
+    const real = realOf(dir);
+    if (seen.has(real)) return false;
+    seen.add(real);
+    return true;
+  });
 }
 
 /** A class output directory left out because another one covers it, and why. */

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { cutOf, type EarlierEntries, type SightFacts, type StartCut } from './evidence.js';
 import { readJar, type JarListing } from './jar.js';
-import { isInside } from '../util/fs.js';
+import { isInside, realOf } from '../util/fs.js';
 
 /** Where a Spring Boot fat jar keeps the app's own classes: its launcher loads them from there. */
 const FAT_JAR_CLASSES = 'BOOT-INF/classes/';
@@ -246,13 +246,5 @@ function statOf(file: string): fs.Stats | undefined {
     return fs.statSync(file);
   } catch {
     return undefined;
-  }
-}
-
-function realOf(dir: string): string {
-  try {
-    return fs.realpathSync.native(dir);
-  } catch {
-    return dir;
   }
 }

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { SightFacts, StartCut } from './evidence.js';
 import { type JvmPaths, Placement } from './placement.js';
+import { realOf } from '../util/fs.js';
 
 /**
  * How long synchronous scanning and hashing may run before the event loop gets a turn, in ms.
@@ -85,9 +86,9 @@ function isFolder(file: string): boolean {
  * added to).
  */
 export function linksToScan(folder: string, links: readonly string[], seen: Set<string>): string[] {
-  const here = realOr(folder);
+  const here = realOf(folder);
   return links.filter((link) => {
-    const real = realOr(link);
+    const real = realOf(link);
     if (seen.has(real) || here === real || here.startsWith(real + path.sep)) return false;
     seen.add(real);
     return true;
@@ -108,14 +109,6 @@ export function linkBetween(dir: string, file: string): string | undefined {
     if (fs.lstatSync(folder, { throwIfNoEntry: false })?.isSymbolicLink()) return folder;
   }
   return undefined;
-}
-
-function realOr(file: string): string {
-  try {
-    return fs.realpathSync.native(file);
-  } catch {
-    return file;
-  }
 }
 
 /** Whether a folder that cannot be listed (`error` from stat or readdir) is named unreadable: not when it vanished or is no folder. */

@@ -332,14 +332,20 @@ async function scanMoved(
   return true;
 }
 
-/** Rows of the base not seen by the scan: kept, or tombstones for files removed from a scanned directory. */
+/**
+ * Rows of the base not seen by the scan: kept, or tombstones for files removed from a scanned
+ * directory or with a directory that is gone (a removed class output directory's files are
+ * removed too, not a copy left for ever).
+ */
 function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: ReadonlyMap<string, number>): void {
   const { base } = walk;
   const hidden = (file: string) => walk.unreadableDirs.some((folder) => file.startsWith(folder + path.sep));
+  const goneDirs = new Map<string, boolean>();
+  const looked = (dir: string) => scannedSet.has(dir) || (goneDirs.get(dir) ?? goneDirs.set(dir, isGoneFolder(dir)).get(dir)!);
   for (let row = 0; row < base.paths.length; row += 1) {
     const dir = base.dirs[base.dirOf[row]!]!;
     if (walk.seen[row] === 1) continue;
-    const removed = scannedSet.has(dir) && base.gone[row] !== 1 && !hidden(base.paths[row]!);
+    const removed = base.gone[row] !== 1 && looked(dir) && !hidden(base.paths[row]!);
     const unlooked = removed && walk.options.folders !== undefined && !walk.options.folders.has(path.dirname(base.paths[row]!));
     if (unlooked) walk.changes.total += 1;
     if (!removed || unlooked) {
@@ -351,6 +357,15 @@ function carryOver(walk: Walk, scannedSet: ReadonlySet<string>, dirNumber: Reado
     walk.changes.removed.push(classChange(base.paths[row]!, dir, { before: shaHex(base, row) }));
     walk.copies.file(base.paths[row]!);
     walk.rows.setLastGone();
+  }
+}
+
+/** Whether `folder` is not there (nor a folder): unlike one that cannot be read, its files are gone. */
+function isGoneFolder(folder: string): boolean {
+  try {
+    return !fs.statSync(folder).isDirectory();
+  } catch (error) {
+    return !isUnreadableFolder(error);
   }
 }
 

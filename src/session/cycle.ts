@@ -23,7 +23,7 @@ import {
   type SessionHooks,
 } from './options.js';
 import { spawnBuild } from '../tool/build.js';
-import { classSearchRoot, findClassDirs, outermost } from '../classes/dirs.js';
+import { classSearchRoot, distinctDirs, findClassDirs, outermost } from '../classes/dirs.js';
 import { baselineOf, steadyBefore } from '../classes/baseline.js';
 import { sameBinaryNames } from '../classes/changes.js';
 import { COARSE_CLOCK_MS, EVIDENCE } from '../classes/evidence.js';
@@ -79,7 +79,7 @@ export async function beforeBuild(cycle: Cycle): Promise<Ready> {
   const appStart = await findAppStart(session.agent.pid, session.view.workingDirectory, session.host.proc);
   if (appStart.kind === 'unknown') session.emit({ type: 'warning', kind: 'app-start-unknown', why: appStart.why });
   const { baseline, scanned, unseen, whole } = await baselineFor(cycle, before, appStart, heldBefore);
-  for (const same of sameBinaryNames(baseline).slice(0, MAX_SAME_NAMES))
+  for (const same of sameBinaryNames(baseline, before).slice(0, MAX_SAME_NAMES))
     session.emit({ type: 'warning', kind: 'same-binary-name', className: same.className, paths: same.paths });
   // RELOAD status before every build: a pause is said now; what a single ask's not_observed can
   // mean depends on the agent's state before this build (evidence.ts).
@@ -222,7 +222,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'
     return [...known, ...fromAgent];
   };
   const kept = (dirs: string[]) => {
-    const { kept: result, dropped } = outermost([...new Set(dirs)], given);
+    const { kept: result, dropped } = outermost(distinctDirs(dirs), given);
     for (const d of dropped.filter((x) => tell && !session.nestedWarned.has(x.dir))) {
       session.nestedWarned.add(d.dir);
       session.emit(

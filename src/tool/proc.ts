@@ -7,13 +7,12 @@
  * Linux reads /proc; macOS runs `ps` and `lsof`; Windows runs PowerShell for start times only.
  * `ProcHost` (default: this machine) lets tests replay recorded outputs.
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import type { AppStart } from '../outcome/facts.js';
 import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime, darwinState } from './proc-darwin.js';
 import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } from './proc-linux.js';
 import { windowsStartTime } from './proc-windows.js';
+import { realOf } from '../util/fs.js';
 
 export { localHost, startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
@@ -175,13 +174,5 @@ export async function findAppStart(pid: string, workingDirectory: string, host: 
 
 /** True when `a` and `b` name the same folder (symbolic links resolved where they exist). */
 function sameFolder(a: string, b: string): boolean {
-  return real(a) === real(b);
-}
-
-function real(dir: string): string {
-  try {
-    return fs.realpathSync(dir);
-  } catch {
-    return path.resolve(dir);
-  }
+  return realOf(a) === realOf(b);
 }

@@ -48,3 +48,12 @@ export function checkoutOf(dir: string): string | undefined {
     if (path.dirname(at) === at) return undefined;
   }
 }
+
+/** `file` with symbolic links resolved; as given (made absolute) when it cannot be resolved (missing, unreadable). */
+export function realOf(file: string): string {
+  try {
+    return fs.realpathSync.native(file);
+  } catch {
+    return path.resolve(file);
+  }
+}

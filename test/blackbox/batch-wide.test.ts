@@ -4,6 +4,7 @@
  * after it, a batch the agent marked `unverified` as a whole is reported as such, with the
  * likely cause.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
@@ -33,6 +34,42 @@ describe('one binary name in two class output directories', () => {
     expect(warning).toContain('a capture holding both makes the agent mark its whole batch unverified');
     expect(run.stderr.indexOf('com.acme.Greeter is in 2')).toBeLessThan(run.stderr.indexOf('hold acquired'));
     expect(hasStackTrace(run.stderr)).toBe(false);
+  });
+
+  it('once the stale output is removed, as the warning says, no later run names it again', async () => {
+    const p = project();
+    const gradle = path.join(p.dir, 'build', 'classes', 'java', 'main');
+    writeClass(gradle, 'com.acme.Greeter', 'greeter-old');
+    await agentFor(p, agents, { portFile: p.portFile, watchDirs: [p.classes, gradle] });
+    const first = await runCli(['--', 'true'], { cwd: p.dir });
+    expect(first.stderr).toContain('com.acme.Greeter is in 2 class output directories');
+    fs.rmSync(path.join(p.dir, 'build'), { recursive: true });
+    // The first run after the removal reads the index saved before it, then scans: its file is a removal.
+    const second = await runCli(['--', 'true'], { cwd: p.dir });
+    expect(second.stderr).toContain('0 changed, 0 added, 1 removed');
+    const fresh = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const third = await runCli(['--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(fresh)}, 'greeter-v2')`], {
+      cwd: p.dir,
+    });
+    for (const run of [second, third]) expect(run.stderr).not.toContain('class output directories (');
+    expect(third.stderr).toContain('✔ proven live');
+    expect(third.exitCode).toBe(0);
+  });
+
+  it("a module's class output directory linked to another's is one folder: each class listed and asked once, no warning", async () => {
+    const p = project();
+    const module = path.join(p.dir, 'svc-b', 'target');
+    fs.mkdirSync(module, { recursive: true });
+    fs.symlinkSync(p.classes, path.join(module, 'classes'));
+    await agentFor(p, agents, { portFile: p.portFile });
+    const greeter = path.join(p.classes, 'com', 'acme', 'Greeter.class');
+    const run = await runCli(['--', process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(greeter)}, 'greeter-v2')`], {
+      cwd: p.dir,
+    });
+    expect(run.stderr).not.toContain('class output directories (');
+    expect(run.stderr).toContain('class files: 1 changed, 0 added, 0 removed');
+    expect(run.stderr.match(/applied +com\.acme\.Greeter/g)).toHaveLength(1);
+    expect(run.exitCode).toBe(0);
   });
 
   it('rebuilt into both, in one capture: the batch-wide unverified is reported as such (75)', async () => {

@@ -24,7 +24,7 @@ describe('sameBinaryNames', () => {
         [1, '/p/build/classes/java/main/a/D$E.class'],
       ],
     );
-    expect(sameBinaryNames(index)).toEqual([
+    expect(sameBinaryNames(index, index.dirs)).toEqual([
       { className: 'a.B', paths: ['/p/target/classes/a/B.class', '/p/build/classes/java/main/a/B.class'] },
     ]);
   });
@@ -37,7 +37,7 @@ describe('sameBinaryNames', () => {
         [1, '/y/A.class', 1],
       ],
     );
-    expect(sameBinaryNames(two)).toEqual([]);
+    expect(sameBinaryNames(two, two.dirs)).toEqual([]);
     expect(
       sameBinaryNames(
         indexOf(
@@ -47,7 +47,19 @@ describe('sameBinaryNames', () => {
             [0, '/x/A.class'],
           ],
         ),
+        ['/x'],
       ),
     ).toEqual([]);
+  });
+
+  it('leaves out a directory not found now: its copy went with it (the index keeps its rows until a scan)', () => {
+    const index = indexOf(
+      ['/p/target/classes', '/p/build/classes/java/main'],
+      [
+        [0, '/p/target/classes/a/B.class'],
+        [1, '/p/build/classes/java/main/a/B.class'],
+      ],
+    );
+    expect(sameBinaryNames(index, ['/p/target/classes'])).toEqual([]);
   });
 });
