@@ -131,22 +131,12 @@ export async function awaitBuildProcesses(
   signal?: AbortSignal,
   host: ProcHost = localHost,
 ): Promise<LeftProcess[]> {
-  const deadline = Date.now() + LINGER_MS;
-  let left = await leftOver(scope, host);
-  while (left !== undefined && left.length > 0 && Date.now() < deadline) {
-    if (!(await pause(POLL_MS, signal))) return [];
-    left = await leftOver(scope, host);
-  }
+  const look = async () => (await leftOver(scope, host)) ?? [];
+  const left = await untilNone(look, LINGER_MS, signal);
   if (left === undefined || left.length === 0) return [];
-  const stopped = left.map(described);
   sendEach(control, left, 'SIGTERM');
-  const killAt = Date.now() + KILL_AFTER_MS;
-  while (left.length > 0 && Date.now() < killAt) {
-    await pause(POLL_MS);
-    left = (await leftOver(scope, host)) ?? [];
-  }
-  sendEach(control, left, 'SIGKILL');
-  return stopped;
+  sendEach(control, (await untilNone(look, KILL_AFTER_MS)) ?? [], 'SIGKILL');
+  return left.map(described);
 }
 
 /**
@@ -164,13 +154,18 @@ export async function awaitDetached(
   host: ProcHost = localHost,
 ): Promise<LeftProcess[]> {
   const look = async () => ((await processesCarrying(BUILD_RUN_ENV, token, sinceMs, host)) ?? []).filter((p) => !serves(p));
-  const deadline = Date.now() + DETACHED_SETTLE_MS;
+  return ((await untilNone(look, DETACHED_SETTLE_MS, signal)) ?? []).map(described);
+}
+
+/** Looks with `look` every {@link POLL_MS} ms until it finds none or `ms` ms have passed: what it found last; undefined when `signal` aborts. */
+async function untilNone<T>(look: () => Promise<T[]>, ms: number, signal?: AbortSignal): Promise<T[] | undefined> {
+  const deadline = Date.now() + ms;
   let left = await look();
   while (left.length > 0 && Date.now() < deadline) {
-    if (!(await pause(POLL_MS, signal))) return [];
+    if (!(await pause(POLL_MS, signal))) return undefined;
     left = await look();
   }
-  return left.map(described);
+  return left;
 }
 
 function serves(process: ProcessInfo): boolean {
