@@ -92,9 +92,15 @@ export function saveHolding(record: OwnerRecord, now: Date): void {
   });
 }
 
-/** Puts back what owner.json held, when our `started` was refused and it named another token. */
-export function restoreSaved(record: OwnerRecord, choice: OwnerChoice): void {
+/**
+ * After our `started` was refused (another owner holds): owner.json as it was when it named another
+ * token, else our token marked not holding. Left as {@link saveHolding} wrote it, a token that never
+ * held would read as ours to recover, and `doctor` would take the other owner's hold for it.
+ * @throws StateError when owner.json cannot be written.
+ */
+export function restoreSaved(record: OwnerRecord, choice: OwnerChoice, now: Date): void {
   if (choice.saved !== undefined && choice.saved.owner !== record.owner) writeOwnerState(record.state, choice.saved);
+  else saveReleased(record, now);
 }
 
 /**

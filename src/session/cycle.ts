@@ -153,7 +153,7 @@ export async function takeHold(cycle: Cycle): Promise<Outcome | undefined> {
     case 'interrupted-waiting':
     case 'busy':
       // Our started was rejected, so we took no hold: keep the token of a hold an earlier run may have left.
-      restoreSaved(record, owner);
+      restoreSaved(record, owner, session.host.clock.date());
       if (acquired.kind === 'interrupted-waiting')
         return { reason: 'interrupted', signal: signalOf(session.signal), at: 'waiting-for-hold' };
       return {

@@ -33,6 +33,7 @@ import {
   type Session,
 } from './options.js';
 import { spawnBuild } from '../tool/build.js';
+import { checkClassIndexWritable } from '../state/store.js';
 import { awaitNewSession, type Back, notBackFailure, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
@@ -75,6 +76,8 @@ export async function runCycles(
     results.length === 1 && gone.length === 0 ? results[0]! : combineAll(cycles, results, gone);
   const held: Cycle[] = [];
   try {
+    // Before any hold: a class index that cannot be saved would end the run holding output nothing was built into.
+    for (const cycle of cycles) checkClassIndexWritable(cycle.session.state);
     for (const cycle of cycles) {
       const refused = await takeHold(cycle);
       if (refused !== undefined) {

@@ -64,6 +64,15 @@ export function refuseLink(file: string, access: 'read' | 'write'): fs.Stats | u
   return stat;
 }
 
+/**
+ * Refuses what no write can replace at `file`: a symbolic link, or something other than a regular file.
+ * @throws StateError naming `file`.
+ */
+export function refuseUnwritable(file: string): void {
+  const stat = refuseLink(file, 'write');
+  if (stat !== undefined && !stat.isFile()) throw new StateError(file, new Error('it is not a regular file: move it away'));
+}
+
 /** What {@link readStateFile} read. */
 export interface ReadFile {
   bytes: Buffer;
@@ -151,8 +160,7 @@ export type Survives = 'crash' | 'process';
  */
 export function writeStateFile(file: string, data: Buffer | string | Pieces, survives: Survives = 'crash'): void {
   const bytes: Pieces = typeof data === 'string' ? whole(Buffer.from(data, 'utf8')) : Buffer.isBuffer(data) ? whole(data) : data;
-  const stat = refuseLink(file, 'write');
-  if (stat !== undefined && !stat.isFile()) throw new StateError(file, new Error('it is not a regular file: move it away'));
+  refuseUnwritable(file);
   const temp = tempName(file);
   let fd: number | undefined;
   let created = false;

@@ -8,7 +8,7 @@ import { type AgentLocation, projectDirOf } from '../agent/discover.js';
 import * as z from 'zod/mini';
 import { isToken } from '../agent/limits.js';
 import { type ClassIndex, emptyIndex } from '../classes/columns.js';
-import { moveCorruptAside, readStateFile, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
+import { moveCorruptAside, readStateFile, refuseUnwritable, removeStateFile, StateError, withStateFile, writeStateFile } from './files.js';
 import { decodeIndex, encodeIndex } from './index-file.js';
 import {
   agentStatePlace,
@@ -148,6 +148,16 @@ export function writeClassIndex(place: StatePlace, index: ClassIndex): void {
   const dir = createStateFolder(place);
   writeStateFile(path.join(dir, INDEX_FILE), encodeIndex(index));
   removeStateFile(path.join(dir, LEGACY_CLASS_STATE_FILE));
+}
+
+/**
+ * Checks, before a run takes the hold, that it will be able to save the class index: a run that
+ * finds out only after `started` ends holding output nothing was built into.
+ * @throws StateError when a symbolic link or something other than a regular file is at `classes.idx`.
+ */
+export function checkClassIndexWritable(place: StatePlace): void {
+  const dir = existingStateFolder(place);
+  if (dir !== undefined) refuseUnwritable(path.join(dir, INDEX_FILE));
 }
 
 /** `text` parsed as JSON and checked by `schema`, or undefined. */

@@ -3,6 +3,7 @@
  * from being proven (a class output directory NOT watched, reloads paused, a hold this checkout
  * does not own, a legacy hold, the watcher not running), 0 otherwise.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LineClient } from '../fake-agent/line-client.js';
@@ -57,6 +58,27 @@ describe('doctor exits 75 when a build here could not be proven', () => {
       ide.close();
     }
     expect((await runCli(['doctor'], { cwd: dir })).exitCode).toBe(0);
+  });
+
+  it("a run here refused by another owner's hold leaves it another owner's: doctor still 75, no later run recovers it", async () => {
+    const { dir, agent } = await withAgent();
+    expect((await runCli(['--', 'true'], { cwd: dir })).exitCode).toBe(0);
+    const ide = await LineClient.ready(agent.port);
+    try {
+      await ide.ask('BUILD started request=ide-1 owner=the-ide', 'BUILD_ACK', 'ide-1');
+      const refused = await runCli(['--wait', '300', '--', 'true'], { cwd: dir });
+      expect(refused.exitCode).toBe(69);
+      const owner = JSON.parse(fs.readFileSync(path.join(dir, '.reclazz', 'owner.json'), 'utf8')) as { held: boolean };
+      expect(owner.held).toBe(false);
+      const held = await runCli(['doctor'], { cwd: dir });
+      expect(held.stdout).toContain("a named build this checkout's .reclazz/owner.json does not record as its own");
+      expect(held.exitCode).toBe(75);
+      const again = await runCli(['--wait', '300', '--', 'true'], { cwd: dir });
+      expect(again.stderr).not.toContain('recovering');
+      expect(again.exitCode).toBe(69);
+    } finally {
+      ide.close();
+    }
   });
 
   it('a legacy hold: 75', async () => {

@@ -55,8 +55,18 @@ describe('the owner token', () => {
     const choice = chooseOwner(dir, 'session-1', 'mine', () => undefined);
     const record = { state: dir, owner: 'mine', sessionId: 'session-1', port: 4711, pid: '4242' };
     saveHolding(record, NOW);
-    restoreSaved(record, choice);
+    restoreSaved(record, choice, NOW);
     expect(saved(dir)).toMatchObject({ owner: 'left-behind' });
+  });
+
+  it('marks our own token not holding when our started was refused', () => {
+    const dir = tempDir();
+    const record = { state: dir, owner: 'mine', sessionId: 'session-1', port: 4711, pid: '4242' };
+    saveReleased(record, NOW);
+    const choice = chooseOwner(dir, 'session-1', undefined, () => undefined);
+    saveHolding(record, NOW);
+    restoreSaved(record, choice, NOW);
+    expect(saved(dir)).toMatchObject({ owner: 'mine', held: false });
   });
 
   it('a corrupt owner.json is warned about and ignored', () => {
