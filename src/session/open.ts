@@ -26,7 +26,7 @@ import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
 import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
-import { isGroupAlive } from '../tool/proc.js';
+import { isGroupAlive, processStartTime, startsMatch } from '../tool/proc.js';
 import path from 'node:path';
 import { otherRecordPlace, type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
 
@@ -332,10 +332,16 @@ export async function lockCheckout(
   hooks: SessionHooks,
 ): Promise<(Pick<Session, 'recordBuild'> & { release: () => Promise<void> }) | Extract<Opening<never>, { kind: 'refused' }>> {
   const emit = hooks.onEvent ?? (() => undefined);
+  const start = await processStartTime(host.pid, host.proc);
   const lock = await acquireRunLock(
     checkout,
     {
       ...host,
+      ...(start === undefined ? {} : { start }),
+      startedAt: async (pid, at) => {
+        const now = await processStartTime(pid, host.proc);
+        return now === undefined ? undefined : startsMatch(now, at);
+      },
       isGroupAlive: (group) => isGroupAlive(group.pgid, { startMs: group.leaderStartMs, errorMs: group.leaderErrorMs }, host.proc),
     },
     options.waitMs,

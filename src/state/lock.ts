@@ -34,11 +34,21 @@ export type LockResult =
   | { kind: 'busy'; waitedMs: number; lockPath: string; orphan?: BuildGroup }
   | { kind: 'aborted' };
 
+/** When a process started: within `startMs ± errorMs`, epoch ms (tool/proc-host.ts `StartTime`). */
+interface ProcessStart {
+  startMs: number;
+  errorMs: number;
+}
+
 /** This process as the run lock needs it: its id for the holder file, and whether another process exists. */
 export interface LockProcess {
   pid: number;
   /** Whether process `pid` exists (one of another user counts). */
   isAlive(pid: number): boolean;
+  /** When this process started, kept in the holder file; absent where it cannot be read. */
+  start?: ProcessStart;
+  /** Whether process `pid` is the one that started at `start` (not a later one given its pid); undefined when this machine cannot tell. */
+  startedAt?(pid: number, start: ProcessStart): Promise<boolean | undefined>;
   /** Whether a recorded build's process group still runs; undefined (or absent) when this machine cannot tell. */
   isGroupAlive?(group: BuildGroup): Promise<boolean | undefined>;
 }
@@ -47,6 +57,7 @@ export interface LockProcess {
 const holderSchema = z.object({
   pid: z.number().check(z.int(), z.positive()),
   host: z.string(),
+  start: z.optional(z.object({ startMs: z.number(), errorMs: z.number().check(z.nonnegative()) })),
   build: z.optional(
     z.object({
       pgid: z.number().check(z.int(), z.positive()),
@@ -98,7 +109,7 @@ export async function acquireRunLock(
         // Another run took the lock over (it found this one gone, or the lock folder was removed).
         onCompromised: onLost,
       });
-      const holder = { pid: self.pid, host: os.hostname() };
+      const holder = { pid: self.pid, host: os.hostname(), ...(self.start === undefined ? {} : { start: self.start }) };
       try {
         removeInterruptedWrites(dir);
         // It names a process of this boot: after a crash of the machine no holder is alive anyway.
@@ -127,7 +138,7 @@ export async function acquireRunLock(
       if (error instanceof StateError) throw error;
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') throw new StateError(lockPath, error);
     }
-    if (takeOverFromTheGone(lockPath, holderPath, self)) continue;
+    if (await takeOverFromTheGone(lockPath, holderPath, self)) continue;
     const elapsed = performance.now() - start;
     if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath };
     onWait(Math.round(elapsed));
@@ -142,7 +153,7 @@ export async function acquireRunLock(
  */
 async function orphanBuild(holderPath: string, self: LockProcess): Promise<BuildGroup | undefined> {
   const holder = readHolder(holderPath);
-  if (holder?.build === undefined || holder.host !== os.hostname() || self.isAlive(holder.pid)) return undefined;
+  if (holder?.build === undefined || holder.host !== os.hostname() || (await holderRuns(holder, self))) return undefined;
   return (await self.isGroupAlive?.(holder.build)) === true ? holder.build : undefined;
 }
 
@@ -156,13 +167,14 @@ function removeQuietly(file: string): void {
 }
 
 /**
- * Removes the lock when its run is gone: the holder names a dead process on this host, or there is
+ * Removes the lock when its run is gone: the holder names a process on this host that is gone (or
+ * another since, by its start time), or there is
  * no valid holder and no refresh for {@link LOCK_STALE_MS} ms. The holder is renamed to our own
  * name first, so only one waiting run removes it. A live holder's lock is never removed.
  * @returns true when the lock was removed (try to take it again at once).
  * @throws StateError when the lock or its holder file is a symbolic link.
  */
-function takeOverFromTheGone(lockPath: string, holderPath: string, self: LockProcess): boolean {
+async function takeOverFromTheGone(lockPath: string, holderPath: string, self: LockProcess): Promise<boolean> {
   const holder = readHolder(holderPath);
   try {
     if (holder === undefined) {
@@ -171,7 +183,7 @@ function takeOverFromTheGone(lockPath: string, holderPath: string, self: LockPro
       fs.rmdirSync(lockPath);
       return true;
     }
-    if (holder.host !== os.hostname() || self.isAlive(holder.pid)) return false;
+    if (holder.host !== os.hostname() || (await holderRuns(holder, self))) return false;
     const claimed = `${holderPath}.${self.pid}`;
     fs.renameSync(holderPath, claimed);
     fs.rmdirSync(lockPath);
@@ -182,6 +194,16 @@ function takeOverFromTheGone(lockPath: string, holderPath: string, self: LockPro
     // Another run got there first, or the lock was just released: try again.
     return false;
   }
+}
+
+/**
+ * Whether the run the holder file names still runs: its pid is alive and, where both are known, is
+ * the process that started when the holder file says (after a reboot or a crash its pid may be another's).
+ */
+async function holderRuns(holder: z.infer<typeof holderSchema>, self: LockProcess): Promise<boolean> {
+  if (!self.isAlive(holder.pid)) return false;
+  if (holder.start === undefined || self.startedAt === undefined) return true;
+  return (await self.startedAt(holder.pid, holder.start)) !== false;
 }
 
 /**

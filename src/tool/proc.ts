@@ -14,7 +14,7 @@ import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } fro
 import { windowsStartTime } from './proc-windows.js';
 import { realOf } from '../util/fs.js';
 
-export { localHost, startRange, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
 
 /**
  * When process `pid` started, or undefined when it is not visible here (gone, another user's

@@ -94,6 +94,19 @@ describe('the run lock', () => {
     expect(fs.existsSync(lock) || fs.existsSync(`${lock}.holder`)).toBe(false);
   });
 
+  it('a lock whose holder pid now names another process (started at another time: a reboot, a reused pid) is taken over at once', async () => {
+    const p = project();
+    await agentFor(p, agents, { portFile: p.portFile });
+    const lock = path.join(p.dir, '.reclazz', 'build.lock');
+    fs.mkdirSync(lock, { recursive: true });
+    // pid 1 runs, but did not start in 1970.
+    fs.writeFileSync(`${lock}.holder`, JSON.stringify({ pid: 1, host: os.hostname(), start: { startMs: 1000, errorMs: 10 } }));
+    const run = await runCli(['--json', '--wait', '3000', ...uniqueBuild(p.classes)], { cwd: p.dir });
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stderr).not.toContain('waiting for another reclazz-build run');
+    expect(fs.existsSync(lock) || fs.existsSync(`${lock}.holder`)).toBe(false);
+  });
+
   it('a run suspended with its lock (SIGSTOP, as Ctrl-Z does) keeps it: another run waits, it never overlaps', async () => {
     const p = project();
     const agent = await agentFor(p, agents, { portFile: p.portFile });
