@@ -29,7 +29,6 @@ import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
 import { liveWords, OUTSIDE_DETAIL, REWRITTEN_DETAIL } from '../report/step-words.js';
-import { describeOutcome } from '../report/words.js';
 import { proveClasses, recordAt } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
 
@@ -111,7 +110,7 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   /** What is known so far: the agent once DOCTOR described it, the class files once found. */
   const known: { agent?: AgentInfo; changes?: ChangeSummary } = {};
   const end = (outcome: Outcome, facts: RunFacts = {}): RunResult =>
-    buildRunResult(outcome, describeOutcome(outcome), { ...known, ...facts }, performance.now() - started);
+    buildRunResult(outcome, { ...known, ...facts }, performance.now() - started);
 
   let files: ClassChange[];
   try {

@@ -9,6 +9,7 @@ import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
 import { verdictWords } from './shortfall-words.js';
+import { describeResult } from './result-words.js';
 import { waitingWords, warningWords } from './step-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
@@ -248,8 +249,9 @@ export class HumanReporter {
   private verdictLine(result: Omit<RunResult, 'agents'>): void {
     const p = this.p;
     const mark = verdictMark({ ...result, ran: result.build !== undefined || result.verdicts.length > 0 });
-    this.line(`${{ proven: p.boldGreen, open: p.boldYellow, failed: p.boldRed }[mark.tone](mark.text)} ${result.message}`);
-    if (result.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${result.hint}`));
+    const words = describeResult(result);
+    this.line(`${{ proven: p.boldGreen, open: p.boldYellow, failed: p.boldRed }[mark.tone](mark.text)} ${words.message}`);
+    if (words.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${words.hint}`));
   }
 
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {

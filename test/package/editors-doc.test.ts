@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/watch/lines.js';
+import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/report/watch-lines.js';
 
 const DOCS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs');
 const EDITORS = fs.readFileSync(path.join(DOCS, 'editors.md'), 'utf8');

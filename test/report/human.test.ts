@@ -3,12 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/outcome/outcome.js';
 import { buildRunResult } from '../../src/outcome/result.js';
 import { HumanReporter } from '../../src/report/human.js';
-import { describeOutcome } from '../../src/report/words.js';
 
 function report(outcome: Outcome, extra = {}): string {
   let out = '';
   const human = new HumanReporter({ write: (t) => (out += t), live: false, quiet: false, verbose: false });
-  human.result(buildRunResult(outcome, describeOutcome(outcome), extra, 5));
+  human.result(buildRunResult(outcome, extra, 5));
   return out;
 }
 
