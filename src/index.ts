@@ -43,6 +43,7 @@ export type {
   BuildRun,
   ClassChange,
   ClassVerdict,
+  VerdictWhy,
   DirCoverage,
   HoldLeft,
   ReloadAction,
@@ -66,6 +67,7 @@ export type {
 } from './outcome/result.js';
 export { describeOutcome } from './report/words.js';
 export { describeResult } from './report/result-words.js';
+export { verdictWords } from './report/verdict-words.js';
 export { warningWords, waitingWords } from './report/step-words.js';
 export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';

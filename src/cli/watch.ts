@@ -9,6 +9,7 @@ import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, jsonLine, resultToJson, wordsOf } from '../report/json.js';
 import { describeResult } from '../report/result-words.js';
+import { verdictWords } from '../report/verdict-words.js';
 import { paletteFor, visible } from '../report/palette.js';
 import { cycleEndLine, cycleStartLine, endLineOf, newsLine } from '../report/watch-lines.js';
 import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
@@ -115,9 +116,10 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
 /** What a cycle that is not all proven live says before its end line: the classes not proven, the outcome's words. */
 function details(result: RunResult): string {
   const notLive = result.verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
-  const listed = notLive
-    .slice(0, MAX_LISTED)
-    .map((v) => `  ${v.status} ${visible(v.className)}${v.detail ? `: ${visible(v.detail)}` : ''}\n`);
+  const listed = notLive.slice(0, MAX_LISTED).map((v) => {
+    const detail = verdictWords(v);
+    return `  ${v.status} ${visible(v.className)}${detail ? `: ${visible(detail)}` : ''}\n`;
+  });
   const more = notLive.length > MAX_LISTED ? [`  ... and ${notLive.length - MAX_LISTED} more\n`] : [];
   // A failed build's words are its end line's; an interrupt's are the watch's last words (it ends the watch).
   const { message, hint } = describeResult(result);

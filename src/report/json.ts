@@ -8,7 +8,7 @@ import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type ResultBase, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './palette.js';
 import { describeResult } from './result-words.js';
-import { verdictWords } from './shortfall-words.js';
+import { LOADS_ON_FIRST_USE, verdictWords } from './verdict-words.js';
 import { waitingWords, warningWords } from './step-words.js';
 import type { classLineSchema, runResultLineSchema } from './schema.js';
 import type * as z from 'zod';
@@ -68,9 +68,8 @@ function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
       detail,
     });
   return [
-    ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
-    ...(c?.added.map((a) => listed('added', a.verifiable ? verdictWords.loadsOnFirstUse : 'new class: nothing was loaded to replace')(a)) ??
-      []),
+    ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: verdictWords(v) })),
+    ...(c?.added.map((a) => listed('added', a.verifiable ? LOADS_ON_FIRST_USE : 'new class: nothing was loaded to replace')(a)) ?? []),
     ...(c?.removed.map(listed('removed', 'class file deleted')) ?? []),
     ...(c?.notVerifiable.map(listed('not-verifiable', 'not a name VERIFY accepts')) ?? []),
   ];

@@ -344,7 +344,7 @@ function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefine
  */
 function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
   if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
-  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
+  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.agentDetail ?? '', n.className));
 }
 
 /**

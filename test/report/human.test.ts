@@ -30,7 +30,16 @@ describe('the closing report', () => {
   });
 
   it('every verdict below the limit is listed by name', () => {
-    const verdicts = [{ className: 'com.acme.A', path: '/a', sha256: 'a'.repeat(64), status: 'mismatch' as const, detail: 'other bytes' }];
+    const verdicts = [
+      {
+        className: 'com.acme.A',
+        path: '/a',
+        sha256: 'a'.repeat(64),
+        status: 'mismatch' as const,
+        why: { kind: 'receipt' as const, status: 'mismatch' as const },
+        agentDetail: 'other bytes',
+      },
+    ];
     const out = report(
       { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'not-proven', timedOut: false } },
       { verdicts },
