@@ -1,7 +1,7 @@
 /**
  * docs/editors.md's "Watch mode in an editor" against the code: the patterns it gives for an
  * editor's background problem matcher, in its list and in its VS Code task, are the ones watch
- * mode's lines are made to match (src/watch/lines.ts), and the task's Maven pattern reads the
+ * mode's lines are made to match (src/report/watch-lines.ts), and the task's Maven pattern reads the
  * compiler error line of the recorded watch sample (docs/commands.md).
  */
 import fs from 'node:fs';
