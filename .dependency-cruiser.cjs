@@ -10,7 +10,8 @@
  * build flow (src/run.ts) and the subcommands' cores (commands/) sit on the session API
  * (session/); session/ drives the rooms that do the work: hold/ above state/ above classes/,
  * verify/ and classes/ above agent/, tool/ on its own; report/ (words and renderers) knows
- * only outcome/, the vocabulary at the bottom. util/ (waiting, small file-system questions) is
+ * only outcome/, the vocabulary at the bottom, and only the faces (cli/, mcp/, the package
+ * entry) import it: the core hands them facts, and they ask report/ for the words. util/ (waiting, small file-system questions) is
  * beneath them all: any room may use it, and it knows none.
  */
 const ROOMS = [
@@ -95,6 +96,14 @@ module.exports = {
       from: { path: '^src/util/' },
       to: { path: ['^src/(?!util/)[^/]+/', '^src/[^/]+\\.ts$'] },
     },
+    {
+      name: 'the-core-makes-no-words',
+      comment:
+        'Results, events and verdicts leave the core as facts (outcome/); only the faces (cli/, mcp/, src/index.ts) ask report/ for their words, so a sentence has one home and a JSON reader gets the same facts the words were made of.',
+      severity: 'error',
+      from: { path: '^src/((session|watch|commands|agent|hold|tool|classes|verify|state|outcome|util)/|run\\.ts$)' },
+      to: { path: '^src/report/' },
+    },
     only('outcome', [], 'outcome/ is the vocabulary every room speaks (reasons, exit statuses, facts, results): it imports no room.'),
     only('report', ['outcome'], 'report/ turns outcomes into words: it knows the vocabulary, never how outcomes came about.'),
     only('agent', ['outcome'], 'agent/ is the lowest room that does work: discovery, the socket, the grammar, the handshake.'),
@@ -109,12 +118,12 @@ module.exports = {
     only('hold', ['agent', 'state', 'outcome'], 'hold/ is the BUILD exchange and its state machine, and keeps the owner token in state/.'),
     only(
       'session',
-      ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome', 'report'],
-      'session/ opens a session and runs cycles on it: it drives the working rooms and gives outcomes their words.',
+      ['agent', 'hold', 'tool', 'classes', 'verify', 'state', 'outcome'],
+      'session/ opens a session and runs cycles on it: it drives the working rooms, and its results are facts.',
     ),
     only(
       'commands',
-      ['session', 'agent', 'classes', 'verify', 'outcome', 'report'],
+      ['session', 'agent', 'classes', 'verify', 'outcome'],
       "The subcommands' cores open a session and use the rooms below it, never the build flow or the command line.",
     ),
     only(
@@ -124,8 +133,8 @@ module.exports = {
     ),
     only(
       'watch',
-      ['session', 'agent', 'classes', 'outcome', 'report'],
-      'watch/ decides when a cycle runs (source watcher, scheduler, cycle lines); it runs them on the session API.',
+      ['session', 'agent', 'classes', 'outcome'],
+      'watch/ decides when a cycle runs (source watcher, scheduler); it runs them on the session API and tells its cycles and news as facts.',
     ),
     {
       name: 'the-build-flow-sits-on-the-session',

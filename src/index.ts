@@ -1,6 +1,7 @@
 /**
  * reclazz-build as a library: `runSafeBuild` runs one build under the agent's named hold; the
- * others are the subcommands' cores. None prints or exits: results are data (outcome, exit status, words).
+ * others are the subcommands' cores. None prints or exits: results are data (outcome, exit status, facts);
+ * `describeResult` gives their words.
  */
 import { processHost } from './cli/host.js';
 import { runSafeBuild as runOn, type SafeBuildHooks, type SafeBuildOptions } from './run.js';
@@ -42,6 +43,7 @@ export type {
   BuildRun,
   ClassChange,
   ClassVerdict,
+  VerdictWhy,
   DirCoverage,
   HoldLeft,
   ReloadAction,
@@ -64,6 +66,8 @@ export type {
   JsonAction,
 } from './outcome/result.js';
 export { describeOutcome } from './report/words.js';
+export { describeResult } from './report/result-words.js';
+export { verdictWords } from './report/verdict-words.js';
 export { warningWords, waitingWords } from './report/step-words.js';
 export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';
 export { AgentConnection, AgentConnectionError } from './agent/connection.js';

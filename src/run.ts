@@ -14,7 +14,6 @@ import {
   type HostOverrides,
   hostWith,
   prepareBuild,
-  refusedAmong,
   runResult,
   type SessionHooks,
   type SessionOptions,
@@ -68,7 +67,7 @@ export async function runSafeBuild(options: SafeBuildOptions, hooks: SafeBuildHo
       { startedMs, now: host.clock.now, command, ...(opening.agent === undefined ? {} : { session: { agent: opening.agent } }) },
       opening.outcome,
     );
-    return opening.among === undefined ? refused : refusedAmong(refused, opening.among.source, opening.among.sources);
+    return opening.among === undefined ? refused : { ...refused, among: opening.among };
   }
   const group = { sessions: opening.sessions as BuildSession[], emit: hooks.onEvent ?? (() => undefined) };
   try {

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import vm from 'node:vm';
-import { runSafeBuild } from '../src/index.js';
+import { describeResult, runSafeBuild } from '../src/index.js';
 
 const [dir, file] = process.argv.slice(2);
 const source = 'function add(a, b) { return a + b; } add(1, 2);';
@@ -19,5 +19,5 @@ void (async () => {
       },
     },
   );
-  console.log(JSON.stringify({ exitCode: result.exitCode, message: result.message }));
+  console.log(JSON.stringify({ exitCode: result.exitCode, message: describeResult(result).message }));
 })();

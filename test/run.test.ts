@@ -17,6 +17,7 @@ import { runSafeBuild, type RunEvent } from '../src/index.js';
 import { localHost, type ProcHost } from '../src/tool/proc.js';
 import { appStartsLater } from './support/agents.js';
 import { tempDir, writeClass } from './support/cli.js';
+import { describeResult } from '../src/report/result-words.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {
@@ -53,7 +54,7 @@ describe('runSafeBuild in a process of its caller', () => {
       { onEvent: (event) => events.push(event) },
       { ...processHost(), proc: observed },
     );
-    expect(result.exitCode, result.message).toBe(0);
+    expect(result.exitCode, describeResult(result).message).toBe(0);
     const agent = events.find((event) => event.type === 'agent');
     const jvm = agent?.type === 'agent' ? agent.agent.pid : undefined;
     // The app's start (the evidence rule's cut) and the scan of the build's process group after it.

@@ -7,8 +7,11 @@
 import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
-import { eventToJson, jsonLine, resultToJson } from '../report/json.js';
+import { eventToJson, jsonLine, resultToJson, wordsOf } from '../report/json.js';
+import { describeResult } from '../report/result-words.js';
+import { verdictWords } from '../report/verdict-words.js';
 import { paletteFor, visible } from '../report/palette.js';
+import { cycleEndLine, cycleStartLine, endLineOf, newsLine } from '../report/watch-lines.js';
 import type { WatchHooks, WatchOptions } from '../watch/cycles.js';
 import { runWatch, type WatchResult } from '../watch/loop.js';
 import { type CliOptions, type Interrupts, readBuildOptions } from './build.js';
@@ -69,15 +72,17 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
         if (opts.json) writeStdout(`${eventToJson(event)}\n`);
         human.event(event);
       },
-      onNews: (news, line) => {
+      onNews: (news) => {
+        const line = newsLine(news);
         json({ type: 'news', news: news.kind, line });
         if (opts.quiet !== true || news.kind === 'agent-lost') err(`${line}\n`);
       },
-      onCycleStart: ({ cycle, changed, line }) => {
+      onCycleStart: ({ cycle, changed, at }) => {
         json({ type: 'cycle-start', cycle, changed: changed.length });
-        err(`${line}\n`);
+        err(`${cycleStartLine({ at, changed: changed.length })}\n`);
       },
-      onCycleEnd: ({ cycle, changed, result, line }) => {
+      onCycleEnd: ({ cycle, changed, result, end }) => {
+        const line = cycleEndLine(endLineOf(result, end));
         json({ type: 'cycle', cycle, changed: changed.length, line, result: resultToJson(result) });
         if (!result.provenLive) err(details(result));
         err(`${line}\n`);
@@ -92,15 +97,15 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
         action: 'watch',
         reason: result.reason,
         exitCode: result.exitCode,
-        message: result.message,
-        hint: result.hint ?? null,
+        ...wordsOf(result),
         cycles: result.cycles,
         hold: result.hold,
         owner: result.owner ?? null,
         last: result.last === undefined ? null : resultToJson(result.last),
         durationMs: result.durationMs,
       });
-      err(`reclazz-build: ${visible(result.message)}\n${result.hint === undefined ? '' : `next: ${visible(result.hint)}\n`}`);
+      const words = describeResult(result);
+      err(`reclazz-build: ${visible(words.message)}\n${words.hint === undefined ? '' : `next: ${visible(words.hint)}\n`}`);
       // The last line: how the last cycle ended (not itself a cycle line: it does not start with the clock).
       err(`reclazz-build: ${output.lastLine === undefined ? 'no cycle ran' : `last cycle: ${output.lastLine}`}\n`);
     },
@@ -111,14 +116,16 @@ function watchOutput(opts: WatchFlags): { hooks: WatchHooks; result: (result: Wa
 /** What a cycle that is not all proven live says before its end line: the classes not proven, the outcome's words. */
 function details(result: RunResult): string {
   const notLive = result.verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
-  const listed = notLive
-    .slice(0, MAX_LISTED)
-    .map((v) => `  ${v.status} ${visible(v.className)}${v.detail ? `: ${visible(v.detail)}` : ''}\n`);
+  const listed = notLive.slice(0, MAX_LISTED).map((v) => {
+    const detail = verdictWords(v);
+    return `  ${v.status} ${visible(v.className)}${detail ? `: ${visible(detail)}` : ''}\n`;
+  });
   const more = notLive.length > MAX_LISTED ? [`  ... and ${notLive.length - MAX_LISTED} more\n`] : [];
   // A failed build's words are its end line's; an interrupt's are the watch's last words (it ends the watch).
+  const { message, hint } = describeResult(result);
   const words =
     result.reason === 'build-failed' || result.reason === 'interrupted'
       ? []
-      : [`  ${visible(result.message)}\n`, ...(result.hint ? [`  next: ${visible(result.hint)}\n`] : [])];
+      : [`  ${visible(message)}\n`, ...(hint ? [`  next: ${visible(hint)}\n`] : [])];
   return [...listed, ...more, ...words].join('');
 }

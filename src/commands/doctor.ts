@@ -13,7 +13,6 @@ import { closeSession, type SessionHost } from '../session/options.js';
 import { agentWatchOf, holdFinding } from '../session/identity.js';
 import { doctorBlocks, type Outcome } from '../outcome/outcome.js';
 import { buildResult, type DoctorResult, type WatchedDirFact } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 import type { AgentConnection } from '../agent/connection.js';
 import { askReload } from '../agent/requests.js';
 import type { ReloadState } from '../outcome/facts.js';
@@ -35,7 +34,6 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
   const end = (outcome: Outcome, facts: Facts = {}): DoctorResult =>
     buildResult(
       outcome,
-      describeOutcome(outcome),
       {
         action: 'doctor' as const,
         classDirs: options.classDirs.map((dir) => ({ dir, watched: null })),

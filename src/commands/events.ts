@@ -12,7 +12,6 @@ import { signalOf } from '../outcome/exit.js';
 import type { AgentEndpoint } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type EventsResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 
 /** Options for {@link followEvents}. */
 export interface FollowOptions extends Omit<AgentTarget, 'onEvent'> {
@@ -29,7 +28,6 @@ export async function followEvents(options: FollowOptions): Promise<EventsResult
   const end = (outcome: Outcome, endpoint?: AgentEndpoint): EventsResult =>
     buildResult(
       outcome,
-      describeOutcome(outcome),
       { action: 'events' as const, events, ...(endpoint === undefined ? {} : { endpoint }) },
       performance.now() - started,
     );

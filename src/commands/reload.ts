@@ -12,13 +12,12 @@ import { signalOf } from '../outcome/exit.js';
 import type { ReloadAction, ReloadState } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ReloadResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 
 /** Sends one RELOAD action and waits for its receipt. Never throws for the agent's behaviour. */
 export async function runReload(action: ReloadAction, options: AgentTarget): Promise<ReloadResult> {
   const started = performance.now();
   const end = (outcome: Outcome, facts: Partial<Pick<ReloadResult, 'endpoint' | 'state'>> = {}): ReloadResult =>
-    buildResult(outcome, describeOutcome(outcome), { action, ...facts }, performance.now() - started);
+    buildResult(outcome, { action, ...facts }, performance.now() - started);
 
   const opening = await openFor(options);
   if (opening.kind === 'refused') return end(opening.outcome);

@@ -12,18 +12,12 @@ import { askDoctor, type DoctorAnswer } from '../agent/requests.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ScanResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 
 /** Sends SCAN. Never throws for the agent's behaviour. */
 export async function runScan(options: AgentTarget): Promise<ScanResult> {
   const started = performance.now();
   const end = (outcome: Outcome, facts: Partial<Pick<ScanResult, 'endpoint' | 'sent' | 'delivered'>> = {}): ScanResult =>
-    buildResult(
-      outcome,
-      describeOutcome(outcome),
-      { action: 'scan' as const, sent: false, delivered: false, ...facts },
-      performance.now() - started,
-    );
+    buildResult(outcome, { action: 'scan' as const, sent: false, delivered: false, ...facts }, performance.now() - started);
 
   const opening = await openFor(options);
   if (opening.kind === 'refused') return end(opening.outcome);

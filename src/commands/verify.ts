@@ -28,8 +28,6 @@ import {
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { liveWords, OUTSIDE_DETAIL, REWRITTEN_DETAIL } from '../report/step-words.js';
-import { describeOutcome } from '../report/words.js';
 import { proveClasses, recordAt } from '../session/proof.js';
 import { verdictOutcome } from '../verify/verdict.js';
 
@@ -111,7 +109,7 @@ export async function verifyClassFiles(options: VerifyFilesOptions): Promise<Run
   /** What is known so far: the agent once DOCTOR described it, the class files once found. */
   const known: { agent?: AgentInfo; changes?: ChangeSummary } = {};
   const end = (outcome: Outcome, facts: RunFacts = {}): RunResult =>
-    buildRunResult(outcome, describeOutcome(outcome), { ...known, ...facts }, performance.now() - started);
+    buildRunResult(outcome, { ...known, ...facts }, performance.now() - started);
 
   let files: ClassChange[];
   try {
@@ -287,15 +285,22 @@ function withRows(index: ClassIndex, files: readonly ClassChange[]): ClassIndex 
 /** The verdict of a class file live by the rule without asking (`verdict`), with its kind's words. */
 function liveBy(file: ClassChange, verdict: Extract<Verdict, { kind: 'live' }>): ClassVerdict {
   const evidence = verdict.of === undefined ? { by: verdict.by } : { by: verdict.by, of: verdict.of };
-  return { className: file.className, path: file.path, sha256: file.after!, status: 'unchanged', detail: liveWords(evidence), evidence };
+  return {
+    className: file.className,
+    path: file.path,
+    sha256: file.after!,
+    status: 'unchanged',
+    why: { kind: 'live-without-asking', evidence },
+    evidence,
+  };
 }
 
 /** The verdict of a class file in a folder the app's JVM neither loads from nor watches: not live there. */
 function notTheApps(file: ClassChange): ClassVerdict {
-  return { className: file.className, path: file.path, sha256: file.after!, status: 'not-watched', detail: OUTSIDE_DETAIL };
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'not-watched', why: { kind: 'outside' } };
 }
 
 /** The verdict of a class file whose bytes moved while `verify` read it: never live. */
 function movedWhileRead(file: ClassChange): ClassVerdict {
-  return { className: file.className, path: file.path, sha256: file.after!, status: 'rewritten', detail: REWRITTEN_DETAIL };
+  return { className: file.className, path: file.path, sha256: file.after!, status: 'rewritten', why: { kind: 'rewritten' } };
 }

@@ -228,14 +228,78 @@ export type NotLiveWhy =
   /** A class new to the JVM that DIAGNOSE does not show unloaded (`loaded`: it said loaded; `other-file`: it described another file). */
   | { kind: 'new-not-shown'; because: 'loaded' | 'other-file' | 'no-word' | 'class-path' };
 
+/**
+ * Why the agent kept a build's hold after acknowledging its `ok` (agent ReloadQueue.acceptBuild):
+ * its capture could not read `file` (a held class file the build deleted, say: every later ok fails
+ * on that path until a class file exists there again), or its scan did not finish (its file watcher
+ * was not running: starting, or stopped).
+ */
+export type HoldKeptCause = { kind: 'unreadable-file'; file: string } | { kind: 'scan-unfinished' };
+
+/**
+ * Why a class has its verdict, a kind each with its facts (report/verdict-words.ts `verdictWords`
+ * makes the words). Where the agent's own text is part of it, it is the verdict's `agentDetail`.
+ */
+export type VerdictWhy =
+  /** No words: a class no round answered yet (a placeholder), or a round with no class. */
+  | { kind: 'none' }
+  /** The agent's receipt speaks, with `status` as it sent it: its `agentDetail`, or what its status says when that is empty. */
+  | { kind: 'receipt'; status: VerifyReceipt['status'] }
+  /** The agent applied other bytes (a final mismatch): which, from which source. */
+  | { kind: 'mismatch'; observedSha256: string; source: string }
+  /** The round's deadline came first; `last`: the last receipt's status (none came: undefined). */
+  | { kind: 'deadline'; last?: string }
+  /** A single ask still not final `settleByMs` after asking, with the last status (`unanswered` when none came). */
+  | { kind: 'settle-by'; last: string; settleByMs: number }
+  /** The round was interrupted (a signal), the connection closed, or the receipts beyond the agent's `capacity`. */
+  | { kind: 'interrupted' }
+  | { kind: 'connection-closed' }
+  | { kind: 'beyond-capacity'; capacity: number }
+  /** The agent session changed (`from` -> `to`) during the round: the app restarted. */
+  | { kind: 'session-changed'; from: string; to: string }
+  /** The agent's state ended the wait (session/check.ts): reloads paused, its hold kept after `ok`, or its capture over without an attempt. */
+  | { kind: 'paused' }
+  | { kind: 'hold-kept'; cause: HoldKeptCause }
+  | { kind: 'capture-over' }
+  /** An `applied` receipt that completed at `completedAt` (ISO), before this build's hold. */
+  | { kind: 'applied-earlier'; completedAt: string }
+  /** Live as new to the JVM: DIAGNOSE says it has not loaded it; `receipt`: the receipt's status (empty: none). */
+  | { kind: 'new-to-jvm'; receipt: string }
+  /** Live by a single ask's `not_observed`: the watcher saw identical bytes, or a rewrite kept bytes known live. */
+  | { kind: 'watcher-saw' }
+  | { kind: 'kept-unseen' }
+  /** The class file changed again after it was checked. */
+  | { kind: 'rewritten' }
+  /** A single ask's `not_observed` the evidence rule does not read as live, by `why` (`rechecked`: bytes known live, rewritten). */
+  | { kind: 'not-live'; why: NotLiveWhy; rechecked: boolean }
+  /** The agent never reloads it: it does not watch `dir`, or its excludePatterns `pattern` skips `fileName`. */
+  | { kind: 'not-watched'; dir: string }
+  | { kind: 'excluded'; pattern: string; fileName: string }
+  /** Read against a new JVM's start (after a restart): gone, other bytes, at its path since before the start, or VERIFY applied there. */
+  | { kind: 'new-jvm'; sight: 'gone' | 'other-bytes' | 'pre-start' | 'receipt' }
+  /** The app's agent is gone (a watch): not proven in its JVM until it is back. */
+  | { kind: 'away' }
+  /** `verify`: live without asking, by `evidence`; or in a folder the JVM does not load from and the agent does not watch. */
+  | { kind: 'live-without-asking'; evidence: { by: EvidenceKind; of?: EvidenceKind } }
+  | { kind: 'outside' }
+  /** `of`, and the agent's PENDING entry that names the class (`entry`: the agent session's history, not these bytes'). */
+  | { kind: 'pending'; entry: string; of: VerdictWhy }
+  /** `of`, and what DIAGNOSE said of the class (`words`), for a verdict that is not live. */
+  | { kind: 'diagnosed'; words: readonly string[]; of: VerdictWhy };
+
+/** Why the agent never reloads a class file (its folder is not watched, or its name excluded). */
+export type NeverReloads = Extract<VerdictWhy, { kind: 'not-watched' | 'excluded' }>;
+
 /** The verdict for one class. */
 export interface ClassVerdict {
   className: string;
   path: string;
   sha256: string;
   status: VerdictStatus;
-  /** Human detail: the agent's detail, or why there is no proof. */
-  detail: string;
+  /** Why it has this status (its words: report/verdict-words.ts). */
+  why: VerdictWhy;
+  /** The agent's own text about it: its receipt's `detail`, when the round judged it by a receipt. */
+  agentDetail?: string;
   /** The last receipt seen for this class, if any. */
   receipt?: VerifyReceipt;
   /** The evidence that makes it live, when it is (`of`: the kind a `recorded` or `restart` one stands on). */

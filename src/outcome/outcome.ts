@@ -7,6 +7,7 @@ import type {
   AgentAfterLoss,
   AppStartUnknown,
   BuildGroup,
+  HoldKeptCause,
   BuildRun,
   JarRun,
   LeftProcess,
@@ -129,13 +130,7 @@ export type Done =
   | { kind: 'reload'; action: ReloadAction; state: ReloadState }
   | { kind: 'scan'; delivered: boolean; hold: string };
 
-/**
- * Why the agent kept a build's hold after acknowledging its `ok` (agent ReloadQueue.acceptBuild):
- * its capture could not read `file` (a held class file the build deleted, say: every later ok fails
- * on that path until a class file exists there again), or its scan did not finish (its file watcher
- * was not running: starting, or stopped).
- */
-export type HoldKeptCause = { kind: 'unreadable-file'; file: string } | { kind: 'scan-unfinished' };
+export type { HoldKeptCause };
 
 /** Why not every changed class is proven live. */
 export type Shortfall =

@@ -1,6 +1,7 @@
 /**
- * Results: an outcome with its exit status, its words and the facts of the command that ended
- * with it. {@link buildResult} is the one place a result is made.
+ * Results: an outcome with its exit status and the facts of the command that ended with it, no
+ * words (report/result-words.ts `describeResult` makes them). {@link buildResult} is the one place
+ * a result is made.
  */
 import type {
   AgentEndpoint,
@@ -25,7 +26,7 @@ export interface Words {
 }
 
 /** What every result has. */
-export interface ResultBase extends Words {
+export interface ResultBase {
   outcome: Outcome;
   reason: Reason;
   /** What the CLI exits with (see outcome/exit.ts). */
@@ -48,11 +49,20 @@ export interface RunResult extends ResultBase {
   /** The app was restarted (or restarted by the user) for a change that needed it, and came back in agent session `sessionId`. */
   restart?: { sessionId: string };
   /**
-   * With several agents: each agent's result, in hold order. The result is then the first one not
-   * exiting 0 (else not proven, else the first), with words and `verdicts` for all, no `changes`,
-   * and `provenLive` only when every agent proved its classes.
+   * With several agents: each agent's result, in hold order. The result is then the deciding one's
+   * ({@link decidingAgent}), with `verdicts` for all, no `changes`, and `provenLive` only when
+   * every agent proved its classes.
    */
   agents?: AgentRunResult[];
+  /** One of several agents refused the run before anything was held: `source` is its port file, `sources` every agent found. */
+  among?: { source: string; sources: readonly string[] };
+  /** A watch with several apps: this result is the own one of the agent of `ofAgent` (its port file), ended before its build. */
+  ofAgent?: string;
+}
+
+/** Of several agents' results, the one that decides the run: the first not exiting 0, else the first not proven live, else the first. */
+export function decidingAgent<R extends Pick<RunResult, 'exitCode' | 'provenLive'>>(agents: readonly R[]): R {
+  return agents.find((a) => a.exitCode !== 0) ?? agents.find((a) => !a.provenLive) ?? agents[0]!;
 }
 
 /** One agent's result in a run with several: `agentSource` names the agent (its `source`, the port file's path). */
@@ -125,29 +135,27 @@ export type CommandResult = DoctorResult | ReloadResult | ScanResult | EventsRes
 export type JsonAction = 'build' | 'verify' | AgentAction;
 
 /** The facts of a run result, before it ends (`provenLive` follows from the outcome). */
-export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdicts' | 'hold' | 'agents'> & {
+export type RunFacts = Omit<RunResult, keyof ResultBase | 'provenLive' | 'verdicts' | 'hold' | 'agents' | 'among' | 'ofAgent'> & {
   verdicts?: ClassVerdict[];
   hold?: HoldLeft;
 };
 
 /**
- * Makes the result of `outcome`: its reason and exit status, `words` (from report/words.ts)
- * and `facts`; for a build or `verify` also whether it is proven live.
+ * Makes the result of `outcome`: its reason and exit status and `facts`; for a build or `verify`
+ * also whether it is proven live.
  * @param durationMs how long the command took, in ms.
  */
-export function buildResult<F extends object>(outcome: Outcome, words: Words, facts: F, durationMs: number): F & ResultBase {
+export function buildResult<F extends object>(outcome: Outcome, facts: F, durationMs: number): F & ResultBase {
   return {
     ...facts,
     outcome,
     reason: outcome.reason,
     exitCode: exitStatus(outcome),
-    message: words.message,
-    ...(words.hint === undefined ? {} : { hint: words.hint }),
     durationMs: Math.max(0, Math.round(durationMs)),
   };
 }
 
 /** {@link buildResult} for a build or `verify`. */
-export function buildRunResult(outcome: Outcome, words: Words, facts: RunFacts, durationMs: number): RunResult {
-  return buildResult(outcome, words, { verdicts: [], hold: 'none' as HoldLeft, ...facts, provenLive: provesLive(outcome) }, durationMs);
+export function buildRunResult(outcome: Outcome, facts: RunFacts, durationMs: number): RunResult {
+  return buildResult(outcome, { verdicts: [], hold: 'none' as HoldLeft, ...facts, provenLive: provesLive(outcome) }, durationMs);
 }

@@ -6,6 +6,7 @@
 import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
 import { levelColour, type Palette, visible, visibleFacts } from './palette.js';
+import { describeResult } from './result-words.js';
 
 const PREFIX = 'reclazz-build:';
 
@@ -17,16 +18,17 @@ export function successText(raw: CommandResult, p: Palette, verbose = false): st
   // doctor's findings are its answer too: the table, then what keeps classes from being proven.
   if (raw.exitCode !== 0 && raw.reason !== 'doctor-findings') return undefined;
   const result = visibleFacts(raw);
-  const note = result.hint === undefined ? '' : `${p.yellow('note:')} ${result.hint}\n`;
+  const words = describeResult(raw);
+  const note = words.hint === undefined ? '' : `${p.yellow('note:')} ${words.hint}\n`;
   switch (result.action) {
     case 'doctor':
-      return `${doctorTable(result, p, verbose)}\n${result.message}\n${note}`;
+      return `${doctorTable(result, p, verbose)}\n${words.message}\n${note}`;
     case 'status':
     case 'pause':
     case 'resume':
-      return `${reloadText(result, p)}${note}`;
+      return `${reloadText(result, words.message, p)}${note}`;
     case 'scan':
-      return `${result.message}\n${note}`;
+      return `${words.message}\n${note}`;
     case 'events':
       return undefined;
   }
@@ -37,9 +39,10 @@ export function failureText(result: CommandResult, p: Palette): string | undefin
   if (result.action === 'events' && result.reason === 'interrupted') return undefined;
   if ((result.exitCode === 0 || result.reason === 'doctor-findings') && result.action !== 'events') return undefined;
   const mark = result.exitCode === 0 ? p.dim('•') : p.boldRed('✘');
-  const hint = result.hint === undefined || result.exitCode === 0 ? '' : `${p.dim(PREFIX)} ${p.dim(`next: ${result.hint}`)}\n`;
+  const words = describeResult(result);
+  const hint = words.hint === undefined || result.exitCode === 0 ? '' : `${p.dim(PREFIX)} ${p.dim(`next: ${words.hint}`)}\n`;
   // The error, then what to do about it: the order the build's report uses.
-  return `${p.dim(PREFIX)} ${mark} ${result.message}\n${hint}`;
+  return `${p.dim(PREFIX)} ${mark} ${words.message}\n${hint}`;
 }
 
 function yesNo(p: Palette, value: boolean): string {
@@ -110,11 +113,11 @@ function reloadsRow(state: ReloadState, p: Palette): string {
 }
 
 /** The RELOAD_STATE receipt, field by field. */
-function reloadText(result: ReloadResult, p: Palette): string {
+function reloadText(result: ReloadResult, message: string, p: Palette): string {
   const s = result.state;
-  if (s === undefined) return `${result.message}\n`;
+  if (s === undefined) return `${message}\n`;
   const lines = [
-    result.message.slice(0, Math.max(0, result.message.lastIndexOf(';'))) || result.message,
+    message.slice(0, Math.max(0, message.lastIndexOf(';'))) || message,
     `  ${p.dim('paused'.padEnd(16))}${s.paused ? p.yellow('yes') : 'no'}`,
     `  ${p.dim('pending classes'.padEnd(16))}${s.pendingClasses}`,
     `  ${p.dim('pending actions'.padEnd(16))}${s.pendingActions}`,

@@ -8,7 +8,8 @@ import { type ClassVerdict, LIVE_VERDICTS, type VerdictStatus } from '../outcome
 import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
-import { verdictWords } from './shortfall-words.js';
+import { LOADS_ON_FIRST_USE, verdictWords } from './verdict-words.js';
+import { describeResult } from './result-words.js';
 import { waitingWords, warningWords } from './step-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */
@@ -229,7 +230,7 @@ export class HumanReporter {
         this.detail(
           'added',
           change.className,
-          change.verifiable ? verdictWords.loadsOnFirstUse : 'new class: nothing was loaded to replace, not verified',
+          change.verifiable ? LOADS_ON_FIRST_USE : 'new class: nothing was loaded to replace, not verified',
         );
       more(c.added.length, (n) => this.detail('added', `… and ${n} more`, ''));
       for (const change of c.removed.slice(0, MAX_LISTED)) this.detail('removed', change.className, 'class file deleted');
@@ -248,8 +249,9 @@ export class HumanReporter {
   private verdictLine(result: Omit<RunResult, 'agents'>): void {
     const p = this.p;
     const mark = verdictMark({ ...result, ran: result.build !== undefined || result.verdicts.length > 0 });
-    this.line(`${{ proven: p.boldGreen, open: p.boldYellow, failed: p.boldRed }[mark.tone](mark.text)} ${result.message}`);
-    if (result.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${result.hint}`));
+    const words = describeResult(result);
+    this.line(`${{ proven: p.boldGreen, open: p.boldYellow, failed: p.boldRed }[mark.tone](mark.text)} ${words.message}`);
+    if (words.hint !== undefined && !result.provenLive) this.line(p.dim(`next: ${words.hint}`));
   }
 
   private verdicts(verdicts: ClassVerdict[], quiet: boolean): void {
@@ -257,10 +259,10 @@ export class HumanReporter {
     for (const v of verdicts) counts.set(v.status, (counts.get(v.status) ?? 0) + 1);
     const notApplied = verdicts.filter((v) => !LIVE_VERDICTS.has(v.status));
     if (verdicts.length <= MAX_LISTED && !quiet) {
-      for (const v of verdicts) this.detail(v.status, v.className, v.detail);
+      for (const v of verdicts) this.detail(v.status, v.className, verdictWords(v));
     } else {
       this.line(`VERIFY: ${[...counts].map(([status, n]) => `${n} ${status}`).join(', ')}`);
-      for (const v of notApplied.slice(0, MAX_LISTED)) this.detail(v.status, v.className, v.detail);
+      for (const v of notApplied.slice(0, MAX_LISTED)) this.detail(v.status, v.className, verdictWords(v));
       more(notApplied.length, (n) => this.detail('', `… and ${n} more not live (--json lists every class)`, ''));
     }
   }

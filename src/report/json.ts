@@ -7,8 +7,8 @@ import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type ResultBase, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './palette.js';
-import { describeOutcome } from './words.js';
-import { verdictWords } from './shortfall-words.js';
+import { describeResult } from './result-words.js';
+import { LOADS_ON_FIRST_USE, verdictWords } from './verdict-words.js';
 import { waitingWords, warningWords } from './step-words.js';
 import type { classLineSchema, runResultLineSchema } from './schema.js';
 import type * as z from 'zod';
@@ -68,9 +68,8 @@ function ownClasses(result: Omit<RunResult, 'agents'>): JsonClass[] {
       detail,
     });
   return [
-    ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: v.detail })),
-    ...(c?.added.map((a) => listed('added', a.verifiable ? verdictWords.loadsOnFirstUse : 'new class: nothing was loaded to replace')(a)) ??
-      []),
+    ...result.verdicts.map((v) => ({ className: v.className, path: v.path, sha256: v.sha256, status: v.status, detail: verdictWords(v) })),
+    ...(c?.added.map((a) => listed('added', a.verifiable ? LOADS_ON_FIRST_USE : 'new class: nothing was loaded to replace')(a)) ?? []),
     ...(c?.removed.map(listed('removed', 'class file deleted')) ?? []),
     ...(c?.notVerifiable.map(listed('not-verifiable', 'not a name VERIFY accepts')) ?? []),
   ];
@@ -88,8 +87,7 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     reason: result.reason,
     exitCode: result.exitCode,
     provenLive: result.provenLive,
-    message: result.message,
-    hint: result.hint ?? null,
+    ...wordsOf(result),
     owner: result.owner ?? null,
     command: result.command ?? null,
     hold: result.hold,
@@ -113,6 +111,12 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
     ...(result.restart === undefined ? {} : { restarted: true as const, restartSessionId: result.restart.sessionId }),
     ...holdKeptOf(result.outcome),
   };
+}
+
+/** A result line's `message` and `hint` (null when there is nothing to do): its words (result-words.ts). */
+export function wordsOf(result: Parameters<typeof describeResult>[0]): { message: string; hint: string | null } {
+  const { message, hint } = describeResult(result);
+  return { message, hint: hint ?? null };
 }
 
 /** The `build` object: its last lines only when it failed (a passing build's result stays small). */
@@ -141,8 +145,7 @@ export function commandResultToJson(result: CommandResult): Record<string, unkno
     action: result.action,
     reason: result.reason,
     exitCode: result.exitCode,
-    message: result.message,
-    hint: result.hint ?? null,
+    ...wordsOf(result),
     endpoint: result.endpoint ?? null,
   };
   switch (result.action) {
@@ -177,8 +180,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
  */
 export function usageLines(action: JsonAction, problem: string | UsageProblem): string[] {
   const outcome: Outcome = { reason: 'usage', problem: typeof problem === 'string' ? { kind: 'input', text: problem } : problem };
-  const words = describeOutcome(outcome);
-  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, words, {}, 0), action);
+  if (action === 'build' || action === 'verify') return finalLines(buildRunResult(outcome, {}, 0), action);
   const facts: DistributiveOmit<CommandResult, keyof ResultBase> =
     action === 'doctor'
       ? { action, classDirs: [], watched: [], watchedFrom: 'none' as const, reload: null }
@@ -187,5 +189,5 @@ export function usageLines(action: JsonAction, problem: string | UsageProblem): 
         : action === 'events'
           ? { action, events: 0 }
           : { action };
-  return [jsonLine(commandResultToJson(buildResult(outcome, words, facts, 0)))];
+  return [jsonLine(commandResultToJson(buildResult(outcome, facts, 0)))];
 }

@@ -27,17 +27,6 @@ export function waitingForRestart(goneFile?: string, oldPid?: string, earlierPid
     : `${what} (its port file ${goneFile} is gone: the old app stopped, and no new one has written it yet)${earlier}`;
 }
 
-/**
- * A class file's detail after a restart, by its evidence in the new JVM (classes/evidence.ts, kind
- * `restart`) or what the disk shows of it (classes/scan.ts `sightSince`).
- */
-export const RESTART_SIGHT = {
-  gone: 'the class file is gone since the build: not proven in the new JVM',
-  'other-bytes': 'the class file has other bytes than the build wrote: not proven in the new JVM',
-  'pre-start': 'at its path since before the new JVM started: the bytes it loads when it loads the class (no receipt says it has)',
-  receipt: 'VERIFY applied in the new agent session: the bytes it loaded',
-} as const;
-
 /** The line before the restart: which classes need it, and what the run does about it (`log`: where the command's output goes). */
 export function restartNeededText(classes: readonly string[], command: string | null, log: string | null, timeoutMs: number): string {
   const names = classes.slice(0, 5).join(', ') + (classes.length > 5 ? ` and ${classes.length - 5} more` : '');
@@ -159,9 +148,6 @@ export function restartFailedWords(shortfall: Extract<Shortfall, { kind: 'restar
       };
   }
 }
-
-/** The detail of a class a watch's app runs while its agent is gone (session/away.ts). */
-export const AWAY_DETAIL = "the app's agent is gone: not proven in its JVM until it is back";
 
 /** The words of a watch's app whose agent is gone, with changed classes it runs not proven there. */
 export function appGoneWords(shortfall: Extract<Shortfall, { kind: 'app-gone' }>): Words {

@@ -3,10 +3,8 @@
  * round itself: folders or names the agent never reloads, and the agent's own state (its hold,
  * its compiles, its pause, its watcher, its restart notes).
  */
-import type { NotLiveWhy } from '../outcome/facts.js';
 import type { Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
-import { visible } from './palette.js';
 import { EXIT_TABLE, type ExitRow, reasonsOf } from '../outcome/exit.js';
 
 /** Changed classes the agent never reloads (folders it does not watch, names it excludes), and the agent option that fixes it. */
@@ -86,47 +84,6 @@ export function agentShortfallWords(shortfall: AgentShortfall, files = false): W
   }
 }
 
-/** The words of a build over several agents: all proven, or which agent refused and how to pick some. */
-
-/** One agent's part in a run with several agents. */
-export interface AgentPart {
-  source: string;
-  exitCode: number;
-  provenLive: boolean;
-  message: string;
-}
-
-/**
- * The words for a run over several agents (each agent's own words are its result's): all of
- * them proven, or the first that was not, and how many were.
- */
-export function describeAgents(parts: AgentPart[]): Words {
-  const proven = parts.filter((p) => p.provenLive && p.exitCode === 0).length;
-  const names = parts.map((p) => visible(p.source));
-  if (proven === parts.length) return { message: `every one of the ${parts.length} agents proved its classes live (${names.join(', ')})` };
-  const first = parts.find((p) => p.exitCode !== 0) ?? parts.find((p) => !p.provenLive)!;
-  return {
-    message: `${proven} of ${parts.length} agents proved their classes live; the agent of ${visible(first.source)}: ${first.message}`,
-  };
-}
-
-/**
- * The words of a refusal by one of several agents (`words` are its own): which one, every port
- * file found, and how to leave some out.
- */
-export function describeAmong(source: string, sources: readonly string[], words: Words): Words {
-  const all = sources.map((s) => `  ${visible(s)}`).join('\n');
-  return {
-    message: `${words.message}\n(the agent of ${visible(source)}; this run found ${sources.length} agents:\n${all})`,
-    hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
-  };
-}
-
-/** The words of one agent's own outcome in a run over several (a watch cycle that ended before its build): which agent, then its words. */
-export function describeOneOf(source: string, words: Words): Words {
-  return { ...words, message: `the agent of ${visible(source)}: ${words.message}` };
-}
-
 /**
  * The words of the command line's own usage errors (exit 2, nothing sent): a build command
  * it does not know, and one of its options placed where the build tool would get it.
@@ -153,83 +110,6 @@ export function ownOptionAfterToolText(option: string, tool: string, watch: bool
   return short === undefined
     ? `${option} is an option of reclazz-build, not of ${tool}: ${where}; after ${tool} every word but --help and -h goes to ${tool}`
     : `${option} after ${tool} is refused, as reclazz-build has an option of that name: for reclazz-build's, ${where}; for ${tool}'s own, write ${short} after ${tool}`;
-}
-
-/**
- * The details of verdicts the proof reads beyond a receipt (session/proof.ts):
- * bytes kept live by a single ask, a class new to the JVM, the agent's PENDING entry and its
- * DIAGNOSE words. The agent's own words are put in as they came; renderers make them visible.
- */
-
-export const verdictWords = {
-  /** A rewritten file whose bytes are known live, kept by a `not_observed`. */
-  keptUnseen: 'rewritten with the bytes known live: no reload attempt since (the agent skips identical bytes)',
-  /** A class new to the JVM by the record, kept `added` because DIAGNOSE says the JVM has not loaded it. */
-  added: (receipt: string) =>
-    `new to the JVM: ${receipt === 'unverified' ? 'its receipt is unverified (the agent never applies a class the JVM had not loaded)' : 'no receipt'}, and DIAGNOSE says the JVM has not loaded it, so it loads these bytes on first use`,
-  /** A class new to the JVM by the record that DIAGNOSE did not say the JVM has not loaded. */
-  newNotProven: 'new to the JVM by the record, but DIAGNOSE did not say that the JVM has not loaded it: what it runs is unknown',
-  /** A class new to the JVM that stays new, as listed with the class files a build added. */
-  loadsOnFirstUse: 'new: the JVM has not loaded it (DIAGNOSE), so it loads these bytes on first use',
-  /** A `failed` or `unverified` verdict PENDING lists: the agent session's history, not these bytes' receipt. */
-  pending: (entry: string, detail: string) =>
-    `${detail === '' ? '' : `${detail}; `}PENDING lists it from earlier in this agent session (history, not these bytes): "${entry}"`,
-  /** A verdict that is not live, with what DIAGNOSE said of the class. */
-  diagnosed: (detail: string, words: readonly string[]) => `${detail}${detail === '' ? '' : '; '}DIAGNOSE: ${words.join(' ')}`,
-  /** A single ask answered `not_observed` that the evidence rule does not read as live, by why (`rechecked`: bytes known live, rewritten). */
-  unseen: (why: NotLiveWhy, rechecked: boolean): string => {
-    switch (why.kind) {
-      case 'new-not-shown':
-        return newNotShown[why.because];
-      case 'refused-registrations':
-        return `no reload attempt, but the OS refused ${why.refused} of the agent's watch registrations (DOCTOR unwatchableDirectoryCount): it may never have seen this file, so what the app runs is unknown`;
-      case 'not-attempted':
-        return 'no reload attempt with these bytes in this agent session: the app still runs earlier bytes';
-      case 'not-shown-watched':
-        return 'no reload attempt, but nothing shows the agent has watched this folder since the app started (named or found by it, and there then): what the app runs is unknown';
-      case 'loads-elsewhere':
-        return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
-      case 'old-mtime':
-        return "no reload attempt, but the file changed since the app started and kept an older modification time (cp -p, rsync -a, tar x): the agent's watcher, armed after the start, takes such bytes as they are without reloading them: what the app runs is unknown";
-      case 'busy-before-build':
-        return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
-      case 'too-recent':
-        return `no reload attempt, but the file changed too recently for the agent to have noticed it (its watcher may take ${seconds(why.noticeMs)}): run again then`;
-      default:
-        return `no reload attempt${rechecked ? ' with these bytes' : ''}, but ${evictedWords(why)}`;
-    }
-  },
-  /** An `applied` receipt completed at `completedAt` (ISO), before this build's hold: an earlier run's, not this build's. */
-  appliedEarlier: (completedAt: string, detail: string) =>
-    `applied earlier in this agent session (at ${completedAt.slice(11, 19)} UTC), not by this build: the app runs these bytes${detail === '' ? '' : ` (${detail})`}`,
-  /** A single ask answered `not_observed` read as identical bytes the agent's watcher saw. */
-  watcherSaw: 'no reload attempt, and the agent had nothing pending: identical bytes',
-};
-
-/** Why DIAGNOSE's word does not show a class new to the JVM unloaded, by what failed (classes/evidence.ts, kind `not-loaded`). */
-const newNotShown = {
-  'no-word': verdictWords.newNotProven,
-  'other-file':
-    "new to the JVM by the record, but DIAGNOSE described another file (its search by the class file's name found that first): whether the JVM has loaded this class is unknown",
-  loaded:
-    'new to the JVM by the record, but DIAGNOSE says the JVM has loaded it (a registered bean): it runs the bytes it loaded, which no receipt proves',
-  'class-path':
-    "new to the JVM by the record, but its class output directory is not first for it on the JVM's class path: it may load other bytes on first use",
-} as const;
-
-/** `ms` as whole seconds, rounded up. */
-function seconds(ms: number): string {
-  return `${Math.ceil(ms / 1000)} s`;
-}
-
-/** Why a receipt may have been evicted from the agent's ledger of 512. */
-function evictedWords(why: NotLiveWhy): string {
-  if (why.kind !== 'receipts-unbounded' || why.counted === undefined)
-    return 'the agent did not say how many classes it reloaded in this app session (HEALTH), so a receipt may have been evicted';
-  const uncounted = Number.isFinite(why.uncounted)
-    ? `up to ${why.uncounted} here`
-    : 'and a class may have come and gone unrecorded in this app session';
-  return `the agent made ${why.counted} reload attempts in this app session, so a receipt may have been evicted (it keeps ${why.capacity}; HEALTH does not count the new classes it registers as beans, ${uncounted})`;
 }
 
 /**

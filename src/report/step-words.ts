@@ -3,9 +3,7 @@
  * line after a second interrupt. The flow emits these as `waiting` and `warning` events, and
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
-import type { EvidenceKind } from '../outcome/facts.js';
 import type { ErrorFact, Waiting, Warning } from '../outcome/events.js';
-import type { HoldKeptCause } from '../outcome/outcome.js';
 import { appStartWhy } from './app-start-words.js';
 import { jarRunWarning } from './done-words.js';
 import { visible, visibleFacts } from './palette.js';
@@ -36,49 +34,6 @@ export const WAITING_KINDS = Object.keys(waits) as Waiting['kind'][];
 export function waitingWords(wait: Waiting): string {
   return (waits[wait.kind] as (w: Waiting) => string)(visibleFacts(wait));
 }
-
-/** Why the agent never reloads a class file (a `not-watched` verdict's detail). */
-export const neverReloads = {
-  notWatched: (dir: string) => visible(`the agent does not watch ${dir}: this change never reloads`),
-  excluded: (pattern: string, fileName: string) =>
-    visible(`the agent's excludePatterns ${pattern} skips ${fileName}: this change never reloads`),
-};
-
-/**
- * The detail of a class file live without asking, by the evidence that makes it so
- * (classes/evidence.ts): at its path since before the app's JVM started, or what this agent
- * session's record shows an earlier run proved.
- */
-export function liveWords(evidence: { by: EvidenceKind; of?: EvidenceKind }): string {
-  if (evidence.by === 'pre-start' || (evidence.by === 'recorded' && evidence.of === 'pre-start'))
-    return "unchanged at this path since before the app's JVM started: the app runs these bytes (or loads them on first use), nothing to ask";
-  switch (evidence.of) {
-    case 'receipt':
-      return 'unchanged since an earlier run in this agent session proved it (VERIFY applied these bytes then): nothing to ask';
-    case 'watcher-saw':
-      return "unchanged since an earlier run in this agent session found the agent's watcher saw these bytes: nothing to ask";
-    default:
-      return 'unchanged since an earlier run in this agent session found the JVM had not loaded the class: it loads these bytes on first use';
-  }
-}
-
-/** The detail of a class file `verify` finds where the app's JVM neither loads classes from nor watches (classes/evidence.ts `elsewhere`). */
-export const OUTSIDE_DETAIL =
-  "the app's JVM does not load classes from this folder (its class path) and its agent does not watch it: not the bytes the app runs";
-
-/** The detail of a `rewritten` verdict: the class file moved after it was checked, so the answer is not about what is on disk. */
-export const REWRITTEN_DETAIL = 'the class file changed again after it was checked: run again';
-
-/** The detail of a class whose wait the agent's state ended (session/check.ts). */
-export const roundEnd = {
-  paused: 'automatic reload is paused: the agent keeps this change pending until reclazz-build resume',
-  unseen:
-    "no reload attempt with these bytes once the agent's capture of this build was over: the agent does not see this file (a folder it does not watch, or a name it excludes)",
-  holdKept: (cause: HoldKeptCause) =>
-    cause.kind === 'unreadable-file'
-      ? visible(`the agent's capture of this build could not read ${cause.file}: nothing of this build reloaded`)
-      : "the agent's scan of this build did not finish (its file watcher is not running): nothing of this build reloaded",
-};
 
 type WarningOf<K extends Warning['kind']> = Extract<Warning, { kind: K }>;
 

@@ -14,7 +14,6 @@ import { detectChanges } from '../classes/snapshot.js';
 import type { AppStart, ClassVerdict } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
-import { AWAY_DETAIL } from '../report/restart-words.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { classDirsOf } from './cycle.js';
 import { type BuildSession, type CycleOptions, runResult } from './options.js';
@@ -65,7 +64,13 @@ export async function owedBy(app: AwayApp, dirs: readonly string[]): Promise<Cla
   });
   return [...changes.changed, ...changes.checks, ...changes.added]
     .filter((c) => c.verifiable && c.after !== undefined)
-    .map((c) => ({ className: c.className, path: c.path, sha256: c.after!, status: 'connection-lost' as const, detail: AWAY_DETAIL }));
+    .map((c) => ({
+      className: c.className,
+      path: c.path,
+      sha256: c.after!,
+      status: 'connection-lost' as const,
+      why: { kind: 'away' as const },
+    }));
 }
 
 /**

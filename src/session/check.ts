@@ -7,7 +7,6 @@ import type { AgentConnection } from '../agent/connection.js';
 import { keptHoldCause } from '../agent/reports.js';
 import { askDoctor, askReload } from '../agent/requests.js';
 import type { HoldKeptCause } from '../outcome/outcome.js';
-import { roundEnd } from '../report/step-words.js';
 import type { VerifyOptions } from '../verify/round.js';
 
 /**
@@ -84,10 +83,10 @@ async function watchLoop(
     await sleep(POLL_MS, undefined, { signal });
     const askedAt = performance.now();
     const state = await askReload(connection, 'status', timeoutMs, signal);
-    if (state.paused) return stop({ status: 'paused', detail: roundEnd.paused, all: true, sinceMs: askedAt });
+    if (state.paused) return stop({ status: 'paused', why: { kind: 'paused' }, all: true, sinceMs: askedAt });
     const failed = options.readFailure?.();
     if (failed !== undefined && state.buildHold === 'named')
-      return stop({ status: 'hold-kept', detail: roundEnd.holdKept(failed), all: true, sinceMs: askedAt });
+      return stop({ status: 'hold-kept', why: { kind: 'hold-kept', cause: failed }, all: true, sinceMs: askedAt });
     if (!watching) {
       const answer = await askDoctor(connection, timeoutMs, signal);
       watching = answer.kind === 'observed' && answer.doctor.watcherState === 'watching';
@@ -99,6 +98,6 @@ async function watchLoop(
     }
     quietSince ??= askedAt;
     if (performance.now() - quietSince >= GRACE_MS)
-      return stop({ status: 'not-watched', detail: roundEnd.unseen, all: false, sinceMs: quietSince + GRACE_MS });
+      return stop({ status: 'not-watched', why: { kind: 'capture-over' }, all: false, sinceMs: quietSince + GRACE_MS });
   }
 }

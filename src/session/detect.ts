@@ -18,9 +18,8 @@ import { detectInFolders } from '../classes/hinted.js';
 import { jarRunOf } from '../classes/jar-run.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import { afterBuildFacts, type FileFacts } from '../classes/file-facts.js';
-import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict } from '../outcome/facts.js';
+import type { AppStart, BuildRun, ChangeSummary, ClassChange, ClassVerdict, NeverReloads } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
-import { neverReloads } from '../report/step-words.js';
 import type { Warning } from '../outcome/events.js';
 import { readClassIndex, writeClassIndex } from '../state/store.js';
 import { autoCompiled, otherBytesEverywhere, verdictOutcome } from '../verify/verdict.js';
@@ -187,10 +186,10 @@ async function watchingOf(session: BuildSession, changes: readonly ClassChange[]
   const { view } = session;
   const folders = await diagnoseUndecided(session, changes);
   const watch = (file: string) => classWatched(view, file) ?? folders.get(path.dirname(file)) ?? null;
-  const never = (file: string) => {
+  const never = (file: string): NeverReloads | undefined => {
     const state = watch(file);
-    if (state === false) return neverReloads.notWatched(dirOf(file, dirs) ?? path.dirname(file));
-    return state !== null && state !== true ? neverReloads.excluded(state.excludedBy, path.basename(file)) : undefined;
+    if (state === false) return { kind: 'not-watched', dir: dirOf(file, dirs) ?? path.dirname(file) };
+    return state !== null && state !== true ? { kind: 'excluded', pattern: state.excludedBy, fileName: path.basename(file) } : undefined;
   };
   return { watch, never };
 }
@@ -314,7 +313,7 @@ function watchDirsFixing(view: AgentView, unwatched: readonly string[], map: rea
 function warnBatchWide(session: BuildSession, verdicts: readonly ClassVerdict[]): void {
   const counts = new Map<'not-unique' | 'slow-client', number>();
   for (const v of verdicts) {
-    const cause = v.status === 'unverified' ? batchWideCause(v.detail) : undefined;
+    const cause = v.status === 'unverified' ? batchWideCause(v.agentDetail ?? '') : undefined;
     if (cause !== undefined) counts.set(cause, (counts.get(cause) ?? 0) + 1);
   }
   for (const [cause, count] of counts) session.emit({ type: 'warning', kind: 'batch-unverified', count, cause });

@@ -14,7 +14,6 @@ import { LIVE_VERDICTS, type ClassVerdict } from '../outcome/facts.js';
 import type { RunEvent } from '../outcome/events.js';
 import { type Outcome, type RestartFailure, unprovenWhileDetached } from '../outcome/outcome.js';
 import { buildRunResult, type AgentRunResult, type RunResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
@@ -28,7 +27,6 @@ import {
   type CycleOptions,
   DEFAULTS,
   end,
-  refusedAmong,
   saveAfterOk,
   type Session,
 } from './options.js';
@@ -84,7 +82,7 @@ export async function runCycles(
         await giveBack(held);
         if (sessions.length === 1) return end(cycle, refused);
         const sources = sessions.map((s) => s.location.source);
-        return refusedAmong(end(cycle, refused), cycle.session.location.source, sources);
+        return { ...end(cycle, refused), among: { source: cycle.session.location.source, sources } };
       }
       held.push(cycle);
     }
@@ -349,7 +347,7 @@ function partsOf(result: RunResult, sessions: BuildSession[]): Part[] | undefine
  */
 function mayRestart(verdict: ClassVerdict, needs: readonly ClassVerdict[]): boolean {
   if (LIVE_VERDICTS.has(verdict.status) || verdict.status === 'restart-required') return true;
-  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.detail, n.className));
+  return verdict.status === 'unverified' && needs.some((n) => restartRequiredBy(verdict.agentDetail ?? '', n.className));
 }
 
 /**
@@ -400,9 +398,9 @@ async function proveAfterRestart(part: Part, back: Back, options: RestartOptions
 
 /** The part's result with `outcome` and `verdicts`, its other facts kept. */
 function rebuilt(result: PartResult, outcome: Outcome, verdicts: ClassVerdict[]): PartResult {
-  const { outcome: _o, reason: _r, exitCode: _e, message: _m, hint: _h, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
+  const { outcome: _o, reason: _r, exitCode: _e, provenLive: _p, durationMs, verdicts: _v, ...facts } = result;
   const shown = unprovenWhileDetached(outcome, facts.build);
-  return buildRunResult(shown, describeOutcome(shown), { ...facts, verdicts }, durationMs);
+  return buildRunResult(shown, { ...facts, verdicts }, durationMs);
 }
 
 /** The part's result when its restart ended with `failure`: 75. */

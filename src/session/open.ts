@@ -18,14 +18,14 @@ import {
   type SessionSettings,
   settle,
 } from './options.js';
-import { chooseOwner } from '../hold/owner.js';
+import { chooseOwner, type OwnerChoice } from '../hold/owner.js';
 import { BuildHold } from '../hold/hold.js';
 import { type AgentEndpoint, type AgentInfo, SHOWN_AGENT_LEVELS } from '../outcome/facts.js';
 import type { RememberedWhy, RunEvent } from '../outcome/events.js';
 import { signalOf } from '../outcome/exit.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { acquireRunLock, type LockProcess } from '../state/lock.js';
-import { agentStatePlace, checkoutRoot, moveEarlierState } from '../state/folder.js';
+import { agentStatePlace, checkoutRoot, moveEarlierState, type StatePlace } from '../state/folder.js';
 import { isGroupAlive, processStartTime, startsMatch } from '../tool/proc.js';
 import path from 'node:path';
 import { otherRecordPlace, type RememberedAgent, rememberedBehind, rememberedInCheckout } from '../state/store.js';
@@ -159,12 +159,9 @@ async function openAll<H extends SessionHost>(
   if (lock !== undefined && 'kind' in lock) return lock;
   const releaseLock = lock?.release;
   const sessions: Session<H>[] = [];
+  const place: OpenPlace<H> = { checkout, options, host, hooks, plan, several: locations.length > 1, agentDeadline };
   for (const location of locations) {
-    const at = { several: locations.length > 1, agentDeadline };
-    const opened =
-      fallback === undefined
-        ? await openAt(location, checkout, options, host, hooks, plan, at)
-        : await openRemembered(fallback, checkout, options, host, hooks, plan, at);
+    const opened = fallback === undefined ? await openAt(location, place) : await openRemembered(fallback, place);
     if (opened.kind === 'refused') {
       for (const session of sessions) session.connection.close();
       const among = locations.length > 1 ? { among: { source: location.source, sources: locations.map((l) => l.source) } } : {};
@@ -181,29 +178,30 @@ async function openAll<H extends SessionHost>(
  * Opens a session with the agent `fallback` remembers, when it answers DOCTOR with the recorded
  * agent session (a warning says why it is used); else `fallback.instead`, as without it.
  */
-async function openRemembered<H extends SessionHost>(
-  fallback: Fallback,
-  checkout: string,
-  options: SessionSettings,
-  host: H,
-  hooks: SessionHooks,
-  plan: OpenPlan,
-  at: { several: boolean; agentDeadline: number },
-): Promise<Opening<H>> {
-  const opened = await openAt(fallback.location, checkout, options, host, hooks, plan, { ...at, fallback });
+async function openRemembered<H extends SessionHost>(fallback: Fallback, place: OpenPlace<H>): Promise<Opening<H>> {
+  const opened = await openAt(fallback.location, { ...place, fallback });
   return opened.kind === 'open' ? opened : fallback.instead;
 }
 
+/** What opening a session at one location needs besides it: the same for every agent of one opening. */
+interface OpenPlace<H extends SessionHost> {
+  /** The checkout root (its `.reclazz/` holds the run lock). */
+  checkout: string;
+  options: SessionSettings;
+  host: H;
+  hooks: SessionHooks;
+  plan: OpenPlan;
+  /** Several agents are opened: every event of a session names its agent. */
+  several: boolean;
+  /** `performance.now()` by which a port file must answer (--wait-for-agent). */
+  agentDeadline: number;
+  /** The agent this checkout last used, tried in place of a refusal. */
+  fallback?: Fallback;
+}
+
 /** Connects to the agent at `location`, asks DOCTOR when the plan requires it, and chooses the owner token (a session that builds). */
-async function openAt<H extends SessionHost>(
-  location: AgentLocation,
-  checkout: string,
-  options: SessionSettings,
-  host: H,
-  hooks: SessionHooks,
-  plan: OpenPlan,
-  { several, agentDeadline, fallback }: { several: boolean; agentDeadline: number; fallback?: Fallback },
-): Promise<Opening<H>> {
+async function openAt<H extends SessionHost>(location: AgentLocation, place: OpenPlace<H>): Promise<Opening<H>> {
+  const { checkout, options, host, hooks, plan, several, agentDeadline, fallback } = place;
   const base = hooks.onEvent ?? (() => undefined);
   // With several agents every event of a session names its agent.
   const emit = several ? (event: RunEvent) => base({ ...event, agentSource: location.source }) : base;
@@ -217,10 +215,11 @@ async function openAt<H extends SessionHost>(
       ? { ...opened, outcome: { ...opened.outcome, ...otherPortFiles(host.cwd, location.portFile) } }
       : opened;
   const state = agentStatePlace(checkout, location);
-  const session = sessionOf(opened, { host, options, timeoutMs, emit, signal: hooks.signal, checkout, state });
-  if (plan.requires === undefined) return fallback === undefined ? { kind: 'open', session } : fallback.instead;
+  const fields = { host, options, timeoutMs, emit, signal: hooks.signal, checkout, state };
+  if (plan.requires === undefined) return fallback === undefined ? { kind: 'open', session: sessionOf(opened, fields) } : fallback.instead;
+  let described: { agent?: AgentInfo } = {};
   const onAgent = (agent: AgentInfo) => {
-    session.agent = agent;
+    described = { agent };
     // A remembered agent is announced only once its session is checked.
     if (plan.announce && fallback === undefined) emit({ type: 'agent', agent });
   };
@@ -229,53 +228,57 @@ async function openAt<H extends SessionHost>(
   const checked = await checkAgentWaiting(opened, plan.requires, { timeoutMs, waitMs: startingMs }, hooks.signal, onAgent, onWait);
   if (checked.kind === 'refused') {
     opened.connection.close();
-    return {
-      kind: 'refused',
-      outcome: checked.outcome,
-      endpoint: opened.endpoint,
-      ...(session.agent === undefined ? {} : { agent: session.agent }),
-    };
+    return { kind: 'refused', outcome: checked.outcome, endpoint: opened.endpoint, ...described };
   }
   if (fallback !== undefined && !sameSession(fallback, checked, emit, plan.announce === true)) {
     opened.connection.close();
     return fallback.instead;
   }
-  session.doctor = checked.doctor;
+  const { doctor } = checked;
   const warn = (problem: string) => emit({ type: 'warning', kind: 'state-file', problem });
-  const map = options.pathMap;
-  const watch = await agentWatchOf(session.doctor, map, host.proc);
-  session.view = agentView(session.doctor, map, watch);
-  if (plan.builds) {
-    const foreign = whoseAgent(session.view, watch, [host.cwd, location.projectDir]);
-    if (foreign === 'foreign' || foreign === 'test-jvm') {
-      opened.connection.close();
-      const outcome = notOurs(foreign, checked.doctor.pid, session.view, watch, location, host.cwd);
-      const refused = { kind: 'refused' as const, outcome, endpoint: opened.endpoint, agent: checked.agent };
-      // The port file a test JVM's agent overwrote: the agent this checkout last used through it, if it still answers.
-      const remembered = foreign === 'test-jvm' && fallback === undefined ? rememberedBehind(state, location, host.cwd, warn) : undefined;
-      if (remembered === undefined) return refused;
-      const why = { kind: 'test-jvm' as const, pid: checked.doctor.pid };
-      return openRemembered({ ...remembered, instead: refused, why }, checkout, options, host, hooks, plan, { several, agentDeadline });
-    }
-    if (foreign === 'maybe') emit({ type: 'warning', kind: 'maybe-foreign', workingDirectory: session.view.workingDirectory });
-    for (const { from, to } of moveEarlierState(location.projectDir, state)) emit({ type: 'warning', kind: 'state-moved', from, to });
-    session.owner = chooseOwner(state, checked.agent.sessionId, options.owner, warn);
-    // The record of this agent, whichever form (port file, port number) found it before.
-    const own = session.owner.source !== 'saved' ? 'none' : session.owner.saved?.held === true ? 'held' : 'released';
-    const other = options.owner === undefined ? otherRecordPlace(state, checked.agent, own, warn) : undefined;
-    if (other !== undefined) {
-      session.state = other;
-      session.owner = chooseOwner(other, checked.agent.sessionId, options.owner, warn);
-    }
-    session.hold = new BuildHold(opened.connection, session.owner.owner, timeoutMs);
+  const watch = await agentWatchOf(doctor, options.pathMap, host.proc);
+  const view = agentView(doctor, options.pathMap, watch);
+  const known = { ...fields, ...described, doctor, view };
+  if (!plan.builds) return { kind: 'open', session: sessionOf(opened, known) };
+  const foreign = whoseAgent(view, watch, [host.cwd, location.projectDir]);
+  if (foreign === 'foreign' || foreign === 'test-jvm') {
+    opened.connection.close();
+    const outcome = notOurs(foreign, doctor.pid, view, watch, location, host.cwd);
+    const refused = { kind: 'refused' as const, outcome, endpoint: opened.endpoint, agent: checked.agent };
+    // The port file a test JVM's agent overwrote: the agent this checkout last used through it, if it still answers.
+    const remembered = foreign === 'test-jvm' && fallback === undefined ? rememberedBehind(state, location, host.cwd, warn) : undefined;
+    if (remembered === undefined) return refused;
+    return openRemembered({ ...remembered, instead: refused, why: { kind: 'test-jvm', pid: doctor.pid } }, place);
   }
-  return { kind: 'open', session };
+  if (foreign === 'maybe') emit({ type: 'warning', kind: 'maybe-foreign', workingDirectory: view.workingDirectory });
+  for (const { from, to } of moveEarlierState(location.projectDir, state)) emit({ type: 'warning', kind: 'state-moved', from, to });
+  const record = ownerRecord(state, checked.agent, options.owner, warn);
+  const hold = new BuildHold(opened.connection, record.owner.owner, timeoutMs);
+  return { kind: 'open', session: sessionOf(opened, { ...known, ...record, hold }) };
 }
 
-/** A session with the agent `opened` connected to, before DOCTOR. */
+/**
+ * The owner token of a session that builds, and where its record lives: this agent's state
+ * folder, or the one whichever form (port file, port number) found it before, when that one has
+ * its record and no owner was named.
+ */
+function ownerRecord(
+  state: StatePlace,
+  agent: AgentInfo,
+  named: string | undefined,
+  warn: (problem: string) => void,
+): Pick<Session, 'state'> & { owner: OwnerChoice } {
+  const owner = chooseOwner(state, agent.sessionId, named, warn);
+  const own = owner.source !== 'saved' ? 'none' : owner.saved?.held === true ? 'held' : 'released';
+  const other = named === undefined ? otherRecordPlace(state, agent, own, warn) : undefined;
+  return other === undefined ? { state, owner } : { state: other, owner: chooseOwner(other, agent.sessionId, named, warn) };
+}
+
+/** A session with the agent `opened` connected to, with what the opening learnt of it (`fields`). */
 function sessionOf<H extends SessionHost>(
   opened: Session<H>['open'],
-  fields: Pick<Session<H>, 'host' | 'options' | 'timeoutMs' | 'emit' | 'signal' | 'checkout' | 'state'>,
+  fields: Pick<Session<H>, 'host' | 'options' | 'timeoutMs' | 'emit' | 'signal' | 'checkout' | 'state'> &
+    Partial<Pick<Session<H>, 'agent' | 'doctor' | 'view' | 'owner' | 'hold'>>,
 ): Session<H> {
   return {
     ...fields,

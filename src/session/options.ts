@@ -19,9 +19,7 @@ import path from 'node:path';
 import { type HoldKeptCause, type InterruptPoint, type Outcome, unprovenWhileDetached } from '../outcome/outcome.js';
 import { StateError } from '../state/store.js';
 import { type BuildCommand, describeCommand } from '../tool/resolve.js';
-import { type AgentRunResult, buildRunResult, type RunFacts, type RunResult } from '../outcome/result.js';
-import { describeAgents, describeAmong, describeOneOf } from '../report/shortfall-words.js';
-import { describeOutcome } from '../report/words.js';
+import { type AgentRunResult, buildRunResult, decidingAgent, type RunFacts, type RunResult } from '../outcome/result.js';
 import { signalOf } from '../outcome/exit.js';
 import { findAppStart } from '../tool/proc.js';
 
@@ -205,7 +203,6 @@ export function runResult(context: ResultContext, outcome: Outcome, facts: RunFa
   const { session, command } = context;
   return buildRunResult(
     outcome,
-    describeOutcome(outcome),
     {
       hold: session?.hold === undefined ? 'none' : holdLeft(session.hold.state),
       ...(session?.agent === undefined ? {} : { agent: session.agent }),
@@ -219,39 +216,18 @@ export function runResult(context: ResultContext, outcome: Outcome, facts: RunFa
 
 /**
  * The result of a cycle over several agents (see `RunResult.agents`): the deciding agent's
- * outcome and exit status, the words for every agent, and every agent's verdicts.
+ * outcome and exit status, every agent's part, and every agent's verdicts.
  * @param durationMs how long the run took, in ms.
  */
 export function combineResults(agents: AgentRunResult[], durationMs: number): RunResult {
-  const deciding = agents.find((a) => a.exitCode !== 0) ?? agents.find((a) => !a.provenLive) ?? agents[0]!;
-  const provenLive = agents.every((a) => a.provenLive);
-  const words = describeAgents(
-    agents.map((a) => ({ source: a.agentSource, exitCode: a.exitCode, provenLive: a.provenLive, message: a.message })),
-  );
-  const { agentSource: _source, changes: _changes, hint, ...rest } = deciding;
+  const { agentSource: _source, changes: _changes, among: _among, ofAgent: _of, ...rest } = decidingAgent(agents);
   return {
     ...rest,
-    message: words.message,
-    ...(hint === undefined ? {} : { hint }),
     verdicts: agents.flatMap((a) => a.verdicts),
-    provenLive,
+    provenLive: agents.every((a) => a.provenLive),
     agents,
     durationMs: Math.max(0, Math.round(durationMs)),
   };
-}
-
-/** `result`, a refusal by the agent of `source`, in words that name every agent of the run (`sources`). */
-export function refusedAmong(result: RunResult, source: string, sources: readonly string[]): RunResult {
-  const { hint: _hint, ...rest } = result;
-  const words = describeAmong(source, sources, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
-}
-
-/** `result`, of the agent of `source` in a run over several agents, in words that name that agent. */
-export function ofAgent(result: RunResult, source: string): RunResult {
-  const { hint: _hint, ...rest } = result;
-  const words = describeOneOf(source, { message: result.message, ...(result.hint === undefined ? {} : { hint: result.hint }) });
-  return { ...rest, message: words.message, ...(words.hint === undefined ? {} : { hint: words.hint }) };
 }
 
 /** A session that builds: opened with `builds` (owner and hold chosen, DOCTOR asked). */

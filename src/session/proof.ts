@@ -6,15 +6,12 @@ import type { AgentConnection } from '../agent/connection.js';
 import { askDiagnose, askPending, askReloadCount } from '../agent/requests.js';
 import { type AnswerFacts, EVIDENCE, type Facts, type StartCut, type Verdict, verdictOf } from '../classes/evidence.js';
 import { sightSince } from '../classes/scan.js';
-import { RESTART_SIGHT } from '../report/restart-words.js';
 import { type JvmPaths, Placement } from '../classes/placement.js';
 import { answerOf, askedOf, classDirOf, diagnosisOf, mayBeNew, rowsOf, sameFile, uncountedOf, unmovedOf } from '../classes/answers.js';
 import type { ClassIndex } from '../classes/columns.js';
 import type { ChangeSet } from '../classes/changes.js';
-import type { ClassChange, ClassVerdict, VerifyReport } from '../outcome/facts.js';
-import { REWRITTEN_DETAIL } from '../report/step-words.js';
+import type { ClassChange, ClassVerdict, NeverReloads, VerdictWhy, VerifyReport } from '../outcome/facts.js';
 import { verifyClasses, type VerifyOptions, type VerifyTarget } from '../verify/round.js';
-import { verdictWords } from '../report/shortfall-words.js';
 import { type Diagnosis, lineNaming, restartRequiredBy } from '../agent/reports.js';
 import path from 'node:path';
 import { emptyIndex } from '../classes/columns.js';
@@ -53,7 +50,7 @@ export interface ProofInput {
   /** How long the agent's watcher may take to dispatch a write, in ms (classes/evidence.ts `noticeMs`). */
   noticeMs: number;
   /** Why the agent never reloads `file` (its folder is not watched, its name is excluded), when that is known, else undefined. */
-  unwatched: (file: string) => string | undefined;
+  unwatched: (file: string) => NeverReloads | undefined;
   /** RELOAD status before the build found nothing pending and no earlier hold, at `atMs` (epoch ms). */
   quiet?: { atMs: number };
   /** Class files that held their recorded bytes just before the build, and since when (epoch ms): see session/detect.ts `Before.steady`. */
@@ -199,25 +196,27 @@ function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict, sinceMs
   if (by.kind === 'live') {
     const evidence = by.of === undefined ? { by: by.by } : { by: by.by, of: by.of };
     const earlier = earlierReceipt(verdict, sinceMs);
-    const detail =
+    const why: VerdictWhy =
       by.by === 'receipt'
         ? earlier === undefined
-          ? verdict.detail
-          : verdictWords.appliedEarlier(earlier, verdict.detail)
+          ? verdict.why
+          : { kind: 'applied-earlier', completedAt: earlier }
         : by.by === 'not-loaded'
-          ? verdictWords.added(verdict.receipt?.status ?? '')
-          : by.by === 'watcher-saw'
-            ? verdictWords.watcherSaw
-            : verdictWords.keptUnseen;
-    return { verdict: { ...verdict, status: by.by === 'receipt' ? 'applied' : 'unchanged', detail, evidence }, code: by.code };
+          ? { kind: 'new-to-jvm', receipt: verdict.receipt?.status ?? '' }
+          : { kind: by.by === 'watcher-saw' ? 'watcher-saw' : 'kept-unseen' };
+    return { verdict: { ...verdict, status: by.by === 'receipt' ? 'applied' : 'unchanged', why, evidence }, code: by.code };
   }
   if (by.kind !== 'not-live') return { verdict };
-  if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', detail: REWRITTEN_DETAIL } };
+  if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', why: { kind: 'rewritten' } } };
   const status = answerOf(verdict);
   // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself.
   const unseen = by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed');
   const read = unseen
-    ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
+    ? {
+        ...verdict,
+        status: 'not-observed' as const,
+        why: { kind: 'not-live' as const, why: by.why, rechecked: change.keeps !== undefined },
+      }
     : verdict;
   return by.code === undefined ? { verdict: read } : { verdict: read, code: by.code };
 }
@@ -239,8 +238,8 @@ function record(index: ClassIndex, rows: ReadonlyMap<string, number>, asked: rea
 }
 
 /** The verdict of a class the agent cannot reload, and why (its folder is not watched, its name excluded). */
-function notWatchedVerdict(change: ClassChange, why: string): ClassVerdict {
-  return { className: change.className, path: change.path, sha256: change.after!, status: 'not-watched', detail: why };
+function notWatchedVerdict(change: ClassChange, why: NeverReloads): ClassVerdict {
+  return { className: change.className, path: change.path, sha256: change.after!, status: 'not-watched', why };
 }
 
 function target(change: ClassChange, extra: Partial<VerifyTarget>): VerifyTarget {
@@ -280,7 +279,13 @@ export async function proveInNewJvm(input: NewJvmInput): Promise<{ verdicts: Cla
   const fresh = input.added.filter((a) => a.verifiable && a.after !== undefined);
   const classes = [
     ...input.kept,
-    ...fresh.map((a) => ({ className: a.className, path: a.path, sha256: a.after!, status: 'unverified' as const, detail: '' })),
+    ...fresh.map((a) => ({
+      className: a.className,
+      path: a.path,
+      sha256: a.after!,
+      status: 'unverified' as const,
+      why: { kind: 'none' as const },
+    })),
   ];
   const read = classes.map((v) => readAfter(v, input.start, input.paths));
   const asked = read.flatMap((r, i) => (r === 'verify' ? [classes[i]!] : []));
@@ -296,17 +301,17 @@ export async function proveInNewJvm(input: NewJvmInput): Promise<{ verdicts: Cla
 function readAfter(verdict: ClassVerdict, start: StartCut, paths: JvmPaths): ClassVerdict | 'verify' {
   const sight = sightSince(verdict.path, verdict.className, verdict.sha256, start, paths);
   if (sight === 'unknown') return 'verify';
-  if (typeof sight === 'string') return { ...verdict, status: 'rewritten', detail: RESTART_SIGHT[sight] };
+  if (typeof sight === 'string') return { ...verdict, status: 'rewritten', why: { kind: 'new-jvm', sight } };
   const read = verdictOf({ ctimeMs: sight.ctimeMs, byBuild: false, newInSession: false, sight: sight.sight, restarted: true });
   if (read.kind !== 'live') return 'verify';
   const evidence = { by: read.by, ...(read.of === undefined ? {} : { of: read.of }) };
-  return { ...verdict, status: 'unchanged', detail: RESTART_SIGHT['pre-start'], evidence };
+  return { ...verdict, status: 'unchanged', why: { kind: 'new-jvm', sight: 'pre-start' }, evidence };
 }
 
 /** A VERIFY verdict in the new agent session: `applied` is kind `restart` by its receipt, the bytes the new JVM loaded. */
 function inNewSession(verdict: ClassVerdict): ClassVerdict {
   if (verdict.status !== 'applied') return verdict;
-  return { ...verdict, detail: RESTART_SIGHT.receipt, evidence: { by: 'restart', of: 'receipt' } };
+  return { ...verdict, why: { kind: 'new-jvm', sight: 'receipt' }, evidence: { by: 'restart', of: 'receipt' } };
 }
 
 /**
@@ -341,11 +346,11 @@ async function diagnoseVerdicts(
   return (await askDiagnose(input.connection, names, input.timeoutMs, input.signal)) ?? new Map();
 }
 
-/** `verdict` with DIAGNOSE's words in its detail when it is not live and the agent said something of it. */
+/** `verdict` with DIAGNOSE's words when it is not live and the agent said something of it. */
 function withDiagnosis(verdict: ClassVerdict, diagnoses: ReadonlyMap<string, Diagnosis>): ClassVerdict {
   const said = diagnoses.get(verdict.className);
   if (said === undefined || said.words.length === 0 || !SHOWN_WITH_WORDS.has(verdict.status)) return verdict;
-  return { ...verdict, detail: verdictWords.diagnosed(verdict.detail, said.words) };
+  return { ...verdict, why: { kind: 'diagnosed', words: said.words, of: verdict.why } };
 }
 const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', 'not-observed', 'timeout']);
 
@@ -357,7 +362,7 @@ const SHOWN_WITH_WORDS: ReadonlySet<string> = new Set(['failed', 'unverified', '
  */
 async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Promise<ClassVerdict[]> {
   const candidate = (v: ClassVerdict) => v.status === 'unverified' || v.status === 'failed';
-  const byReceipt = (v: ClassVerdict) => restartRequiredBy(v.detail, v.className);
+  const byReceipt = (v: ClassVerdict) => restartRequiredBy(v.agentDetail ?? '', v.className);
   if (!verdicts.some(candidate)) return verdicts;
   const entries = verdicts.some((v) => candidate(v) && !byReceipt(v))
     ? await askPending(input.connection, input.timeoutMs, input.signal)
@@ -366,7 +371,7 @@ async function restartRequired(input: SaidInput, verdicts: ClassVerdict[]): Prom
     if (!candidate(verdict)) return verdict;
     if (byReceipt(verdict)) return { ...verdict, status: 'restart-required' as const };
     const entry = entries === undefined ? undefined : lineNaming(entries, verdict.className);
-    return entry === undefined ? verdict : { ...verdict, detail: verdictWords.pending(entry, verdict.detail) };
+    return entry === undefined ? verdict : { ...verdict, why: { kind: 'pending' as const, entry, of: verdict.why } };
   });
 }
 

@@ -6,7 +6,7 @@
 import { type AgentConnection, AgentConnectionError } from '../agent/connection.js';
 import { type AgentEvent, newToken, parseTokenJson, verifyLine, verifyResultSchema } from '../agent/protocol.js';
 import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
-import type { ClassVerdict, VerdictStatus, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
+import type { ClassVerdict, VerdictStatus, VerdictWhy, VerifyReceipt, VerifyReport } from '../outcome/facts.js';
 
 /** How long one VERIFY reply may take before it is presumed dropped and asked again, in ms. */
 const REPLY_TIMEOUT_MS = 1000;
@@ -50,7 +50,7 @@ class VerifyRound {
   private stopRule: StopRule | undefined;
   private deadline: NodeJS.Timeout | undefined;
   private sweep: NodeJS.Timeout | undefined;
-  private readonly onAbort = (): void => this.finish('interrupted', () => 'interrupted before a final receipt');
+  private readonly onAbort = (): void => this.finish('interrupted', () => ({ kind: 'interrupted' }));
 
   constructor(
     private readonly connection: AgentConnection,
@@ -70,9 +70,7 @@ class VerifyRound {
       this.sweep = setInterval(() => this.askLostAgain(), REPLY_TIMEOUT_MS / 4);
       this.deadline = setTimeout(
         () =>
-          this.finish('timeout', (slot) =>
-            slot.last === undefined ? 'no receipt before the deadline' : `still ${slot.last.status} at the deadline`,
-          ),
+          this.finish('timeout', (slot) => (slot.last === undefined ? { kind: 'deadline' } : { kind: 'deadline', last: slot.last.status })),
         timeoutMs,
       );
       if (signal?.aborted) return this.onAbort();
@@ -86,13 +84,13 @@ class VerifyRound {
           const kind = error instanceof AgentConnectionError ? error.kind : 'closed';
           if (kind === 'closed') this.connectionLost();
         });
-      if (this.slots.length === 0) this.finish('applied', () => '');
+      if (this.slots.length === 0) this.finish('applied', () => ({ kind: 'none' }));
       else this.pump();
     });
   }
 
   /** Ends the round: every class not final yet gets `rest`. */
-  private finish(rest: VerdictStatus, detail: (slot: Slot) => string): void {
+  private finish(rest: VerdictStatus, why: (slot: Slot) => VerdictWhy): void {
     if (this.done) return;
     this.done = true;
     for (const timer of this.timers) clearTimeout(timer);
@@ -102,7 +100,7 @@ class VerifyRound {
     this.pending.clear();
     this.unwatch();
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    for (const slot of this.slots) slot.final ??= verdict(slot, rest, detail(slot));
+    for (const slot of this.slots) slot.final ??= verdict(slot, rest, why(slot));
     this.resolve({
       verdicts: this.slots.map((slot) => slot.final!),
       ...(this.sessionChangedTo === undefined ? {} : { sessionChangedTo: this.sessionChangedTo }),
@@ -115,22 +113,22 @@ class VerifyRound {
   }
 
   private connectionLost(): void {
-    this.finish('connection-lost', () => 'the agent connection closed before a final receipt');
+    this.finish('connection-lost', () => ({ kind: 'connection-closed' }));
   }
 
-  private settle(slot: Slot, status: VerdictStatus, detail: string): void {
-    slot.final = verdict(slot, status, detail);
+  private settle(slot: Slot, status: VerdictStatus, why: VerdictWhy, agentDetail?: string): void {
+    slot.final = verdict(slot, status, why, agentDetail);
     this.finalCount += 1;
     if (status === 'applied') this.appliedCount += 1;
     if (slot.target.once !== true) this.awaitedFinal += 1;
     const total = this.slots.length;
     this.options.onProgress?.({ final: this.finalCount, applied: this.appliedCount, total });
     const capacity = this.options.capacity;
-    if (this.finalCount === total) this.finish('applied', () => '');
+    if (this.finalCount === total) this.finish('applied', () => ({ kind: 'none' }));
     // The capacity rule is about receipts of this build's capture: classes asked once do not count.
     else if (this.awaited > capacity && this.awaitedFinal >= capacity) {
       this.capacityLimited = true;
-      this.finish('beyond-capacity', () => `more than ${capacity} classes changed; the agent keeps receipts for only ${capacity}`);
+      this.finish('beyond-capacity', () => ({ kind: 'beyond-capacity', capacity }));
     }
   }
 
@@ -151,7 +149,7 @@ class VerifyRound {
     if ((!rule.all && slot.target.once === true) || (slot.answeredAt ?? 0) < rule.sinceMs) return false;
     // A mismatch naming earlier bytes is "not captured yet": no attempt with these bytes either.
     const unattempted = last.status === 'not_observed' || (last.status === 'mismatch' && judge(last, slot.target) === 'poll');
-    if (unattempted) this.settle(slot, rule.status, rule.detail);
+    if (unattempted) this.settle(slot, rule.status, rule.why);
     return unattempted;
   }
 
@@ -160,11 +158,7 @@ class VerifyRound {
     const settleBy = slot.target.settleByMs;
     if (settleBy !== undefined && performance.now() - this.started >= settleBy) {
       const last = slot.last?.status ?? 'unanswered';
-      this.settle(
-        slot,
-        'timeout',
-        `still ${last} ${settleBy} ms after asking; these bytes were there before this build, so the agent has had its capture of them`,
-      );
+      this.settle(slot, 'timeout', { kind: 'settle-by', last, settleByMs: settleBy });
       return;
     }
     const timer = setTimeout(() => {
@@ -182,16 +176,15 @@ class VerifyRound {
     if (receipt.sessionId !== this.options.sessionId) {
       this.sessionChangedTo = receipt.sessionId;
       const was = this.options.sessionId;
-      this.finish('session-changed', () => `the agent session changed (${was} -> ${receipt.sessionId}): the app restarted`);
+      this.finish('session-changed', () => ({ kind: 'session-changed', from: was, to: receipt.sessionId }));
       return;
     }
     const next = judge(receipt, slot.target);
     if (next === 'poll' && this.stopIfUnattempted(slot)) return;
     if (next === 'poll') this.later(slot);
-    else if (next === 'mismatch') this.settle(slot, 'mismatch', mismatchDetail(receipt));
-    else if (next === 'not-observed')
-      this.settle(slot, 'not-observed', receipt.detail || 'no receipt for this class in this agent session');
-    else this.settle(slot, next, next === 'applied' ? receipt.detail : receipt.detail || receipt.status);
+    else if (next === 'mismatch')
+      this.settle(slot, 'mismatch', { kind: 'mismatch', observedSha256: receipt.observedSha256, source: receipt.source }, receipt.detail);
+    else this.settle(slot, next, { kind: 'receipt', status: receipt.status }, receipt.detail);
   }
 
   /** Routes a line to the request whose token it answers; anything else is ignored. */
@@ -264,9 +257,17 @@ class VerifyRound {
   }
 }
 
-function verdict(slot: Slot, status: VerdictStatus, detail: string): ClassVerdict {
+function verdict(slot: Slot, status: VerdictStatus, why: VerdictWhy, agentDetail?: string): ClassVerdict {
   const { className, path, sha256 } = slot.target;
-  return { className, path, sha256, status, detail, ...(slot.last === undefined ? {} : { receipt: slot.last }) };
+  return {
+    className,
+    path,
+    sha256,
+    status,
+    why,
+    ...(agentDetail === undefined ? {} : { agentDetail }),
+    ...(slot.last === undefined ? {} : { receipt: slot.last }),
+  };
 }
 
 /**
@@ -343,7 +344,7 @@ export interface VerifyOptions {
 /** When a VERIFY round stops waiting for unattempted classes (see {@link VerifyOptions.watch}). */
 interface StopRule {
   status: VerdictStatus;
-  detail: string;
+  why: VerdictWhy;
   /** Classes asked once too. */
   all: boolean;
   /** Only answers from this `performance.now()` on count. */
@@ -384,10 +385,4 @@ function judge(receipt: VerifyReceipt, target: VerifyTarget): 'applied' | 'poll'
     case 'unverified':
       return receipt.status;
   }
-}
-
-/** The detail of a final mismatch: which bytes the agent applied instead, and why. */
-function mismatchDetail(receipt: VerifyReceipt): string {
-  const base = `the agent applied other bytes (${receipt.observedSha256.slice(0, 12)}…, ${receipt.source || 'unknown source'})`;
-  return receipt.detail ? `${base}: ${receipt.detail}` : base;
 }

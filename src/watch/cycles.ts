@@ -9,7 +9,7 @@ import type { ToolKind } from '../outcome/facts.js';
 import { errorFact, type RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
 import type { RunResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
+import type { CycleEnd, WatchNews } from '../outcome/watch.js';
 import {
   type BuildCommand,
   type BuildSession,
@@ -17,7 +17,6 @@ import {
   failureOutcome,
   type Host,
   type HostOverrides,
-  ofAgent,
   runResult,
   type SessionOptions,
 } from '../session/options.js';
@@ -27,7 +26,6 @@ import { staleFolders } from '../session/detect.js';
 import { beginCycle } from '../session/begin.js';
 import { closeSessions, proveReturn, restartIfNeeded, type RestartOptions, type RestartPlace, runCycles } from '../session/group.js';
 import { type App, AppView, awayOf, findNew, type Look, lookAt, reachAgents, type Reached, RECONNECT_MS } from './apps.js';
-import { cycleEndLine, cycleStartLine, type EndLine, endLineOf, newsLine, type NewsLine } from './lines.js';
 import { classHints, type ClassHints } from './hints.js';
 import { createCycleScheduler, type CycleScheduler, DEFAULT_DEBOUNCE_MS } from './scheduler.js';
 import type { WatchSources } from './sources.js';
@@ -109,7 +107,7 @@ export class WatchCycles {
     if (first.kind === 'open') for (const session of first.sessions) this.adopt(session);
     else {
       this.away = true;
-      this.news({ kind: 'no-agent-yet', at: host.clock.date(), why: describeOutcome(first.outcome).message.replace(/\.\s*$/, '') });
+      this.news({ kind: 'no-agent-yet', at: host.clock.date(), why: first.outcome });
       this.look();
     }
     await watcher.ready;
@@ -152,12 +150,12 @@ export class WatchCycles {
     }
     const { host, hooks } = this.setup;
     const cycle = (this.count += 1);
-    hooks.onCycleStart?.({ cycle, changed, line: cycleStartLine({ at: host.clock.date(), changed: changed.length }) });
+    hooks.onCycleStart?.({ cycle, changed, at: host.clock.date() });
     const result = await this.build(sessions, changed);
-    const end = endLineOf(result, host.clock.date(), this.last?.hold === 'held');
+    const end = { at: host.clock.date(), heldBefore: this.last?.hold === 'held' };
     this.last = result;
     this.keepOwed(result, sessions.length === 1 ? sessions[0]!.location.source : undefined);
-    hooks.onCycleEnd?.({ cycle, changed, result, end, line: cycleEndLine(end) });
+    hooks.onCycleEnd?.({ cycle, changed, result, end });
     await this.afterRestart(result);
   }
 
@@ -169,7 +167,7 @@ export class WatchCycles {
     // With several agents, an early end about one of them (`about`) names it.
     const early = (outcome: Outcome, about?: BuildSession) => {
       const result = runResult({ session: about ?? first, command, startedMs, now: () => host.clock.now() }, outcome);
-      return about !== undefined && this.apps.size > 1 ? ofAgent(result, about.location.source) : result;
+      return about !== undefined && this.apps.size > 1 ? { ...result, ofAgent: about.location.source } : result;
     };
     let start;
     try {
@@ -316,9 +314,9 @@ export class WatchCycles {
     this.keepOwed(proven, session.location.source);
     const several = this.apps.size > 1;
     // A result of several apps names each already.
-    const result = several && proven.agents === undefined ? ofAgent(proven, session.location.source) : proven;
-    const end = endLineOf(result, host.clock.date(), false, several ? session.location.source : 'the app');
-    hooks.onCycleEnd?.({ cycle: (this.count += 1), changed: [], result, end, line: cycleEndLine(end) });
+    const result = several && proven.agents === undefined ? { ...proven, ofAgent: session.location.source } : proven;
+    const end = { at: host.clock.date(), heldBefore: false, returned: several ? session.location.source : 'the app' };
+    hooks.onCycleEnd?.({ cycle: (this.count += 1), changed: [], result, end });
   }
 
   /**
@@ -396,8 +394,8 @@ export class WatchCycles {
     this.setup.hooks.onEvent?.(event);
   }
 
-  private news(news: NewsLine): void {
-    this.setup.hooks.onNews?.(news, newsLine(news));
+  private news(news: WatchNews): void {
+    this.setup.hooks.onNews?.(news);
   }
 }
 
@@ -420,12 +418,12 @@ export interface WatchOptions extends SessionOptions, Omit<CycleOptions, 'change
 export interface WatchHooks {
   /** The events of each cycle, as a single run emits them. */
   onEvent?: (event: RunEvent) => void;
-  /** A cycle starts: its number, the source paths that changed, and its start line. */
-  onCycleStart?: (start: { cycle: number; changed: readonly string[]; line: string }) => void;
-  /** A cycle ended: its whole result, its end line. */
-  onCycleEnd?: (end: { cycle: number; changed: readonly string[]; result: RunResult; end: EndLine; line: string }) => void;
-  /** News between cycles (the agent lost or back, the watch started). */
-  onNews?: (news: NewsLine, line: string) => void;
+  /** A cycle starts: its number, the source paths that changed, and when. */
+  onCycleStart?: (start: { cycle: number; changed: readonly string[]; at: Date }) => void;
+  /** A cycle ended: its whole result, and how it ended besides (report/watch-lines.ts makes its end line of both). */
+  onCycleEnd?: (end: { cycle: number; changed: readonly string[]; result: RunResult; end: CycleEnd }) => void;
+  /** News between cycles (the agent lost or back, the watch started), as facts. */
+  onNews?: (news: WatchNews) => void;
   /** Abort with reason `'SIGINT'` or `'SIGTERM'` to stop (a running build is stopped and `failed` sent). */
   signal?: AbortSignal;
 }

@@ -7,13 +7,12 @@ import { findClassDirs } from '../classes/dirs.js';
 import type { HoldLeft } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
 import { buildResult, type ResultBase, type RunResult } from '../outcome/result.js';
-import { describeOutcome } from '../report/words.js';
 import { type BuildCommand, failureOutcome, type Host, hostWith, prepareBuild } from '../session/options.js';
 import { reachAgents } from './apps.js';
 import { WatchCycles, type WatchHooks, type WatchOptions } from './cycles.js';
 import { findWatchSources, WatchPathError, type WatchSources } from './sources.js';
 
-/** How a watch ended: the reason, exit status and words, and its last cycle. */
+/** How a watch ended: the reason and exit status, and its last cycle. */
 export interface WatchResult extends ResultBase {
   /** Cycles run. */
   cycles: number;
@@ -90,5 +89,5 @@ function watchResult(outcome: Outcome, cycles: number, last: RunResult | undefin
     ...(last === undefined ? {} : { last }),
     ...(last?.owner === undefined ? {} : { owner: last.owner }),
   };
-  return buildResult(outcome, describeOutcome(outcome), facts, durationMs);
+  return buildResult(outcome, facts, durationMs);
 }

@@ -28,6 +28,7 @@ import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
 import { rawControlIn } from '../support/scratch.js';
 import { INJECTED_LINE, oracle, randomPlan, servePlan, taintedPlan, type Plan } from '../support/transcript-peer.js';
+import { describeResult } from '../../src/report/result-words.js';
 
 const SEED = process.env.RECLAZZ_FUZZ_SEED !== undefined ? Number(process.env.RECLAZZ_FUZZ_SEED) : (Date.now() ^ (process.pid << 8)) >>> 0;
 const RUNS = Math.max(1000, Number(process.env.RECLAZZ_FUZZ_RUNS ?? 1000));
@@ -64,7 +65,7 @@ function project(plan: Plan): { dir: string; args: string[] } {
 
 /** Checks one finished run against the documented exit statuses and the oracle. */
 function check(plan: Plan, result: RunResult, log: Parameters<typeof oracle>[0]): void {
-  const context = `seed ${SEED} transcript ${plan.index}: ${result.reason} ${result.exitCode} ${result.message}\n${JSON.stringify(plan)}`;
+  const context = `seed ${SEED} transcript ${plan.index}: ${result.reason} ${result.exitCode} ${describeResult(result).message}\n${JSON.stringify(plan)}`;
   const allowed: Record<string, number[]> = {
     ok: [0],
     'build-failed': [plan.buildExit],
@@ -75,7 +76,8 @@ function check(plan: Plan, result: RunResult, log: Parameters<typeof oracle>[0])
   const exits = REFUSED.has(result.reason) ? [69] : allowed[result.reason];
   expect(exits, `unexpected reason; ${context}`).toBeDefined();
   expect(exits, context).toContain(result.exitCode);
-  expect(typeof result.message === 'string' && result.message.length > 0, context).toBe(true);
+  const { message } = describeResult(result);
+  expect(typeof message === 'string' && message.length > 0, context).toBe(true);
   if (result.reason === 'interrupted') expect(result.exitCode, context).toBe(plan.abort?.signal === 'SIGTERM' ? 143 : 130);
   if (result.provenLive) expect(result.exitCode, context).toBe(0);
 

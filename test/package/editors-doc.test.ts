@@ -1,14 +1,14 @@
 /**
  * docs/editors.md's "Watch mode in an editor" against the code: the patterns it gives for an
  * editor's background problem matcher, in its list and in its VS Code task, are the ones watch
- * mode's lines are made to match (src/watch/lines.ts), and the task's Maven pattern reads the
+ * mode's lines are made to match (src/report/watch-lines.ts), and the task's Maven pattern reads the
  * compiler error line of the recorded watch sample (docs/commands.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/watch/lines.js';
+import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/report/watch-lines.js';
 
 const DOCS = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../docs');
 const EDITORS = fs.readFileSync(path.join(DOCS, 'editors.md'), 'utf8');

@@ -3,12 +3,11 @@ import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/outcome/outcome.js';
 import { buildRunResult } from '../../src/outcome/result.js';
 import { HumanReporter } from '../../src/report/human.js';
-import { describeOutcome } from '../../src/report/words.js';
 
 function report(outcome: Outcome, extra = {}): string {
   let out = '';
   const human = new HumanReporter({ write: (t) => (out += t), live: false, quiet: false, verbose: false });
-  human.result(buildRunResult(outcome, describeOutcome(outcome), extra, 5));
+  human.result(buildRunResult(outcome, extra, 5));
   return out;
 }
 
@@ -31,7 +30,16 @@ describe('the closing report', () => {
   });
 
   it('every verdict below the limit is listed by name', () => {
-    const verdicts = [{ className: 'com.acme.A', path: '/a', sha256: 'a'.repeat(64), status: 'mismatch' as const, detail: 'other bytes' }];
+    const verdicts = [
+      {
+        className: 'com.acme.A',
+        path: '/a',
+        sha256: 'a'.repeat(64),
+        status: 'mismatch' as const,
+        why: { kind: 'receipt' as const, status: 'mismatch' as const },
+        agentDetail: 'other bytes',
+      },
+    ];
     const out = report(
       { reason: 'verify-incomplete', applied: 0, total: 1, shortfall: { kind: 'not-proven', timedOut: false } },
       { verdicts },

@@ -4,9 +4,8 @@ import type { Outcome } from '../../src/outcome/outcome.js';
 import { buildRunResult } from '../../src/outcome/result.js';
 import { resultToJson } from '../../src/report/json.js';
 import { runResultLineSchema } from '../../src/report/schema.js';
-import { describeOutcome } from '../../src/report/words.js';
 
-const lineOf = (outcome: Outcome) => resultToJson(buildRunResult(outcome, describeOutcome(outcome), {}, 12));
+const lineOf = (outcome: Outcome) => resultToJson(buildRunResult(outcome, {}, 12));
 const kept = (cause: Extract<Outcome, { reason: 'verify-incomplete' }>['shortfall']): Outcome => ({
   reason: 'verify-incomplete',
   applied: 0,

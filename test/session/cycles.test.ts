@@ -12,6 +12,7 @@ import { runCycle } from '../../src/session/group.js';
 import { openSession } from '../../src/session/open.js';
 import { useFakeAgents } from '../support/agents.js';
 import { tempDir, writeClass } from '../support/cli.js';
+import { describeResult } from '../../src/report/result-words.js';
 
 const agentFor = useFakeAgents();
 
@@ -45,7 +46,7 @@ describe('one session, two cycles', () => {
         const prepared = await prepareBuild(cycleOf(bytes), host);
         if (prepared.kind !== 'ok') throw new Error(`not runnable: ${prepared.outcome.reason}`);
         const result = await runCycle(session, prepared.command, cycleOf(bytes));
-        expect(result, result.message).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, hold: 'none' });
+        expect(result, describeResult(result).message).toMatchObject({ reason: 'ok', exitCode: 0, provenLive: true, hold: 'none' });
         expect(result.verdicts.map((v) => [v.className, v.status])).toEqual([['com.acme.Greeter', 'applied']]);
         expect(fs.readFileSync(greeter, 'utf8')).toBe(bytes);
       }

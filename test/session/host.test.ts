@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runSafeBuild } from '../../src/index.js';
+import { describeResult, runSafeBuild } from '../../src/index.js';
 import { tempDir } from '../support/cli.js';
 
 describe('the environment given to a build', () => {
@@ -24,7 +24,7 @@ describe('the environment given to a build', () => {
       allowNoAgent: true,
       sharesTerminal: false,
     });
-    expect(result, result.message).toMatchObject({ reason: 'no-agent-build', exitCode: 0 });
+    expect(result, describeResult(result).message).toMatchObject({ reason: 'no-agent-build', exitCode: 0 });
     expect(fs.readFileSync(path.join(dir, 'built.txt'), 'utf8')).toBe('from-options 1');
     expect(process.env.RECLAZZ_TEST_MARKER).toBeUndefined();
   });

@@ -12,6 +12,7 @@ import { INDEX_FILE, stateFolderPath } from '../../src/state/folder.js';
 import type { RunResult } from '../../src/outcome/result.js';
 import { waitFor, sleep } from './wait.js';
 import { type App, bytesOf, CLASSES, type ClassKey, type FalseClaim, type Module, World, type WorldSpec } from './truth-world.js';
+import { describeResult } from '../../src/report/result-words.js';
 
 /** A class file written (`v`: its version) or deleted, in a module's class output directory. */
 interface Edit {
@@ -67,7 +68,7 @@ class FalseCheck extends Error {
     readonly result: RunResult,
   ) {
     super(
-      `a false ✔ at step ${step}: "${result.message}"\n` +
+      `a false ✔ at step ${step}: "${describeResult(result).message}"\n` +
         claims
           .map(
             (c) =>

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/watch/lines.js';
+import { CYCLE_BEGINS_PATTERN, CYCLE_ENDS_PATTERN } from '../../src/report/watch-lines.js';
 import { startCli } from './cli.js';
 import { project, type Project } from './project.js';
 import { waitFor } from './wait.js';

@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AgentConnection } from '../../src/agent/connection.js';
 import { type FakeAgent, type FakeAgentOptions, formatEvent, type InterceptCommand, startFakeAgent } from '../../src/fake-agent/index.js';
 import { verifyClasses, type VerifyTarget } from '../../src/verify/round.js';
+import { verdictWords } from '../../src/report/verdict-words.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -145,7 +146,7 @@ describe('verifyClasses', () => {
     expect(report.capacityLimited).toBe(true);
     expect(report.verdicts.filter((v) => v.status === 'applied')).toHaveLength(8);
     expect(report.verdicts.filter((v) => v.status === 'beyond-capacity')).toHaveLength(12);
-    expect(report.verdicts.find((v) => v.status === 'beyond-capacity')!.detail).toContain('only 8');
+    expect(verdictWords(report.verdicts.find((v) => v.status === 'beyond-capacity')!)).toContain('only 8');
   });
 
   it('asks again when a reply is lost, and ignores the late reply to the old token', async () => {
@@ -203,7 +204,8 @@ describe('verifyClasses', () => {
       sessionId: s.agent.sessionId,
       timeoutMs: 300,
     });
-    expect(timedOut.verdicts[0]).toMatchObject({ status: 'timeout', detail: 'still not_observed at the deadline' });
+    expect(timedOut.verdicts[0]).toMatchObject({ status: 'timeout', why: { kind: 'deadline', last: 'not_observed' } });
+    expect(verdictWords(timedOut.verdicts[0]!)).toBe('still not_observed at the deadline');
     const controller = new AbortController();
     setTimeout(() => controller.abort('SIGINT'), 100);
     const interrupted = await verifyClasses(s.connection, [target(s, 'com.acme.A', 'never built')], {

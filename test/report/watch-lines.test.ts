@@ -8,8 +8,8 @@ import {
   cycleStartLine,
   newsLine,
   type EndLine,
-  type NewsLine,
-} from '../../src/watch/lines.js';
+} from '../../src/report/watch-lines.js';
+import type { WatchNews } from '../../src/outcome/watch.js';
 import { CYCLE_BEGINS, CYCLE_ENDS } from '../support/watch.js';
 
 const at = new Date(2025, 0, 15, 12, 4, 29); // local time, whatever the zone
@@ -112,7 +112,7 @@ function allLines() {
     { kind: 'live', at, classes: 1, totalMs: 80, verifyMs: 40, returned: '/p/svc-b/.reclazz/agent.port' },
     { kind: 'not-proven', at, live: 0, notProven: 2, exitCode: 75, totalMs: 80, verifyMs: 0, returned: 'the app' },
   ];
-  const news: NewsLine[] = [
+  const news: WatchNews[] = [
     { kind: 'agent-lost', at },
     { kind: 'agent-back', at },
     { kind: 'new-app-session', at, pid: 1 },

@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { buildRunResult } from '../../src/outcome/result.js';
 import type { Outcome } from '../../src/outcome/outcome.js';
 import type { ClassVerdict } from '../../src/outcome/facts.js';
-import { cycleEndLine, endLineOf } from '../../src/watch/lines.js';
+import { cycleEndLine, endLineOf } from '../../src/report/watch-lines.js';
 
 const at = new Date(2026, 11, 1, 12, 4, 31);
 const verdict = (className: string, status: ClassVerdict['status']) => ({ className, status }) as ClassVerdict;
-function line(outcome: Outcome, facts: Parameters<typeof buildRunResult>[2], recovered = false): string {
-  return cycleEndLine(endLineOf(buildRunResult(outcome, { message: 'the words.' }, facts, 1900), at, recovered));
+function line(outcome: Outcome, facts: Parameters<typeof buildRunResult>[1], heldBefore = false): string {
+  return cycleEndLine(endLineOf(buildRunResult(outcome, facts, 1900), { at, heldBefore }));
 }
 const build = { exitCode: 0, durationMs: 1700 };
 const verify = { capacityLimited: false, capacity: 512, requests: 2, lostReplies: 0, elapsedMs: 40 };
@@ -35,7 +35,9 @@ describe('endLineOf', () => {
   });
 
   it('anything else is one sentence of what happened with the exit status', () => {
-    expect(line({ reason: 'hold-busy', waitedMs: 30000 }, {})).toBe('12:04:31 ✖ the words (exit 69)');
+    expect(line({ reason: 'hold-busy', waitedMs: 30000 }, {})).toBe(
+      "12:04:31 ✖ another owner still holds the agent's build hold after 30000 ms; the build did not run (exit 69)",
+    );
     expect(line({ reason: 'interrupted', signal: 'SIGTERM', at: 'build' }, {})).toBe('12:04:31 ✖ interrupted by SIGTERM (exit 143)');
   });
 });

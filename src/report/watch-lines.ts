@@ -4,9 +4,12 @@
  * is news between cycles. The patterns allow SGR colour codes around the clock and the mark.
  * The marks, sample lines and a VS Code task using these patterns: docs/editors.md.
  */
-import { visible } from '../report/palette.js';
 import { LIVE_VERDICTS } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
+import type { CycleEnd, WatchNews } from '../outcome/watch.js';
+import { visible } from './palette.js';
+import { describeResult } from './result-words.js';
+import { describeOutcome } from './words.js';
 
 const SGR = '(?:\\u001b\\[[0-9;]*m)*';
 const CLOCK = `^${SGR}\\d\\d:\\d\\d:\\d\\d${SGR} ${SGR}`;
@@ -106,32 +109,8 @@ export function cycleEndLine(end: EndLine): string {
   }
 }
 
-/**
- * News between cycles, or during one, as it happens. With several apps in view, `source` names the
- * app: its port file (or `--port`).
- */
-export type NewsLine =
-  /** The agent went away; sources are still watched, and what its app runs is not proven until it is back. */
-  | { kind: 'agent-lost'; at: Date; source?: string }
-  /** No agent when the watch started (`why`: one plain sentence, without a final period); sources are watched. */
-  | { kind: 'no-agent-yet'; at: Date; why: string }
-  /** The agent is back with the same app session. */
-  | { kind: 'agent-back'; at: Date; pid?: number; source?: string }
-  /**
-   * The agent is back with a new app session (the app restarted): evidence starts from scratch.
-   * `restarted`: the app restarted for the last cycle's change (--restart-command, --await-restart),
-   * whose end line said what its new JVM was proven to run.
-   */
-  | { kind: 'new-app-session'; at: Date; pid?: number; source?: string; restarted?: boolean }
-  /** Another app's agent found in the checkout: its app is in view from now on. */
-  | { kind: 'agent-found'; at: Date; source: string; pid?: number }
-  /** A gone agent's port file is gone too (it stopped normally): its app leaves the view. */
-  | { kind: 'agent-stopped'; at: Date; source: string }
-  /** The watch has started. */
-  | { kind: 'watching'; at: Date; folders: number; debounceMs: number };
-
 /** A `•` line: neither starts nor ends a cycle. */
-export function newsLine(news: NewsLine): string {
+export function newsLine(news: WatchNews): string {
   const at = clock(news.at);
   const named = [
     ...('source' in news && news.source !== undefined ? [visible(news.source)] : []),
@@ -142,7 +121,7 @@ export function newsLine(news: NewsLine): string {
     case 'agent-lost':
       return `${at} • agent lost${news.source === undefined ? '' : ` (${visible(news.source)})`}: still watching sources; reconnecting when it is back`;
     case 'no-agent-yet':
-      return `${at} • no agent yet (${visible(news.why)}): watching sources; connecting when it is there`;
+      return `${at} • no agent yet (${visible(sentence(describeOutcome(news.why).message))}): watching sources; connecting when it is there`;
     case 'agent-back':
       return `${at} • agent reconnected${pid}`;
     case 'new-app-session':
@@ -181,20 +160,20 @@ function count(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
-/** How a cycle's result reads as its end line (lines.ts): one home for the mapping. */
+/** How a cycle's result reads as its end line: one home for the mapping. */
 
 /**
- * The end line of `result`.
- * @param holdRecovered the cycle before ended with the build held for us (a failed build).
- * @param returned the cycle is the proof in an app that came back (see {@link EndLine}).
+ * The end line of `result`, ended as `end` says (when; whether the hold was recovered; whether
+ * it is the proof in an app that came back, see {@link EndLine}).
  */
-export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean, returned?: string): EndLine {
+export function endLineOf(result: RunResult, end: CycleEnd): EndLine {
+  const { at, heldBefore, returned } = end;
   const times = {
     totalMs: result.durationMs,
     ...(returned === undefined ? { buildMs: result.build?.durationMs ?? 0 } : {}),
     verifyMs: result.verify?.elapsedMs ?? 0,
   };
-  const recovered = holdRecovered && result.hold === 'none' ? { holdRecovered: true } : {};
+  const recovered = heldBefore && result.hold === 'none' ? { holdRecovered: true } : {};
   const back = returned === undefined ? {} : { returned };
   const live = result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length + (result.changes?.added.length ?? 0);
   const outcome = result.outcome;
@@ -223,7 +202,7 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean, r
     case 'verify-incomplete': {
       const notProven = result.verdicts.length - result.verdicts.filter((v) => LIVE_VERDICTS.has(v.status)).length;
       if (notProven > 0) return { kind: 'not-proven', at, live, notProven, exitCode: result.exitCode, ...times, ...recovered, ...back };
-      return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
+      return { kind: 'failed', at, summary: sentence(describeResult(result).message), exitCode: result.exitCode };
     }
     case 'build-failed':
       return {
@@ -236,7 +215,7 @@ export function endLineOf(result: RunResult, at: Date, holdRecovered: boolean, r
     case 'interrupted':
       return { kind: 'interrupted', at, signal: outcome.signal, exitCode: result.exitCode };
     default:
-      return { kind: 'failed', at, summary: sentence(result.message), exitCode: result.exitCode };
+      return { kind: 'failed', at, summary: sentence(describeResult(result).message), exitCode: result.exitCode };
   }
 }
 
