@@ -231,7 +231,7 @@ export class World {
     if (agent === undefined) return;
     const client = await LineClient.ready(agent.port);
     try {
-      await client.ask(`RELOAD ${action} request=f1`, 'RELOAD_STATE', 'f1', 5000);
+      await client.ask(`RELOAD ${action} request=f1`, 'RELOAD_STATE', 'f1');
     } finally {
       client.socket.destroy();
     }
