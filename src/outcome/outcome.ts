@@ -31,7 +31,9 @@ export type UsageProblem =
   /** `verify` found no class file in what it was given. */
   | { kind: 'no-class-files'; paths: string[] }
   /** The working directory was deleted (or moved away) before the command started: there is no project to look at. */
-  | { kind: 'no-working-dir' };
+  | { kind: 'no-working-dir' }
+  /** `watch` found no source folder in `projectDir` or its modules, and no `--watch` entry was given: no save could start a build. */
+  | { kind: 'no-sources'; projectDir: string };
 
 /** What was wrong with a port file or with `RECLAZZ_PORT` (protocol.md "Finding the agent"). */
 export type PortFault =

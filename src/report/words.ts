@@ -217,6 +217,11 @@ function describeUsage(problem: UsageProblem): Words {
         message: 'the working directory no longer exists (it was deleted or moved away while this shell was in it)',
         hint: 'cd to the project folder (cd "$PWD" enters it again if it was recreated) and run again',
       };
+    case 'no-sources':
+      return {
+        message: `nothing to watch in ${problem.projectDir}: no source folder there or in its modules (src/main/java, src/main/kotlin, src/main/resources; an SAP Commerce extension's src), so no save could start a build`,
+        hint: 'run the watch from the project folder, or name what to watch with --watch <folder> (for example --watch src)',
+      };
   }
 }
 

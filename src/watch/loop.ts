@@ -3,6 +3,7 @@
  * run lock. The agent going away is news, not the end; the watch ends on the signal, on agent loss
  * with `exitOnAgentLoss`, or on a refusal a new try cannot mend (an agent too old).
  */
+import path from 'node:path';
 import { findClassDirs } from '../classes/dirs.js';
 import type { HoldLeft } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
@@ -55,10 +56,14 @@ export async function runWatch(options: WatchOptions, hooks: WatchHooks, base: H
   return ended(finalOutcome(end, cycles.last), cycles.count, cycles.last);
 }
 
-/** The source folders to watch, or the usage error of a bad `--watch` entry. */
+/** The source folders to watch, or the usage error of a bad `--watch` entry or of nothing to watch. */
 function sourcesOf(options: WatchOptions, host: Host): WatchSources | Outcome {
   try {
-    return findWatchSources({ projectDir: host.cwd, extra: options.watch ?? [] });
+    const sources = findWatchSources({ projectDir: host.cwd, extra: options.watch ?? [] });
+    // A missing --watch entry is watched once it exists; with none, no save could ever start a build.
+    if (sources.roots.length === 0 && sources.missing.length === 0)
+      return { reason: 'usage', problem: { kind: 'no-sources', projectDir: path.resolve(host.cwd) } };
+    return sources;
   } catch (error) {
     if (!(error instanceof WatchPathError)) throw error;
     return { reason: 'usage', problem: { kind: 'input', text: error.message } };

@@ -7,7 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { FakeAgent } from '../../src/fake-agent/index.js';
-import { agentFor } from '../support/project.js';
+import { runCli } from '../support/cli.js';
+import { agentFor, project } from '../support/project.js';
 import { builds, CYCLE_BEGINS, CYCLE_ENDS, editSource, holdBuilds, type RunningWatch, startWatch, watchProject } from '../support/watch.js';
 import { sleep, waitFor } from '../support/wait.js';
 
@@ -184,6 +185,16 @@ describe('reclazz-build watch', () => {
     const result = await w.cli;
     expect(result.exitCode).toBe(69);
     expect(w.json.at(-1)).toMatchObject({ type: 'result', action: 'watch', reason: 'agent-disconnected', cycles: 0 });
+  });
+});
+
+describe('reclazz-build watch with nothing to watch', () => {
+  it('no source folder and no --watch: a usage error (2) naming the folder and --watch, not a watch that waits for ever', async () => {
+    const p = project();
+    const run = await runCli(['watch', '--', 'true'], { cwd: p.dir });
+    expect(run.stderr).toContain(`nothing to watch in ${p.dir}: no source folder there or in its modules`);
+    expect(run.stderr).toContain('or name what to watch with --watch <folder>');
+    expect(run.exitCode).toBe(2);
   });
 });
 

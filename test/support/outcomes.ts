@@ -30,6 +30,7 @@ export const SAMPLE_OUTCOMES: ReadonlyArray<[string, Outcome]> = [
   ['continuous', { reason: 'usage', problem: { kind: 'never-ending', argument: '--continuous' } }],
   ['no class files', { reason: 'usage', problem: { kind: 'no-class-files', paths: ['out'] } }],
   ['working directory gone', { reason: 'usage', problem: { kind: 'no-working-dir' } }],
+  ['nothing to watch', { reason: 'usage', problem: { kind: 'no-sources', projectDir: '/p' } }],
   ['nested', { reason: 'nested', variable: 'RECLAZZ_SAFE_BUILD_ACTIVE' }],
   ['no agent', { reason: 'no-agent', cwd: '/p', depth: 4, offerNoAgent: true }],
   ['ambiguous', { reason: 'ambiguous-agent', cwd: '/p', portFiles: ['/p/a/.reclazz/agent.port', '/p/b/.reclazz/agent.port'] }],
