@@ -1,0 +1,44 @@
+/**
+ * What the app's JVM loads from its class path, read from its command line (agent/jvm-options.ts,
+ * classes/placement.ts), against what the fake agent's JVM runs (src/fake-agent/truth.ts): a jar's
+ * manifest `Class-Path` is opened right after the jar.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { jvmTruth } from '../../src/fake-agent/truth.js';
+import { run, sha, useProjects } from '../support/evidence.js';
+import { writeJar } from '../support/zip.js';
+
+const projectWithAgent = useProjects();
+
+describe("a jar whose manifest's Class-Path names another jar, before target/classes", () => {
+  /** lib/a.jar's manifest lists b.jar (beside it), which holds `entries`; the class path is lib/a.jar, then target/classes. */
+  const start = (entries: Record<string, string>) =>
+    projectWithAgent(
+      (q) => ({ classPath: [path.join(q.dir, 'lib', 'a.jar'), q.classes] }),
+      (q) => {
+        fs.mkdirSync(path.join(q.dir, 'lib'));
+        writeJar(path.join(q.dir, 'lib', 'a.jar'), { 'META-INF/MANIFEST.MF': 'Manifest-Version: 1.0\r\nClass-Path: b.jar\r\n\r\n' });
+        writeJar(path.join(q.dir, 'lib', 'b.jar'), entries);
+      },
+    );
+
+  it('b.jar holds none of the classes: the JVM loads them from target/classes, and a run with nothing changed is ✔', async () => {
+    const { p, agent } = await start({ 'com/other/Y.class': 'y-v1' });
+    expect(jvmTruth(agent, 'com.acme.Greeter')).toMatchObject({ loaded: true, sha256: sha('greeter-v1') });
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).not.toContain('does not load this file');
+    expect(result.stderr).toContain('✔ proven live');
+    expect(result.exitCode, result.stderr).toBe(0);
+  });
+
+  it('b.jar holds Greeter: the JVM runs the jar bytes; named as the jar it loads from, never ✔', async () => {
+    const { p, agent } = await start({ 'com/acme/Greeter.class': 'greeter-jar' });
+    expect(jvmTruth(agent, 'com.acme.Greeter')).toMatchObject({ loaded: true, sha256: sha('greeter-jar') });
+    const result = await run(p, ['--', 'true']);
+    expect(result.stderr).toContain(`from the jar ${path.join(p.dir, 'lib', 'b.jar')} (com.acme.Greeter among them)`);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
