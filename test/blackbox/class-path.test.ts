@@ -1,16 +1,50 @@
 /**
  * What the app's JVM loads from its class path, read from its command line (agent/jvm-options.ts,
- * classes/placement.ts), against what the fake agent's JVM runs (src/fake-agent/truth.ts): a jar's
- * manifest `Class-Path` is opened right after the jar.
+ * classes/placement.ts), against what the fake agent's JVM runs (src/fake-agent/truth.ts): a class
+ * path folder of the project that no layout rule finds is still one of the run's class output
+ * directories, and a jar's manifest `Class-Path` is opened right after the jar.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jvmTruth } from '../../src/fake-agent/truth.js';
+import { runCli, writeClass } from '../support/cli.js';
 import { run, sha, useProjects } from '../support/evidence.js';
 import { writeJar } from '../support/zip.js';
 
 const projectWithAgent = useProjects();
+
+describe('a folder on the JVM class path inside the project, found by no layout rule (IntelliJ out/production/<module>)', () => {
+  const FOO = 'com.acme.Foo';
+  const outOf = (dir: string) => path.join(dir, 'out', 'production', 'app');
+  const start = () =>
+    projectWithAgent(
+      (q) => ({ classPath: [q.classes, outOf(q.dir)] }),
+      (q) => writeClass(outOf(q.dir), FOO, 'foo-v1'),
+    );
+
+  it('a build changing a class there, which the agent does not watch: 75, not-watched naming the folder, never ✔', async () => {
+    const { p, agent } = await start();
+    const out = outOf(p.dir);
+    const file = path.join(out, 'com', 'acme', 'Foo.class');
+    const result = await run(p, ['--verbose', '--', 'sh', '-c', `printf foo-v2 > '${file}'`]);
+    // The truth: the JVM runs what it loaded, the disk has the build's bytes.
+    expect(jvmTruth(agent, FOO)).toMatchObject({ loaded: true, sha256: sha('foo-v1') });
+    expect(fs.readFileSync(file, 'utf8')).toBe('foo-v2');
+    expect(result.stderr).toContain(`class output directories taken from the app's class path: ${out}`);
+    expect(result.stderr).not.toContain('✔');
+    expect(result.stderr).toMatch(new RegExp(`not-watched\\s+${FOO.replace(/\./g, '\\.')}\\s+the agent does not watch ${out}`));
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it('doctor lists it as a class output directory here NOT watched: 75', async () => {
+    const { p } = await start();
+    const result = await runCli(['doctor'], { cwd: p.dir });
+    expect(result.stdout).toMatch(new RegExp(`NOT watched\\s+${outOf(p.dir)}$`, 'm'));
+    expect(result.stdout).toMatch(new RegExp(`watched\\s+${p.classes}$`, 'm'));
+    expect(result.exitCode, result.stdout + result.stderr).toBe(75);
+  });
+});
 
 describe("a jar whose manifest's Class-Path names another jar, before target/classes", () => {
   /** lib/a.jar's manifest lists b.jar (beside it), which holds `entries`; the class path is lib/a.jar, then target/classes. */
