@@ -76,3 +76,38 @@ describe("a jar whose manifest's Class-Path names another jar, before target/cla
     expect(result.exitCode, result.stderr).toBe(75);
   });
 });
+
+describe('verify: bytes no attempt can come for are asked once, not polled to the deadline', () => {
+  const VERIFY = ['--verify-timeout', '20000'];
+
+  it('a class path folder the agent does not watch: not-watched at once, 75', async () => {
+    const lib = (dir: string) => path.join(dir, 'lib', 'classes');
+    const { p, agent } = await projectWithAgent(
+      (q) => ({ classPath: [q.classes, lib(q.dir)] }),
+      (q) => writeClass(lib(q.dir), 'com.lib.U', 'u-v1'),
+    );
+    writeClass(lib(p.dir), 'com.lib.U', 'u-v2');
+    const result = await run(p, ['verify', ...VERIFY, 'lib/classes']);
+    expect(jvmTruth(agent, 'com.lib.U')).toMatchObject({ loaded: true, sha256: sha('u-v1') });
+    expect(result.stderr).toMatch(new RegExp(`not-watched\\s+com\\.lib\\.U\\s+the agent does not watch ${lib(p.dir)}`));
+    expect(result.stderr).toContain(`warning: the agent does not watch ${lib(p.dir)}`);
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+
+  it('target/classes behind a jar holding the class, unchanged since the app started: the jar named, asked once, 75', async () => {
+    const jar = (dir: string) => path.join(dir, 'lib', 'a.jar');
+    const { p, agent } = await projectWithAgent(
+      (q) => ({ classPath: [jar(q.dir), q.classes] }),
+      (q) => {
+        fs.mkdirSync(path.join(q.dir, 'lib'));
+        writeJar(jar(q.dir), { 'com/acme/Greeter.class': 'greeter-jar' });
+      },
+    );
+    const result = await run(p, ['verify', ...VERIFY, 'target/classes/com/acme/Greeter.class']);
+    expect(jvmTruth(agent, 'com.acme.Greeter')).toMatchObject({ loaded: true, sha256: sha('greeter-jar') });
+    expect(result.stderr).toContain(`from the jar ${jar(p.dir)} (com.acme.Greeter among them)`);
+    expect(result.stderr).toMatch(/not-observed\s+com\.acme\.Greeter\s+no reload attempt/);
+    expect(result.stderr).not.toContain('timeout');
+    expect(result.exitCode, result.stderr).toBe(75);
+  });
+});
