@@ -213,9 +213,27 @@ function parentOf(agentPath: string): string {
  */
 export function agentClassDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
   if (!view.complete) return [];
-  const taken = (local: string) => !known.some((k) => overlaps(k, local)) && !roots.some((root) => isInside(root, local));
-  const dirs = view.watched.filter((w) => w.here === 'classes' && taken(w.local)).map((w) => w.local);
+  const dirs = view.watched.filter((w) => w.here === 'classes' && taken(w.local, known, roots)).map((w) => w.local);
   return [...new Set(dirs)].sort();
+}
+
+/**
+ * Class output directories on the JVM's class path that reclazz-build did not find, watched or
+ * not: its folders inside one of `roots` (the project folders, the checkout) holding class files
+ * (IntelliJ's `out/production/<module>`, any layout), so a change there is seen even where nothing
+ * reloads it; as {@link agentClassDirs}, none nesting with one of `known` or holding a folder of
+ * `roots` (a class path's `.` would hold every other one). In class path order.
+ */
+export function classPathDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
+  const inside = (local: string) => roots.some((root) => isInside(local, root));
+  return view.classPath
+    .filter(({ local }) => inside(local) && taken(local, known, roots) && isDir(local) && holdsClassFiles(local))
+    .map(({ local }) => local);
+}
+
+/** True when `dir` neither nests with one of `known` nor holds a folder of `roots`. */
+function taken(dir: string, known: readonly string[], roots: readonly string[]): boolean {
+  return !known.some((k) => overlaps(k, dir)) && !roots.some((root) => isInside(root, dir));
 }
 
 /** The agent's watched directories that are not here (translated by the path map), for `--verbose`. */

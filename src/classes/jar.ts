@@ -1,6 +1,6 @@
 /**
  * The entry names of a jar (a zip file), read from its central directory (APPNOTE.TXT 4.3.12,
- * 4.3.16, and the zip64 records of 4.3.14-15), and whether its manifest names a `Class-Path`:
+ * 4.3.16, and the zip64 records of 4.3.14-15), and what its manifest's `Class-Path` lists:
  * enough to tell whether a jar earlier on the JVM's class path holds a class. Only read.
  */
 import fs from 'node:fs';
@@ -10,8 +10,11 @@ import { inflateRawSync } from 'node:zlib';
 export interface JarListing {
   /** Its entry names (`com/acme/Shape.class`). */
   names: ReadonlySet<string>;
-  /** Its manifest has a `Class-Path` attribute: more entries join the class path after it, read only at run time. */
-  classPath: boolean;
+  /**
+   * Its manifest's `Class-Path` as written: relative or `file:` URLs, in order (none without one),
+   * entries the JVM's class loader opens right after the jar; undefined when the manifest cannot be read.
+   */
+  classPath: readonly string[] | undefined;
 }
 
 const END_RECORD = 0x06054b50;
@@ -23,7 +26,7 @@ const LOCAL_HEADER = 0x04034b50;
 /** The end record is within the last 64 KiB (its comment) of the file. */
 const TAIL_BYTES = 0xffff + END_RECORD_BYTES;
 const MANIFEST = 'META-INF/MANIFEST.MF';
-/** A manifest larger than this is not read: its `Class-Path` is then taken as present. */
+/** A manifest larger than this is not read: its `Class-Path` is then unknown. */
 const MANIFEST_BYTES = 1 << 20;
 
 /** The listing of the jar `file`; undefined when it cannot be read or is not a zip file. Never throws. */
@@ -59,7 +62,7 @@ function listing(fd: number, size: number): JarListing | undefined {
     }
     at += 46 + skip;
   }
-  return { names, classPath: manifest !== undefined && manifestClassPath(fd, manifest) };
+  return { names, classPath: manifest === undefined ? [] : manifestClassPath(fd, manifest) };
 }
 
 /** The central directory's bytes, found from the end record (zip64 where it says so). */
@@ -86,20 +89,41 @@ function centralDirectory(fd: number, size: number): Buffer | undefined {
   return read(fd, offset, length);
 }
 
-/** Whether the manifest (stored or deflated) has a `Class-Path` attribute; true when it cannot be read. */
-function manifestClassPath(fd: number, entry: { method: number; compressed: number; local: number }): boolean {
-  if (entry.compressed > MANIFEST_BYTES) return true;
+/** The `Class-Path` URLs of the manifest (stored or deflated); undefined when it cannot be read. */
+function manifestClassPath(fd: number, entry: { method: number; compressed: number; local: number }): string[] | undefined {
+  if (entry.compressed > MANIFEST_BYTES) return undefined;
   const header = read(fd, entry.local, 30);
-  if (header.readUInt32LE(0) !== LOCAL_HEADER) return true;
+  if (header.length < 30 || header.readUInt32LE(0) !== LOCAL_HEADER) return undefined;
   const start = entry.local + 30 + header.readUInt16LE(26) + header.readUInt16LE(28);
   const bytes = read(fd, start, entry.compressed);
-  let text: string;
   try {
-    text = (entry.method === 0 ? bytes : inflateRawSync(bytes, { maxOutputLength: 4 * MANIFEST_BYTES })).toString('utf8');
+    if (entry.method !== 0 && entry.method !== 8) return undefined;
+    return classPathOf((entry.method === 0 ? bytes : inflateRawSync(bytes, { maxOutputLength: 4 * MANIFEST_BYTES })).toString('utf8'));
   } catch {
-    return true;
+    return undefined;
   }
-  return /^Class-Path:/im.test(text);
+}
+
+/**
+ * The `Class-Path` of a manifest's main section (up to its first empty line; a line starting with
+ * a space continues the one before; names in any case: the JAR File Specification), split on
+ * white space as the JDK's class loader splits it (URLClassPath.JarLoader.parseClassPath).
+ */
+function classPathOf(manifest: string): string[] {
+  const lines = manifest.split(/\r\n|\r|\n/);
+  const end = lines.indexOf('');
+  const main = (end < 0 ? lines : lines.slice(0, end)).join('\n').replace(/\n /g, '');
+  // A repeated attribute: the last one stands (java.util.jar.Attributes.read).
+  const attribute = main
+    .split('\n')
+    .filter((line) => /^class-path:/i.test(line))
+    .at(-1);
+  return attribute === undefined
+    ? []
+    : attribute
+        .slice('class-path:'.length)
+        .split(/[ \t\n\r\f]+/)
+        .filter((url) => url !== '');
 }
 
 function read(fd: number, position: number, length: number): Buffer {

@@ -18,6 +18,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { cutOf, type EarlierEntries, type SightFacts, type StartCut } from './evidence.js';
+import { fileURLToPath } from 'node:url';
 import { readJar, type JarListing } from './jar.js';
 import { isInside, realOf } from '../util/fs.js';
 
@@ -57,6 +58,12 @@ interface Node {
 export class Placement {
   private readonly nodes = new Map<string, Node>();
   private readonly jars = new Map<string, JarListing | undefined>();
+  /** The class path as the JVM opens it, read as far as asked ({@link openedAt}). */
+  private readonly opened: { local: string; real: string }[] = [];
+  /** The entries not opened yet, the next one last. */
+  private readonly unopened: string[];
+  /** The real paths of the entries opened. */
+  private readonly seen = new Set<string>();
   private readonly cutMs: number;
   /** The folders taken as placed, innermost first: the JVM's working directory, the checkout root. */
   private readonly tops: string[];
@@ -69,6 +76,7 @@ export class Placement {
     this.cutMs = start === undefined ? Number.NEGATIVE_INFINITY : cutOf(start);
     const tops = [paths.top, ...(paths.workingDirectory === undefined || paths.workingDirectory === '' ? [] : [paths.workingDirectory])];
     this.tops = tops.map((dir) => path.resolve(dir)).sort((a, b) => b.length - a.length);
+    this.unopened = paths.classPath.map((entry) => entry.local).reverse();
   }
 
   /**
@@ -78,15 +86,13 @@ export class Placement {
    * at its start) placed since the start, and what the entries before it hold.
    */
   sight(file: string, dir: string, linkCtimeMs: number): SightFacts {
-    const { classPath } = this.paths;
     const index = this.entryOf(dir);
     const relative = path.relative(dir, file);
     const onClassPath = index >= 0;
-    const through = onClassPath ? path.join(classPath[index]!.local, relative) : file;
-    const entries = classPath.map((entry) => entry.local);
-    const earlier = onClassPath ? this.earlier(entries, index, relative, true) : 'unknown';
-    const elsewhere = !onClassPath && classPath.length > 0 && this.paths.watched(file) === false;
-    const classPathKnown = classPath.length > 0;
+    const through = onClassPath ? path.join(this.openedAt(index)!.local, relative) : file;
+    const earlier = onClassPath ? this.earlier(index, relative, true) : 'unknown';
+    const classPathKnown = this.paths.classPath.length > 0;
+    const elsewhere = !onClassPath && classPathKnown && this.paths.watched(file) === false;
     return { start: this.start, linkCtimeMs, placed: this.placed(through), onClassPath, earlier, elsewhere, classPathKnown };
   }
 
@@ -108,8 +114,7 @@ export class Placement {
     const index = this.entryOf(dir);
     const classPathKnown = this.paths.classPath.length > 0;
     if (index < 0) return { onClassPath: false, earlier: 'unknown', classPathKnown };
-    const entries = this.paths.classPath.map((entry) => entry.local);
-    return { onClassPath: true, earlier: this.earlier(entries, index, path.relative(dir, file), false), classPathKnown };
+    return { onClassPath: true, earlier: this.earlier(index, path.relative(dir, file), false), classPathKnown };
   }
 
   /**
@@ -121,10 +126,10 @@ export class Placement {
   jarInstead(file: string, dir: string): string | undefined {
     const index = this.entryOf(dir);
     const relative = path.relative(dir, file);
-    const entries = this.paths.classPath.map((entry) => entry.local);
     const named = relative.split(path.sep).join('/');
     const isJar = (entry: string) => statOf(entry)?.isFile() === true;
-    if (index >= 0) return entries.slice(0, index).find((entry) => isJar(entry) && this.entrySays(entry, relative, false) === 'held');
+    const entries = this.openedUpTo(index);
+    if (index >= 0) return entries.find((entry) => isJar(entry) && this.entrySays(entry, relative, false) === 'held');
     return entries.find((entry) => {
       const names = isJar(entry) ? this.listing(entry)?.names : undefined;
       return names !== undefined && (names.has(named) || names.has(`${FAT_JAR_CLASSES}${named}`));
@@ -141,25 +146,63 @@ export class Placement {
     if (this.start === undefined || this.paths.classPath.length === 0) return undefined;
     const index = this.entryOf(dir);
     if (index < 0) return false;
-    const entries = this.paths.classPath.map((entry) => entry.local);
-    return this.placed(entries[index]!) && this.earlier(entries, index, path.relative(dir, file), true) === 'none';
-  }
-
-  /** The index of class output directory `dir` among the class path's entries (links resolved), or -1. */
-  private entryOf(dir: string): number {
-    const real = realOf(dir);
-    return this.paths.classPath.findIndex((entry) => entry.local === dir || entry.real === real);
+    return this.placed(this.openedAt(index)!.local) && this.earlier(index, path.relative(dir, file), true) === 'none';
   }
 
   /**
-   * What the class path entries before `index` in `entries` (absolute, in order) say of the class
+   * The index of class output directory `dir` among the class path's entries as the JVM opens
+   * them ({@link openedAt}; links resolved), or -1.
+   */
+  private entryOf(dir: string): number {
+    const real = realOf(dir);
+    for (let index = 0; ; index++) {
+      const entry = this.openedAt(index);
+      if (entry === undefined) return -1;
+      if (entry.local === dir || entry.real === real) return index;
+    }
+  }
+
+  /** The entries as the JVM opens them (absolute) before `index`, or all of them when it is -1. */
+  private openedUpTo(index: number): string[] {
+    const entries: string[] = [];
+    for (let at = 0; index < 0 || at < index; at++) {
+      const entry = this.openedAt(at);
+      if (entry === undefined) break;
+      entries.push(entry.local);
+    }
+    return entries;
+  }
+
+  /**
+   * The `index`th entry of the class path as the JVM's class loader opens it
+   * (jdk.internal.loader.URLClassPath): the entries given, each jar's manifest `Class-Path`
+   * right after it (URLs relative to the jar's folder, or `file:` ones; others are not opened),
+   * an entry met before (links resolved) opened once. Undefined past the end. Read as far as asked.
+   */
+  private openedAt(index: number): { local: string; real: string } | undefined {
+    while (this.opened.length <= index) {
+      const local = this.unopened.pop();
+      if (local === undefined) return undefined;
+      const real = realOf(local);
+      if (this.seen.has(real)) continue;
+      this.seen.add(real);
+      this.opened.push({ local, real });
+      const listed = statOf(local)?.isFile() === true ? (this.listing(local)?.classPath ?? []) : [];
+      const next = listed.flatMap((url) => localOfUrl(url, path.dirname(local)) ?? []);
+      this.unopened.push(...next.reverse());
+    }
+    return this.opened[index];
+  }
+
+  /**
+   * What the class path entries the JVM opens before the `index`th ({@link openedAt}) say of the class
    * file `relative` (`com/acme/Shape.class`): none holds it (`none`; with `sinceStart`, none has
    * since the cut), one holds it now (`held`), or that cannot be told (`unknown`: an entry changed
-   * since the cut, a jar that cannot be read or names a `Class-Path`, a wildcard).
+   * since the cut, a jar or its manifest that cannot be read, a wildcard).
    */
-  private earlier(entries: readonly string[], index: number, relative: string, sinceStart: boolean): EarlierEntries {
+  private earlier(index: number, relative: string, sinceStart: boolean): EarlierEntries {
     let result: EarlierEntries = 'none';
-    for (const entry of entries.slice(0, Math.max(index, 0))) {
+    for (const entry of this.openedUpTo(Math.max(index, 0))) {
       const said = this.entrySays(entry, relative, sinceStart);
       if (said === 'held') return 'held';
       if (said === 'unknown') result = 'unknown';
@@ -179,8 +222,9 @@ export class Placement {
       return !sinceStart || this.absentSince(file) ? 'none' : 'unknown';
     }
     if (stat?.isFile()) {
+      // What its manifest lists is opened after it ({@link openedAt}); one that cannot be read may list anything.
       const listing = this.listing(entry);
-      if (listing === undefined || listing.classPath) return 'unknown';
+      if (listing?.classPath === undefined) return 'unknown';
       if (listing.names.has(relative.split(path.sep).join('/'))) return 'held';
       return !sinceStart || (stat.ctimeMs < this.cutMs && this.placed(entry)) ? 'none' : 'unknown';
     }
@@ -228,6 +272,21 @@ export class Placement {
     } catch {
       return NOT_PLACED;
     }
+  }
+}
+
+/**
+ * A manifest `Class-Path` URL as a local path (URLClassPath.JarLoader.parseClassPath): a relative
+ * one against the jar's folder `base`, a `file:` one as it names; undefined for another scheme
+ * (not opened) or one that cannot be read.
+ */
+function localOfUrl(url: string, base: string): string | undefined {
+  try {
+    if (/^file:/i.test(url)) return fileURLToPath(url);
+    if (/^[a-z][a-z0-9+.-]+:/i.test(url)) return undefined;
+    return path.resolve(base, decodeURIComponent(url));
+  } catch {
+    return undefined;
   }
 }
 

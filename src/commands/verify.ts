@@ -14,9 +14,10 @@ import { AGENT_RECEIPT_CAPACITY } from '../agent/limits.js';
 import { declaredClassName, hashFile, listClassFiles, statOf } from '../classes/scan.js';
 import { baselineOf } from '../classes/baseline.js';
 import { type ClassIndex, IndexBuilder, sameStampAsRow, shaHex } from '../classes/columns.js';
-import { EVIDENCE, type Facts, type Verdict, verdictOf } from '../classes/evidence.js';
+import { cutOf, EVIDENCE, type Facts, type Verdict, verdictOf } from '../classes/evidence.js';
 import { binaryClassName } from '../classes/changes.js';
-import { jvmPathsOf } from '../classes/coverage.js';
+import { classWatched, jvmPathsOf } from '../classes/coverage.js';
+import { neverReloadedBy, warnNeverLive } from '../session/detect.js';
 import {
   type AgentInfo,
   type ChangeSummary,
@@ -177,7 +178,8 @@ async function proveFiles(
   const start = await findAppStart(agent.pid, session.view!.workingDirectory);
   if (start.kind === 'unknown') emit({ type: 'warning', kind: 'app-start-unknown', why: start.why });
   const paths = jvmPathsOf(session.view!, session.checkout);
-  const scanned = await baselineOf(recordAt(session.state, warn), outermost(files.flatMap(rootOf)), agent.sessionId, start, paths);
+  const roots = outermost(files.flatMap(rootOf));
+  const scanned = await baselineOf(recordAt(session.state, warn), roots, agent.sessionId, start, paths);
   const index = withRows(scanned.baseline, files);
   const rows = rowsByPath(index);
   // A file whose bytes moved between its listing and the scan is not judged on bytes it no longer has.
@@ -186,7 +188,10 @@ async function proveFiles(
   const judged = files.filter(sameBytes).map((f) => ({ file: f, verdict: verdictOf(factsOf(index, rows.get(f.path)!, f.path)) }));
   const live = judged.flatMap(({ file, verdict }) => (verdict.kind === 'live' ? [liveBy(file, verdict)] : []));
   const outside = judged.flatMap(({ file, verdict }) => (verdict.kind === 'outside' ? [notTheApps(file)] : []));
-  const asked = judged.flatMap(({ file, verdict }) => (verdict.kind === 'ask' ? [file] : []));
+  const asked = judged.flatMap(({ file, verdict }) => (verdict.kind === 'ask' ? [askedAs(file, verdict.liveUnknown)] : []));
+  warnNeverLive({ view: session.view!, emit }, paths, roots, asked);
+  // The agent attempts bytes only once written after the app started (its watcher arms then): older ones are asked once.
+  const polled = asked.filter((f) => start.kind === 'unknown' || !(Math.max(f.ctimeMs!, f.mtimeMs!) < cutOf(start)));
   const proof =
     asked.length === 0
       ? NOTHING_ASKED
@@ -197,13 +202,13 @@ async function proveFiles(
           receiptTimeoutMs: options.timeoutMs,
           onProgress: (p) => emit({ type: 'verify-progress', ...p }),
           ...(options.signal === undefined ? {} : { signal: options.signal }),
-          changes: { changed: asked, checks: [], added: [] },
+          changes: { changed: polled, checks: asked.filter((f) => !polled.includes(f)), added: [] },
           index,
-          // Nothing is asked once here (no `checks`), and what the agent does not watch is polled as any other.
+          // Nothing is shown watched here; what the agent never reloads is asked once, briefly.
           watched: () => false,
           refused: 0,
           noticeMs: 0,
-          unwatched: () => undefined,
+          unwatched: neverReloadedBy((file) => classWatched(session.view!, file), roots),
         });
   const verdicts = [...live, ...outside, ...moved.map(movedWhileRead), ...proof.verdicts].sort((a, b) =>
     a.className < b.className ? -1 : a.className > b.className ? 1 : 0,
@@ -230,6 +235,12 @@ function factsOf(index: ClassIndex, row: number, file: string): Facts & { answer
     byBuild: true,
     newInSession: false,
   };
+}
+
+/** `file` to ask, with its times now (epoch ms; infinite when it cannot be read) and whether nothing records what the app has of it. */
+function askedAs(file: ClassChange, liveUnknown: boolean): ClassChange {
+  const stat = statOf(file.path);
+  return { ...file, liveUnknown, ctimeMs: stat?.ctimeMs ?? Number.POSITIVE_INFINITY, mtimeMs: stat?.mtimeMs ?? Number.POSITIVE_INFINITY };
 }
 
 /** The report of a round with nothing to ask. */

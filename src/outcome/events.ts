@@ -92,10 +92,11 @@ type RunEventBody =
   | { type: 'hold'; owner: string; ownerSource: 'option' | 'saved' | 'new'; recovers: boolean }
   /**
    * Class output directories taken from the agent's watched directories (translated by
-   * --path-map) because discovery did not find them (`fromAgent`), and its watched directories
-   * that do not exist here (`missing`). `--verbose` shows it.
+   * --path-map) because discovery did not find them (`fromAgent`), those taken from the folders
+   * of its JVM's class path in the project, watched or not (`fromClassPath`), and its watched
+   * directories that do not exist here (`missing`). `--verbose` shows it.
    */
-  | { type: 'agent-dirs'; fromAgent: string[]; missing: string[] }
+  | { type: 'agent-dirs'; fromAgent: string[]; fromClassPath: string[]; missing: string[] }
   /** `movedFrom`: the folder the run started in, when the build runs in `cwd` instead (`mvn` where the pom.xml is). */
   | { type: 'build-start'; command: string; wrapper: boolean; cwd: string; movedFrom?: string; classDirs: string[]; held: boolean }
   | { type: 'build-end'; exitCode: number; durationMs: number; signal?: string }

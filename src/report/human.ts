@@ -180,9 +180,12 @@ export class HumanReporter {
     else if (!this.options.quiet) this.line(text);
   }
 
-  /** `--verbose`: the agent's watched directories that are class output directories here, and those not here. */
+  /** `--verbose`: the agent's watched directories and its JVM's class path folders that are class output directories here, and those not here. */
   private agentDirs(event: Extract<RunEvent, { type: 'agent-dirs' }>): void {
     if (event.fromAgent.length > 0) this.line(`class output directories taken from what the agent watches: ${event.fromAgent.join(', ')}`);
+    if (event.fromClassPath.length > 0) {
+      this.line(`class output directories taken from the app's class path: ${event.fromClassPath.join(', ')}`);
+    }
     if (event.missing.length > 0) {
       const dirs = `director${event.missing.length === 1 ? 'y' : 'ies'}`;
       this.line(

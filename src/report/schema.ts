@@ -52,7 +52,13 @@ export const eventLineSchemas = {
     recovers: z.boolean(),
     agentSource,
   }),
-  agentDirs: z.strictObject({ type: z.literal('agent-dirs'), fromAgent: z.array(z.string()), missing: z.array(z.string()), agentSource }),
+  agentDirs: z.strictObject({
+    type: z.literal('agent-dirs'),
+    fromAgent: z.array(z.string()),
+    fromClassPath: z.array(z.string()),
+    missing: z.array(z.string()),
+    agentSource,
+  }),
   buildStart: z.strictObject({
     type: z.literal('build-start'),
     command: z.string(),

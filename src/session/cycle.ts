@@ -6,7 +6,7 @@ import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentClassDirs, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
+import { agentClassDirs, classPathDirs, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import {
   type BuildSession,
@@ -205,7 +205,8 @@ export interface ClassDirs {
 
 /**
  * This cycle's class output directories (filtered by `cycle.dirsFor`): found ones, --classes-dir, and
- * those the agent watches that hold class files here ({@link agentClassDirs}), so an unknown layout is still checked.
+ * those the agent watches or its JVM's class path names here that hold class files ({@link agentClassDirs},
+ * {@link classPathDirs}), so an unknown layout is still checked.
  * `tell`: warn of a missing or nested one, and tell the agent's (false: a watch's app whose agent is gone).
  */
 export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'> & { options: CycleOptions }, tell = true): ClassDirs {
@@ -217,9 +218,11 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'
   for (const dir of given.filter((d) => tell && !fs.existsSync(d))) session.emit({ type: 'warning', kind: 'missing-classes-dir', dir });
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
-    const fromAgent = agentClassDirs(session.view, known, [searchRoot, projectDir]);
-    if (tell) tellAgentDirs(session, fromAgent);
-    return [...known, ...fromAgent];
+    const roots = [searchRoot, projectDir, session.checkout];
+    const fromAgent = agentClassDirs(session.view, known, roots);
+    const fromClassPath = classPathDirs(session.view, [...known, ...fromAgent], roots);
+    if (tell) tellAgentDirs(session, fromAgent, fromClassPath);
+    return [...known, ...fromAgent, ...fromClassPath];
   };
   const kept = (dirs: string[]) => {
     const { kept: result, dropped } = outermost(distinctDirs(dirs), given);
@@ -248,13 +251,16 @@ async function baselineFor(cycle: Cycle, dirs: string[], appStart: AppStart, hel
   return found;
 }
 
-/** Once per session, when there is news: the class output directories taken from the agent, and its watched directories not here. */
-function tellAgentDirs(session: BuildSession, fromAgent: string[]): void {
+/**
+ * Once per session, when there is news: the class output directories taken from the agent and from
+ * its JVM's class path, and its watched directories not here.
+ */
+function tellAgentDirs(session: BuildSession, fromAgent: string[], fromClassPath: string[]): void {
   if (session.agentDirsTold === true) return;
   const missing = missingWatchedDirs(session.view);
-  if (fromAgent.length + missing.length === 0) return;
+  if (fromAgent.length + fromClassPath.length + missing.length === 0) return;
   session.agentDirsTold = true;
-  session.emit({ type: 'agent-dirs', fromAgent, missing });
+  session.emit({ type: 'agent-dirs', fromAgent, fromClassPath, missing });
 }
 
 /** Sends ok/failed and reports it as a `finish` event. */

@@ -13,7 +13,7 @@ import { type PathMapEntry, toAgent } from '../agent/path-map.js';
 import { isDescriptorClassName } from '../agent/protocol.js';
 import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, noticeMs, verdictOf } from '../classes/evidence.js';
-import { Placement } from '../classes/placement.js';
+import { type JvmPaths, Placement } from '../classes/placement.js';
 import { detectInFolders } from '../classes/hinted.js';
 import { jarRunOf } from '../classes/jar-run.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
@@ -108,10 +108,7 @@ async function verifyChanges(cycle: Cycle, detected: Detection, dirs: string[], 
   const asked = changes.changed.length - notVerifiable.length + checks.length + added.length;
   const counts = { changed: changes.changed.length, checks: checks.length, added: changes.added.length, removed: changes.removed.length };
   session.emit({ type: 'changes', ...counts, notVerifiable: notVerifiable.length, total: changes.total });
-  warnUnwatched(session, dirs, [...changes.changed, ...checks]);
-  const touched = [...changes.changed, ...checks, ...added].map((c) => c.path);
-  const jarRun = jarRunOf(jvmPathsOf(session.view, session.checkout), touched, dirs);
-  if (jarRun !== undefined) session.emit({ type: 'warning', kind: 'jar-run', run: jarRun });
+  warnNeverLive(session, jvmPathsOf(session.view, session.checkout), dirs, [...changes.changed, ...checks], added);
   const facts = { build, changes: summary };
   // An agent that compiles by itself loads its own bytes: nothing the build wrote is asked (75, never 0).
   if (session.view.autoCompile) return end(cycle, autoCompiled('options', asked), facts);
@@ -186,12 +183,22 @@ async function watchingOf(session: BuildSession, changes: readonly ClassChange[]
   const { view } = session;
   const folders = await diagnoseUndecided(session, changes);
   const watch = (file: string) => classWatched(view, file) ?? folders.get(path.dirname(file)) ?? null;
-  const never = (file: string): NeverReloads | undefined => {
+  return { watch, never: neverReloadedBy(watch, dirs) };
+}
+
+/**
+ * Why the agent never reloads a class file, by what `watch` (coverage.ts `classWatched`) says of
+ * it: its folder (the one of `dirs` it lies in) is not watched, or its name is excluded; else undefined.
+ */
+export function neverReloadedBy(
+  watch: (file: string) => ReturnType<typeof classWatched>,
+  dirs: readonly string[],
+): (file: string) => NeverReloads | undefined {
+  return (file) => {
     const state = watch(file);
     if (state === false) return { kind: 'not-watched', dir: dirOf(file, dirs) ?? path.dirname(file) };
     return state !== null && state !== true ? { kind: 'excluded', pattern: state.excludedBy, fileName: path.basename(file) } : undefined;
   };
-  return { watch, never };
 }
 
 /**
@@ -240,8 +247,19 @@ async function keptHold(cycle: Cycle, outcome: Outcome): Promise<Outcome> {
   return { reason: 'verify-incomplete', applied, total, shortfall: { kind: 'hold-kept', cause, owner: session.hold.owner } };
 }
 
-/** Warns of each class output directory the agent does not watch that holds a class to ask: those changes never reload. */
-function warnUnwatched(session: BuildSession, dirs: readonly string[], asked: readonly ClassChange[]): void {
+/**
+ * Warns of what keeps classes to ask (`asked`, then `added`) in class output directories `dirs`
+ * from going live: a directory the agent does not watch that holds one of `asked` (those changes
+ * never reload), a symbolic link on the way to one, and a jar the JVM of `paths` loads one of
+ * them from instead (classes/jar-run.ts).
+ */
+export function warnNeverLive(
+  session: Pick<BuildSession, 'view' | 'emit'>,
+  paths: JvmPaths,
+  dirs: readonly string[],
+  asked: readonly ClassChange[],
+  added: readonly ClassChange[] = [],
+): void {
   const changed = dirs.filter((dir) => asked.some((c) => c.verifiable && dirOf(c.path, [dir]) !== undefined));
   const watched = session.view.complete ? session.view.watched.map((w) => w.local) : undefined;
   for (const { dir } of watchCoverage(changed, session.view).filter((c) => c.watched === false)) {
@@ -249,6 +267,12 @@ function warnUnwatched(session: BuildSession, dirs: readonly string[], asked: re
   }
   const links = new Set(asked.flatMap((c) => linkBetween(dirOf(c.path, dirs) ?? path.dirname(c.path), c.path) ?? []));
   for (const link of links) session.emit({ type: 'warning', kind: 'linked-folder', link });
+  const jarRun = jarRunOf(
+    paths,
+    [...asked, ...added].map((c) => c.path),
+    dirs,
+  );
+  if (jarRun !== undefined) session.emit({ type: 'warning', kind: 'jar-run', run: jarRun });
 }
 
 /** DIAGNOSE's answers for the folders of the verifiable classes whose watching nothing else decides. */

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import {
   agentClassDirs,
   agentView,
+  classPathDirs,
   classWatched,
   isForeignAgent,
   missingWatchedDirs,
@@ -62,6 +63,33 @@ describe('agentView', () => {
     expect(agentClassDirs(agentView(doctor([out], dir, true), []), known, [dir])).toEqual([]);
     // A folder holding the project (here the project folder itself, or /) is not a class output directory.
     expect(agentClassDirs(agentView(doctor([path.dirname(dir), dir], dir), []), [], [dir])).toEqual([]);
+  });
+
+  it("takes the class path's folders inside the project holding class files, watched or not, and none around or beside a known one", () => {
+    const dir = tempDir();
+    const outside = tempDir();
+    const at = (...parts: string[]) => path.join(dir, ...parts);
+    writeClass(at('out', 'production', 'app'), 'x.A', 'a');
+    writeClass(at('target', 'classes'), 'x.B', 'b');
+    writeClass(path.join(outside, 'classes'), 'x.C', 'c');
+    fs.mkdirSync(at('build', 'resources', 'main'), { recursive: true });
+    fs.writeFileSync(at('lib.jar'), '');
+    const classPath = [
+      dir,
+      at('target'),
+      at('lib.jar'),
+      at('build', 'resources', 'main'),
+      path.join(outside, 'classes'),
+      at('out', 'production', 'app'),
+    ];
+    const nothing = { roots: [], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false, classPath };
+    const view = agentView(doctor([], dir), [], nothing);
+    // `.` (the project folder itself) holds every other one; target holds the known target/classes.
+    expect(classPathDirs(view, [at('target', 'classes')], [dir])).toEqual([at('out', 'production', 'app')]);
+    expect(classPathDirs(view, [at('target', 'classes')], [dir, outside])).toEqual([
+      path.join(outside, 'classes'),
+      at('out', 'production', 'app'),
+    ]);
   });
 
   it("is another app's only with a complete sample, nothing of the project's watched and a working directory outside", () => {

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { COARSE_CLOCK_MS } from '../../src/classes/evidence.js';
 import { Placement, type JvmPaths } from '../../src/classes/placement.js';
@@ -132,6 +133,58 @@ describe('placed since the start', () => {
       earlier: 'none',
       placed: true,
     });
+  });
+});
+
+describe("a jar's manifest Class-Path: its entries are opened right after it", () => {
+  /** A checkout whose lib/a.jar's manifest lists `classPath` (before target/classes on the class path); lib/b.jar holds com.other.Y. */
+  async function manifested(classPath: string, more: (top: string) => void = () => undefined) {
+    const top = tempDir();
+    const classes = path.join(top, 'target', 'classes');
+    const file = writeClass(classes, 'com.acme.A', 'a-1');
+    const a = path.join(top, 'lib', 'a.jar');
+    fs.mkdirSync(path.dirname(a));
+    writeJar(a, { 'META-INF/MANIFEST.MF': `Manifest-Version: 1.0\r\nClass-Path: ${classPath}\r\nCreated-By: test\r\n\r\n` });
+    writeJar(path.join(top, 'lib', 'b.jar'), { 'com/other/Y.class': 'y' });
+    more(top);
+    await settle();
+    const start = { startMs: Date.now(), errorMs: 1 };
+    await settle();
+    const paths = { top, classPath: [entry(a), entry(classes)], watched: () => true };
+    return { top, classes, file, placement: () => new Placement(start, paths) };
+  }
+
+  it('entries that do not hold the class (a jar beside it, one missing, itself again) do not shadow it: the JVM loads it from the folder', async () => {
+    const { classes, file, placement } = await manifested('b.jar missing.jar a.jar');
+    expect(placement().sight(file, classes, 0)).toMatchObject({ onClassPath: true, earlier: 'none', placed: true });
+    expect(placement().loadsFrom(file, classes)).toMatchObject({ onClassPath: true, earlier: 'none' });
+    expect(placement().loadedFrom(file, classes)).toBe(true);
+    expect(placement().jarInstead(file, classes)).toBeUndefined();
+  });
+
+  it("a listed jar or folder holding the class shadows it, relative to the jar's folder, through a continued line or a file: URL", async () => {
+    const holding = (top: string) => writeJar(path.join(top, 'lib', 'c.jar'), { 'com/acme/A.class': 'a-0' });
+    const jarred = await manifested('b.jar\r\n  c.jar', holding);
+    expect(jarred.placement().sight(jarred.file, jarred.classes, 0)).toMatchObject({ earlier: 'held' });
+    expect(jarred.placement().loadedFrom(jarred.file, jarred.classes)).toBe(false);
+    expect(jarred.placement().jarInstead(jarred.file, jarred.classes)).toBe(path.join(jarred.top, 'lib', 'c.jar'));
+    const folder = await manifested('../old/', (top) => writeClass(path.join(top, 'old'), 'com.acme.A', 'a-0'));
+    expect(folder.placement().loadsFrom(folder.file, folder.classes)).toMatchObject({ earlier: 'held' });
+    const elsewhere = path.join(tempDir(), 'c.jar');
+    writeJar(elsewhere, { 'com/acme/A.class': 'a-0' });
+    const url = await manifested(pathToFileURL(elsewhere).href);
+    expect(url.placement().jarInstead(url.file, url.classes)).toBe(elsewhere);
+  });
+
+  it('a manifest that cannot be read may list anything: unknown', async () => {
+    const { top, classes, file } = await manifested('b.jar');
+    const a = path.join(top, 'lib', 'a.jar');
+    const bytes = fs.readFileSync(a);
+    // Its compression method (at 8 of the local header, 10 of the central entry) one no jar uses.
+    bytes.writeUInt16LE(99, bytes.indexOf(Buffer.from([0x50, 0x4b, 0x01, 0x02])) + 10);
+    fs.writeFileSync(a, bytes);
+    const paths = { top, classPath: [entry(a), entry(classes)], watched: () => true };
+    expect(new Placement(undefined, paths).loadsFrom(file, classes)).toMatchObject({ earlier: 'unknown' });
   });
 });
 
