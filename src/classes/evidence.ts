@@ -96,10 +96,10 @@ export const PRECONDITIONS = {
     'no-refused-registration',
     'quiet-before-build',
     'noticed',
+    'seen-at-watcher-start',
     'receipts-bounded',
     'not-observed-once',
     'loads-this-file',
-    'seen-at-watcher-start',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -260,11 +260,10 @@ export interface Facts {
    * replaced the class (copies.ts).
    */
   othersMoved?: boolean | undefined;
-  /** The file's mtime when scanned, epoch ms (undefined: not known). */
-  mtimeMs?: number | undefined;
   /**
    * The file holds the bytes it had just before the build's hold, with that stamp's ctime: a
-   * rewrite by the build with identical bytes is no change (undefined: not known so).
+   * rewrite by the build with identical bytes is no change, and the bytes are there since then
+   * (undefined: not known so).
    */
   bytesSinceMs?: number | undefined;
   /** VERIFY's answer, once asked. */
@@ -328,13 +327,13 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     const from = answer?.loadsFrom ?? sight;
     return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
   },
-  // The watcher arms after the JVM's start and reloads what changed meanwhile only by an mtime later than the start
-  // (agent FileWatcher.prepopulateContentHashes): bytes copied in with an older one kept are its baseline, unseen.
-  'seen-at-watcher-start': ({ mtimeMs, ctimeMs, sight, answer }) => {
+  // No attempt means these bytes are the watcher's baseline, taken when it armed after the JVM's start. Bytes that came
+  // later with a newer mtime were reloaded then (a receipt), so only bytes there since before the start are what the
+  // JVM loaded: a copy that kept an older mtime (agent FileWatcher.prepopulateContentHashes) is its baseline unseen, and
+  // the stamp now says nothing of it once a touch or the same bytes written again moved it.
+  'seen-at-watcher-start': ({ ctimeMs, bytesSinceMs, sight, answer }) => {
     const start = sight?.start ?? answer?.start;
-    if (mtimeMs === undefined) return false;
-    if (start === undefined) return mtimeMs >= ctimeMs - COARSE_CLOCK_MS;
-    return ctimeMs < cutOf(start) || mtimeMs > start.startMs + start.errorMs;
+    return start !== undefined && Math.min(ctimeMs, bytesSinceMs ?? ctimeMs) < cutOf(start);
   },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.

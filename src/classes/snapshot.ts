@@ -322,7 +322,6 @@ async function scanMoved(
       liveUnknown: decision.liveUnknown,
       ...keeps,
       ctimeMs: stat.ctimeMs,
-      mtimeMs: stat.mtimeMs,
     };
     // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
@@ -400,7 +399,6 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
     demoted = true;
     const sha = shaHex(index, row);
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
-    const stamps = { ctimeMs: facts.ctimeMs, mtimeMs: index.stamps[row * STAMP_FIELDS + 1]! };
     const before = facts.recorded === undefined ? {} : { before: sha };
     const facts2 = {
       ...before,
@@ -408,7 +406,7 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
       previous: index.history.get(file) ?? [],
       liveUnknown: decision.liveUnknown,
       ...keeps,
-      ...stamps,
+      ctimeMs: facts.ctimeMs,
     };
     walk.changes.checks.push(classChange(file, dir, facts2));
   });

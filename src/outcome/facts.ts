@@ -113,8 +113,6 @@ export interface ClassChange {
   keeps?: number;
   /** The file's ctime when scanned, epoch ms. */
   ctimeMs?: number;
-  /** The file's mtime when scanned, epoch ms. */
-  mtimeMs?: number;
 }
 
 /** Why the app's JVM start time is unknown (then no class file counts as unchanged since it). */
@@ -212,7 +210,7 @@ export type NotLiveWhy =
   | { kind: 'not-shown-watched' }
   /** No attempt, but the JVM does not load this file (its folder is not on the class path, or an earlier entry holds the class). */
   | { kind: 'loads-elsewhere' }
-  /** No attempt, but the file changed since the JVM started with an mtime no later than the start (its watcher's baseline, unseen). */
+  /** No attempt, but its bytes came to the file after the JVM started (its watcher's baseline then may be bytes it never loaded). */
   | { kind: 'old-mtime' }
   /** No attempt, but the OS refused some of the agent's registrations. */
   | { kind: 'refused-registrations'; refused: number }

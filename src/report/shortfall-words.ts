@@ -190,7 +190,7 @@ export const verdictWords = {
       case 'loads-elsewhere':
         return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
       case 'old-mtime':
-        return "no reload attempt, but the file changed since the app started and kept an older modification time (cp -p, rsync -a, tar x): the agent's watcher, armed after the start, takes such bytes as they are without reloading them: what the app runs is unknown";
+        return "no reload attempt, but these bytes came to the file after the app started: the agent's watcher, armed after the start, takes the bytes it finds then as they are and never reloads a copy that kept an older modification time (cp -p, rsync -a, tar x), whatever stamp a touch or the same bytes written again give it since: what the app runs is unknown";
       case 'busy-before-build':
         return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
       case 'too-recent':

@@ -99,7 +99,6 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
   const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
     ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
-    mtimeMs: change.mtimeMs,
     // The same bytes written again by this build: they are there since before it.
     bytesSinceMs: change.after !== undefined && change.before === change.after ? input.steady?.get(change.path) : undefined,
     byBuild: !single,

@@ -47,6 +47,32 @@ describe('the truth fuzz: sequences it found, replayed', () => {
     });
   });
 
+  // A hostile trial met these: the copy's old mtime is its stamp only until a write of the same bytes, or a touch,
+  // moves it; the watcher's baseline stays the copy's bytes, which the JVM never loaded.
+  it("bytes copied in with an older mtime while the app's watcher armed, then written again identically by the build: no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 },
+      ],
+    });
+  });
+
+  it("bytes copied in with an older mtime while the app's watcher armed, then written again identically outside (a touch): no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
+        { op: 'wait', until: 'noticed' },
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }] },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
   it("a package folder that is a symbolic link inside a class output directory: the agent's watcher never sees a change through it, so no change there is proven", async () => {
     await play({
       world: { ...ONE_APP, linkedPackage: true },
