@@ -72,7 +72,7 @@ type Why = NotLiveWhy;
  * @internal for its tests
  */
 export const PRECONDITIONS = {
-  receipt: ['applied-in-this-session', 'unmoved-since-read'],
+  receipt: ['applied-in-this-session', 'others-unmoved', 'unmoved-since-read'],
   recorded: [
     'recorded-live-in-session',
     'same-bytes',
@@ -99,6 +99,7 @@ export const PRECONDITIONS = {
     'seen-at-watcher-start',
     'receipts-bounded',
     'not-observed-once',
+    'others-unmoved',
     'loads-this-file',
     'unmoved-since-read',
   ],
@@ -211,6 +212,8 @@ export interface Asked {
   liveUnknown: boolean;
   /** The live code a good answer keeps. */
   keeps?: LiveEvidence | undefined;
+  /** Asked because another class file of its binary name moved in this run's window (copies.ts). */
+  othersMoved?: boolean | undefined;
 }
 
 /** VERIFY's answer for a class file's bytes, with what was asked and what else was said. */
@@ -300,8 +303,9 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   // The row's stamp, or a rewrite the agent made no attempt of since (it skips identical bytes).
   'stamp-kept-or-unattempted': ({ row, answer }) =>
     answer === undefined ? row !== undefined && row.sameStamp && !row.gone && isLive(row.code) : answer.status === 'not-observed',
-  // Before an ask; the agent's receipt is per class, so an answer covers every copy.
-  'others-unmoved': ({ othersMoved, answer }) => answer !== undefined || othersMoved !== true,
+  // The agent's answer is the class's, whichever file it read, and one asked beside the move may come before the
+  // agent's reload from the moved file (this build's capture, or its watcher's dispatch): no answer then decides.
+  'others-unmoved': ({ othersMoved, answer }) => othersMoved !== true && answer?.asked.othersMoved !== true,
   'receipts-bounded': ({ answer }) => answer === undefined || boundOf(answer.receipts) === undefined,
   'start-known': ({ sight }) => sight?.start !== undefined,
   'first-seen': ({ row, sight }) => row === undefined && sight !== undefined,
@@ -400,7 +404,10 @@ const OUTSIDE = { kind: 'outside', code: EVIDENCE.elsewhere } as const;
 /** An asked class read by its answer: the kind the answer completes, or why not. */
 function read(answer: AnswerFacts, facts: Facts): Verdict {
   const { asked, status } = answer;
-  if (status === 'applied') return holds('receipt', facts) ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive({ kind: 'rewritten' });
+  if (status === 'applied') {
+    const failed = failing('receipt', facts);
+    return failed === undefined ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive(whyOf(failed, answer));
+  }
   // A final answer against bytes kept live takes their evidence away (no attempt seen, but not provably none: nothing
   // records what the app has); no answer leaves them to be asked again.
   const unseen = status === 'not-observed' || status === 'still-not-observed';
@@ -414,7 +421,8 @@ function read(answer: AnswerFacts, facts: Facts): Verdict {
   const kind = asked.keeps === EVIDENCE.added ? 'not-loaded' : asked.keeps !== undefined ? 'recorded' : 'watcher-saw';
   const failed = failing(kind, facts);
   if (failed === undefined) return liveBy(facts, kind, asked.keeps ?? EVIDENCE.unchanged);
-  return notLive(whyOf(failed, answer), lost);
+  // Another copy moved: this answer says nothing yet, and the row waits to be asked again once none moves.
+  return notLive(whyOf(failed, answer), failed === 'others-unmoved' ? undefined : lost);
 }
 
 /** Why a read class is not live, from the first precondition of its kind that failed. */
@@ -429,6 +437,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
     case 'on-class-path':
     case 'first-on-class-path':
       return { kind: 'new-not-shown', because: 'class-path' };
+    case 'others-unmoved':
+      return { kind: 'other-copy-moved' };
   }
   // Any other answer than no attempt speaks for itself (its detail is the agent's).
   if (answer.status !== 'not-observed' && answer.status !== 'still-not-observed') return { kind: 'answer' };

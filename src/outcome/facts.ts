@@ -113,6 +113,11 @@ export interface ClassChange {
   keeps?: number;
   /** The file's ctime when scanned, epoch ms. */
   ctimeMs?: number;
+  /**
+   * Asked because another class file of its binary name, in another class output directory,
+   * changed, came or went since the record (classes/copies.ts): no answer in this run keeps it.
+   */
+  othersMoved?: boolean;
 }
 
 /** Why the app's JVM start time is unknown (then no class file counts as unchanged since it). */
@@ -223,6 +228,11 @@ export type NotLiveWhy =
    * it said) and the classes it may not count (`uncounted`) reach the `capacity` the agent keeps.
    */
   | { kind: 'receipts-unbounded'; counted: number | undefined; uncounted: number; capacity: number }
+  /**
+   * An answer (a receipt, or no attempt) while another class file of its binary name, in another
+   * class output directory, moved: the agent may not have reloaded the class from it yet.
+   */
+  | { kind: 'other-copy-moved' }
   /** A class new to the JVM that DIAGNOSE does not show unloaded (`loaded`: it said loaded; `other-file`: it described another file). */
   | { kind: 'new-not-shown'; because: 'loaded' | 'other-file' | 'no-word' | 'class-path' };
 

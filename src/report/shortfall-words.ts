@@ -193,6 +193,8 @@ export const verdictWords = {
         return "no reload attempt, but these bytes came to the file after the app started: the agent's watcher, armed after the start, takes the bytes it finds then as they are and never reloads a copy that kept an older modification time (cp -p, rsync -a, tar x), whatever stamp a touch or the same bytes written again give it since: what the app runs is unknown";
       case 'busy-before-build':
         return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
+      case 'other-copy-moved':
+        return 'not proven: another class file of this binary name, in another class output directory, changed, came or went in this run, and the agent reloads the class from whichever watched file of that name changed, so its answer may come before that reload: asked again in the next run (remove the stale copy: a clean build)';
       case 'too-recent':
         return `no reload attempt, but the file changed too recently for the agent to have noticed it (its watcher may take ${seconds(why.noticeMs)}): run again then`;
       default:

@@ -213,8 +213,10 @@ function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict, sinceMs
   if (by.kind !== 'not-live') return { verdict };
   if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', detail: REWRITTEN_DETAIL } };
   const status = answerOf(verdict);
-  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself.
-  const unseen = by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed');
+  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself, but a receipt
+  // read while another copy of the class moved (the rule's other-copy-moved) is no proof either.
+  const unseen =
+    by.why.kind === 'other-copy-moved' || (by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed'));
   const read = unseen
     ? { ...verdict, status: 'not-observed' as const, detail: verdictWords.unseen(by.why, change.keeps !== undefined) }
     : verdict;

@@ -294,6 +294,28 @@ describe('reading an answer', () => {
     expect(read({ status: 'no-answer', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
   });
 
+  it('another class file of its binary name moved: asked, and no answer in that run keeps it (the answer may come before the reload from that file); a mismatch takes its evidence away, any other answer leaves it to be asked again', () => {
+    for (const keeps of [EVIDENCE.proven, EVIDENCE.preStart, EVIDENCE.unchanged] as const) {
+      expect(decide({ recorded: keeps, sameBytes: true, sameStamp: true, othersMoved: true })).toEqual(recheck(keeps));
+      const asked = { liveUnknown: false, keeps, othersMoved: true };
+      const moved = { kind: 'not-live', why: { kind: 'other-copy-moved' } };
+      expect(read({ status: 'applied' }, asked)).toEqual(moved);
+      expect(read({ status: 'not-observed' }, asked)).toEqual(moved);
+      expect(read({ status: 'other' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
+    }
+    // Nothing records what the app has, and no attempt: not the watcher's identical bytes while a copy moved.
+    expect(read({ status: 'not-observed' }, { liveUnknown: true, othersMoved: true })).toEqual({
+      kind: 'not-live',
+      why: { kind: 'other-copy-moved' },
+    });
+    expect(read({ status: 'applied' }, { liveUnknown: true, othersMoved: true })).toEqual({
+      kind: 'not-live',
+      why: { kind: 'other-copy-moved' },
+    });
+    // A polled class is this build's own change: its receipt comes after the capture.
+    expect(read({ status: 'applied' }, { once: false })).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
+  });
+
   it("a polled class (this build's capture) is live only by its receipt", () => {
     expect(read({ status: 'not-observed' }, { once: false })).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
     expect(read({ status: 'applied' }, { once: false })).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
