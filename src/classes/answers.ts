@@ -63,7 +63,12 @@ export function classDirOf(change: ClassChange): string {
 /** What the rule asked of `change` (classes/snapshot.ts put it in the change). */
 export function askedOf(change: ClassChange, once: boolean): Asked {
   const keeps = change.keeps as LiveEvidence | undefined;
-  return { once, liveUnknown: change.liveUnknown === true, ...(keeps === undefined ? {} : { keeps }) };
+  return {
+    once,
+    liveUnknown: change.liveUnknown === true,
+    ...(keeps === undefined ? {} : { keeps }),
+    ...(change.othersMoved === true ? { othersMoved: true } : {}),
+  };
 }
 
 /** A round's verdict as the rule reads an answer. */

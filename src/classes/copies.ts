@@ -9,7 +9,9 @@
  * copy. Gathered by one scan (snapshot.ts); the answers are plain facts.
  */
 import path from 'node:path';
-import type { ClassIndex } from './columns.js';
+import { type ClassIndex, sameStampAsRow } from './columns.js';
+import { cutOf, type StartCut } from './evidence.js';
+import { linkCtimeMs, statClassFile, UNREADABLE } from './scan.js';
 
 /** What one scan saw move: class files and folders, by absolute path. */
 export class MovedCopies {
@@ -72,4 +74,38 @@ export class MovedCopies {
     }
     return false;
   }
+}
+
+/**
+ * Whether a class file of the same binary name as `file` (below class output directory `dir`) in
+ * another folder of `others` (the record's class output directories and the JVM's class path
+ * folders) changed, came or went since the record, for a run that reads the record without a scan
+ * of those folders (`verify`): one the record has whose stamp is not its row's, that is gone, or
+ * that is there against a tombstone; one it does not have that is there and changed since the
+ * JVM's `start` (any, when the start is not known). A copy `watched` says the agent does not watch
+ * is left out. One stat per folder. `rows`: `index`'s rows by path.
+ */
+export function movedSinceRecord(
+  index: ClassIndex,
+  rows: ReadonlyMap<string, number>,
+  { file, dir, others }: { file: string; dir: string; others: readonly string[] },
+  start: StartCut | undefined,
+  watched?: (file: string) => boolean | null,
+): boolean {
+  const relative = path.relative(dir, file);
+  for (const other of new Set(others)) {
+    if (other === dir) continue;
+    const copy = path.join(other, relative);
+    if (watched?.(copy) === false) continue;
+    const stat = statClassFile(copy);
+    const row = rows.get(copy);
+    if (row === undefined || index.gone[row] === 1) {
+      if (stat === undefined) continue;
+      if (stat === UNREADABLE || row !== undefined || start === undefined) return true;
+      if (Math.max(stat.ctimeMs, linkCtimeMs(copy, stat)) >= cutOf(start)) return true;
+      continue;
+    }
+    if (stat === undefined || stat === UNREADABLE || !sameStampAsRow(index, row, stat)) return true;
+  }
+  return false;
 }

@@ -72,7 +72,7 @@ type Why = NotLiveWhy;
  * @internal for its tests
  */
 export const PRECONDITIONS = {
-  receipt: ['applied-in-this-session', 'unmoved-since-read'],
+  receipt: ['applied-in-this-session', 'others-unmoved', 'unmoved-since-read'],
   recorded: [
     'recorded-live-in-session',
     'same-bytes',
@@ -96,10 +96,11 @@ export const PRECONDITIONS = {
     'no-refused-registration',
     'quiet-before-build',
     'noticed',
+    'seen-at-watcher-start',
     'receipts-bounded',
     'not-observed-once',
+    'others-unmoved',
     'loads-this-file',
-    'seen-at-watcher-start',
     'unmoved-since-read',
   ],
   'not-loaded': [
@@ -211,6 +212,8 @@ export interface Asked {
   liveUnknown: boolean;
   /** The live code a good answer keeps. */
   keeps?: LiveEvidence | undefined;
+  /** Asked because another class file of its binary name moved in this run's window (copies.ts). */
+  othersMoved?: boolean | undefined;
 }
 
 /** VERIFY's answer for a class file's bytes, with what was asked and what else was said. */
@@ -260,11 +263,10 @@ export interface Facts {
    * replaced the class (copies.ts).
    */
   othersMoved?: boolean | undefined;
-  /** The file's mtime when scanned, epoch ms (undefined: not known). */
-  mtimeMs?: number | undefined;
   /**
    * The file holds the bytes it had just before the build's hold, with that stamp's ctime: a
-   * rewrite by the build with identical bytes is no change (undefined: not known so).
+   * rewrite by the build with identical bytes is no change, and the bytes are there since then
+   * (undefined: not known so).
    */
   bytesSinceMs?: number | undefined;
   /** VERIFY's answer, once asked. */
@@ -301,8 +303,9 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   // The row's stamp, or a rewrite the agent made no attempt of since (it skips identical bytes).
   'stamp-kept-or-unattempted': ({ row, answer }) =>
     answer === undefined ? row !== undefined && row.sameStamp && !row.gone && isLive(row.code) : answer.status === 'not-observed',
-  // Before an ask; the agent's receipt is per class, so an answer covers every copy.
-  'others-unmoved': ({ othersMoved, answer }) => answer !== undefined || othersMoved !== true,
+  // The agent's answer is the class's, whichever file it read, and one asked beside the move may come before the
+  // agent's reload from the moved file (this build's capture, or its watcher's dispatch): no answer then decides.
+  'others-unmoved': ({ othersMoved, answer }) => othersMoved !== true && answer?.asked.othersMoved !== true,
   'receipts-bounded': ({ answer }) => answer === undefined || boundOf(answer.receipts) === undefined,
   'start-known': ({ sight }) => sight?.start !== undefined,
   'first-seen': ({ row, sight }) => row === undefined && sight !== undefined,
@@ -328,13 +331,13 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
     const from = answer?.loadsFrom ?? sight;
     return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
   },
-  // The watcher arms after the JVM's start and reloads what changed meanwhile only by an mtime later than the start
-  // (agent FileWatcher.prepopulateContentHashes): bytes copied in with an older one kept are its baseline, unseen.
-  'seen-at-watcher-start': ({ mtimeMs, ctimeMs, sight, answer }) => {
+  // No attempt means these bytes are the watcher's baseline, taken when it armed after the JVM's start. Bytes that came
+  // later with a newer mtime were reloaded then (a receipt), so only bytes there since before the start are what the
+  // JVM loaded: a copy that kept an older mtime (agent FileWatcher.prepopulateContentHashes) is its baseline unseen, and
+  // the stamp now says nothing of it once a touch or the same bytes written again moved it.
+  'seen-at-watcher-start': ({ ctimeMs, bytesSinceMs, sight, answer }) => {
     const start = sight?.start ?? answer?.start;
-    if (mtimeMs === undefined) return false;
-    if (start === undefined) return mtimeMs >= ctimeMs - COARSE_CLOCK_MS;
-    return ctimeMs < cutOf(start) || mtimeMs > start.startMs + start.errorMs;
+    return start !== undefined && Math.min(ctimeMs, bytesSinceMs ?? ctimeMs) < cutOf(start);
   },
   'new-in-session': ({ answer }) => answer?.asked.keeps === EVIDENCE.added,
   // `unverified` (the agent never applies a class the JVM had not loaded) or no attempt; `failed` is a refused registration.
@@ -401,7 +404,10 @@ const OUTSIDE = { kind: 'outside', code: EVIDENCE.elsewhere } as const;
 /** An asked class read by its answer: the kind the answer completes, or why not. */
 function read(answer: AnswerFacts, facts: Facts): Verdict {
   const { asked, status } = answer;
-  if (status === 'applied') return holds('receipt', facts) ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive({ kind: 'rewritten' });
+  if (status === 'applied') {
+    const failed = failing('receipt', facts);
+    return failed === undefined ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive(whyOf(failed, answer));
+  }
   // A final answer against bytes kept live takes their evidence away (no attempt seen, but not provably none: nothing
   // records what the app has); no answer leaves them to be asked again.
   const unseen = status === 'not-observed' || status === 'still-not-observed';
@@ -415,7 +421,8 @@ function read(answer: AnswerFacts, facts: Facts): Verdict {
   const kind = asked.keeps === EVIDENCE.added ? 'not-loaded' : asked.keeps !== undefined ? 'recorded' : 'watcher-saw';
   const failed = failing(kind, facts);
   if (failed === undefined) return liveBy(facts, kind, asked.keeps ?? EVIDENCE.unchanged);
-  return notLive(whyOf(failed, answer), lost);
+  // Another copy moved: this answer says nothing yet, and the row waits to be asked again once none moves.
+  return notLive(whyOf(failed, answer), failed === 'others-unmoved' ? undefined : lost);
 }
 
 /** Why a read class is not live, from the first precondition of its kind that failed. */
@@ -430,6 +437,8 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
     case 'on-class-path':
     case 'first-on-class-path':
       return { kind: 'new-not-shown', because: 'class-path' };
+    case 'others-unmoved':
+      return { kind: 'other-copy-moved' };
   }
   // Any other answer than no attempt speaks for itself (its detail is the agent's).
   if (answer.status !== 'not-observed' && answer.status !== 'still-not-observed') return { kind: 'answer' };

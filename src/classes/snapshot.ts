@@ -322,7 +322,6 @@ async function scanMoved(
       liveUnknown: decision.liveUnknown,
       ...keeps,
       ctimeMs: stat.ctimeMs,
-      mtimeMs: stat.mtimeMs,
     };
     // Without a row, bytes to keep are a class new to the JVM by the record (evidence.ts verdictOf).
     const list =
@@ -379,7 +378,9 @@ function moved(walk: Walk, file: FileFacts): boolean {
 /**
  * Every row live by the record or by its age whose class another file may have replaced since
  * (copies.ts: one of its binary name changed, came or went in another class output directory)
- * is judged again with that fact, and asked once when the rule says so. `index` is updated in place.
+ * is judged again with that fact, and asked once when the rule says so; a file already to be asked
+ * once is marked so too. Either answer is then read knowing that another copy moved (evidence.ts
+ * `others-unmoved`). `index` is updated in place.
  * @returns whether any row was.
  */
 function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
@@ -387,12 +388,15 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
   if (copies.none || index.dirs.length < 2) return false;
   const present = new Set(index.paths.filter((_, row) => index.gone[row] !== 1));
   const full = options.folders === undefined;
+  const movedBesides = (file: string, row: number) =>
+    copies.movedBesides(index, present, file, index.dirs[index.dirOf[row]!]!, full, options.watched);
+  const rows = new Map(index.paths.map((file, row) => [file, row]));
+  for (const change of walk.changes.checks) if (movedBesides(change.path, rows.get(change.path)!)) change.othersMoved = true;
   let demoted = false;
   index.paths.forEach((file, row) => {
     const code = index.evidence[row]!;
-    if (index.gone[row] === 1 || !isLive(code)) return;
+    if (index.gone[row] === 1 || !isLive(code) || !movedBesides(file, row)) return;
     const dir = index.dirs[index.dirOf[row]!]!;
-    if (!copies.movedBesides(index, present, file, dir, full, options.watched)) return;
     const facts = walk.judgedLive.get(file) ?? keptFacts(walk, index, row, dir);
     const decision = options.judge({ ...facts, othersMoved: true });
     if (decision.kind !== 'ask') return;
@@ -400,17 +404,17 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
     demoted = true;
     const sha = shaHex(index, row);
     const keeps = decision.keeps === undefined ? {} : { keeps: decision.keeps };
-    const stamps = { ctimeMs: facts.ctimeMs, mtimeMs: index.stamps[row * STAMP_FIELDS + 1]! };
     const before = facts.recorded === undefined ? {} : { before: sha };
-    const facts2 = {
+    const asked = {
       ...before,
       after: sha,
       previous: index.history.get(file) ?? [],
       liveUnknown: decision.liveUnknown,
       ...keeps,
-      ...stamps,
+      ctimeMs: facts.ctimeMs,
+      othersMoved: true,
     };
-    walk.changes.checks.push(classChange(file, dir, facts2));
+    walk.changes.checks.push(classChange(file, dir, asked));
   });
   return demoted;
 }

@@ -16,6 +16,7 @@ import { baselineOf } from '../classes/baseline.js';
 import { type ClassIndex, IndexBuilder, sameStampAsRow, shaHex } from '../classes/columns.js';
 import { cutOf, EVIDENCE, type Facts, type Verdict, verdictOf } from '../classes/evidence.js';
 import { binaryClassName } from '../classes/changes.js';
+import { movedSinceRecord } from '../classes/copies.js';
 import { classWatched, jvmPathsOf } from '../classes/coverage.js';
 import { neverReloadedBy, warnNeverLive } from '../session/detect.js';
 import {
@@ -185,7 +186,16 @@ async function proveFiles(
   // A file whose bytes moved between its listing and the scan is not judged on bytes it no longer has.
   const sameBytes = (f: ClassChange) => rows.has(f.path) && shaHex(index, rows.get(f.path)!) === f.after;
   const moved = files.filter((f) => !sameBytes(f));
-  const judged = files.filter(sameBytes).map((f) => ({ file: f, verdict: verdictOf(factsOf(index, rows.get(f.path)!, f.path)) }));
+  // Another copy of the class moved since the record (or the JVM's start): the agent may have reloaded the class from it.
+  const cut = start.kind === 'known' ? { startMs: start.startMs, errorMs: start.errorMs } : undefined;
+  const others = [...index.dirs, ...paths.classPath.map((entry) => entry.local)];
+  const copyMoved = (f: ClassChange, row: number) =>
+    movedSinceRecord(index, rows, { file: f.path, dir: index.dirs[index.dirOf[row]!]!, others }, cut, paths.watched);
+  const judged = files.filter(sameBytes).map((f) => {
+    const row = rows.get(f.path)!;
+    const file = copyMoved(f, row) ? { ...f, othersMoved: true } : f;
+    return { file, verdict: verdictOf({ ...factsOf(index, row, f.path), othersMoved: file.othersMoved === true }) };
+  });
   const live = judged.flatMap(({ file, verdict }) => (verdict.kind === 'live' ? [liveBy(file, verdict)] : []));
   const outside = judged.flatMap(({ file, verdict }) => (verdict.kind === 'outside' ? [notTheApps(file)] : []));
   const asked = judged.flatMap(({ file, verdict }) => (verdict.kind === 'ask' ? [askedAs(file, verdict.liveUnknown)] : []));

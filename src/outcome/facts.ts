@@ -113,8 +113,13 @@ export interface ClassChange {
   keeps?: number;
   /** The file's ctime when scanned, epoch ms. */
   ctimeMs?: number;
-  /** The file's mtime when scanned, epoch ms. */
+  /** The file's mtime when scanned, epoch ms (`verify`: bytes there since before the app started are asked once). */
   mtimeMs?: number;
+  /**
+   * Asked because another class file of its binary name, in another class output directory,
+   * changed, came or went since the record (classes/copies.ts): no answer in this run keeps it.
+   */
+  othersMoved?: boolean;
 }
 
 /** Why the app's JVM start time is unknown (then no class file counts as unchanged since it). */
@@ -212,7 +217,7 @@ export type NotLiveWhy =
   | { kind: 'not-shown-watched' }
   /** No attempt, but the JVM does not load this file (its folder is not on the class path, or an earlier entry holds the class). */
   | { kind: 'loads-elsewhere' }
-  /** No attempt, but the file changed since the JVM started with an mtime no later than the start (its watcher's baseline, unseen). */
+  /** No attempt, but its bytes came to the file after the JVM started (its watcher's baseline then may be bytes it never loaded). */
   | { kind: 'old-mtime' }
   /** No attempt, but the OS refused some of the agent's registrations. */
   | { kind: 'refused-registrations'; refused: number }
@@ -225,6 +230,11 @@ export type NotLiveWhy =
    * it said) and the classes it may not count (`uncounted`) reach the `capacity` the agent keeps.
    */
   | { kind: 'receipts-unbounded'; counted: number | undefined; uncounted: number; capacity: number }
+  /**
+   * An answer (a receipt, or no attempt) while another class file of its binary name, in another
+   * class output directory, moved: the agent may not have reloaded the class from it yet.
+   */
+  | { kind: 'other-copy-moved' }
   /** A class new to the JVM that DIAGNOSE does not show unloaded (`loaded`: it said loaded; `other-file`: it described another file). */
   | { kind: 'new-not-shown'; because: 'loaded' | 'other-file' | 'no-word' | 'class-path' };
 

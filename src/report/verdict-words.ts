@@ -160,9 +160,11 @@ function unseenWords(why: NotLiveWhy, rechecked: boolean): string {
     case 'loads-elsewhere':
       return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
     case 'old-mtime':
-      return "no reload attempt, but the file changed since the app started and kept an older modification time (cp -p, rsync -a, tar x): the agent's watcher, armed after the start, takes such bytes as they are without reloading them: what the app runs is unknown";
+      return "no reload attempt, but these bytes came to the file after the app started: the agent's watcher, armed after the start, takes the bytes it finds then as they are and never reloads a copy that kept an older modification time (cp -p, rsync -a, tar x), whatever stamp a touch or the same bytes written again give it since: what the app runs is unknown";
     case 'busy-before-build':
       return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
+    case 'other-copy-moved':
+      return 'not proven: another class file of this binary name, in another class output directory, changed, came or went in this run, and the agent reloads the class from whichever watched file of that name changed, so its answer may come before that reload: asked again in the next run (remove the stale copy: a clean build)';
     case 'too-recent':
       return `no reload attempt, but the file changed too recently for the agent to have noticed it (its watcher may take ${seconds(why.noticeMs)}): run again then`;
     default:

@@ -96,7 +96,6 @@ export async function proveClasses(input: ProofInput): Promise<Proof> {
   const rows = rowsOf(input.index, new Set([...polled, ...once, ...added, ...notWatched].map((c) => c.path)));
   const facts = (change: ClassChange, answer: Omit<AnswerFacts, 'asked' | 'watch'>, single: boolean): Facts => ({
     ctimeMs: change.ctimeMs ?? Number.POSITIVE_INFINITY,
-    mtimeMs: change.mtimeMs,
     // The same bytes written again by this build: they are there since before it.
     bytesSinceMs: change.after !== undefined && change.before === change.after ? input.steady?.get(change.path) : undefined,
     byBuild: !single,
@@ -209,8 +208,10 @@ function readBy(verdict: ClassVerdict, change: ClassChange, by: Verdict, sinceMs
   if (by.kind !== 'not-live') return { verdict };
   if (by.why.kind === 'rewritten') return { verdict: { ...verdict, status: 'rewritten', why: { kind: 'rewritten' } } };
   const status = answerOf(verdict);
-  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself.
-  const unseen = by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed');
+  // No attempt seen, and the rule says why that proves nothing; any other answer speaks for itself, but a receipt
+  // read while another copy of the class moved (the rule's other-copy-moved) is no proof either.
+  const unseen =
+    by.why.kind === 'other-copy-moved' || (by.why.kind !== 'answer' && (status === 'not-observed' || status === 'still-not-observed'));
   const read = unseen
     ? {
         ...verdict,

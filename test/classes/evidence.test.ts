@@ -181,18 +181,20 @@ describe('reading an answer', () => {
   const old = QUIET - NOTICE;
   const watch = { shownWatched: true, refused: 0, quietAtMs: QUIET, noticeMs: NOTICE };
   const bounded = { counted: 0, uncounted: 0 };
+  // The JVM's start, after the file's ctime: its bytes are there since before it.
+  const START = { startMs: QUIET, errorMs: 20 };
   const read = (
     answer: Partial<AnswerFacts> & Pick<AnswerFacts, 'status'>,
     asked: Partial<AnswerFacts['asked']> = {},
     ctimeMs = old,
-    mtimeMs = ctimeMs,
+    bytesSinceMs?: number,
   ) =>
     verdictOf({
       ctimeMs,
-      mtimeMs,
+      bytesSinceMs,
       byBuild: false,
       newInSession: false,
-      answer: { unmoved: true, watch, receipts: bounded, ...answer, asked: { once: true, liveUnknown: true, ...asked } },
+      answer: { unmoved: true, watch, receipts: bounded, start: START, ...answer, asked: { once: true, liveUnknown: true, ...asked } },
     });
   const unknown = { liveUnknown: true };
 
@@ -233,18 +235,20 @@ describe('reading an answer', () => {
     expect(why(read({ status: 'still-not-observed' }, unknown))).toBe('receipts-unbounded');
   });
 
-  it('not_observed is not watcher-saw for a file changed since the JVM started with an older mtime kept: the watcher arming then took it as its baseline', () => {
+  it('not_observed is watcher-saw only for bytes at the file since before the JVM started: the watcher arming after it took what it found as its baseline, and a copy that kept an older mtime is never reloaded, whatever stamp a touch or the same bytes written again give the file since', () => {
     const why = (verdict: ReturnType<typeof read>) =>
       verdict.kind === 'not-live' ? verdict.why.kind : verdict.kind === 'live' ? verdict.by : 'ask';
-    const start = { startMs: old - 5000, errorMs: 20 };
-    // `cp -p` after the start: ctime after it, mtime before it.
-    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs - 60_000))).toBe('old-mtime');
-    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs))).toBe('old-mtime');
-    // An ordinary write after the start, or a copy whose mtime is after it: the watcher's start-up dispatch reloads it.
-    expect(why(read({ status: 'not-observed', start }, unknown, old, old))).toBe('watcher-saw');
-    expect(why(read({ status: 'not-observed', start }, unknown, old, start.startMs + start.errorMs + 1))).toBe('watcher-saw');
-    // The start not known: only an mtime that is the file's ctime (no older one kept) says nothing was skipped.
-    expect(why(read({ status: 'not-observed' }, unknown, old, old - 60_000))).toBe('old-mtime');
+    const later = { startMs: old - 5000, errorMs: 20 };
+    expect(why(read({ status: 'not-observed' }, unknown, old))).toBe('watcher-saw');
+    // Changed since the start, with any mtime now: `cp -p` (an older one), or a touch or a plain write since.
+    expect(why(read({ status: 'not-observed', start: later }, unknown, old))).toBe('old-mtime');
+    expect(why(read({ status: 'not-observed', start: { startMs: old + 15, errorMs: 20 } }, unknown, old))).toBe('old-mtime');
+    // Written again identically by the build: the bytes are there since the stamp they had before it.
+    expect(why(read({ status: 'not-observed', start: later }, unknown, old, later.startMs - 60_000))).toBe('watcher-saw');
+    expect(why(read({ status: 'not-observed', start: later }, unknown, old, later.startMs))).toBe('old-mtime');
+    expect(why(read({ status: 'not-observed' }, unknown, old, old + 1))).toBe('watcher-saw');
+    // The start not known: nothing is older than it.
+    expect(why(read({ status: 'not-observed', start: undefined }, unknown, old))).toBe('old-mtime');
   });
 
   it('a rewritten file keeps its evidence on applied (kind receipt) or not_observed (while the receipts are bounded), never on a bad answer', () => {
@@ -288,6 +292,28 @@ describe('reading an answer', () => {
     // `failed` (a refused bean registration) or other bytes attempted; no answer at all.
     expect(read({ status: 'other', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
     expect(read({ status: 'no-answer', ...shown }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' } });
+  });
+
+  it('another class file of its binary name moved: asked, and no answer in that run keeps it (the answer may come before the reload from that file); a mismatch takes its evidence away, any other answer leaves it to be asked again', () => {
+    for (const keeps of [EVIDENCE.proven, EVIDENCE.preStart, EVIDENCE.unchanged] as const) {
+      expect(decide({ recorded: keeps, sameBytes: true, sameStamp: true, othersMoved: true })).toEqual(recheck(keeps));
+      const asked = { liveUnknown: false, keeps, othersMoved: true };
+      const moved = { kind: 'not-live', why: { kind: 'other-copy-moved' } };
+      expect(read({ status: 'applied' }, asked)).toEqual(moved);
+      expect(read({ status: 'not-observed' }, asked)).toEqual(moved);
+      expect(read({ status: 'other' }, asked)).toEqual({ kind: 'not-live', why: { kind: 'answer' }, code: EVIDENCE.unproven });
+    }
+    // Nothing records what the app has, and no attempt: not the watcher's identical bytes while a copy moved.
+    expect(read({ status: 'not-observed' }, { liveUnknown: true, othersMoved: true })).toEqual({
+      kind: 'not-live',
+      why: { kind: 'other-copy-moved' },
+    });
+    expect(read({ status: 'applied' }, { liveUnknown: true, othersMoved: true })).toEqual({
+      kind: 'not-live',
+      why: { kind: 'other-copy-moved' },
+    });
+    // A polled class is this build's own change: its receipt comes after the capture.
+    expect(read({ status: 'applied' }, { once: false })).toEqual({ kind: 'live', by: 'receipt', code: EVIDENCE.proven });
   });
 
   it("a polled class (this build's capture) is live only by its receipt", () => {

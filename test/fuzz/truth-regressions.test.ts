@@ -19,6 +19,8 @@ const ONE_APP: Scenario['world'] = {
   watcherStartMs: 0,
   jvmBootMs: 20,
   linkedPackage: false,
+  captureDelayMs: 5,
+  copy: false,
 };
 
 describe('the truth fuzz: sequences it found, replayed', () => {
@@ -42,6 +44,52 @@ describe('the truth fuzz: sequences it found, replayed', () => {
       ops: [
         { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
         { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
+  // A hostile trial met these: the copy's old mtime is its stamp only until a write of the same bytes, or a touch,
+  // moves it; the watcher's baseline stays the copy's bytes, which the JVM never loaded.
+  it("bytes copied in with an older mtime while the app's watcher armed, then written again identically by the build: no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 },
+      ],
+    });
+  });
+
+  it("bytes copied in with an older mtime while the app's watcher armed, then written again identically outside (a touch): no attempt says nothing of what the JVM runs", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }], keepTime: true },
+        { op: 'wait', until: 'noticed' },
+        { op: 'outside', edits: [{ at: 'shared', cls: 'S1', v: 1 }] },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
+  });
+
+  // A hostile trial met these: a single ask of the loaded copy, answered before the agent's capture reloaded the class
+  // from the copy this build changed, kept it live (no attempt yet, or the receipt of an earlier run's bytes).
+  it('a class in two class output directories on the class path: the build changes the copy the JVM did not load, and the loaded one, unchanged since the start, is no longer live by its age', async () => {
+    await play({
+      world: { ...ONE_APP, copy: true, captureDelayMs: 300 },
+      ops: [{ op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 }],
+    });
+  });
+
+  it('a class in two class output directories on the class path: a copy proven by its receipt is not live once the build changes the other copy', async () => {
+    await play({
+      world: { ...ONE_APP, copy: true, captureDelayMs: 300 },
+      ops: [
+        { op: 'build', edits: [{ at: 'shared', cls: 'S1', v: 1 }], exit: 0 },
+        { op: 'build', edits: [{ at: 'svc-a', cls: 'S1', v: 2 }], exit: 0 },
         { op: 'build', edits: [], exit: 0 },
       ],
     });

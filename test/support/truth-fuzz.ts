@@ -314,6 +314,8 @@ const worldArb: fc.Arbitrary<WorldSpec> = fc.record({
   // A slow boot leaves the JVM's start, as its process shows it, well before the load: a write just after the load is later.
   jvmBootMs: weighted([3, fc.constant(20)], [1, fc.constant(200)]),
   linkedPackage: weighted([4, fc.constant(false)], [1, fc.constant(true)]),
+  captureDelayMs: weighted([3, fc.constant(5)], [1, fc.constant(300)]),
+  copy: weighted([3, fc.constant(false)], [1, fc.constant(true)]),
 });
 
 const buildArb: fc.Arbitrary<Op> = fc.record({ op: fc.constant('build' as const), edits: editsArb, exit: fc.constant(0 as const) });

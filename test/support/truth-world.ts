@@ -60,6 +60,10 @@ export interface WorldSpec {
   jvmBootMs: number;
   /** The shared module's package folder is a symbolic link to a folder outside it (the JVM follows it; the agent's watcher does not). */
   linkedPackage: boolean;
+  /** How long after a `BUILD ok` each agent captures the build, in ms: quick, or the real agent's (its debounce and batch, ~600 ms). */
+  captureDelayMs: number;
+  /** svc-a starts with a copy of the shared class S1 too (a stale output beside the real one): A's JVM loads that copy, first on its class path. */
+  copy: boolean;
 }
 
 /** What each module starts with. */
@@ -134,6 +138,7 @@ export class World {
         fs.symlinkSync('classes-1', this.dir(module));
       } else for (const key of START[module]) this.write(this.dir(module), key, module, 0);
     }
+    if (spec.copy && !spec.linked) this.write(this.dir('svc-a'), 'S1', 'svc-a', 0);
     if (spec.jar.length > 0) this.writeJar(spec.jar, 0);
     if (spec.linkedPackage) {
       const pkg = path.dirname(this.file('shared', 'S1'));
@@ -179,7 +184,7 @@ export class World {
       watcherStartMs: spec.watcherStartMs,
       jvmBootMs: spec.jvmBootMs,
       watchPollMs: 10,
-      captureDelayMs: 5,
+      captureDelayMs: spec.captureDelayMs,
       reloadMs: 5,
       heartbeatMs: 0,
       java: { version: '21.0.4', vmName: 'OpenJDK 64-Bit Server VM' },
