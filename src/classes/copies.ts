@@ -37,10 +37,11 @@ export class MovedCopies {
 
   /**
    * Whether a class file of the same binary name as `file` (below class output directory `dir`)
-   * may have changed, come or gone in another of `index`'s directories within the window: one
-   * that moved there, or, where there is none now (`present`: the paths with a row), the nearest
-   * folder on its way that the scan listed had its entries changed. A directory a `full` scan did
-   * not list is gone: a copy the record still has there may have been attempted before it went.
+   * may have changed, come or gone in another of `index`'s directories within the window: `copy`
+   * when one did (it moved there, or a `full` scan did not list its directory, which is gone: a
+   * copy the record has there may have been attempted before it went); `maybe` when there is none
+   * (`present`: the paths with a row) but the nearest folder on its way that the scan listed had
+   * its entries changed (one may have come and gone: a build that makes its package folders anew).
    * A copy `watched` says the agent does not watch is left out.
    */
   movedBesides(
@@ -50,29 +51,30 @@ export class MovedCopies {
     dir: string,
     full: boolean,
     watched?: (file: string) => boolean | null,
-  ): boolean {
+  ): 'copy' | 'maybe' | undefined {
     const relative = path.relative(dir, file);
+    let maybe = false;
     for (const other of index.dirs) {
       if (other === dir) continue;
       const copy = path.join(other, relative);
       // The agent reloads only from files it watches: a copy where it does not watch cannot have replaced the class.
       if (watched?.(copy) === false) continue;
-      if (this.files.has(copy)) return true;
+      if (this.files.has(copy)) return 'copy';
       if (full && !this.folders.has(other)) {
-        if (present.has(copy)) return true;
+        if (present.has(copy)) return 'copy';
         continue;
       }
       if (present.has(copy)) continue;
       for (let folder = path.dirname(copy); ; folder = path.dirname(folder)) {
         const moved = this.folders.get(folder);
         if (moved !== undefined) {
-          if (moved) return true;
+          maybe ||= moved;
           break;
         }
         if (folder === other || path.dirname(folder) === folder) break;
       }
     }
-    return false;
+    return maybe ? 'maybe' : undefined;
   }
 }
 

@@ -378,9 +378,11 @@ function moved(walk: Walk, file: FileFacts): boolean {
 /**
  * Every row live by the record or by its age whose class another file may have replaced since
  * (copies.ts: one of its binary name changed, came or went in another class output directory)
- * is judged again with that fact, and asked once when the rule says so; a file already to be asked
- * once is marked so too. Either answer is then read knowing that another copy moved (evidence.ts
- * `others-unmoved`). `index` is updated in place.
+ * is judged again with that fact, and asked once when the rule says so. Where a copy itself moved
+ * (not only a folder on its way), the ask, and a file already to be asked once, is marked: the
+ * agent may still reload the class from that copy after it answers, so no answer keeps it live
+ * (evidence.ts `others-unmoved`). A copy that may only have come and gone is gone: the one answer
+ * covers it. `index` is updated in place.
  * @returns whether any row was.
  */
 function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
@@ -391,11 +393,13 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
   const movedBesides = (file: string, row: number) =>
     copies.movedBesides(index, present, file, index.dirs[index.dirOf[row]!]!, full, options.watched);
   const rows = new Map(index.paths.map((file, row) => [file, row]));
-  for (const change of walk.changes.checks) if (movedBesides(change.path, rows.get(change.path)!)) change.othersMoved = true;
+  for (const change of walk.changes.checks) if (movedBesides(change.path, rows.get(change.path)!) === 'copy') change.othersMoved = true;
   let demoted = false;
   index.paths.forEach((file, row) => {
     const code = index.evidence[row]!;
-    if (index.gone[row] === 1 || !isLive(code) || !movedBesides(file, row)) return;
+    if (index.gone[row] === 1 || !isLive(code)) return;
+    const moved = movedBesides(file, row);
+    if (moved === undefined) return;
     const dir = index.dirs[index.dirOf[row]!]!;
     const facts = walk.judgedLive.get(file) ?? keptFacts(walk, index, row, dir);
     const decision = options.judge({ ...facts, othersMoved: true });
@@ -412,7 +416,7 @@ function askOtherCopies(walk: Walk, index: ClassIndex): boolean {
       liveUnknown: decision.liveUnknown,
       ...keeps,
       ctimeMs: facts.ctimeMs,
-      othersMoved: true,
+      ...(moved === 'copy' ? { othersMoved: true } : {}),
     };
     walk.changes.checks.push(classChange(file, dir, asked));
   });

@@ -137,7 +137,7 @@ describe('a Gradle multi-project build: port file in web/.reclazz, run from the 
     const before = classFiles([core, web]);
     const run = await runCli(['--verbose', 'gradle', ...GRADLE], { cwd: dir, timeoutMs: CLI_TIMEOUT_MS });
     expect(run.stderr).toContain(`class output directories: ${core}, ${web}`);
-    expect(run.exitCode).toBe(0);
+    expect(run.exitCode, run.stderr).toBe(0);
     expect(verified(agent)).toEqual(
       expect.arrayContaining([classEntry(core, 'com.acme.core.Greeting'), classEntry(web, 'com.acme.web.Main')]),
     );
