@@ -210,6 +210,7 @@ function parentOf(agentPath: string): string {
  * Class output directories the agent watches that reclazz-build did not find: with a complete
  * sample, watched directories holding class files, neither nesting with one of `known` nor holding
  * a project folder of `roots` (`/` or a home folder would mean scanning the disk). Sorted.
+ * @internal for its tests (the rest of the code asks {@link appClassDirs})
  */
 export function agentClassDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
   if (!view.complete) return [];
@@ -223,12 +224,26 @@ export function agentClassDirs(view: AgentView, known: readonly string[], roots:
  * (IntelliJ's `out/production/<module>`, any layout), so a change there is seen even where nothing
  * reloads it; as {@link agentClassDirs}, none nesting with one of `known` or holding a folder of
  * `roots` (a class path's `.` would hold every other one). In class path order.
+ * @internal for its tests (the rest of the code asks {@link appClassDirs})
  */
 export function classPathDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
   const inside = (local: string) => roots.some((root) => isInside(local, root));
   return view.classPath
     .filter(({ local }) => inside(local) && taken(local, known, roots) && isDir(local) && holdsClassFiles(local))
     .map(({ local }) => local);
+}
+
+/**
+ * The class output directories the app names besides `known` (each found once): those its agent
+ * watches ({@link agentClassDirs}), then those on its JVM's class path ({@link classPathDirs}).
+ */
+export function appClassDirs(
+  view: AgentView,
+  known: readonly string[],
+  roots: readonly string[],
+): { fromAgent: string[]; fromClassPath: string[] } {
+  const fromAgent = agentClassDirs(view, known, roots);
+  return { fromAgent, fromClassPath: classPathDirs(view, [...known, ...fromAgent], roots) };
 }
 
 /** True when `dir` neither nests with one of `known` nor holds a folder of `roots`. */

@@ -4,7 +4,7 @@
  * directories of the project here are among it, which of its watched directories are this
  * project's (paths translated by --path-map), and whether its reloads are paused (RELOAD status).
  */
-import { agentClassDirs, agentView, classPathDirs, isForeignAgent, isProjectDir, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
+import { agentView, appClassDirs, isForeignAgent, isProjectDir, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
 import { classFilesIn, jarRunOf } from '../classes/jar-run.js';
 import type { AgentTarget } from '../agent/handshake.js';
 import type { PathMapEntry } from '../agent/path-map.js';
@@ -57,8 +57,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorResult> {
     const known = [
       ...new Set([...findClassDirs(classSearchRoot(options.cwd, session.location.projectDir), 'command'), ...options.classDirs]),
     ];
-    const fromAgent = agentClassDirs(view, known, [...roots, session.checkout]);
-    const dirs = [...known, ...fromAgent, ...classPathDirs(view, [...known, ...fromAgent], [...roots, session.checkout])];
+    const { fromAgent, fromClassPath } = appClassDirs(view, known, [...roots, session.checkout]);
+    const dirs = [...known, ...fromAgent, ...fromClassPath];
     const classDirs = watchCoverage(dirs, view);
     const watched: WatchedDirFact[] = view.watched.map((w) => ({
       dir: w.reported,

@@ -6,7 +6,7 @@ import { findAppStart } from '../tool/proc.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { agentClassDirs, classPathDirs, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
+import { appClassDirs, jvmPathsOf, missingWatchedDirs } from '../classes/coverage.js';
 import { askDoctor, askHeldCount, askReload, observeAgentAfterLoss } from '../agent/requests.js';
 import {
   type BuildSession,
@@ -219,8 +219,7 @@ export function classDirsOf(cycle: Pick<Cycle, 'session' | 'command' | 'dirsFor'
   const found = () => {
     const known = [...findClassDirs(searchRoot, command.kind), ...given];
     const roots = [searchRoot, projectDir, session.checkout];
-    const fromAgent = agentClassDirs(session.view, known, roots);
-    const fromClassPath = classPathDirs(session.view, [...known, ...fromAgent], roots);
+    const { fromAgent, fromClassPath } = appClassDirs(session.view, known, roots);
     if (tell) tellAgentDirs(session, fromAgent, fromClassPath);
     return [...known, ...fromAgent, ...fromClassPath];
   };
