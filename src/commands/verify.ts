@@ -201,7 +201,7 @@ async function proveFiles(
   const asked = judged.flatMap(({ file, verdict }) => (verdict.kind === 'ask' ? [askedAs(file, verdict.liveUnknown)] : []));
   warnNeverLive({ view: session.view!, emit }, paths, roots, asked);
   // The agent attempts bytes only once written after the app started (its watcher arms then): older ones are asked once.
-  const polled = asked.filter((f) => start.kind === 'unknown' || !(Math.max(f.ctimeMs!, f.mtimeMs!) < cutOf(start)));
+  const once = (f: ClassChange) => start.kind === 'known' && Math.max(f.ctimeMs!, f.mtimeMs!) < cutOf(start);
   const proof =
     asked.length === 0
       ? NOTHING_ASKED
@@ -212,7 +212,7 @@ async function proveFiles(
           receiptTimeoutMs: options.timeoutMs,
           onProgress: (p) => emit({ type: 'verify-progress', ...p }),
           ...(options.signal === undefined ? {} : { signal: options.signal }),
-          changes: { changed: polled, checks: asked.filter((f) => !polled.includes(f)), added: [] },
+          changes: { changed: asked.filter((f) => !once(f)), checks: asked.filter(once), added: [] },
           index,
           // Nothing is shown watched here; what the agent never reloads is asked once, briefly.
           watched: () => false,
