@@ -33,6 +33,7 @@ export type {
 export type { VerifyResult } from './ledger.js';
 export { parseCommand, parseBuild, type ParsedCommand, type BuildState, type ReloadAction } from './wire.js';
 export { binaryName, sha256Hex } from './capture.js';
+export { writePortFile } from './paths.js';
 export {
   formatEvent,
   isBinaryClassName,

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeAgent, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
+import { startFakeAgent, writePortFile, type FakeAgent, type FakeAgentOptions } from '../../src/fake-agent/index.js';
 import { jsonResult, runCli, startCli, type CliRun } from '../support/cli.js';
 import { agentFor, buildCommand, buildRan, hasStackTrace, project, type Project } from '../support/project.js';
 import { Lines, waitFor } from '../support/wait.js';
@@ -83,10 +83,10 @@ describe('--wait-for-agent', () => {
   const portFileLate = async (args: string[], config?: object) => {
     const { p, agent, build } = await setUp({ portFile: undefined });
     if (config) fs.writeFileSync(path.join(p.dir, 'reclazz.config.json'), JSON.stringify(config));
-    return whenWaiting(p, [...args, ...build], /waiting for the agent's port file to appear \(--wait-for-agent\)/, () => {
-      fs.mkdirSync(path.dirname(p.portFile), { recursive: true });
-      fs.writeFileSync(p.portFile, String(agent.port));
-    });
+    // Written whole, as the agent does (temp file and rename): a plain write can be read empty.
+    return whenWaiting(p, [...args, ...build], /waiting for the agent's port file to appear \(--wait-for-agent\)/, () =>
+      writePortFile(p.portFile, agent.port),
+    );
   };
 
   it('waits for a port file that appears late', async () => {
