@@ -139,8 +139,11 @@ export type Shortfall =
   | { kind: 'restarted' }
   | { kind: 'connection-lost'; found: AgentAfterLoss }
   | { kind: 'capacity'; capacity: number }
-  /** Some classes ended without proof; `timedOut` when any was still unanswered at the deadline. */
-  | { kind: 'not-proven'; timedOut: boolean }
+  /**
+   * Some classes ended without proof; `timedOut` when any was still unanswered at the deadline;
+   * `writtenAfterStart` of them were written after the app started with no run recording the bytes before.
+   */
+  | { kind: 'not-proven'; timedOut: boolean; writtenAfterStart?: number }
   /**
    * `classes` changed classes never reload: they lie in `dirs`, class output directories the
    * agent does not watch, or their file names match its `excludePatterns` globs `excludedBy`, or

@@ -160,7 +160,7 @@ function unseenWords(why: NotLiveWhy, rechecked: boolean): string {
     case 'loads-elsewhere':
       return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
     case 'old-mtime':
-      return "no reload attempt, but these bytes came to the file after the app started: the agent's watcher, armed after the start, takes the bytes it finds then as they are and never reloads a copy that kept an older modification time (cp -p, rsync -a, tar x), whatever stamp a touch or the same bytes written again give it since: what the app runs is unknown";
+      return `no reload attempt, but these bytes came to the file after the app started, before any run recorded the bytes it had (${WRITTEN_OUTSIDE}); the agent's watcher skips bytes it has seen, which need not be the ones the app loaded: what the app runs is unknown until the class changes or the app restarts`;
     case 'busy-before-build':
       return 'no reload attempt, but the agent had changes pending (or a hold) before this build: what the app runs is unknown';
     case 'other-copy-moved':
@@ -188,6 +188,9 @@ function seconds(ms: number): string {
   return `${Math.ceil(ms / 1000)} s`;
 }
 
+/** What writes a class file after the app started without a run recording the bytes before. */
+export const WRITTEN_OUTSIDE = 'a build outside reclazz-build, an IDE, or a copy that kept an older time: cp -p, rsync -a, tar x';
+
 /** Why a receipt may have been evicted from the agent's ledger of 512. */
 function evictedWords(why: NotLiveWhy): string {
   if (why.kind !== 'receipts-unbounded' || why.counted === undefined)
@@ -195,5 +198,8 @@ function evictedWords(why: NotLiveWhy): string {
   const uncounted = Number.isFinite(why.uncounted)
     ? `up to ${why.uncounted} here`
     : 'and a class may have come and gone unrecorded in this app session';
+  // Below the capacity by its count, the eviction can only come from what HEALTH leaves out.
+  if (why.counted < why.capacity)
+    return `a receipt may have been evicted: the agent counts only ${why.counted} reload attempts in this app session (it keeps ${why.capacity} receipts), but HEALTH does not count the new classes it registers as beans, ${uncounted}`;
   return `the agent made ${why.counted} reload attempts in this app session, so a receipt may have been evicted (it keeps ${why.capacity}; HEALTH does not count the new classes it registers as beans, ${uncounted})`;
 }

@@ -12,6 +12,7 @@ import { appGoneWords, restartedProofWords, restartFailedWords } from './restart
 import { describeDone } from './done-words.js';
 import { describePortFault, describeUsage } from './input-words.js';
 import { visibleFacts } from './palette.js';
+import { WRITTEN_OUTSIDE } from './verdict-words.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {
@@ -240,7 +241,7 @@ function describeShortfall(outcome: OutcomeOf<'verify-incomplete'>): Words {
       const what = files ? `only ${live} of ${total} class(es)` : `build ok, but only ${live} of ${total} ${asked}`;
       return {
         message: `${what} are proven live: ${shortfallWhy(shortfall, live, total, files === true)}`,
-        hint: shortfallHint(shortfall, files === true),
+        hint: shortfallHint(shortfall, total - live, files === true),
       };
     }
   }
@@ -262,7 +263,10 @@ function shortfallWhy(shortfall: RoundShortfall, applied: number, total: number,
   }
 }
 
-function shortfallHint(shortfall: RoundShortfall, files: boolean): string {
+function shortfallHint(shortfall: RoundShortfall, unproven: number, files: boolean): string {
+  // Only a restart or a change proves these: no answer of the agent can (the evidence rule, seen-at-watcher-start).
+  if (shortfall.kind === 'not-proven' && shortfall.writtenAfterStart === unproven)
+    return `the class files not proven were written after the app started (${WRITTEN_OUTSIDE}), before any run here recorded what the app had, and the agent did not reload them: restart the app (or change those classes), and build through reclazz-build while it runs`;
   if (shortfall.kind === 'capacity' && !files) {
     return `the agent keeps receipts for the last ${shortfall.capacity} reloaded classes only, so the others cannot be proven in this app session: restart the app if they must be live`;
   }

@@ -4,8 +4,8 @@
  * names why not. What a build could not read is its own, passed in.
  */
 import { signalOf } from '../outcome/exit.js';
-import type { AgentAfterLoss, ClassVerdict, VerifyReport } from '../outcome/facts.js';
-import type { Outcome } from '../outcome/outcome.js';
+import type { AgentAfterLoss, ClassVerdict, VerdictWhy, VerifyReport } from '../outcome/facts.js';
+import type { Outcome, Shortfall } from '../outcome/outcome.js';
 
 /** How the round is judged. */
 export interface VerdictScope {
@@ -85,8 +85,21 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
               ? ({ kind: 'not-watched', classes: notWatched, ...scope.unwatched } as const)
               : restart > 0
                 ? ({ kind: 'restart-required', classes: restart } as const)
-                : ({ kind: 'not-proven', timedOut: verdicts.some((v) => v.status === 'timeout') } as const);
+                : notProven(verdicts);
   return { reason: 'verify-incomplete', ...counts, shortfall };
+}
+
+/** The `not-proven` shortfall of `verdicts`, counting those written after the app started with nothing recorded before (`old-mtime`). */
+function notProven(verdicts: readonly ClassVerdict[]): Shortfall {
+  const timedOut = verdicts.some((v) => v.status === 'timeout');
+  const afterStart = verdicts.filter((v) => rootWhy(v.why).kind === 'old-mtime').length;
+  return { kind: 'not-proven', timedOut, ...(afterStart > 0 ? { writtenAfterStart: afterStart } : {}) };
+}
+
+/** The why beneath what PENDING or DIAGNOSE added to it, with a not-live one's own kind. */
+function rootWhy(why: VerdictWhy): { kind: string } {
+  if (why.kind === 'pending' || why.kind === 'diagnosed') return rootWhy(why.of);
+  return why.kind === 'not-live' ? why.why : why;
 }
 
 /** The outcome of a build whose `total` classes an agent that compiles by itself does not load (75). */
