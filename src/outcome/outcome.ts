@@ -112,9 +112,10 @@ export type Done =
    * isForeignAgent). `paused`: its reloads are paused (RELOAD status), with that many class files pending.
    */
   /**
-   * `hold`: the agent holds a build that this checkout's owner.json does not record as its own
-   * (`not-ours`: the IDE's, another checkout's, or a killed run's whose token is lost), or a
-   * legacy (unowned) one. `watcher`: the agent's watcher state when it is not `watching`.
+   * `hold`: the agent holds a build: this checkout's by its owner.json (`ours`: a build here running,
+   * or one that failed or stopped before BUILD ok; files stay held until a build here succeeds), one
+   * it does not record as its own (`not-ours`: the IDE's, another checkout's, or a killed run's whose
+   * token is lost), or a legacy (unowned) one. `watcher`: the agent's watcher state when it is not `watching`.
    */
   | {
       kind: 'doctor';
@@ -124,7 +125,7 @@ export type Done =
       unknown: number;
       foreign?: string;
       paused?: number;
-      hold?: 'not-ours' | 'legacy';
+      hold?: 'ours' | 'not-ours' | 'legacy';
       watcher?: string;
       /** The app's JVM loads a class of a class output directory here from a jar instead. */
       jarRun?: JarRun;
@@ -372,11 +373,15 @@ export type OutcomeOf<R extends Reason> = Extract<Outcome, { reason: R }>;
 /**
  * Whether what `doctor` found keeps a build's classes from being proven: a class output
  * directory here NOT watched, reloads paused, a hold that is not this checkout's, or the
- * agent's watcher not running.
+ * agent's watcher not running. This checkout's own hold is told, but the next run here recovers it.
  */
 export function doctorBlocks(done: Extract<Done, { kind: 'doctor' }>): boolean {
   return (
-    done.unwatched > 0 || done.paused !== undefined || done.hold !== undefined || done.watcher !== undefined || done.jarRun !== undefined
+    done.unwatched > 0 ||
+    done.paused !== undefined ||
+    (done.hold !== undefined && done.hold !== 'ours') ||
+    done.watcher !== undefined ||
+    done.jarRun !== undefined
   );
 }
 

@@ -66,13 +66,19 @@ function doctorWords(done: Extract<Done, { kind: 'doctor' }>): Words {
   };
 }
 
-/** What else keeps a build's classes from being proven: a hold not this checkout's, the watcher not running. */
+/** What else keeps changes from reloading: a build hold (this checkout's or not), the watcher not running. */
 function holdAndWatcher(done: Extract<Done, { kind: 'doctor' }>): Words[] {
   const found: Words[] = [];
   if (done.hold === 'legacy')
     found.push({
       message: 'the agent holds a legacy (unowned) build: a build here waits for it',
       hint: 'let the tool that took it finish (its BUILD ok releases it), or restart the app',
+    });
+  if (done.hold === 'ours')
+    found.push({
+      message:
+        "the agent holds this checkout's build (a build here is running, or the last one failed or stopped before BUILD ok): it reloads nothing, not even a compile outside reclazz-build, until a build here succeeds",
+      hint: 'unless a build here is running: fix the build and run it again through reclazz-build (its BUILD ok reloads what was held)',
     });
   if (done.hold === 'not-ours')
     found.push({

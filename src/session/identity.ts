@@ -17,12 +17,12 @@ import { readOwnerState } from '../state/store.js';
 import { findAppStart, localHost, processCommandLine, type ProcHost } from '../tool/proc.js';
 
 /**
- * A hold that a build here would wait on (for `doctor`): a legacy one, or a named one this checkout's
- * owner.json does not record as held in this agent session, so the next run here would not recover it.
- * An unreadable owner.json records nothing.
+ * The agent's build hold as `doctor` tells it: a legacy one or a named one this checkout's owner.json
+ * does not record as held in this agent session (a build here would wait on it), or this checkout's
+ * own (`ours`: the next run here recovers it). An unreadable owner.json records nothing.
  * @param cwd the folder the command runs in; `location` the agent's port file.
  */
-export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'not-ours' | 'legacy' } {
+export function holdFinding(doctor: DoctorObserved, cwd: string, location: AgentLocation): { hold?: 'ours' | 'not-ours' | 'legacy' } {
   if (doctor.buildHold === 'legacy') return { hold: 'legacy' };
   if (doctor.buildHold !== 'named') return {};
   let saved;
@@ -31,7 +31,7 @@ export function holdFinding(doctor: DoctorObserved, cwd: string, location: Agent
   } catch {
     saved = undefined;
   }
-  return saved?.held === true && saved.sessionId === doctor.sessionId ? {} : { hold: 'not-ours' };
+  return { hold: saved?.held === true && saved.sessionId === doctor.sessionId ? 'ours' : 'not-ours' };
 }
 
 /**

@@ -106,6 +106,9 @@ describe('doctor exits 75 when a build here could not be proven', () => {
     expect(failing.exitCode, failing.stderr).toBe(1);
     const run = await runCli(['doctor'], { cwd: dir });
     expect(run.stdout).toMatch(/^build hold\s+named$/m);
+    // Told with the way out: nothing reloads (an outside compile neither) until a build here succeeds.
+    expect(run.stdout).toContain("the agent holds this checkout's build (a build here is running, or the last one failed");
+    expect(run.stdout).toMatch(/note: unless a build here is running: fix the build and run it again through reclazz-build/);
     expect(run.exitCode, run.stdout).toBe(0);
   });
 
