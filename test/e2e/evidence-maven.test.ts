@@ -96,16 +96,17 @@ describe('maven-app', { timeout: REAL_BUILD_TIMEOUT_MS }, () => {
     }
   });
 
-  it("verify target/classes right after a ✔ build reads the build's records: 0 within 2 s, asking nothing", async () => {
+  it("verify target/classes right after a ✔ build reads the build's records: 0, asking nothing and waiting for no deadline", async () => {
     const { dir, agent } = await runningApp();
     await editGreeting(dir, 'Hello, verified');
     const built = await runCli(MVN, { cwd: dir });
     expect(built.exitCode, built.stderr).toBe(0);
     const sent = agent.received.length;
     const startedAt = performance.now();
-    const verified = await runCli(['verify', CLASS_OUTPUT_DIR['maven-app']], { cwd: dir });
+    const verified = await runCli(['verify', '--verify-timeout', '60000', CLASS_OUTPUT_DIR['maven-app']], { cwd: dir });
     expect(verified.exitCode, verified.stderr).toBe(0);
-    expect(performance.now() - startedAt).toBeLessThan(2000);
+    // Far below the deadline a wait for any answer would run to; a loose bound, as the machine may be loaded.
+    expect(performance.now() - startedAt).toBeLessThan(20_000);
     expect(agent.received.slice(sent).some((r) => r.line.startsWith('VERIFY '))).toBe(false);
   });
 });
