@@ -58,9 +58,10 @@ export type Proof =
    * Every class file is live by evidence; of those asked, `applied` are VERIFY applied and
    * `unchanged` were rewritten with the bytes the app has (asked once, the agent saw no change).
    * `skipped`: changed class files besides them whose names VERIFY does not accept, so they were not asked about.
-   * `recorded` (`verify`): of the `unchanged`, those live by this agent session's record of evidence other than their age.
+   * `recorded` (`verify`): of the `unchanged`, those live by this agent session's record of evidence other than their age;
+   * `newToJvm`: of the `unchanged`, those live as not loaded by the JVM yet (DIAGNOSE, asked now).
    */
-  | { kind: 'proven'; applied: number; unchanged?: number; recorded?: number; files?: boolean; skipped?: number }
+  | { kind: 'proven'; applied: number; unchanged?: number; recorded?: number; newToJvm?: number; files?: boolean; skipped?: number }
   /**
    * Every class file is live by evidence already recorded, or new: nothing to ask; but for
    * `skipped` whose names VERIFY does not accept. `added`: new classes asked once that the JVM

@@ -168,14 +168,18 @@ function describeProof(proof: Proof): Words {
 const UNCHANGED_WHY = 'rewritten since the app started with the bytes it has (asked once: the agent saw no change to reload)';
 const SINCE_START_WHY = "unchanged since before the app's JVM started (the bytes it runs, nothing to ask)";
 const RECORDED_WHY = "live by this agent session's record (an earlier run's evidence, said above for each: nothing to ask)";
+const NEW_TO_JVM_WHY = 'new to the JVM (DIAGNOSE: not loaded yet, so it loads these bytes on first use)';
 
-/** The `unchanged` of a proof, by what makes them live: of a build, identical bytes; of `verify`, their age or the record. */
+/** The `unchanged` of a proof, by what makes them live: of a build, identical bytes; of `verify`, their age or the record; new to the JVM. */
 function unchangedWords(proof: Extract<Proof, { kind: 'proven' }>): string {
-  const unchanged = proof.unchanged ?? 0;
-  if (!proof.files) return `${unchanged} ${UNCHANGED_WHY}`;
-  const recorded = proof.recorded ?? 0;
-  const sinceStart = unchanged - recorded;
-  return [sinceStart > 0 ? `${sinceStart} ${SINCE_START_WHY}` : '', recorded > 0 ? `${recorded} ${RECORDED_WHY}` : '']
+  const newToJvm = proof.newToJvm ?? 0;
+  const recorded = proof.files ? (proof.recorded ?? 0) : 0;
+  const rest = (proof.unchanged ?? 0) - newToJvm - recorded;
+  return [
+    rest > 0 ? `${rest} ${proof.files ? SINCE_START_WHY : UNCHANGED_WHY}` : '',
+    recorded > 0 ? `${recorded} ${RECORDED_WHY}` : '',
+    newToJvm > 0 ? `${newToJvm} ${NEW_TO_JVM_WHY}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
 }

@@ -41,6 +41,7 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
   const recorded = verdicts.filter(
     (v) => v.status === 'unchanged' && v.evidence?.by === 'recorded' && v.evidence.of !== 'pre-start',
   ).length;
+  const newToJvm = verdicts.filter((v) => v.status === 'unchanged' && v.evidence?.by === 'not-loaded').length;
   const total = verdicts.length;
   if (verdicts.some((v) => v.status === 'interrupted')) return { reason: 'interrupted', signal: signalOf(scope.signal), at: 'verify' };
   const counts = {
@@ -64,6 +65,7 @@ export function verdictOutcome(report: VerifyReport, scope: VerdictScope): Outco
         applied,
         ...(unchanged > 0 ? { unchanged } : {}),
         ...(recorded > 0 ? { recorded } : {}),
+        ...(newToJvm > 0 ? { newToJvm } : {}),
         ...(scope.files ? { files: true } : {}),
         ...(scope.skipped ? { skipped: scope.skipped } : {}),
       },

@@ -92,6 +92,18 @@ describe('a class new to the JVM', () => {
     expect(fixed.exitCode, fixed.stderr).toBe(0);
     expectAskedThenDiagnosed(agent.received.slice(sent), ['com.acme.Fresh']);
   });
+
+  it('written again with the same bytes by the next build: still new, and the ✔ line counts it as new, not as a rewrite the agent saw', async () => {
+    const { p } = await projectWithAgent();
+    const added = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v2', 'com.acme.Fresh': 'fresh-v1' } }));
+    expect(added.exitCode, added.stderr).toBe(0);
+    const again = await run(p, buildCommand(p, { writes: { 'com.acme.Greeter': 'greeter-v3', 'com.acme.Fresh': 'fresh-v1' } }));
+    expect(again.stderr).toMatch(/unchanged\s+com\.acme\.Fresh\s+new to the JVM/);
+    expect(again.stderr).toContain(
+      '✔ proven live: all 2 class(es) checked are live: 1 VERIFY applied (SHA-256 matched), 1 new to the JVM (DIAGNOSE: not loaded yet, so it loads these bytes on first use)',
+    );
+    expect(again.exitCode, again.stderr).toBe(0);
+  });
 });
 
 describe('a class new to the JVM that the agent registers (issue 24, item 3; agent SpringNewBeanRegistrar)', () => {
