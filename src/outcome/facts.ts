@@ -74,6 +74,12 @@ export interface LeftProcess {
   command: string;
 }
 
+/** The run that holds a checkout's run lock, as its holder file names it (on this host): its pid, and its build's command once it started one. */
+export interface LockHolder {
+  pid: number;
+  command?: string;
+}
+
 /**
  * A build's process group as the run lock records it: the group id, its leader's start time
  * (epoch ms, within +-`leaderErrorMs`: a reused pid has another) and the build command.

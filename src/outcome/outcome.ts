@@ -11,6 +11,7 @@ import type {
   BuildRun,
   JarRun,
   LeftProcess,
+  LockHolder,
   PortPlace,
   ReloadAction,
   ReloadState,
@@ -246,8 +247,8 @@ export type Outcome =
    */
   | { reason: 'ambiguous-agent'; cwd: string; portFiles: string[]; named?: boolean; otherCheckouts?: true }
   | { reason: 'bad-port-file'; fault: PortFault; waitedMs?: number }
-  /** `orphan`: the lock's run is gone, but the build it started still runs. */
-  | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup }
+  /** `orphan`: the lock's run is gone, but the build it started still runs; `holder`: the run that holds it, as its holder file says. */
+  | { reason: 'lock-busy'; lockPath: string; waitedMs: number; orphan?: BuildGroup; holder?: LockHolder }
   /**
    * The port file names no agent of this project: nothing listens on the port (`waitedMs`: how
    * long `--wait-for-agent` waited for it to answer), or (`foreign`) the agent there is, by its

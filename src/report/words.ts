@@ -4,7 +4,7 @@
  * go into a sentence, so the words are safe to show as they are.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, Proof, Shortfall } from '../outcome/outcome.js';
-import type { BuildGroup } from '../outcome/facts.js';
+import type { BuildGroup, LockHolder } from '../outcome/facts.js';
 import type { Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
@@ -71,7 +71,7 @@ function describe(outcome: Outcome): Words {
     case 'lock-busy':
       if (outcome.orphan !== undefined) return describeOrphan(outcome.orphan, outcome.waitedMs);
       return {
-        message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms`,
+        message: `another reclazz-build run in this checkout still holds ${outcome.lockPath} after ${outcome.waitedMs} ms${holderWords(outcome.holder)}`,
         hint: `wait for it to finish (a suspended one: fg), or raise --wait <ms>; if no run is left here, remove ${outcome.lockPath} and ${outcome.lockPath}.holder`,
       };
     case 'verify-incomplete':
@@ -122,6 +122,12 @@ function detachedWords(shortfall: Extract<Shortfall, { kind: 'detached' }>, chec
     message: `build ok; ${sofar} so far, but ${processes.length} process(es) the build started still run after it, in a session of their own: ${named}${more}; they may still write class files after this check: not proven live`,
     hint: `make the build wait for the processes it starts, or stop them (kill ${processes.map((p) => p.pid).join(' ')}); once they are gone, reclazz-build verify <class output directory> proves what is live`,
   };
+}
+
+/** The run holding the lock, when its holder file names it: its pid and its build's command. */
+function holderWords(holder: LockHolder | undefined): string {
+  if (holder === undefined) return '';
+  return ` (its process ${holder.pid}${holder.command === undefined ? '' : `, building with ${shortCommand(holder.command)}`})`;
 }
 
 function describeOrphan(group: BuildGroup, waitedMs: number): Words {

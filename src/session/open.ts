@@ -359,7 +359,8 @@ export async function lockCheckout(
     return { kind: 'refused', outcome: { reason: 'interrupted', signal: signalOf(hooks.signal), at: 'waiting-for-lock' } };
   if (lock.kind === 'busy') {
     const orphan = lock.orphan === undefined ? {} : { orphan: lock.orphan };
-    return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan } };
+    const holder = lock.holder === undefined ? {} : { holder: lock.holder };
+    return { kind: 'refused', outcome: { reason: 'lock-busy', lockPath: lock.lockPath, waitedMs: lock.waitedMs, ...orphan, ...holder } };
   }
   return { release: lock.release, recordBuild: lock.recordBuild };
 }

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import * as z from 'zod/mini';
-import type { BuildGroup } from '../outcome/facts.js';
+import type { BuildGroup, LockHolder } from '../outcome/facts.js';
 import { readStateFile, refuseLink, removeStateFile, StateError, writeStateFile } from './files.js';
 import { LOCK_DIR, LOCK_HOLDER_FILE, openStateFolder, removeInterruptedWrites } from './folder.js';
 import { pause } from '../util/wait.js';
@@ -31,8 +31,9 @@ export type LockResult =
       /** Records the build's process group in the holder file; false when it cannot be written. */
       recordBuild: (group: BuildGroup) => boolean;
     }
-  | { kind: 'busy'; waitedMs: number; lockPath: string; orphan?: BuildGroup }
+  | { kind: 'busy'; waitedMs: number; lockPath: string; orphan?: BuildGroup; holder?: LockHolder }
   | { kind: 'aborted' };
+
 
 /** When a process started: within `startMs ± errorMs`, epoch ms (tool/proc-host.ts `StartTime`). */
 interface ProcessStart {
@@ -140,7 +141,7 @@ export async function acquireRunLock(
     }
     if (await takeOverFromTheGone(lockPath, holderPath, self)) continue;
     const elapsed = performance.now() - start;
-    if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath };
+    if (elapsed >= waitMs) return { kind: 'busy', waitedMs: Math.round(elapsed), lockPath, ...holderOf(holderPath) };
     onWait(Math.round(elapsed));
     if (!(await pause(LOCK_RETRY_MS, signal))) return { kind: 'aborted' };
   }
@@ -155,6 +156,13 @@ async function orphanBuild(holderPath: string, self: LockProcess): Promise<Build
   const holder = readHolder(holderPath);
   if (holder?.build === undefined || holder.host !== os.hostname() || (await holderRuns(holder, self))) return undefined;
   return (await self.isGroupAlive?.(holder.build)) === true ? holder.build : undefined;
+}
+
+/** The holder file's run when it is of this host, for the words of a lock still busy. */
+function holderOf(holderPath: string): { holder?: LockHolder } {
+  const holder = readHolder(holderPath);
+  if (holder === undefined || holder.host !== os.hostname()) return {};
+  return { holder: { pid: holder.pid, ...(holder.build === undefined ? {} : { command: holder.build.command }) } };
 }
 
 /** Removes a state file we made, leaving anything else (a link stays, and is refused by the next run). */

@@ -118,6 +118,8 @@ describe('the run lock', () => {
       const second = await runCli(['--wait', '7000', ...uniqueBuild(p.classes)], { cwd: p.dir });
       expect(second.exitCode, second.stderr).toBe(69);
       expect(second.stderr).toMatch(/another reclazz-build run in this checkout still holds .*build\.lock after \d+ ms/);
+      // The run that holds it is named, and the build it runs, so the user knows what to bring back (fg) or wait for.
+      expect(second.stderr).toMatch(new RegExp(`build\\.lock after \\d+ ms \\(its process ${suspended.pid!}, building with sh -c `));
     } finally {
       process.kill(suspended.pid!, 'SIGCONT');
       release(go);
