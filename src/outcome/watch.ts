@@ -25,8 +25,8 @@ export type WatchNews =
   | { kind: 'agent-found'; at: Date; source: string; pid?: number }
   /** A gone agent's port file is gone too (it stopped normally): its app leaves the view. */
   | { kind: 'agent-stopped'; at: Date; source: string }
-  /** The watch has started. */
-  | { kind: 'watching'; at: Date; folders: number; debounceMs: number };
+  /** The watch has started on `folders` (absolute; named relative to `from`, where it runs). */
+  | { kind: 'watching'; at: Date; folders: readonly string[]; from: string; debounceMs: number };
 
 /** How a cycle ended, besides its result. */
 export interface CycleEnd {

@@ -4,6 +4,7 @@
  * is news between cycles. The patterns allow SGR colour codes around the clock and the mark.
  * The marks, sample lines and a VS Code task using these patterns: docs/editors.md.
  */
+import path from 'node:path';
 import { LIVE_VERDICTS } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import type { CycleEnd, WatchNews } from '../outcome/watch.js';
@@ -133,9 +134,19 @@ export function newsLine(news: WatchNews): string {
     case 'agent-stopped':
       return `${at} • agent stopped${pid}: its port file is gone, so its app leaves the view until an agent writes it again`;
     case 'watching':
-      return `${at} • watching ${count(news.folders, 'folder', 'folders')} (debounce ${news.debounceMs} ms); save a source to build`;
+      return `${at} • watching ${count(news.folders.length, 'folder', 'folders')}${folderNames(news.folders, news.from)} (debounce ${news.debounceMs} ms); save a source to build`;
   }
 }
+
+/** The first folders watched, relative to `from`, and how many more: the user sees whether the watch took the right ones. */
+function folderNames(folders: readonly string[], from: string): string {
+  const shown = folders.slice(0, WATCHED_NAMED).map((folder) => visible(path.relative(from, folder) || '.'));
+  const more = folders.length - shown.length;
+  return shown.length === 0 ? '' : `: ${shown.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
+
+/** How many watched folders the start line names. */
+const WATCHED_NAMED = 4;
 
 /** The words of a cycle that is the proof in an app that came back. */
 function backIn(returned: string): string {

@@ -114,7 +114,8 @@ export class WatchCycles {
     this.news({
       kind: 'watching',
       at: host.clock.date(),
-      folders: sources.roots.length,
+      folders: sources.roots,
+      from: host.cwd,
       debounceMs: this.setup.options.debounceMs ?? DEFAULT_DEBOUNCE_MS,
     });
     const outcome = await ended;

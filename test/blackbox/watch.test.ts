@@ -36,6 +36,10 @@ describe('reclazz-build watch', () => {
     const agent = await agentFor(p, agents, { portFile: p.portFile });
     const w = watch(p);
     await w.watching();
+    // The start line names the folders it watches, so a wrong guess is seen at once.
+    expect(w.json.find((j) => j.type === 'news' && j.news === 'watching')?.line).toMatch(
+      /• watching 1 folder: src\/main\/java \(debounce \d+ ms\)/,
+    );
     editSource(p, 'com.acme.Greeter', 'greeter-v2');
     await w.cyclesEnded(1);
     editSource(p, 'com.acme.Greeter', 'greeter-v3 ERROR');

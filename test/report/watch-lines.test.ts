@@ -68,8 +68,12 @@ describe('cycle lines', () => {
     expect(newsLine({ kind: 'new-app-session', at, pid: 4343, restarted: true })).toBe(
       "12:04:29 • new app session (pid 4343): the app restarted for the last build's change (its line above says what was proven there); watching its new JVM",
     );
-    expect(newsLine({ kind: 'watching', at, folders: 6, debounceMs: 300 })).toBe(
-      '12:04:29 • watching 6 folders (debounce 300 ms); save a source to build',
+    const modules = ['a', 'b', 'c', 'd', 'e', 'f'].map((m) => `/p/${m}/src/main/java`);
+    expect(newsLine({ kind: 'watching', at, folders: modules, from: '/p', debounceMs: 300 })).toBe(
+      '12:04:29 • watching 6 folders: a/src/main/java, b/src/main/java, c/src/main/java, d/src/main/java and 2 more (debounce 300 ms); save a source to build',
+    );
+    expect(newsLine({ kind: 'watching', at, folders: ['/p/src/main/java'], from: '/p', debounceMs: 300 })).toBe(
+      '12:04:29 • watching 1 folder: src/main/java (debounce 300 ms); save a source to build',
     );
   });
 
@@ -119,7 +123,7 @@ function allLines() {
     { kind: 'new-app-session', at, pid: 1, restarted: true },
     { kind: 'agent-found', at, source: '/p/.reclazz/agent.port' },
     { kind: 'agent-stopped', at, source: '/p/.reclazz/agent.port' },
-    { kind: 'watching', at, folders: 1, debounceMs: 0 },
+    { kind: 'watching', at, folders: ['/p/src'], from: '/p', debounceMs: 0 },
   ];
   return { starts, ends: ends.map(cycleEndLine), news: news.map(newsLine) };
 }
