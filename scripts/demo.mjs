@@ -86,4 +86,12 @@ await agent.stop();
 fs.rmSync(work, { recursive: true, force: true });
 const total = ((performance.now() - started) / 1000).toFixed(1);
 say(`demo done in ${total} s: exit statuses ${first}, ${second}, ${third}, ${fourth} (expected 0, 1, 0, 0)`);
-process.exit(first === 0 && second !== 0 && third === 0 && fourth === 0 ? 0 : 1);
+const passed = first === 0 && second !== 0 && third === 0 && fourth === 0;
+if (passed) {
+  console.log(
+    'next: your own app. Install reclazz-build (README.md#install), start the app with the reclazz agent ' +
+      '(README.md#connect-your-app), then build through it while the app runs: reclazz-build mvn compile, ' +
+      'reclazz-build gradle classes, or reclazz-build -- <your build command>.',
+  );
+}
+process.exit(passed ? 0 : 1);
