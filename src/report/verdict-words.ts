@@ -71,7 +71,7 @@ function readWords(why: Exclude<VerdictWhy, { kind: RoundKind }>, agent: string)
     case 'kept-unseen':
       return 'rewritten with the bytes known live: no reload attempt since (the agent skips identical bytes)';
     case 'rewritten':
-      return 'the class file changed again after it was checked (written, or only its mode or times changed: its change time moved, which is all that is watched): run again';
+      return 'the class file changed again after it was checked (its change time moved: written again, or only its mode or times changed): run again';
     case 'not-live':
       return unseenWords(why.why, why.rechecked);
     case 'not-watched':
