@@ -6,8 +6,10 @@
  * `import()` (cli/main.ts: the build, the watch; cli/commands.ts: the subcommands' work;
  * tool/proc.ts: the process reader of this machine's platform) when that import runs. So a build
  * evaluates the entry's static graph, cli/build.ts's and this platform's process reader's, not what
- * only a restart loads (session/group.ts: session/restart.ts); a watch also what it loads when one
- * of its apps goes away (session/away.ts). The MCP server is a bundle of its own (dist/mcp.cjs), outside this graph.
+ * only a restart loads (session/group.ts: session/restart.ts). A watch also evaluates its detection
+ * from hints (session/detect.ts: classes/hinted.ts) and, once one of its apps goes away, what
+ * session/group.ts loads then (session/away.ts). The MCP server is a bundle of its own
+ * (dist/mcp.cjs), outside this graph.
  *
  *   node scripts/modules.mjs [--list build|watch|subcommand|help]
  */
@@ -22,7 +24,7 @@ const PROC = { linux: 'src/tool/proc-linux.ts', darwin: 'src/tool/proc-darwin.ts
 const RUNS = {
   help: [],
   build: ['src/cli/build.ts', PROC],
-  watch: ['src/cli/watch.ts', PROC, 'src/session/away.ts'],
+  watch: ['src/cli/watch.ts', PROC, 'src/session/away.ts', 'src/classes/hinted.ts'],
   subcommand: ['src/cli/actions.ts', PROC],
 };
 
