@@ -4,12 +4,15 @@
  * gets its own group, to which SIGINT and SIGTERM are forwarded. A child still running 5 s after the
  * signal is killed; if we exit while it runs (a second Ctrl-C), its own group is killed on the way out
  * (a shared one gets the Ctrl-C, and execa's cleanup). A build is over only when the rest of its
- * processes are too (build-group.ts).
+ * processes are too (build-group.ts). A failed build's `--json` result carries the last lines it
+ * wrote (`build.output`, {@link OutputTail}), so that a script or a coding agent sees the
+ * compiler's errors without the log.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
 import { execa } from 'execa';
 import which from 'which';
@@ -18,7 +21,6 @@ import { awaitBuildProcesses, awaitDetached, BUILD_RUN_ENV, buildScope, type Bui
 import type { ProcHost } from './proc.js';
 import { describeCommand, type BuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
-import { OutputTail } from './output-tail.js';
 
 /** How long a signalled build may take to stop before it is killed, in ms. */
 const KILL_AFTER_MS = 5000;
@@ -224,4 +226,47 @@ function signalChild(control: ProcessControl, pid: number, group: boolean, signa
 export function exitStatus(exitCode: number | undefined, signal: string | undefined): number {
   const signalNumber = signal === undefined ? undefined : (os.constants.signals as Record<string, number | undefined>)[signal];
   return exitCode ?? (signalNumber === undefined ? 1 : 128 + signalNumber);
+}
+
+/** At most this many lines are kept: the end of a failed build is where its errors are summed up. */
+const TAIL_LINES = 40;
+/** A longer line is cut to this many characters and an ellipsis. */
+const LINE_CHARS = 300;
+
+/** Terminal control sequences (colours, cursor moves) and other control characters but tab: noise outside a terminal. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]|[\x00-\x08\x0b-\x1f\x7f]/g;
+
+/**
+ * Keeps the last {@link TAIL_LINES} lines of one or more streams, in the order their lines
+ * end; each stream's partial line stays its own until its newline (or the end).
+ * @internal for its tests (the rest of the code reads a build's `output`)
+ */
+export class OutputTail {
+  private readonly lines: string[] = [];
+  private readonly partial = new Map<object, { decoder: StringDecoder; text: string }>();
+
+  /** Adds a chunk of `stream`'s bytes. */
+  push(stream: object, chunk: Buffer | string): void {
+    let state = this.partial.get(stream);
+    if (state === undefined) this.partial.set(stream, (state = { decoder: new StringDecoder('utf8'), text: '' }));
+    const pieces = (state.text + (typeof chunk === 'string' ? chunk : state.decoder.write(chunk))).split('\n');
+    // Only the unfinished line is held, bounded: a line that never ends cannot grow the memory.
+    state.text = pieces.pop()!.slice(0, LINE_CHARS * 4);
+    for (const piece of pieces) this.add(piece);
+  }
+
+  /** The lines kept, oldest first, each stream's unfinished line last; control sequences removed. */
+  end(): string[] {
+    for (const state of this.partial.values()) if (state.text !== '') this.add(state.text);
+    this.partial.clear();
+    return [...this.lines];
+  }
+
+  private add(raw: string): void {
+    // A progress line redraws itself after a carriage return: its last state is what was seen.
+    const text = (raw.endsWith('\r') ? raw.slice(0, -1) : raw).split('\r').at(-1)!.replace(CONTROL, '').trimEnd();
+    this.lines.push(text.length > LINE_CHARS ? `${text.slice(0, LINE_CHARS)}…` : text);
+    if (this.lines.length > TAIL_LINES) this.lines.shift();
+  }
 }
