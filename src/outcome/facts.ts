@@ -63,7 +63,7 @@ export interface BuildRun {
    * that called setsid): not stopped, and they may still write class files (tool/build-group.ts).
    */
   detached?: LeftProcess[];
-  /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/spawn.ts). */
+  /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/build.ts). */
   output?: string[];
 }
 
