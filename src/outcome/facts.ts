@@ -362,7 +362,7 @@ export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionI
 export type HoldLeft = 'none' | 'held' | 'unknown';
 
 /**
- * What a session waits for before the agent is usable (agent/await-agent.ts): a port file to
+ * What a session waits for before the agent is usable (agent/handshake.ts): a port file to
  * appear, its port to answer, a free client slot, the agent to finish starting.
  */
 export type AgentWait =
