@@ -87,7 +87,7 @@ async function bundle() {
 
   await build(CLI_BUNDLE);
 
-  // `reclazz-build mcp`'s server and the MCP SDK, on their own: cli/mcp.ts requires this file only when
+  // `reclazz-build mcp`'s server and the MCP SDK, on their own: cli/commands.ts `addMcp` requires this file only when
   // that subcommand runs, so a build's start-up neither reads nor compiles it.
   await build({
     entryPoints: ['src/mcp/main.ts'],

@@ -3,9 +3,13 @@
  * (src/) and its dependencies', from the module graph of the CLI bundle (scripts/bundle.mjs).
  *
  * A bundle evaluates, at start, every module its entry imports statically, and a module behind an
- * `import()` (cli/main.ts: the build, the watch; cli/commands.ts: the subcommands' work) when that
- * import runs. So a build evaluates the entry's static graph and cli/build.ts's. The MCP server is
- * a bundle of its own (dist/mcp.cjs), outside this graph.
+ * `import()` (cli/main.ts: the build, the watch; cli/commands.ts: the subcommands' work;
+ * tool/proc.ts: the process reader of this machine's platform) when that import runs. So a build
+ * evaluates the entry's static graph, cli/build.ts's and this platform's process reader's, not what
+ * only a restart loads (session/group.ts: session/restart.ts). A watch also evaluates its detection
+ * from hints (session/detect.ts: classes/hinted.ts) and, once one of its apps goes away, what
+ * session/group.ts loads then (session/away.ts). The MCP server is a bundle of its own
+ * (dist/mcp.cjs), outside this graph.
  *
  *   node scripts/modules.mjs [--list build|watch|subcommand|help]
  */
@@ -13,12 +17,15 @@ import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { CLI_BUNDLE } from './bundle.mjs';
 
+/** The process reader tool/proc.ts loads on this platform (none elsewhere). */
+const PROC = { linux: 'src/tool/proc-linux.ts', darwin: 'src/tool/proc-darwin.ts', win32: 'src/tool/proc-windows.ts' }[process.platform];
+
 /** Each run and the modules behind `import()` that it takes. */
 const RUNS = {
   help: [],
-  build: ['src/cli/build.ts'],
-  watch: ['src/cli/watch.ts'],
-  subcommand: ['src/cli/actions.ts'],
+  build: ['src/cli/build.ts', PROC],
+  watch: ['src/cli/watch.ts', PROC, 'src/session/away.ts', 'src/classes/hinted.ts'],
+  subcommand: ['src/cli/actions.ts', PROC],
 };
 
 const { values } = parseArgs({ options: { list: { type: 'string' } } });

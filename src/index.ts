@@ -66,7 +66,7 @@ export type {
   JsonAction,
 } from './outcome/result.js';
 export { describeOutcome } from './report/words.js';
-export { describeResult } from './report/result-words.js';
+export { describeResult } from './report/words.js';
 export { verdictWords } from './report/verdict-words.js';
 export { warningWords, waitingWords } from './report/step-words.js';
 export { discoverAgent, discoverAgents, type AgentLocation, type Discovery, type Discoveries } from './agent/discover.js';

@@ -17,7 +17,7 @@ import { runSafeBuild, type RunEvent } from '../src/index.js';
 import { localHost, type ProcHost } from '../src/tool/proc.js';
 import { appStartsLater } from './support/agents.js';
 import { tempDir, writeClass } from './support/cli.js';
-import { describeResult } from '../src/report/result-words.js';
+import { describeResult } from '../src/report/words.js';
 
 const agents: FakeAgent[] = [];
 afterEach(async () => {

@@ -143,10 +143,20 @@ export function watchCoverage(dirs: readonly string[], view: AgentView): DirCove
  * True when the agent's app loads classes from the class output directory `dir`: it is one of
  * the directories on its JVM's class path (as it is, or with symbolic links resolved). A folder
  * around or inside one is not: its classes would have other binary names.
+ * @internal for its tests (the rest of the code asks {@link runsFrom})
  */
 export function onClassPath(view: AgentView, dir: string): boolean {
   const real = realOf(dir);
   return view.classPath.some((entry) => entry.local === dir || entry.real === real);
+}
+
+/**
+ * True when the app of `view` runs the class output directory `dir`: its agent watches it or may
+ * (what it watches is not all known), or it is on its JVM's class path. When the class path cannot
+ * be read here, that is what its agent watches alone.
+ */
+export function runsFrom(view: AgentView, dir: string): boolean {
+  return watchCoverage([dir], view)[0]!.watched !== false || onClassPath(view, dir);
 }
 
 /**

@@ -9,8 +9,7 @@ import { afterToolWords, closestName, collect, integer, pathMap, token } from '.
 import type { ToolKind } from '../outcome/facts.js';
 import type { CliOptions } from './build.js';
 import type { WatchFlags } from './watch.js';
-import { addAgentCommands, type CommandHost } from './commands.js';
-import { addMcp } from './mcp.js';
+import { addAgentCommands, addMcp, type CommandHost } from './commands.js';
 import { EXIT_NOT_SAFE, EXIT_SIGNALLED, EXIT_USAGE } from '../outcome/exit.js';
 import { exitHelp, ownOptionAfterToolText, unknownToolText } from '../report/shortfall-words.js';
 import { errorText, interruptedAgainText } from '../report/step-words.js';

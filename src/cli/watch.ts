@@ -8,7 +8,7 @@ import { LIVE_VERDICTS, type ToolKind } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import { HumanReporter } from '../report/human.js';
 import { eventToJson, jsonLine, resultToJson, wordsOf } from '../report/json.js';
-import { describeResult } from '../report/result-words.js';
+import { describeResult } from '../report/words.js';
 import { verdictWords } from '../report/verdict-words.js';
 import { paletteFor, visible } from '../report/palette.js';
 import { cycleEndLine, cycleStartLine, endLineOf, newsLine } from '../report/watch-lines.js';

@@ -1,6 +1,6 @@
 /**
  * `reclazz-build mcp`: a Model Context Protocol server on stdio (the official SDK), bundled on its
- * own into dist/mcp.cjs and loaded only by this subcommand (cli/mcp.ts), so a build's start-up
+ * own into dist/mcp.cjs and loaded only by this subcommand (cli/commands.ts `addMcp`), so a build's start-up
  * never reads it. stdout carries JSON-RPC only; the log (each call's human report and its build's
  * output) goes to stderr. Like cli/, a face of its own: it touches the process (its streams, its
  * environment) and runs the command line as one child process per call (child.ts says why).

@@ -63,7 +63,7 @@ export interface BuildRun {
    * that called setsid): not stopped, and they may still write class files (tool/build-group.ts).
    */
   detached?: LeftProcess[];
-  /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/output-tail.ts). */
+  /** The last lines it wrote (at most 40, control sequences removed), when they were kept (tool/build.ts). */
   output?: string[];
 }
 
@@ -368,7 +368,7 @@ export type AgentAfterLoss = { kind: 'gone' } | { kind: 'same-session'; sessionI
 export type HoldLeft = 'none' | 'held' | 'unknown';
 
 /**
- * What a session waits for before the agent is usable (agent/await-agent.ts): a port file to
+ * What a session waits for before the agent is usable (agent/handshake.ts): a port file to
  * appear, its port to answer, a free client slot, the agent to finish starting.
  */
 export type AgentWait =

@@ -1,6 +1,6 @@
 /**
  * Results: an outcome with its exit status and the facts of the command that ended with it, no
- * words (report/result-words.ts `describeResult` makes them). {@link buildResult} is the one place
+ * words (report/words.ts `describeResult` makes them). {@link buildResult} is the one place
  * a result is made.
  */
 import type {

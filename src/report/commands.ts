@@ -6,7 +6,7 @@
 import type { AgentEndpoint, ReloadState } from '../outcome/facts.js';
 import type { CommandResult, DoctorResult, ReloadResult } from '../outcome/result.js';
 import { levelColour, type Palette, visible, visibleFacts } from './palette.js';
-import { describeResult } from './result-words.js';
+import { describeResult } from './words.js';
 
 const PREFIX = 'reclazz-build:';
 

@@ -9,7 +9,7 @@ import type { RunEvent } from '../outcome/events.js';
 import type { RunResult } from '../outcome/result.js';
 import { levelColour, LiveLine, palette, type Palette, visible, visibleFacts } from './palette.js';
 import { LOADS_ON_FIRST_USE, verdictWords } from './verdict-words.js';
-import { describeResult } from './result-words.js';
+import { describeResult } from './words.js';
 import { waitingWords, warningWords } from './step-words.js';
 
 /** Lists at most this many classes by name in the report; the rest are counted. */

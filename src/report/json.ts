@@ -7,7 +7,7 @@ import type { RunEvent } from '../outcome/events.js';
 import type { Outcome, UsageProblem } from '../outcome/outcome.js';
 import { buildResult, buildRunResult, type CommandResult, type JsonAction, type ResultBase, type RunResult } from '../outcome/result.js';
 import { terminalSafeJson } from './palette.js';
-import { describeResult } from './result-words.js';
+import { describeResult } from './words.js';
 import { LOADS_ON_FIRST_USE, verdictWords } from './verdict-words.js';
 import { waitingWords, warningWords } from './step-words.js';
 import type { classLineSchema, runResultLineSchema } from './schema.js';
@@ -113,7 +113,7 @@ function resultFields(result: Omit<RunResult, 'agents'>, classes: JsonClass[]): 
   };
 }
 
-/** A result line's `message` and `hint` (null when there is nothing to do): its words (result-words.ts). */
+/** A result line's `message` and `hint` (null when there is nothing to do): its words (words.ts `describeResult`). */
 export function wordsOf(result: Parameters<typeof describeResult>[0]): { message: string; hint: string | null } {
   const { message, hint } = describeResult(result);
   return { message, hint: hint ?? null };

@@ -1,13 +1,26 @@
 /**
  * The words of a restart for a change that needed one (session/group.ts): what the run says
- * before it restarts the app or waits for it, what it waits for, and how the restart ended; and of
- * a watch's app whose agent went away (session/away.ts) and came back.
+ * before it restarts the app or waits for it, what it waits for, and how the restart ended; of
+ * a watch's app whose agent went away (session/away.ts) and came back; and why an app's JVM start
+ * is unknown, which a restarted app's verdict and a build's warning (step-words.ts) both say.
  */
+import type { AppStartUnknown } from '../outcome/facts.js';
 import type { Proof, RestartFailure, Shortfall } from '../outcome/outcome.js';
 import type { Words } from '../outcome/result.js';
-import { appStartWhy } from './app-start-words.js';
 import { jarRunWords } from './done-words.js';
 import { visible } from './palette.js';
+
+/** Why the app's start time is unknown, as the start of a sentence. */
+export function appStartWhy(why: AppStartUnknown): string {
+  switch (why.kind) {
+    case 'no-pid':
+      return `the agent reports no process id for the app (pid ${JSON.stringify(why.pid)})`;
+    case 'not-visible':
+      return `the app's process ${why.pid} is not visible here (a container or another host?)`;
+    case 'elsewhere':
+      return `process ${why.pid} here runs in ${why.cwd ?? 'a folder that cannot be read'}, not in the agent's working directory ${why.workingDirectory} (a container or another host?)`;
+  }
+}
 
 /**
  * What a run waits for while the app restarts (`waiting` events' `what`); `goneFile`: the app's port

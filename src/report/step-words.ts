@@ -4,10 +4,9 @@
  * renderers show them as they are: every fact put into a warning is made visible first.
  */
 import type { ErrorFact, Waiting, Warning } from '../outcome/events.js';
-import { appStartWhy } from './app-start-words.js';
 import { jarRunWarning } from './done-words.js';
 import { visible, visibleFacts } from './palette.js';
-import { portFileLostText, waitingForRestart } from './restart-words.js';
+import { appStartWhy, portFileLostText, waitingForRestart } from './restart-words.js';
 import { describeOutcome, noClassDirs, shortCommand } from './words.js';
 
 type WaitingOf<K extends Waiting['kind']> = Extract<Waiting, { kind: K }>;

@@ -9,8 +9,7 @@ import { LIVE_VERDICTS } from '../outcome/facts.js';
 import type { RunResult } from '../outcome/result.js';
 import type { CycleEnd, WatchNews } from '../outcome/watch.js';
 import { visible } from './palette.js';
-import { describeResult } from './result-words.js';
-import { describeOutcome } from './words.js';
+import { describeOutcome, describeResult } from './words.js';
 
 const SGR = '(?:\\u001b\\[[0-9;]*m)*';
 const CLOCK = `^${SGR}\\d\\d:\\d\\d:\\d\\d${SGR} ${SGR}`;

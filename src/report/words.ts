@@ -1,22 +1,77 @@
 /**
  * Every sentence a user reads about how a command ended, and its `next:` hint, keyed by reason
  * (modelled on wireit's `default-logger.ts`). Facts are made visible (palette.ts) before they
- * go into a sentence, so the words are safe to show as they are.
+ * go into a sentence, so the words are safe to show as they are. A result (outcome/result.ts)
+ * carries facts only: {@link describeResult} makes its words from its outcome's, and with several
+ * agents says which agent's they are; the terminal, the JSON `result` line and the library's
+ * callers all read them from here.
  */
 import type { InterruptPoint, Outcome, OutcomeOf, Proof, Shortfall } from '../outcome/outcome.js';
 import type { BuildGroup, LockHolder } from '../outcome/facts.js';
-import type { Words } from '../outcome/result.js';
+import { decidingAgent, type ResultBase, type RunResult, type Words } from '../outcome/result.js';
 import { describeAgentAfterLoss, describeAgentOutcome, reloadUncertain } from './agent-words.js';
 import { agentShortfallWords, notWatchedWords } from './shortfall-words.js';
 import { appGoneWords, restartedProofWords, restartFailedWords } from './restart-words.js';
 import { describeDone } from './done-words.js';
 import { describePortFault, describeUsage } from './input-words.js';
-import { visibleFacts } from './palette.js';
+import { visible, visibleFacts } from './palette.js';
 import { WRITTEN_OUTSIDE } from './verdict-words.js';
 
 /** The words for `outcome`: text to show as it is (every fact in it is made visible first). */
 export function describeOutcome(outcome: Outcome): Words {
   return describe(visibleFacts(outcome));
+}
+
+/** What {@link describeResult} reads of a result: its outcome, and for a build or `verify` its parts with several agents. */
+type Described = ResultBase & Partial<Pick<RunResult, 'agents' | 'among' | 'ofAgent'>>;
+
+/**
+ * The words of `result`: one plain sentence and, when there is something to do, what to do next.
+ * With several agents: every agent proven, or how many were and the deciding agent's words
+ * (`agents`); which agent refused among which (`among`); whose own result it is (`ofAgent`).
+ */
+export function describeResult(result: Described): Words {
+  if (result.agents !== undefined) return describeAgents(result.agents);
+  let words = describeOutcome(result.outcome);
+  if (result.among !== undefined) words = describeAmong(result.among.source, result.among.sources, words);
+  if (result.ofAgent !== undefined) words = describeOneOf(result.ofAgent, words);
+  return words;
+}
+
+/**
+ * The words for a run over several agents (each agent's own words are its result's): all of
+ * them proven, or how many were and the deciding one's words (outcome/result.ts `decidingAgent`); its next step either way.
+ */
+function describeAgents(agents: NonNullable<RunResult['agents']>): Words {
+  const proven = agents.filter((a) => a.provenLive && a.exitCode === 0).length;
+  const deciding = decidingAgent(agents);
+  const own = describeResult(deciding);
+  const hint = own.hint === undefined ? {} : { hint: own.hint };
+  if (proven === agents.length) {
+    const names = agents.map((a) => visible(a.agentSource));
+    return { message: `every one of the ${agents.length} agents proved its classes live (${names.join(', ')})`, ...hint };
+  }
+  return {
+    message: `${proven} of ${agents.length} agents proved their classes live; the agent of ${visible(deciding.agentSource)}: ${own.message}`,
+    ...hint,
+  };
+}
+
+/**
+ * The words of a refusal by one of several agents (`words` are its own): which one, every port
+ * file found, and how to leave some out.
+ */
+function describeAmong(source: string, sources: readonly string[], words: Words): Words {
+  const all = sources.map((s) => `  ${visible(s)}`).join('\n');
+  return {
+    message: `${words.message}\n(the agent of ${visible(source)}; this run found ${sources.length} agents:\n${all})`,
+    hint: `${words.hint === undefined ? '' : `${words.hint}; `}or build against some of them only: --port-file <path> for each`,
+  };
+}
+
+/** The words of one agent's own outcome in a run over several (a watch cycle that ended before its build): which agent, then its words. */
+function describeOneOf(source: string, words: Words): Words {
+  return { ...words, message: `the agent of ${visible(source)}: ${words.message}` };
 }
 
 function describe(outcome: Outcome): Words {

@@ -7,13 +7,13 @@
  * app is back.
  */
 import { baselineOf } from '../classes/baseline.js';
-import { jvmPathsOf, onClassPath, watchCoverage, type AgentView } from '../classes/coverage.js';
+import { jvmPathsOf, runsFrom } from '../classes/coverage.js';
 import { verdictOf } from '../classes/evidence.js';
 import { afterBuildFacts } from '../classes/file-facts.js';
 import { detectChanges } from '../classes/snapshot.js';
 import type { AppStart, ClassVerdict } from '../outcome/facts.js';
 import type { Outcome } from '../outcome/outcome.js';
-import type { RunResult } from '../outcome/result.js';
+import type { AgentRunResult, RunResult } from '../outcome/result.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { classDirsOf } from './cycle.js';
 import { type BuildSession, type CycleOptions, runResult } from './options.js';
@@ -30,17 +30,8 @@ export interface AwayApp {
 }
 
 /**
- * True when the app of `view` runs the class output directory `dir`: its agent watches it or may
- * (what it watches is not all known), or it is on its JVM's class path. When the class path cannot
- * be read here, that is what its agent watches alone.
- */
-export function runsFrom(view: AgentView, dir: string): boolean {
-  return watchCoverage([dir], view)[0]!.watched !== false || onClassPath(view, dir);
-}
-
-/**
  * The class output directories found for `session`'s app (as a cycle finds them, without its
- * warnings) that it runs ({@link runsFrom}).
+ * warnings) that it runs (coverage.ts `runsFrom`).
  */
 export function dirsRunBy(session: BuildSession, command: BuildCommand, options: CycleOptions): string[] {
   const found = classDirsOf({ session, command, options }, false).now();
@@ -90,4 +81,20 @@ export function awayPart(app: AwayApp, owed: ClassVerdict[], command: BuildComma
   };
   const context = { session: { agent: session.agent }, command, startedMs, now: () => session.host.clock.now() };
   return runResult(context, outcome, { verdicts: owed });
+}
+
+/** The parts of the apps whose agent is gone (`away`) in a cycle that started at `startedMs`, each naming its source: those that owe classes. */
+export async function awayParts(
+  away: readonly AwayApp[],
+  command: BuildCommand,
+  options: CycleOptions,
+  startedMs: number,
+): Promise<AgentRunResult[]> {
+  const parts: AgentRunResult[] = [];
+  for (const app of away) {
+    const owed = await owedBy(app, dirsRunBy(app.session, command, options));
+    const part = awayPart(app, owed, command, startedMs);
+    if (part !== undefined) parts.push({ ...part, agentSource: app.session.location.source });
+  }
+  return parts;
 }

@@ -14,7 +14,6 @@ import { isDescriptorClassName } from '../agent/protocol.js';
 import { type ClassIndex, sameStampAsRow } from '../classes/columns.js';
 import { COARSE_CLOCK_MS, noticeMs, verdictOf } from '../classes/evidence.js';
 import { type JvmPaths, Placement } from '../classes/placement.js';
-import { detectInFolders } from '../classes/hinted.js';
 import { jarRunOf } from '../classes/jar-run.js';
 import { detectChanges, type Detection } from '../classes/snapshot.js';
 import { afterBuildFacts, type FileFacts } from '../classes/file-facts.js';
@@ -78,8 +77,11 @@ export async function checkChanges(cycle: Cycle, build: BuildRun, before: Before
     resourcesSinceMs: before.holdAtMs - COARSE_CLOCK_MS,
     watched: jvmPathsOf(session.view, session.checkout).watched,
   };
+  // Detection from the watch's hints (classes/hinted.ts) is a watch's alone: a build never loads it.
   const detected =
-    folders === undefined ? await detectChanges(before.baseline, dirs, scan) : await detectInFolders(before.baseline, dirs, folders, scan);
+    folders === undefined
+      ? await detectChanges(before.baseline, dirs, scan)
+      : await (await import('../classes/hinted.js')).detectInFolders(before.baseline, dirs, folders, scan);
   if (detected.unreadable.length > 0) warn({ kind: 'unreadable', files: detected.unreadable });
   if (detected.unreadableDirs.length > 0) warn({ kind: 'unreadable-folders', folders: detected.unreadableDirs });
   // The next cycle's record: every row with the evidence this cycle found for it (proof.ts records what the answers gave).

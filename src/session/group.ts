@@ -6,7 +6,7 @@
  * proves it the same way in a watch's app that came back.
  */
 import { restartRequiredBy } from '../agent/reports.js';
-import { type AgentView, jvmPathsOf, watchCoverage } from '../classes/coverage.js';
+import { type AgentView, jvmPathsOf, runsFrom, watchCoverage } from '../classes/coverage.js';
 import { jarRunOf } from '../classes/jar-run.js';
 import { saveReleased } from '../hold/owner.js';
 import { signalOf } from '../outcome/exit.js';
@@ -18,7 +18,7 @@ import { findAppStart } from '../tool/proc.js';
 import type { BuildCommand } from '../tool/resolve.js';
 import { afterBuild, beforeBuild, cycleOf, endWithError, finish, interruptedBeforeBuild, type Ready, takeHold } from './cycle.js';
 import { proveInNewJvm } from './proof.js';
-import { type AwayApp, awayPart, dirsRunBy, owedBy, runsFrom } from './away.js';
+import type { AwayApp } from './away.js';
 import {
   type BuildSession,
   closeSession,
@@ -32,7 +32,7 @@ import {
 } from './options.js';
 import { spawnBuild } from '../tool/build.js';
 import { checkClassIndexWritable } from '../state/store.js';
-import { awaitNewSession, type Back, notBackFailure, restartLogOf, type RestartRun, sayIfPortFileLost, startRestart } from './restart.js';
+import type { Back, RestartRun } from './restart.js';
 
 /** Open sessions of one run, in the order their holds are taken, and where the run's own events go. */
 export interface SessionGroup<S extends Session = Session> {
@@ -99,7 +99,9 @@ export async function runCycles(
       true,
     );
     const results = await Promise.all(cycles.map((cycle, i) => afterBuild(cycle, build, readies[i]!)));
-    return combine(results, await awayParts(away, command, options, startedMs));
+    // The apps whose agent is gone are a watch's (session/away.ts, loaded only then), never a build's.
+    const gone = away.length === 0 ? [] : await (await import('./away.js')).awayParts(away, command, options, startedMs);
+    return combine(results, gone);
   } catch (error) {
     return combine(await Promise.all(cycles.map((cycle) => endWithError(cycle, error))));
   }
@@ -111,7 +113,7 @@ export async function closeSessions(group: Pick<SessionGroup, 'sessions'>): Prom
 }
 
 /**
- * Of `dirs`, those `session`'s agent checks: the ones its app runs (away.ts `runsFrom`: it watches or may watch them,
+ * Of `dirs`, those `session`'s agent checks: the ones its app runs (coverage.ts `runsFrom`: it watches or may watch them,
  * or they are on its JVM's class path though unwatched: its app runs their old code, whatever another agent
  * proves there), and the ones no agent of `views` (the apps in view, a gone one's too) watches (each
  * names them not watched).
@@ -129,22 +131,6 @@ function tellClassPathUnknown(session: BuildSession): void {
   if (session.view.classPath.length > 0 || session.classPathTold === true) return;
   session.classPathTold = true;
   session.emit({ type: 'warning', kind: 'class-path-unknown' });
-}
-
-/** The parts of the apps whose agent is gone, each naming its source: those that owe classes (session/away.ts). */
-async function awayParts(
-  away: readonly AwayApp[],
-  command: BuildCommand,
-  options: CycleOptions,
-  startedMs: number,
-): Promise<AgentRunResult[]> {
-  const parts: AgentRunResult[] = [];
-  for (const app of away) {
-    const owed = await owedBy(app, dirsRunBy(app.session, command, options));
-    const part = awayPart(app, owed, command, startedMs);
-    if (part !== undefined) parts.push({ ...part, agentSource: app.session.location.source });
-  }
-  return parts;
 }
 
 /**
@@ -262,6 +248,8 @@ export async function restartIfNeeded(result: RunResult, place: RestartPlace): P
   const timeoutMs = options.restartTimeoutMs ?? DEFAULTS.restartTimeoutMs;
   const command = options.restartCommand ?? null;
   const first = group.sessions[0]!;
+  // Loaded only for a restart: a build that needs none never reads it.
+  const { awaitNewSession, notBackFailure, restartLogOf, sayIfPortFileLost, startRestart } = await import('./restart.js');
   const log = command === null ? null : restartLogOf(first);
   place.restarting?.(restarting.map((p) => p.session));
   // A class several apps need a restart for is one class.
@@ -456,6 +444,7 @@ export async function proveReturn(
 ): Promise<RunResult | undefined> {
   const { host } = session;
   const startedMs = host.clock.now();
+  const { awayPart, dirsRunBy, owedBy } = await import('./away.js');
   const owed = await owedBy(away, dirsRunBy(session, command, options));
   const result = awayPart(away, owed, command, startedMs);
   if (result === undefined) return undefined;

@@ -2,11 +2,20 @@
  * Opening sessions: discover the agent (or every agent, for a build), take the checkout's run lock (a
  * session that builds), then per agent connect, ask DOCTOR, check what the session needs and choose the
  * owner token. The first refusal ends the opening. An agent not there or not ready yet is waited out
- * first (agent/await-agent.ts).
+ * first (agent/handshake.ts).
  */
-import { checkAgentWaiting, connectWaiting, findWaiting, type OnAgentWait } from '../agent/await-agent.js';
 import type { AgentLocation } from '../agent/discover.js';
-import { type AgentTarget, findAgent, findAgents, type Requirements, type Step } from '../agent/handshake.js';
+import {
+  type AgentTarget,
+  checkAgentWaiting,
+  connectWaiting,
+  findAgent,
+  findAgents,
+  findWaiting,
+  type OnAgentWait,
+  type Requirements,
+  type Step,
+} from '../agent/handshake.js';
 import { agentView } from '../classes/coverage.js';
 import { agentWatchOf, notOurs, otherPortFiles, whoseAgent } from './identity.js';
 import {

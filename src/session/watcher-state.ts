@@ -2,7 +2,7 @@
  * The agent's file watcher as a build meets it (agent watcher/FileWatcher.java): not running is said
  * before the hold, and a watcher still starting is waited for before BUILD ok, the build held meanwhile.
  */
-import { awaitWatcher } from '../agent/await-agent.js';
+import { awaitWatcher } from '../agent/handshake.js';
 import { askDoctor } from '../agent/requests.js';
 import { agentView } from '../classes/coverage.js';
 import type { AgentWait, BuildRun } from '../outcome/facts.js';

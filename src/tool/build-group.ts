@@ -19,7 +19,6 @@ import {
   type ProcessInfo,
   type ProcHost,
 } from './proc.js';
-import { parseLinuxStat } from './proc-linux.js';
 import { pause } from '../util/wait.js';
 
 /** How long the rest of a build's processes may run after its command exits, in ms. */
@@ -78,6 +77,7 @@ export async function buildScope(
     return { scope: { kind: 'own', pgid: pid }, record };
   }
   if (host.platform !== 'linux') return undefined;
+  const { parseLinuxStat } = await import('./proc-linux.js');
   const self = parseLinuxStat(host.readText(`/proc/${spawn.self}/stat`));
   const pgid = self?.pgid;
   const start = pgid === undefined ? undefined : await processStartTime(pgid, host);

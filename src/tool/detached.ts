@@ -1,6 +1,6 @@
 /**
  * Running a command that may start the app and outlive this run (`--restart-command`). Unlike a
- * build (spawn.ts), it runs detached from the start: in a session of its own (setsid: no terminal,
+ * build (build.ts), it runs detached from the start: in a session of its own (setsid: no terminal,
  * so Ctrl-C at the terminal never reaches it; on Windows a hidden process without our console),
  * stdin from /dev/null, stdout and stderr appended to a log file, not a pipe to this process (the
  * app it starts keeps writing there after this process exits). Nothing of it is ever signalled,
@@ -10,7 +10,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
-import { exitStatus } from './spawn.js';
+import { exitStatus } from './build.js';
 
 /** How a detached command ended: its exit status (128+N for signal N) after `durationMs` ms. */
 interface DetachedExit {

@@ -8,13 +8,39 @@
  * `ProcHost` (default: this machine) lets tests replay recorded outputs.
  */
 import type { AppStart } from '../outcome/facts.js';
-import { darwinCommandLine, darwinCwd, darwinScan, darwinStartTime, darwinState } from './proc-darwin.js';
 import { isProcessId, localHost, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
-import { linuxCommandLine, linuxCwd, linuxScan, linuxStartTime, linuxState } from './proc-linux.js';
-import { windowsStartTime } from './proc-windows.js';
 import { realOf } from '../util/fs.js';
 
 export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo, type ProcHost, type StartTime } from './proc-host.js';
+
+/** What one platform's module reads of a process (each as {@link processStartTime} and the rest say); one it lacks is not visible there. */
+interface PlatformReader {
+  startTime(pid: number, host: ProcHost): Promise<StartTime | undefined>;
+  cwd?(pid: number, host: ProcHost): Promise<string | undefined> | string | undefined;
+  commandLine?(pid: number, host: ProcHost): Promise<CommandLine | undefined> | CommandLine | undefined;
+  state?(pid: number, host: ProcHost): Promise<string | undefined> | string | undefined;
+  scan?(host: ProcHost, keep: (info: { pgid: number; sid: number | undefined }) => boolean): Promise<ProcessInfo[] | undefined>;
+}
+
+/**
+ * The reader of `platform`'s processes, its module loaded when first asked: a run reads its own
+ * platform's, and never loads the others'. Undefined on a platform without one.
+ */
+async function readerOf(platform: string): Promise<PlatformReader | undefined> {
+  if (platform === 'linux') {
+    const { linuxStartTime, linuxCwd, linuxCommandLine, linuxState, linuxScan } = await import('./proc-linux.js');
+    return { startTime: linuxStartTime, cwd: linuxCwd, commandLine: linuxCommandLine, state: linuxState, scan: linuxScan };
+  }
+  if (platform === 'darwin') {
+    const { darwinStartTime, darwinCwd, darwinCommandLine, darwinState, darwinScan } = await import('./proc-darwin.js');
+    return { startTime: darwinStartTime, cwd: darwinCwd, commandLine: darwinCommandLine, state: darwinState, scan: darwinScan };
+  }
+  if (platform === 'win32') {
+    const { windowsStartTime } = await import('./proc-windows.js');
+    return { startTime: windowsStartTime };
+  }
+  return undefined;
+}
 
 /**
  * When process `pid` started, or undefined when it is not visible here (gone, another user's
@@ -24,10 +50,7 @@ export { localHost, startRange, startsMatch, type CommandLine, type ProcessInfo,
  */
 export async function processStartTime(pid: number, host: ProcHost = localHost): Promise<StartTime | undefined> {
   if (!isProcessId(pid)) return undefined;
-  if (host.platform === 'linux') return linuxStartTime(pid, host);
-  if (host.platform === 'darwin') return darwinStartTime(pid, host);
-  if (host.platform === 'win32') return windowsStartTime(pid, host);
-  return undefined;
+  return (await readerOf(host.platform))?.startTime(pid, host);
 }
 
 /**
@@ -37,9 +60,7 @@ export async function processStartTime(pid: number, host: ProcHost = localHost):
  */
 export async function processCwd(pid: number, host: ProcHost = localHost): Promise<string | undefined> {
   if (!isProcessId(pid)) return undefined;
-  if (host.platform === 'linux') return linuxCwd(pid, host);
-  if (host.platform === 'darwin') return darwinCwd(pid, host);
-  return undefined;
+  return (await readerOf(host.platform))?.cwd?.(pid, host);
 }
 
 /**
@@ -48,9 +69,7 @@ export async function processCwd(pid: number, host: ProcHost = localHost): Promi
  */
 export async function processCommandLine(pid: number, host: ProcHost = localHost): Promise<CommandLine | undefined> {
   if (!isProcessId(pid)) return undefined;
-  if (host.platform === 'linux') return linuxCommandLine(pid, host);
-  if (host.platform === 'darwin') return darwinCommandLine(pid, host);
-  return undefined;
+  return (await readerOf(host.platform))?.commandLine?.(pid, host);
 }
 
 /**
@@ -59,9 +78,7 @@ export async function processCommandLine(pid: number, host: ProcHost = localHost
  */
 export async function processStopped(pid: number, host: ProcHost = localHost): Promise<boolean | undefined> {
   if (!isProcessId(pid)) return undefined;
-  let state: string | undefined;
-  if (host.platform === 'linux') state = linuxState(pid, host);
-  else if (host.platform === 'darwin') state = await darwinState(pid, host);
+  const state = await (await readerOf(host.platform))?.state?.(pid, host);
   return state === undefined ? undefined : /^[Tt]/.test(state);
 }
 
@@ -72,15 +89,16 @@ export async function processStopped(pid: number, host: ProcHost = localHost): P
 export async function stillRuns(pid: number, start: StartTime, host: ProcHost = localHost): Promise<boolean> {
   const now = await processStartTime(pid, host);
   if (now === undefined || !startsMatch(now, start)) return false;
-  const state = host.platform === 'linux' ? linuxState(pid, host) : host.platform === 'darwin' ? await darwinState(pid, host) : undefined;
+  const state = await (await readerOf(host.platform))?.state?.(pid, host);
   return state === undefined || !/^[ZX]/.test(state);
 }
 
 /** Every visible process that passes `keep`, or undefined where no scan is possible. */
-function scan(host: ProcHost, keep: (info: { pgid: number; sid: number | undefined }) => boolean): Promise<ProcessInfo[] | undefined> {
-  if (host.platform === 'linux') return linuxScan(host, keep);
-  if (host.platform === 'darwin') return darwinScan(host, keep);
-  return Promise.resolve(undefined);
+async function scan(
+  host: ProcHost,
+  keep: (info: { pgid: number; sid: number | undefined }) => boolean,
+): Promise<ProcessInfo[] | undefined> {
+  return (await readerOf(host.platform))?.scan?.(host, keep);
 }
 
 /**
@@ -116,7 +134,7 @@ export async function processesCarrying(
   host: ProcHost = localHost,
 ): Promise<ProcessInfo[] | undefined> {
   if (host.platform !== 'linux') return undefined;
-  const young = await linuxScan(host, () => true);
+  const young = await scan(host, () => true);
   const entry = `${variable}=${value}`;
   return young?.filter(
     (info) =>

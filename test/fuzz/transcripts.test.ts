@@ -28,7 +28,7 @@ import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { hasStackTrace } from '../support/project.js';
 import { rawControlIn } from '../support/scratch.js';
 import { INJECTED_LINE, oracle, randomPlan, servePlan, taintedPlan, type Plan } from '../support/transcript-peer.js';
-import { describeResult } from '../../src/report/result-words.js';
+import { describeResult } from '../../src/report/words.js';
 
 const SEED = process.env.RECLAZZ_FUZZ_SEED !== undefined ? Number(process.env.RECLAZZ_FUZZ_SEED) : (Date.now() ^ (process.pid << 8)) >>> 0;
 const RUNS = Math.max(1000, Number(process.env.RECLAZZ_FUZZ_RUNS ?? 1000));

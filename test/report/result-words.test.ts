@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/outcome/outcome.js';
 import { buildRunResult, type AgentRunResult } from '../../src/outcome/result.js';
-import { describeResult } from '../../src/report/result-words.js';
-import { describeOutcome } from '../../src/report/words.js';
+import { describeOutcome, describeResult } from '../../src/report/words.js';
 
 const busy: Outcome = { reason: 'hold-busy', waitedMs: 30000 };
 const proven: Outcome = { reason: 'ok', proof: { kind: 'proven', applied: 1 } };

@@ -12,7 +12,7 @@ import { runCycle } from '../../src/session/group.js';
 import { openSession } from '../../src/session/open.js';
 import { useFakeAgents } from '../support/agents.js';
 import { tempDir, writeClass } from '../support/cli.js';
-import { describeResult } from '../../src/report/result-words.js';
+import { describeResult } from '../../src/report/words.js';
 
 const agentFor = useFakeAgents();
 

@@ -12,7 +12,7 @@ import { INDEX_FILE, stateFolderPath } from '../../src/state/folder.js';
 import type { RunResult } from '../../src/outcome/result.js';
 import { waitFor, sleep } from './wait.js';
 import { type App, bytesOf, CLASSES, type ClassKey, type FalseClaim, type Module, World, type WorldSpec } from './truth-world.js';
-import { describeResult } from '../../src/report/result-words.js';
+import { describeResult } from '../../src/report/words.js';
 
 /** A class file written (`v`: its version) or deleted, in a module's class output directory. */
 interface Edit {

@@ -1,6 +1,6 @@
-/** The last lines of a build's output (tool/output-tail.ts): per stream, bounded, as a reader of a log would see them. */
+/** The last lines of a build's output (tool/build.ts `OutputTail`): per stream, bounded, as a reader of a log would see them. */
 import { describe, expect, it } from 'vitest';
-import { OutputTail } from '../../src/tool/output-tail.js';
+import { OutputTail } from '../../src/tool/build.js';
 
 describe('OutputTail', () => {
   it("keeps each stream's unfinished line its own, and ends lines in the order they end", () => {

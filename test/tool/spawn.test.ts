@@ -1,8 +1,8 @@
-/** tool/spawn.ts: the build gets exactly the environment it is given, and a signal stops its process group through the host. */
+/** tool/build.ts: the build gets exactly the environment it is given, and a signal stops its process group through the host. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkExecutable, runBuild, type ProcessControl } from '../../src/tool/spawn.js';
+import { checkExecutable, runBuild, type ProcessControl } from '../../src/tool/build.js';
 import { tempDir } from '../support/cli.js';
 
 const control: ProcessControl = { kill: (pid, signal) => process.kill(pid, signal), onExit: () => () => undefined };
