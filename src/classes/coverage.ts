@@ -229,17 +229,20 @@ export function agentClassDirs(view: AgentView, known: readonly string[], roots:
 }
 
 /**
- * Class output directories on the JVM's class path that reclazz-build did not find, watched or
- * not: its folders inside one of `roots` (the project folders, the checkout) holding class files
+ * Class output directories on the JVM's class path that reclazz-build did not find, holding class
+ * files: its folders inside one of `roots` (the project folders, the checkout), watched or not
  * (IntelliJ's `out/production/<module>`, any layout), so a change there is seen even where nothing
- * reloads it; as {@link agentClassDirs}, none nesting with one of `known` or holding a folder of
- * `roots` (a class path's `.` would hold every other one). In class path order.
+ * reloads it; and those outside that its agent may watch (not known not to), since the agent
+ * reloads a class from any watched copy of it, so the evidence rule must see such a copy move
+ * (copies.ts; with all it watches known, {@link agentClassDirs} has them already). As
+ * {@link agentClassDirs}, none nesting with one of `known` or holding a folder of `roots` (a
+ * class path's `.` would hold every other one). In class path order.
  * @internal for its tests (the rest of the code asks {@link appClassDirs})
  */
 export function classPathDirs(view: AgentView, known: readonly string[], roots: readonly string[]): string[] {
-  const inside = (local: string) => roots.some((root) => isInside(local, root));
+  const ours = (local: string) => roots.some((root) => isInside(local, root)) || folderWatched(view, local, overlaps) !== false;
   return view.classPath
-    .filter(({ local }) => inside(local) && taken(local, known, roots) && isDir(local) && holdsClassFiles(local))
+    .filter(({ local }) => ours(local) && taken(local, known, roots) && isDir(local) && holdsClassFiles(local))
     .map(({ local }) => local);
 }
 

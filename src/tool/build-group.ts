@@ -3,11 +3,14 @@
  * writes after the shell exits. Those left get {@link LINGER_MS} ms, then SIGTERM, then SIGKILL,
  * and a warning names them. Started with setsid (no terminal), the build's session (Linux) or
  * group is the build; a daemon that calls setsid itself is left alone, but one still running a
- * moment after the build is named ({@link awaitDetached}): it may still write. Sharing the
+ * moment after the build is named ({@link awaitDetached}): it may still write. It is found by
+ * marks every process the build starts inherits: a token in its environment and, on Linux, a
+ * limit of this run that one which clears its environment (`env -i`) keeps. Sharing the
  * terminal (Linux), a process of its session is the build's when it started after the build and
  * its parent chain reaches this run or leaves the session before an older process (the user's
  * shell). Where processes cannot be listed (Windows), nothing is waited for.
  */
+import { randomInt } from 'node:crypto';
 import type { BuildGroup, LeftProcess } from '../outcome/facts.js';
 import {
   groupMembers,
@@ -32,6 +35,25 @@ const DETACHED_SETTLE_MS = 1000;
 
 /** The variable that marks the environment of one build's processes with a token of its own (see {@link awaitDetached}). */
 export const BUILD_RUN_ENV = 'RECLAZZ_BUILD_RUN';
+
+/**
+ * A mark for one build's processes that a daemon keeps though it clears its environment (`env -i`):
+ * their soft limit on file locks (RLIMIT_LOCKS, not enforced by Linux since 2.4.25, so no process
+ * is limited by it), set to a number of this run; a process inherits its limits across fork, exec
+ * and setsid. On Linux, `plan` is started by `/bin/sh`, which sets the limit (`ulimit -w` in dash,
+ * `-x` in bash; a shell that can do neither starts the build unmarked) and replaces itself with
+ * the build (exec: the same process, its exit status the build's). Elsewhere, nothing reads it.
+ * @returns the plan to spawn, and the mark (2^40 and more, a number no shell or system sets), undefined off Linux.
+ */
+export function markedSpawn<Plan extends { file: string; args: string[] }>(
+  plan: Plan,
+  platform: NodeJS.Platform,
+): { plan: Plan; mark: number | undefined } {
+  if (platform !== 'linux') return { plan, mark: undefined };
+  const mark = 2 ** 40 + randomInt(2 ** 30);
+  const script = `ulimit -w ${mark} 2>/dev/null || ulimit -x ${mark} 2>/dev/null; exec "$0" "$@"`;
+  return { plan: { ...plan, file: '/bin/sh', args: ['-c', script, plan.file, ...plan.args] }, mark };
+}
 
 /**
  * The main classes of build daemons that work only on a client's request, which waits for the
@@ -141,19 +163,22 @@ export async function awaitBuildProcesses(
 
 /**
  * The processes the build started that still run outside its session (a daemon that called
- * setsid), found by the token `token` in {@link BUILD_RUN_ENV} of their environment; those that
- * end within {@link DETACHED_SETTLE_MS} ms are not named. Build daemons that serve requests
- * ({@link SERVING_DAEMONS}) are left out. None is signalled: such a process is the user's to stop.
+ * setsid), found by the token `token` in {@link BUILD_RUN_ENV} of their environment or by the
+ * build's `mark` ({@link buildMark}); those that end within {@link DETACHED_SETTLE_MS} ms are not
+ * named. Build daemons that serve requests ({@link SERVING_DAEMONS}) are left out. None is
+ * signalled: such a process is the user's to stop. One that drops both marks (sets the limit
+ * itself), or that the build has another process start (systemd-run, at, ssh), is not found.
  * @param sinceMs when the build was spawned (epoch ms).
  * @returns the ones still running, [] when none or where processes cannot be listed (off Linux).
  */
 export async function awaitDetached(
-  token: string,
+  { token, mark }: { token: string; mark?: number | undefined },
   sinceMs: number,
   signal?: AbortSignal,
   host: ProcHost = localHost,
 ): Promise<LeftProcess[]> {
-  const look = async () => ((await processesCarrying(BUILD_RUN_ENV, token, sinceMs, host)) ?? []).filter((p) => !serves(p));
+  const carried = { variable: BUILD_RUN_ENV, value: token, fileLocks: mark };
+  const look = async () => ((await processesCarrying(carried, sinceMs, host)) ?? []).filter((p) => !serves(p));
   return ((await untilNone(look, DETACHED_SETTLE_MS, signal)) ?? []).map(described);
 }
 

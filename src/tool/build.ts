@@ -22,7 +22,7 @@ import which from 'which';
 import type { BuildGroup, BuildRun, StopSignal, ToolKind } from '../outcome/facts.js';
 import type { RunEvent } from '../outcome/events.js';
 import type { Outcome } from '../outcome/outcome.js';
-import { awaitBuildProcesses, awaitDetached, BUILD_RUN_ENV, buildScope, type BuildScope } from './build-group.js';
+import { awaitBuildProcesses, awaitDetached, BUILD_RUN_ENV, buildScope, markedSpawn, type BuildScope } from './build-group.js';
 import type { ProcHost } from './proc.js';
 import { type BuildCommand, describeCommand, neverEndingArgument, resolveBuildCommand } from './resolve.js';
 import { planSpawn } from './windows.js';
@@ -204,12 +204,7 @@ export async function checkExecutable(command: BuildCommand, platform: NodeJS.Pl
 export async function runBuild(command: BuildCommand, options: RunBuildOptions): Promise<BuildRun> {
   const started = performance.now();
   const ownGroup = !options.sharesTerminal && options.platform !== 'win32';
-  // A batch file on Windows gets a cmd.exe line written by windows.ts, not cross-spawn's.
-  const resolved =
-    options.platform === 'win32'
-      ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
-      : command.file;
-  const plan = planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe');
+  const { plan, mark } = spawnPlan(command, options);
   // Marks every process this build starts, those that leave its session too (build-group.ts).
   const token = randomUUID();
   const beforeMs = Date.now();
@@ -263,7 +258,8 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     await Promise.race([new Promise((resolve) => child.once('exit', resolve)), child]);
     const durationMs = Math.round(performance.now() - started);
     const stopped = interruptedBy === undefined ? await lingering(await scoped, options) : [];
-    const detached = interruptedBy === undefined ? await awaitDetached(token, beforeMs, options.signal, options.proc).catch(() => []) : [];
+    const detached =
+      interruptedBy === undefined ? await awaitDetached({ token, mark }, beforeMs, options.signal, options.proc).catch(() => []) : [];
     await Promise.all([child.stdout, child.stderr].map((stream) => stream && outputDrained(stream)));
     const result = await child;
     if (result.failed && result.exitCode === undefined && result.signal === undefined) {
@@ -284,6 +280,18 @@ export async function runBuild(command: BuildCommand, options: RunBuildOptions):
     options.signal?.removeEventListener('abort', onAbort);
     unlisten();
   }
+}
+
+/**
+ * How the build's process is started: a batch file on Windows with a cmd.exe line written by
+ * windows.ts, not cross-spawn's; on Linux marked for {@link awaitDetached} (build-group.ts).
+ */
+function spawnPlan(command: BuildCommand, options: RunBuildOptions) {
+  const resolved =
+    options.platform === 'win32'
+      ? (which.sync(command.file, { nothrow: true, path: options.env.PATH ?? '' }) ?? command.file)
+      : command.file;
+  return markedSpawn(planSpawn(resolved, command.args, options.platform, options.env.ComSpec ?? 'cmd.exe'), options.platform);
 }
 
 /** How long a kept output pipe may stay quiet after the build ended before it is closed, in ms. */

@@ -159,6 +159,15 @@ export function linuxCwd(pid: number, host: ProcHost): string | undefined {
   return host.readLink(`/proc/${pid}/cwd`);
 }
 
+/**
+ * The soft limit on file locks of process `pid` (`Max file locks` in `/proc/<pid>/limits`, readable
+ * for every process), or undefined when unlimited, not shown or not visible.
+ */
+export function linuxFileLocksLimit(pid: number, host: ProcHost): number | undefined {
+  const soft = host.readText(`/proc/${pid}/limits`)?.match(/^Max file locks +(\d+) /m)?.[1];
+  return soft === undefined ? undefined : Number(soft);
+}
+
 /** `/proc/<pid>/environ`: NUL-separated `NAME=value` entries (an entry without `=` is skipped). */
 function parseEnviron(text: string | undefined): Record<string, string> | undefined {
   if (text === undefined) return undefined;

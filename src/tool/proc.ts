@@ -122,25 +122,36 @@ export async function sessionMembers(sid: number, host: ProcHost = localHost): P
 }
 
 /**
- * The running processes that started no earlier than `sinceMs` (epoch ms) and got `variable=value`
- * in their environment when they started, wherever they are (another session, another group):
- * processes a build started carry its marker though they called setsid. Only this user's show
- * their environment. Undefined off Linux or when /proc cannot be read.
+ * What marks the processes of one build: `variable=value` in their environment when they started,
+ * and, where given, `fileLocks` as their soft limit on file locks (a limit Linux does not enforce,
+ * which a process keeps though it clears its environment: build-group.ts).
+ */
+export interface ProcessMark {
+  variable: string;
+  value: string;
+  fileLocks?: number | undefined;
+}
+
+/**
+ * The running processes that started no earlier than `sinceMs` (epoch ms) and carry `mark`,
+ * wherever they are (another session, another group): processes a build started carry it though
+ * they called setsid. Only this user's show their environment. Undefined off Linux or when /proc
+ * cannot be read.
  */
 export async function processesCarrying(
-  variable: string,
-  value: string,
+  mark: ProcessMark,
   sinceMs: number,
   host: ProcHost = localHost,
 ): Promise<ProcessInfo[] | undefined> {
   if (host.platform !== 'linux') return undefined;
   const young = await scan(host, () => true);
-  const entry = `${variable}=${value}`;
+  const { linuxFileLocksLimit } = await import('./proc-linux.js');
+  const entry = `${mark.variable}=${mark.value}`;
+  const carries = (pid: number) =>
+    (host.readText(`/proc/${pid}/environ`)?.split('\0').includes(entry) ?? false) ||
+    (mark.fileLocks !== undefined && linuxFileLocksLimit(pid, host) === mark.fileLocks);
   return young?.filter(
-    (info) =>
-      !isExited(info) &&
-      (info.start === undefined || info.start.startMs + info.start.errorMs >= sinceMs) &&
-      (host.readText(`/proc/${info.pid}/environ`)?.split('\0').includes(entry) ?? false),
+    (info) => !isExited(info) && (info.start === undefined || info.start.startMs + info.start.errorMs >= sinceMs) && carries(info.pid),
   );
 }
 

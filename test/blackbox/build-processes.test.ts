@@ -213,6 +213,21 @@ describe('a build is over when its process group has exited', () => {
     await waitFor(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the daemon to write');
   });
 
+  it("a daemon started with a cleared environment (env -i setsid) still running after the build never gets a ✔ either: it keeps the build's mark", async () => {
+    const { p, greeter } = await setUp();
+    const pidFile = path.join(p.dir, 'daemon.pid');
+    // Without the build's environment, so without its token: the limit the build's processes inherit still marks it.
+    const script = `env -i PATH=/usr/bin:/bin setsid sh -c '${UNTIL_GO}; cp new.class ${greeter}' < /dev/null > /dev/null 2>&1 & echo $! > ${pidFile}; exit 0`;
+    const run = await runCli(['--', 'sh', '-c', script], { cwd: p.dir });
+    const daemon = readPid(pidFile);
+    strays.push(daemon);
+    expect(run.stderr).not.toMatch(/✔/);
+    expect(run.stderr).toMatch(new RegExp(`still run after it, in a session of their own: ${daemon} sh -c while`));
+    expect(run.exitCode, run.stderr).toBe(75);
+    release(path.join(p.dir, 'go'));
+    await waitFor(() => fs.readFileSync(path.join(p.dir, greeter), 'utf8') === 'greeter-v2', 'the daemon to write');
+  });
+
   it('a build daemon that serves requests (its main class: the Gradle daemon) started by the build and left running does not stop the ✔', async () => {
     const { p, greeter } = await setUp();
     const pidFile = path.join(p.dir, 'daemon.pid');

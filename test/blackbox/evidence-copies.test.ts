@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jvmTruth } from '../../src/fake-agent/truth.js';
-import { runCli, writeClass } from '../support/cli.js';
+import { runCli, tempDir, writeClass } from '../support/cli.js';
 import { classFile, compileOutside, reloadsEnded, run, sha, useProjects, WATCHER } from '../support/evidence.js';
 
 const projectWithAgent = useProjects();
@@ -91,4 +91,47 @@ describe('one binary name in two class output directories on the class path', ()
       expect(verified.exitCode, verified.stderr).toBe(75);
     },
   );
+});
+
+describe('a copy of the class in a class path folder outside the checkout, before target/classes', () => {
+  // The agent attached without options on the JVM's command line, and DOCTOR's sample truncated: what it watches is not
+  // all known, so the build takes the folder from the class path, where the agent may reload the class from it.
+  const outsideFirst = (outside: string) => (q: { classes: string }) => ({
+    classPath: [outside, q.classes],
+    watchDirs: [outside, q.classes],
+    agentOn: 'attached' as const,
+    forceWatchSampleTruncated: true,
+    ...WATCHER,
+  });
+
+  it("changed outside and reloaded by the agent's watcher after a build proved target/classes: the next build does not call target/classes' copy live", async () => {
+    const outside = path.join(tempDir('reclazz-test-outside-'), 'classes');
+    const { p, agent } = await projectWithAgent(outsideFirst(outside), () => writeClass(outside, 'com.acme.Greeter', 'greeter-outside'));
+    expect(jvmTruth(agent, 'com.acme.Greeter').source).toBe(path.join(outside, 'com', 'acme', 'Greeter.class'));
+    await run(p, writeGreeter(classFile(p, 'com.acme.Greeter'), 'greeter-v2'));
+    expect(jvmTruth(agent, 'com.acme.Greeter').sha256).toBe(sha('greeter-v2'));
+    await reloadsEnded(agent, ['com.acme.Greeter'], () => writeClass(outside, 'com.acme.Greeter', 'greeter-outside-v2'));
+    // The truth: the JVM runs the outside copy's bytes, not target/classes' ones.
+    expect(jvmTruth(agent, 'com.acme.Greeter').sha256).toBe(sha('greeter-outside-v2'));
+    const next = await run(p, ['--', 'true']);
+    expect(next.stderr).not.toContain('✔');
+    expect(next.exitCode, next.stderr).toBe(75);
+  });
+
+  it('not watched: a first build does not take the unchanged copy in target/classes as what the JVM runs, and a change there is proven by its receipt', async () => {
+    const outside = path.join(tempDir('reclazz-test-outside-'), 'classes');
+    const { p, agent } = await projectWithAgent(
+      (q) => ({ classPath: [outside, q.classes], watchDirs: [q.classes], ...WATCHER }),
+      () => writeClass(outside, 'com.acme.Greeter', 'greeter-outside'),
+    );
+    const first = await run(p, ['--', 'true']);
+    // Not live by its age (an earlier entry holds the class) nor by a no-attempt answer (the JVM does not load this file).
+    expect(first.stderr).toMatch(/not-observed\s+com\.acme\.Greeter\s+no reload attempt, but/);
+    expect(first.stderr).not.toContain('✔');
+    expect(first.exitCode, first.stderr).toBe(75);
+    const built = await run(p, writeGreeter(classFile(p, 'com.acme.Greeter'), 'greeter-v2'));
+    expect(built.stderr).toMatch(/applied\s+com\.acme\.Greeter/);
+    // The reload redefines the class the JVM loaded from the outside copy: it runs these bytes.
+    expect(jvmTruth(agent, 'com.acme.Greeter').sha256).toBe(sha('greeter-v2'));
+  });
 });

@@ -92,6 +92,23 @@ describe('agentView', () => {
     ]);
   });
 
+  it('takes a class path folder outside the project holding class files when the agent may watch it: not all it watches is known', () => {
+    const dir = tempDir();
+    const outside = path.join(tempDir(), 'classes');
+    writeClass(outside, 'x.C', 'c');
+    writeClass(path.join(dir, 'target', 'classes'), 'x.B', 'b');
+    const known = [path.join(dir, 'target', 'classes')];
+    const classPath = [outside, known[0]!];
+    // The agent's options not readable (attached at run time): the JVM's class path alone, and DOCTOR lists nothing yet.
+    expect(classPathDirs(agentView(doctor([], dir), [], { classPath }), known, [dir])).toEqual([outside]);
+    // Its truncated sample lists a folder sorting after it, not it: by the sample's order it is not registered.
+    const sample = agentView(doctor([`${outside}~`], dir, true), [], { classPath });
+    expect(classPathDirs(sample, known, [dir])).toEqual([]);
+    // All it watches known, and not that folder: a copy there never reloads, and the folder is not the app's.
+    const options = { roots: [known[0]!], from: 'watchDirs' as const, excludePatterns: [], autoCompile: false, classPath };
+    expect(classPathDirs(agentView(doctor([], dir), [], options), known, [dir])).toEqual([]);
+  });
+
   it("is another app's only with a complete sample, nothing of the project's watched and a working directory outside", () => {
     const project = tempDir();
     const other = tempDir();

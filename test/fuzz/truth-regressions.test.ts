@@ -1,7 +1,8 @@
 /**
  * The counterexamples the truth fuzz (truth.test.ts) found, each shrunk and kept as a named
  * sequence: every one of them ended 0 with a proof while a JVM ran other bytes than a class it
- * covered, and failed here before the fix in the evidence rule that closed it.
+ * covered, and failed here before the fix in the evidence rule that closed it. A hole suspected
+ * but found closed is kept too, saying what in the rule closes it.
  */
 import { describe, expect, it } from 'vitest';
 import { play, type Scenario } from '../support/truth-fuzz.js';
@@ -123,5 +124,22 @@ describe('the truth fuzz: sequences it found, replayed', () => {
     });
     // The run is a ✔ the oracle checked, not a run that proved nothing.
     expect(proven).toBe(1);
+  });
+
+  // A hostile trial suspected this, and it held without a change: the files' old stamps say their bytes are there since
+  // before the start, but the folder holding them came after it, and the watcher, arming later, took them as its
+  // baseline without a reload. The folder renamed into place has a ctime after the start, so its history is not whole
+  // (history.ts) and no `not_observed` reads as no attempt (evidence.ts `receipts-bounded`); with a record from before
+  // the swap, the file's bytes are not the row's (`no-record`). Once the watcher runs, a folder moved in is registered
+  // and its files dispatched by their bytes, whatever their mtime (agent FileWatcher.enqueueExistingFiles): a receipt.
+  it("a package folder prepared before the app started, renamed into place while its watcher armed: its files' old stamps say nothing of what the JVM loaded", async () => {
+    await play({
+      world: { ...ONE_APP, watcherStartMs: 400 },
+      ops: [
+        { op: 'swap-package', at: 'shared' },
+        { op: 'wait', until: 'noticed' },
+        { op: 'build', edits: [], exit: 0 },
+      ],
+    });
   });
 });

@@ -37,6 +37,8 @@ type Op =
   | { op: 'swap-dir'; at: Module; edits: Edit[] }
   /** A package folder renamed away and back. */
   | { op: 'rename-package'; at: Module }
+  /** A package folder replaced by a changed copy prepared before the apps started, renamed into its place. */
+  | { op: 'swap-package'; at: Module }
   /** svc-a's symbolic link flipped to its other folder. */
   | { op: 'flip-link' }
   /** The jar on A's class path replaced by one holding copies of `holds`. */
@@ -141,12 +143,15 @@ async function perform(world: World, op: Op): Promise<RunResult | undefined> {
       return undefined;
     }
     case 'rename-package': {
-      const folder = path.dirname(world.file(op.at, op.at === 'svc-a' ? 'A1' : op.at === 'svc-b' ? 'B1' : 'S1'));
+      const folder = path.dirname(world.file(op.at, packageKey(op.at)));
       if (!fs.existsSync(folder)) return undefined;
       fs.renameSync(folder, `${folder}.moved`);
       fs.renameSync(`${folder}.moved`, folder);
       return undefined;
     }
+    case 'swap-package':
+      world.swapPackage(op.at, packageKey(op.at));
+      return undefined;
     case 'flip-link':
       world.flipLink();
       return undefined;
@@ -185,6 +190,11 @@ async function perform(world: World, op: Op): Promise<RunResult | undefined> {
       fs.appendFileSync(path.join(world.root, 'app.log'), 'a line\n');
       return undefined;
   }
+}
+
+/** A class whose package folder the package ops move: the module's own. */
+function packageKey(module: Module): ClassKey {
+  return module === 'svc-a' ? 'A1' : module === 'svc-b' ? 'B1' : 'S1';
 }
 
 /** {@link FLOOD} new classes in the app's own module, reloaded by its watcher, then removed (the agent ignores deletions). */
@@ -283,6 +293,7 @@ const opArb: fc.Arbitrary<Op> = weighted<Op>(
   [2, fc.record({ op: fc.constant('rename' as const), at: moduleArb, from: classArb, to: classArb })],
   [2, fc.record({ op: fc.constant('swap-dir' as const), at: moduleArb, edits: editsArb })],
   [1, fc.record({ op: fc.constant('rename-package' as const), at: moduleArb })],
+  [1, fc.record({ op: fc.constant('swap-package' as const), at: moduleArb })],
   [2, fc.constant({ op: 'flip-link' as const })],
   [
     2,

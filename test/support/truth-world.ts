@@ -69,6 +69,9 @@ export interface WorldSpec {
 /** What each module starts with. */
 const START: Record<Module, ClassKey[]> = { shared: ['S1', 'S2'], 'svc-a': ['A1', 'AGen'], 'svc-b': ['B1'], extra: ['S2'], late: [] };
 
+/** The version of the bytes in the staged package folders ({@link World.swapPackage}). */
+const STAGED_VERSION = 9;
+
 /** One false claim: a class a ✔ run covered, whose JVM runs (or would load) other bytes than the file's. */
 export interface FalseClaim {
   app: App;
@@ -139,6 +142,10 @@ export class World {
       } else for (const key of START[module]) this.write(this.dir(module), key, module, 0);
     }
     if (spec.copy && !spec.linked) this.write(this.dir('svc-a'), 'S1', 'svc-a', 0);
+    // A prepared copy of each module's package folder with changed bytes, to be renamed into place later.
+    for (const module of ['shared', 'svc-a', 'svc-b'] as const) {
+      for (const key of START[module]) this.write(path.join(this.root, 'staged', module), key, module, STAGED_VERSION);
+    }
     if (spec.jar.length > 0) this.writeJar(spec.jar, 0);
     if (spec.linkedPackage) {
       const pkg = path.dirname(this.file('shared', 'S1'));
@@ -147,6 +154,26 @@ export class World {
       fs.renameSync(pkg, outside);
       fs.symlinkSync(outside, pkg);
     }
+  }
+
+  /**
+   * A changed copy of `module`'s package folder of `key`, laid out beside the checkout's modules before the apps start
+   * (its files' stamps older than their JVMs), for {@link World.swapPackage}.
+   */
+  private staged(module: Module, key: ClassKey): string {
+    return path.join(this.root, 'staged', module, ...CLASSES[key].split('.').slice(0, -1));
+  }
+
+  /**
+   * `module`'s package folder of `key` replaced by its prepared copy renamed into its place (`rm -rf pkg && mv
+   * staged/pkg pkg`): its files keep the stamps they had before the apps started. Once per module.
+   */
+  swapPackage(module: Module, key: ClassKey): void {
+    const staged = this.staged(module, key);
+    const folder = path.dirname(this.file(module, key));
+    if (!fs.existsSync(staged) || !fs.existsSync(folder)) return;
+    fs.rmSync(folder, { recursive: true });
+    fs.renameSync(staged, folder);
   }
 
   private write(dir: string, key: ClassKey, module: Module, version: number): void {
