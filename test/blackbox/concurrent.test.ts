@@ -113,6 +113,9 @@ describe('the run lock', () => {
     const go = path.join(p.dir, 'go');
     const suspended = startCli(buildCommand(p, { until: go }), { cwd: p.dir });
     await waitFor(() => buildRan(p), 'the first build to start');
+    // The run records its build in the holder file just after starting it: stopped before that, it names no build.
+    const holder = path.join(p.dir, '.reclazz', 'build.lock.holder');
+    await waitFor(() => fs.existsSync(holder) && fs.readFileSync(holder, 'utf8').includes('"build"'), 'the holder file to name the build');
     process.kill(suspended.pid!, 'SIGSTOP');
     try {
       const second = await runCli(['--wait', '7000', ...uniqueBuild(p.classes)], { cwd: p.dir });
