@@ -406,7 +406,7 @@ function read(answer: AnswerFacts, facts: Facts): Verdict {
   const { asked, status } = answer;
   if (status === 'applied') {
     const failed = failing('receipt', facts);
-    return failed === undefined ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive(whyOf(failed, answer));
+    return failed === undefined ? liveBy(facts, 'receipt', EVIDENCE.proven) : notLive(whyOf(failed, answer, facts.sight));
   }
   // A final answer against bytes kept live takes their evidence away (no attempt seen, but not provably none: nothing
   // records what the app has); no answer leaves them to be asked again.
@@ -422,11 +422,11 @@ function read(answer: AnswerFacts, facts: Facts): Verdict {
   const failed = failing(kind, facts);
   if (failed === undefined) return liveBy(facts, kind, asked.keeps ?? EVIDENCE.unchanged);
   // Another copy moved: this answer says nothing yet, and the row waits to be asked again once none moves.
-  return notLive(whyOf(failed, answer), failed === 'others-unmoved' ? undefined : lost);
+  return notLive(whyOf(failed, answer, facts.sight), failed === 'others-unmoved' ? undefined : lost);
 }
 
 /** Why a read class is not live, from the first precondition of its kind that failed. */
-function whyOf(failed: Precondition, answer: AnswerFacts): Why {
+function whyOf(failed: Precondition, answer: AnswerFacts, sight: SightFacts | undefined): Why {
   switch (failed) {
     case 'unmoved-since-read':
       return { kind: 'rewritten' };
@@ -447,8 +447,12 @@ function whyOf(failed: Precondition, answer: AnswerFacts): Why {
       return { kind: 'not-attempted' };
     case 'folder-shown-watched':
       return { kind: 'not-shown-watched' };
-    case 'loads-this-file':
-      return { kind: 'loads-elsewhere' };
+    case 'loads-this-file': {
+      // Only an entry before it that cannot be told leaves whether the JVM loads this file open.
+      const from = answer.loadsFrom ?? sight;
+      const open = answer.loadedHere !== false && from?.onClassPath === true && from.earlier === 'unknown';
+      return open ? { kind: 'loads-elsewhere', unknown: true } : { kind: 'loads-elsewhere' };
+    }
     case 'seen-at-watcher-start':
       return { kind: 'old-mtime' };
     case 'no-refused-registration':

@@ -221,8 +221,11 @@ export type NotLiveWhy =
   | { kind: 'not-attempted' }
   /** No attempt, but the folder is not shown watched. */
   | { kind: 'not-shown-watched' }
-  /** No attempt, but the JVM does not load this file (its folder is not on the class path, or an earlier entry holds the class). */
-  | { kind: 'loads-elsewhere' }
+  /**
+   * No attempt, but the JVM does not load this file (its folder is not on the class path, or an earlier
+   * entry holds the class), or (`unknown`) may not: an earlier entry cannot be told (unreadable, a wildcard, changed since the start).
+   */
+  | { kind: 'loads-elsewhere'; unknown?: true }
   /** No attempt, but its bytes came to the file after the JVM started (its watcher's baseline then may be bytes it never loaded). */
   | { kind: 'old-mtime' }
   /** No attempt, but the OS refused some of the agent's registrations. */

@@ -158,7 +158,9 @@ function unseenWords(why: NotLiveWhy, rechecked: boolean): string {
     case 'not-shown-watched':
       return 'no reload attempt, but nothing shows the agent has watched this folder since the app started (named or found by it, and there then): what the app runs is unknown';
     case 'loads-elsewhere':
-      return "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
+      return why.unknown === true
+        ? "no reload attempt, and the JVM may not load this file: an entry before its class output directory on the JVM's class path cannot be read, is a wildcard, or changed since the app started, so whether it holds the class is unknown: what the app runs is unknown"
+        : "no reload attempt, but the JVM does not load this file (its class output directory is not on the JVM's class path, or an earlier entry there holds the class): what the app runs is not these bytes";
     case 'old-mtime':
       return `no reload attempt, but these bytes came to the file after the app started, before any run recorded the bytes it had (${WRITTEN_OUTSIDE}); the agent's watcher skips bytes it has seen, which need not be the ones the app loaded: what the app runs is unknown until the class changes or the app restarts`;
     case 'busy-before-build':

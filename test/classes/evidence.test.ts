@@ -229,6 +229,17 @@ describe('reading an answer', () => {
     expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'none'), loadedHere: false }, unknown))).toBe('loads-elsewhere');
     expect(why(read({ status: 'not-observed', loadsFrom: loads(true, 'unknown') }, unknown))).toBe('loads-elsewhere');
     expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown') }, unknown))).toBe('loads-elsewhere');
+    // Whether it loads this file is open only where an earlier entry cannot be told; else it does not.
+    const detail = (verdict: ReturnType<typeof read>) => (verdict.kind === 'not-live' ? verdict.why : undefined);
+    expect(detail(read({ status: 'not-observed', loadsFrom: loads(true, 'unknown') }, unknown))).toEqual({
+      kind: 'loads-elsewhere',
+      unknown: true,
+    });
+    expect(detail(read({ status: 'not-observed', loadsFrom: loads(true, 'held') }, unknown))).toEqual({ kind: 'loads-elsewhere' });
+    expect(detail(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown') }, unknown))).toEqual({ kind: 'loads-elsewhere' });
+    expect(detail(read({ status: 'not-observed', loadsFrom: loads(true, 'unknown'), loadedHere: false }, unknown))).toEqual({
+      kind: 'loads-elsewhere',
+    });
     // No class path read (a container, another user): the folder shown watched is all there is.
     expect(why(read({ status: 'not-observed', loadsFrom: loads(false, 'unknown', false) }, unknown))).toBe('watcher-saw');
     // Not final: never live.

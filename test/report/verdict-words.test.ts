@@ -27,6 +27,15 @@ describe('verdictWords', () => {
     expect(words({ kind: 'diagnosed', words: ['Loaded:', 'no'], of: { kind: 'none' } })).toBe('DIAGNOSE: Loaded: no');
   });
 
+  it('a file the JVM may not load is told apart from one it does not load', () => {
+    expect(words({ kind: 'not-live', why: { kind: 'loads-elsewhere' }, rechecked: false })).toContain(
+      'no reload attempt, but the JVM does not load this file',
+    );
+    expect(words({ kind: 'not-live', why: { kind: 'loads-elsewhere', unknown: true }, rechecked: false })).toContain(
+      'no reload attempt, and the JVM may not load this file: an entry before its class output directory',
+    );
+  });
+
   it('the facts of a never-reloaded class are made visible', () => {
     expect(words({ kind: 'not-watched', dir: '/p/\u001b[31mout' })).toBe(
       'the agent does not watch /p/\\x1b[31mout: this change never reloads',
