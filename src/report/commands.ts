@@ -19,7 +19,9 @@ export function successText(raw: CommandResult, p: Palette, verbose = false): st
   if (raw.exitCode !== 0 && raw.reason !== 'doctor-findings') return undefined;
   const result = visibleFacts(raw);
   const words = describeResult(raw);
-  const note = words.hint === undefined ? '' : `${p.yellow('note:')} ${words.hint}\n`;
+  // doctor's findings end 75: their hint is what to do next, as any refusal's; a good ending's is a note.
+  const label = raw.exitCode === 0 ? 'note:' : 'next:';
+  const note = words.hint === undefined ? '' : `${p.yellow(label)} ${words.hint}\n`;
   switch (result.action) {
     case 'doctor':
       return `${doctorTable(result, p, verbose)}\n${words.message}\n${note}`;

@@ -41,6 +41,8 @@ describe('doctor exits 75 when a build here could not be proven', () => {
     const paused = await runCli(['doctor'], { cwd: dir });
     expect(paused.exitCode).toBe(75);
     expect(paused.stdout).toContain('PAUSED');
+    // A finding that ends 75 says what to do next, as any refusal does.
+    expect(paused.stdout).toMatch(/^next: reclazz-build resume$/m);
     expect((await runCli(['resume'], { cwd: dir })).exitCode).toBe(0);
     expect((await runCli(['doctor'], { cwd: dir })).exitCode).toBe(0);
   });
