@@ -328,7 +328,7 @@ const HOLDS: Record<Precondition, (facts: Facts) => boolean> = {
   // and, with no attempt since, only where it loaded it at its start.
   'loads-this-file': ({ sight, answer }) => {
     if (answer?.loadedHere === false) return false;
-    const from = answer?.loadsFrom ?? sight;
+    const from = loadPlaceOf(answer, sight);
     return from === undefined || !from.classPathKnown || (from.onClassPath && from.earlier === 'none');
   },
   // No attempt means these bytes are the watcher's baseline, taken when it armed after the JVM's start. Bytes that came
@@ -425,6 +425,14 @@ function read(answer: AnswerFacts, facts: Facts): Verdict {
   return notLive(whyOf(failed, answer, facts.sight), failed === 'others-unmoved' ? undefined : lost);
 }
 
+/** Where the JVM loads the class file from: where it will on first use when the answer says, else where it did at its start. */
+function loadPlaceOf(
+  answer: AnswerFacts | undefined,
+  sight: SightFacts | undefined,
+): Pick<SightFacts, 'onClassPath' | 'earlier' | 'classPathKnown'> | undefined {
+  return answer?.loadsFrom ?? sight;
+}
+
 /** Why a read class is not live, from the first precondition of its kind that failed. */
 function whyOf(failed: Precondition, answer: AnswerFacts, sight: SightFacts | undefined): Why {
   switch (failed) {
@@ -449,7 +457,7 @@ function whyOf(failed: Precondition, answer: AnswerFacts, sight: SightFacts | un
       return { kind: 'not-shown-watched' };
     case 'loads-this-file': {
       // Only an entry before it that cannot be told leaves whether the JVM loads this file open.
-      const from = answer.loadsFrom ?? sight;
+      const from = loadPlaceOf(answer, sight);
       const open = answer.loadedHere !== false && from?.onClassPath === true && from.earlier === 'unknown';
       return open ? { kind: 'loads-elsewhere', unknown: true } : { kind: 'loads-elsewhere' };
     }

@@ -34,7 +34,6 @@ export type LockResult =
   | { kind: 'busy'; waitedMs: number; lockPath: string; orphan?: BuildGroup; holder?: LockHolder }
   | { kind: 'aborted' };
 
-
 /** When a process started: within `startMs ± errorMs`, epoch ms (tool/proc-host.ts `StartTime`). */
 interface ProcessStart {
   startMs: number;
