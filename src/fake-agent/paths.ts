@@ -61,7 +61,10 @@ export function pathLocaliser(map: Record<string, string> | undefined): (agentPa
  * The port file (protocol.md, "Finding the agent") and the app folder it implies.
  */
 
-/** Write `port` as decimal text without newline, whole: temp file in the same dir, then rename. */
+/**
+ * Write `port` as decimal text without newline, whole: temp file in the same dir, then rename, as
+ * the agent does (agent/StatusServer.java start(), util/AtomicWrite), so no reader sees it half written.
+ */
 export function writePortFile(path: string, port: number): void {
   mkdirSync(dirname(path), { recursive: true });
   const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
